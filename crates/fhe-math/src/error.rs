@@ -1,0 +1,66 @@
+//! Errors of the math layer.
+
+/// Everything a caller can get wrong in `fhe-math`.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A modulus is outside the supported range or not prime.
+    #[error("invalid modulus {modulus}: {reason}")]
+    InvalidModulus {
+        /// The offending modulus.
+        modulus: u64,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+    /// A ring degree is not a supported power of two.
+    #[error("invalid ring degree {n}: must be a power of two in 2^{min_log}..=2^{max_log}")]
+    InvalidDegree {
+        /// The requested degree.
+        n: usize,
+        /// Smallest supported log2 N.
+        min_log: u32,
+        /// Largest supported log2 N.
+        max_log: u32,
+    },
+    /// Not enough NTT-friendly primes exist with the requested properties.
+    #[error("cannot find {count} NTT-friendly primes of {bits} bits for 2N = {two_n}")]
+    NotEnoughPrimes {
+        /// How many were requested.
+        count: usize,
+        /// Bit size requested.
+        bits: u32,
+        /// 2N (primes are 1 mod 2N).
+        two_n: u64,
+    },
+    /// An element has no inverse modulo the modulus.
+    #[error("{value} has no inverse modulo {modulus}")]
+    NotInvertible {
+        /// The value.
+        value: u64,
+        /// The modulus.
+        modulus: u64,
+    },
+    /// Two operands have incompatible shapes (degree, limb count, components).
+    #[error("shape mismatch: {what}")]
+    ShapeMismatch {
+        /// Which dimension disagrees.
+        what: String,
+    },
+    /// A level or limb count is out of range.
+    #[error("invalid level {level}: {reason}")]
+    InvalidLevel {
+        /// The requested level.
+        level: usize,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+    /// A backend (device) failure.
+    #[error("backend error: {message}")]
+    Backend {
+        /// What failed.
+        message: String,
+    },
+}
+
+/// Result with the math layer's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,10 @@
+//! GPU-accelerated fully homomorphic encryption.
+//!
+//! This root crate re-exports the workspace crates so that one dependency gives the whole
+//! library: [`math`] (exact arithmetic, NTT, RNS, the `Backend` trait and the CPU backend),
+//! [`rlwe`] (keys, encryption, key switching) and [`ckks`] (approximate arithmetic on
+//! complex vectors).
+
+pub use ckks;
+pub use fhe_math as math;
+pub use rlwe;
