@@ -1,0 +1,386 @@
+//! [`Evaluator`]: homomorphic operations on CKKS ciphertexts.
+//!
+//! Scales follow the parameter set's ladder: a rescaled ciphertext at level `l` has scale `Δ_l`,
+//! a product at level `l` has `Δ_l²`, and rescaling it gives `Δ_l² / q_l = Δ_{l-1}`. Operands of
+//! an addition must agree in level and scale (relative tolerance 2^-40 for f64 round-off);
+//! [`Evaluator::drop_to_level`] aligns levels by a constant multiply and rescale.
+
+use crate::context::Context;
+use crate::encoder::Encoder;
+use crate::error::{Error, Result};
+use fhe_math::backend::Backend;
+use fhe_math::fft::Complex64;
+use fhe_math::galois;
+use rlwe::{Ciphertext, GaloisKeys, Plaintext, RelinKey, keyswitch};
+
+/// Relative tolerance on scale agreement: only f64 round-off.
+pub const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// Generator of the slot rotation group (`X -> X^(5^k)` rotates slots left by `k`).
+pub const ROTATION_GENERATOR: u64 = 5;
+
+/// Evaluates operations on ciphertexts of one context.
+pub struct Evaluator<B: Backend> {
+    ctx: Context<B>,
+    encoder: Encoder<B>,
+}
+
+fn scales_match(a: f64, b: f64) -> bool {
+    ((a - b) / b).abs() <= SCALE_TOLERANCE
+}
+
+impl<B: Backend> Evaluator<B> {
+    /// An evaluator for the context.
+    pub fn new(ctx: &Context<B>) -> Result<Self> {
+        Ok(Evaluator { ctx: ctx.clone(), encoder: Encoder::new(ctx)? })
+    }
+
+    fn be(&self) -> &B {
+        self.ctx.backend()
+    }
+
+    fn fingerprint(&self) -> u64 {
+        self.ctx.params().fingerprint()
+    }
+
+    fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
+        if fp != self.fingerprint() {
+            return Err(rlwe::Error::ParameterMismatch { op, left: fp, right: self.fingerprint() }.into());
+        }
+        Ok(())
+    }
+
+    fn check_pair(&self, op: &'static str, a: &rlwe::Meta, b: &rlwe::Meta) -> Result<()> {
+        self.check_own(op, a.fingerprint)?;
+        self.check_own(op, b.fingerprint)?;
+        if a.level != b.level {
+            return Err(Error::LevelMismatch { op, left: a.level, right: b.level });
+        }
+        if !scales_match(a.scale, b.scale) {
+            return Err(Error::ScaleMismatch { op, left: a.scale, right: b.scale });
+        }
+        Ok(())
+    }
+
+    fn components(&self, ct: &Ciphertext<B>) -> usize {
+        self.be().shape(&ct.poly).components
+    }
+
+    /// `a + b`.
+    pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.add_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a += b` (the result has as many components as the larger operand).
+    pub fn add_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        self.check_pair("add", &a.meta, &b.meta)?;
+        self.combine(a, b, false)
+    }
+
+    /// `a - b`.
+    pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.sub_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a -= b`.
+    pub fn sub_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        self.check_pair("subtract", &a.meta, &b.meta)?;
+        self.combine(a, b, true)
+    }
+
+    fn combine(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>, subtract: bool) -> Result<()> {
+        let be = self.be();
+        let (ca, cb) = (self.components(a), self.components(b));
+        if cb > ca {
+            let mut grown = be.zeros(be.shape(&b.poly))?;
+            for c in 0..ca {
+                be.copy_component(&a.poly, c, &mut grown, c)?;
+            }
+            a.poly = grown;
+        }
+        if cb == self.components(a) {
+            if subtract { be.sub_assign(&mut a.poly, &b.poly)? } else { be.add_assign(&mut a.poly, &b.poly)? }
+        } else {
+            for c in 0..cb {
+                let mut t = be.zeros(fhe_math::poly::Shape { components: 1, level: a.meta.level, extended: false })?;
+                be.copy_component(&b.poly, c, &mut t, 0)?;
+                if subtract {
+                    be.neg_assign(&mut t)?;
+                }
+                be.add_component_assign(&mut a.poly, c, &t)?;
+            }
+        }
+        a.seed = None;
+        Ok(())
+    }
+
+    /// `-a`.
+    pub fn negate(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.be().neg_assign(&mut out.poly)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// `a + p` for a plaintext at the same level and scale.
+    pub fn add_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        self.check_pair("add a plaintext", &a.meta, &p.meta)?;
+        let mut out = a.duplicate(self.be())?;
+        self.be().add_component_assign(&mut out.poly, 0, &p.poly)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// `a - p` for a plaintext at the same level and scale.
+    pub fn sub_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        self.check_pair("subtract a plaintext", &a.meta, &p.meta)?;
+        let mut neg = p.duplicate(self.be())?;
+        self.be().neg_assign(&mut neg.poly)?;
+        let mut out = a.duplicate(self.be())?;
+        self.be().add_component_assign(&mut out.poly, 0, &neg.poly)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// `a + c` for a complex constant `c` (in every slot), at `a`'s scale.
+    pub fn add_const(&self, a: &Ciphertext<B>, c: Complex64) -> Result<Ciphertext<B>> {
+        let slots = self.encoder.max_slots();
+        let p = self.encoder.encode_with(&vec![c; slots], a.meta.level, a.meta.scale, slots)?;
+        let mut out = a.duplicate(self.be())?;
+        self.be().add_component_assign(&mut out.poly, 0, &p.poly)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// `a ⊗ b`: the 3-component product (scale `Δ_a·Δ_b`), not relinearized.
+    pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.check_mul("multiply", a, b)?;
+        let poly = self.be().tensor(&a.poly, &b.poly)?;
+        let mut meta = a.meta;
+        meta.scale = a.meta.scale * b.meta.scale;
+        Ok(Ciphertext { poly, meta, seed: None })
+    }
+
+    fn check_mul(&self, op: &'static str, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        self.check_own(op, a.meta.fingerprint)?;
+        self.check_own(op, b.meta.fingerprint)?;
+        if a.meta.level != b.meta.level {
+            return Err(Error::LevelMismatch { op, left: a.meta.level, right: b.meta.level });
+        }
+        if self.components(a) != 2 || self.components(b) != 2 {
+            return Err(rlwe::Error::InvalidOperand { op, reason: "operands must have 2 components (relinearize first)".into() }.into());
+        }
+        Ok(())
+    }
+
+    /// `a²` (3 components).
+    pub fn square(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.mul(a, a)
+    }
+
+    /// Relinearizes a 3-component ciphertext.
+    pub fn relinearize(&self, a: Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        Ok(keyswitch::relinearize(self.be(), a, rlk, false)?)
+    }
+
+    /// `a·b` relinearized (scale `Δ_a·Δ_b`).
+    pub fn mul_relin(&self, a: &Ciphertext<B>, b: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        let t = self.mul(a, b)?;
+        self.relinearize(t, rlk)
+    }
+
+    /// `a·b` relinearized and rescaled in one fused pass (scale `Δ_a·Δ_b / q_l`).
+    pub fn mul_relin_rescale(&self, a: &Ciphertext<B>, b: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        let t = self.mul(a, b)?;
+        let level = t.meta.level;
+        if level == 0 {
+            return Err(Error::CannotRescale);
+        }
+        let q_l = self.ctx.params().moduli_q()[level] as f64;
+        let mut out = keyswitch::relinearize(self.be(), t, rlk, true)?;
+        out.meta.scale /= q_l;
+        Ok(out)
+    }
+
+    /// Divides by the top prime: level `l -> l-1`, scale `Δ -> Δ / q_l`.
+    pub fn rescale(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.rescale_assign(&mut out)?;
+        Ok(out)
+    }
+
+    /// In-place [`Evaluator::rescale`].
+    pub fn rescale_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+        let level = a.meta.level;
+        if level == 0 {
+            return Err(Error::CannotRescale);
+        }
+        self.be().rescale(&mut a.poly)?;
+        a.meta.scale /= self.ctx.params().moduli_q()[level] as f64;
+        a.meta.level = level - 1;
+        a.seed = None;
+        Ok(())
+    }
+
+    /// `a ⊙ p` for a plaintext at `a`'s level (scale multiplies; rescale afterwards).
+    pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        self.check_own("multiply by a plaintext", a.meta.fingerprint)?;
+        self.check_own("multiply by a plaintext", p.meta.fingerprint)?;
+        if a.meta.level != p.meta.level {
+            return Err(Error::LevelMismatch { op: "multiply by a plaintext", left: a.meta.level, right: p.meta.level });
+        }
+        let mut out = a.duplicate(self.be())?;
+        self.be().mul_plain_assign(&mut out.poly, &p.poly)?;
+        out.meta.scale *= p.meta.scale;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// `a · c` for a real constant, encoded at the level's scale `Δ_l` (scale multiplies by
+    /// `round(c·Δ_l)/c`, i.e. by `Δ_l` up to rounding; rescale afterwards).
+    pub fn mul_const(&self, a: &Ciphertext<B>, c: f64) -> Result<Ciphertext<B>> {
+        let level = a.meta.level;
+        let delta = self.ctx.params().scale(level)?;
+        let v = (c * delta).round();
+        if !v.is_finite() || v.abs() >= 2f64.powi(62) {
+            return Err(Error::ValueTooLarge { value: c, scale: delta });
+        }
+        let mut out = self.mul_int_raw(a, v as i64)?;
+        out.meta.scale *= delta;
+        Ok(out)
+    }
+
+    /// `a · c` for a complex constant, encoded at the level's scale (rescale afterwards).
+    pub fn mul_const_complex(&self, a: &Ciphertext<B>, c: Complex64) -> Result<Ciphertext<B>> {
+        let level = a.meta.level;
+        let slots = self.encoder.max_slots();
+        let delta = self.ctx.params().scale(level)?;
+        let p = self.encoder.encode_with(&vec![c; slots], level, delta, slots)?;
+        self.mul_plain(a, &p)
+    }
+
+    /// `a · k` for an integer `k` (exact; scale unchanged, no rescale needed).
+    pub fn mul_int(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
+        self.mul_int_raw(a, k)
+    }
+
+    fn mul_int_raw(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
+        self.check_own("multiply by a constant", a.meta.fingerprint)?;
+        let be = self.be();
+        let ring = be.ring();
+        let scalars: Vec<u64> = (0..=a.meta.level).map(|s| ring.modulus(s).reduce_i64(k)).collect();
+        let mut out = a.duplicate(be)?;
+        be.mul_scalar_assign(&mut out.poly, &scalars)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// Brings a rescaled ciphertext down to `level` keeping the ladder scale: at each step,
+    /// multiply by `round(Δ_l)` and rescale by `q_l`, so the scale goes `Δ_l -> Δ_{l-1}` up to
+    /// rounding (one level consumed per step, never a bare limb drop).
+    pub fn drop_to_level(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
+        if level > a.meta.level {
+            return Err(Error::LevelMismatch { op: "drop to a level", left: a.meta.level, right: level });
+        }
+        let mut out = a.duplicate(self.be())?;
+        while out.meta.level > level {
+            let delta = self.ctx.params().scale(out.meta.level)?;
+            let mut t = self.mul_int_raw(&out, delta.round() as i64)?;
+            t.meta.scale *= delta.round();
+            self.rescale_assign(&mut t)?;
+            out = t;
+        }
+        Ok(out)
+    }
+
+    /// Brings two ciphertexts to the lower of their levels ([`Evaluator::drop_to_level`]).
+    pub fn align(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
+        let level = a.meta.level.min(b.meta.level);
+        Ok((self.drop_to_level(a, level)?, self.drop_to_level(b, level)?))
+    }
+
+    /// The Galois element rotating slots left by `step` (negative: right).
+    pub fn rotation_element(&self, step: i64) -> u64 {
+        galois::galois_element(ROTATION_GENERATOR, step, self.ctx.params().n())
+    }
+
+    /// Rotates slots left by `step`: with the exact key when present, else composed from
+    /// power-of-two rotations (keys for `2^i` needed for every set bit of `step mod N/2`).
+    pub fn rotate(&self, a: &Ciphertext<B>, step: i64, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+        let half = (self.ctx.params().n() / 2) as i64;
+        let step = step.rem_euclid(half);
+        if step == 0 {
+            return a.duplicate(self.be()).map_err(Into::into);
+        }
+        let g = self.rotation_element(step);
+        if let Ok(key) = keys.get(g, "rotate") {
+            return Ok(keyswitch::apply_galois(self.be(), a, g, key)?);
+        }
+        let mut out: Option<Ciphertext<B>> = None;
+        for bit in 0..63 {
+            if step >> bit & 1 == 1 {
+                let g = self.rotation_element(1 << bit);
+                let key = keys.get(g, "rotate (power-of-two decomposition)")?;
+                let src = out.as_ref().unwrap_or(a);
+                out = Some(keyswitch::apply_galois(self.be(), src, g, key)?);
+            }
+        }
+        Ok(out.expect("non-zero step has a set bit"))
+    }
+
+    /// Conjugates every slot (`X -> X^(-1)`).
+    pub fn conjugate(&self, a: &Ciphertext<B>, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+        let g = galois::galois_element_conjugate(self.ctx.params().n());
+        Ok(keyswitch::apply_galois(self.be(), a, g, keys.get(g, "conjugate")?)?)
+    }
+
+    /// Rotations of one ciphertext by several steps, sharing one `mod_up` (exact keys needed).
+    pub fn rotate_hoisted(&self, a: &Ciphertext<B>, steps: &[i64], keys: &GaloisKeys<B>) -> Result<Vec<Ciphertext<B>>> {
+        let elements: Vec<u64> = steps.iter().map(|&s| self.rotation_element(s)).collect();
+        let pairs = elements.iter().map(|&g| Ok((g, keys.get(g, "rotate (hoisted)")?))).collect::<Result<Vec<_>>>()?;
+        Ok(keyswitch::apply_galois_hoisted(self.be(), a, &pairs)?)
+    }
+
+    /// Sum over a window: slot `j` of the result is `Σ_{t < span} a_{j+t}` (`span` a power of
+    /// two), by `log2(span)` rotate-and-add steps with the power-of-two keys.
+    pub fn inner_sum(&self, a: &Ciphertext<B>, span: usize, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+        if !span.is_power_of_two() || span > self.encoder.max_slots() {
+            return Err(Error::TooManyValues { given: span, slots: span, max_slots: self.encoder.max_slots() });
+        }
+        let mut acc = a.duplicate(self.be())?;
+        let mut shift = 1;
+        while shift < span {
+            let r = self.rotate(&acc, shift as i64, keys)?;
+            self.add_assign(&mut acc, &r)?;
+            shift *= 2;
+        }
+        Ok(acc)
+    }
+
+    /// Galois elements for rotations by `steps` (and conjugation when `conjugate`), to pass to
+    /// [`rlwe::KeyGenerator::galois_keys`].
+    pub fn galois_elements(&self, steps: &[i64], conjugate: bool) -> Vec<u64> {
+        let mut out: Vec<u64> = steps.iter().map(|&s| self.rotation_element(s)).collect();
+        if conjugate {
+            out.push(galois::galois_element_conjugate(self.ctx.params().n()));
+        }
+        out
+    }
+
+    /// Galois elements of all power-of-two rotations `1, 2, 4, ..., N/4` (enough to compose any
+    /// rotation) plus conjugation.
+    pub fn power_of_two_elements(&self) -> Vec<u64> {
+        let half = self.ctx.params().n() / 2;
+        let steps: Vec<i64> = (0..).map(|i| 1i64 << i).take_while(|&s| (s as usize) < half).collect();
+        self.galois_elements(&steps, true)
+    }
+
+    /// The encoder this evaluator uses for constants.
+    pub fn encoder(&self) -> &Encoder<B> {
+        &self.encoder
+    }
+}

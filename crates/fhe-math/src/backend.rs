@@ -1,0 +1,180 @@
+//! The [`Backend`] trait: the operations a device must provide, at the granularity a GPU fuses.
+//!
+//! Scheme code (rlwe, ckks, ...) is written once, generic over `B: Backend`, and never sees a
+//! device pointer. Every buffer crossing the trait holds canonical residues in `[0, q)`.
+//! Operations are over whole buffers (all components, all active limbs) at once.
+//!
+//! Key switching is split so that it can be hoisted and fused:
+//! - [`Backend::mod_up`]: decompose one component into its digits and raise each to `Q_l·P`;
+//! - [`Backend::key_product`]: `acc += Σ_j σ_g(ext_j) · key_j` (optional automorphism folded in);
+//! - [`Backend::mod_down_into`]: `out += ⌊acc / P⌉` over `Q_l`, optionally followed by a rescale.
+//!
+//! Composite operations ([`Backend::key_switch`], [`Backend::mul_relin`],
+//! [`Backend::rotate_hoisted`]) have default bodies built from the parts; a backend may override
+//! them with fused kernels but must keep the results bit-identical.
+
+use crate::error::Result;
+use crate::poly::{RnsPoly, Shape};
+use crate::ring::RingContext;
+use crate::sampler::{Domain, Seed};
+use std::sync::Arc;
+
+/// A compute backend bound to one [`RingContext`].
+pub trait Backend: Clone + Send + Sync + 'static {
+    /// A device buffer of RNS polynomials, `[component][slot][coeff]` (see [`RnsPoly`]).
+    type Poly: Send + Sync;
+
+    /// The ring this backend computes in.
+    fn ring(&self) -> &Arc<RingContext>;
+
+    /// Human-readable device name (e.g. "cpu" or the GPU's name).
+    fn device_name(&self) -> String;
+
+    /// Shape of a buffer.
+    fn shape(&self, p: &Self::Poly) -> Shape;
+
+    /// A zero buffer.
+    fn zeros(&self, shape: Shape) -> Result<Self::Poly>;
+
+    /// Copies a host buffer to the device.
+    fn upload(&self, host: &RnsPoly) -> Result<Self::Poly>;
+
+    /// Copies a device buffer to the host.
+    fn download(&self, p: &Self::Poly) -> Result<RnsPoly>;
+
+    /// A copy of a buffer on the device.
+    fn duplicate(&self, p: &Self::Poly) -> Result<Self::Poly>;
+
+    /// Lowers the level of a buffer (drops top `Q` limbs) without copying.
+    fn set_level(&self, p: &mut Self::Poly, level: usize) -> Result<()>;
+
+    /// Keeps the first `components` components (no copy).
+    fn truncate_components(&self, p: &mut Self::Poly, components: usize) -> Result<()>;
+
+    /// Overwrites the buffer with zeros (used to erase secret material before freeing it).
+    fn zeroize(&self, p: &mut Self::Poly);
+
+    /// `a += b` over `a`'s components and active limbs (`b` must have at least as many).
+    fn add_assign(&self, a: &mut Self::Poly, b: &Self::Poly) -> Result<()>;
+
+    /// `a -= b` over `a`'s components and active limbs.
+    fn sub_assign(&self, a: &mut Self::Poly, b: &Self::Poly) -> Result<()>;
+
+    /// `a_component += b_0`: adds a one-component buffer (a plaintext) to one component.
+    fn add_component_assign(&self, a: &mut Self::Poly, component: usize, b: &Self::Poly) -> Result<()>;
+
+    /// `dst_{dst_component} = src_{src_component}` over `dst`'s active limbs.
+    fn copy_component(&self, src: &Self::Poly, src_component: usize, dst: &mut Self::Poly, dst_component: usize) -> Result<()>;
+
+    /// `a = -a`.
+    fn neg_assign(&self, a: &mut Self::Poly) -> Result<()>;
+
+    /// `a_c ⊙= b` for every component `c` of `a`, with `b` a one-component buffer (NTT form:
+    /// multiplication by a plaintext).
+    fn mul_plain_assign(&self, a: &mut Self::Poly, b: &Self::Poly) -> Result<()>;
+
+    /// `acc_c += a_c ⊙ b` for every component `c` (plaintext multiply-accumulate).
+    fn mul_plain_acc(&self, acc: &mut Self::Poly, a: &Self::Poly, b: &Self::Poly) -> Result<()>;
+
+    /// `a_c *= s_i` on every component `c`, with one constant per active slot (`s[i]` for the
+    /// `i`-th active slot, canonical modulo that slot's prime).
+    fn mul_scalar_assign(&self, a: &mut Self::Poly, scalars: &[u64]) -> Result<()>;
+
+    /// Adds the constant polynomial `s` to component `component` (in NTT form a constant adds to
+    /// every evaluation; in coefficient form call it on the coefficient-form buffer and only the
+    /// NTT-form meaning applies, so callers use it in NTT form). One constant per active slot.
+    fn add_scalar_assign(&self, a: &mut Self::Poly, component: usize, scalars: &[u64]) -> Result<()>;
+
+    /// Forward negacyclic NTT of every component and active limb (fhe-math's contract).
+    fn ntt(&self, a: &mut Self::Poly) -> Result<()>;
+
+    /// Inverse NTT of every component and active limb.
+    fn intt(&self, a: &mut Self::Poly) -> Result<()>;
+
+    /// Tensor product of two 2-component buffers in NTT form:
+    /// `(a0 b0, a0 b1 + a1 b0, a1 b1)`, at the lower of the two levels.
+    fn tensor(&self, a: &Self::Poly, b: &Self::Poly) -> Result<Self::Poly>;
+
+    /// `out_c = σ_g(a_c)` for components `c < mapped` in NTT form, `σ_g: X -> X^g`;
+    /// the other components of `out` are left untouched.
+    fn automorphism_into(&self, a: &Self::Poly, galois: u64, out: &mut Self::Poly, mapped: usize) -> Result<()>;
+
+    /// Divides by the top prime with rounding, in NTT form: `a <- ⌊a / q_l⌉` over
+    /// `q_0..q_{l-1}`; the level drops by one.
+    fn rescale(&self, a: &mut Self::Poly) -> Result<()>;
+
+    /// Decomposes component `component` of `c` (NTT form, level `l`) into its digits and raises
+    /// each to `Q_l·P`: returns an extended buffer with one component per digit, NTT form.
+    fn mod_up(&self, c: &Self::Poly, component: usize) -> Result<Self::Poly>;
+
+    /// `acc_c += Σ_j σ_g(ext_j) ⊙ key_{2j+c}` for `c` in `{0, 1}`, over `Q_l·P` (NTT form), where
+    /// `key` holds `2·dnum` components at the top level and `σ_g` is applied when `galois` is
+    /// given (the automorphism of a hoisted rotation).
+    fn key_product(&self, ext: &Self::Poly, key: &Self::Poly, galois: Option<u64>, acc: &mut Self::Poly) -> Result<()>;
+
+    /// `out += ⌊acc / P⌉` over `Q_l` (2 components, NTT form), then, when `rescale`, divides
+    /// `out` by its top prime (the same bits as calling [`Backend::rescale`] afterwards).
+    fn mod_down_into(&self, acc: &Self::Poly, out: &mut Self::Poly, rescale: bool) -> Result<()>;
+
+    /// Uniform polynomial(s) in NTT form from a seed: slot `s` of component `c` uses the stream
+    /// `(domain, poly_index + c, s)` of the randomness layout.
+    fn sample_uniform(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+
+    /// A ternary polynomial (one component, coefficient form) from a seed, the same integer in
+    /// every slot.
+    fn sample_ternary(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+
+    /// A discrete Gaussian polynomial (sigma 3.2, one component, coefficient form) from a seed.
+    fn sample_gaussian(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+
+    /// Waits for all queued work (a no-op on the CPU); surfaces asynchronous device errors.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Key switching of one component: `(ks0, ks1)` with `ks0 + ks1·s ≈ c_component · s'`,
+    /// where `key` switches from `s'` to `s` (`σ_g` folded in when `galois` is given).
+    fn key_switch(&self, c: &Self::Poly, component: usize, key: &Self::Poly, galois: Option<u64>) -> Result<Self::Poly> {
+        let level = self.shape(c).level;
+        let ext = self.mod_up(c, component)?;
+        let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+        self.key_product(&ext, key, galois, &mut acc)?;
+        let mut out = self.zeros(Shape { components: 2, level, extended: false })?;
+        self.mod_down_into(&acc, &mut out, false)?;
+        Ok(out)
+    }
+
+    /// Multiply, relinearize and optionally rescale two 2-component ciphertexts in NTT form.
+    fn mul_relin(&self, a: &Self::Poly, b: &Self::Poly, relin_key: &Self::Poly, rescale: bool) -> Result<Self::Poly> {
+        let t = self.tensor(a, b)?;
+        self.relinearize(t, relin_key, rescale)
+    }
+
+    /// Relinearizes a 3-component ciphertext (NTT form), optionally rescaling.
+    fn relinearize(&self, mut t: Self::Poly, relin_key: &Self::Poly, rescale: bool) -> Result<Self::Poly> {
+        let level = self.shape(&t).level;
+        let ext = self.mod_up(&t, 2)?;
+        let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+        self.key_product(&ext, relin_key, None, &mut acc)?;
+        self.truncate_components(&mut t, 2)?;
+        self.mod_down_into(&acc, &mut t, rescale)?;
+        Ok(t)
+    }
+
+    /// Rotations of one ciphertext by several Galois elements sharing one `mod_up` (hoisting):
+    /// for each `(g, key_g)`, `(σ_g(c0), 0) + ⌊Σ_j σ_g(ext_j)·key_g,j / P⌉`.
+    fn rotate_hoisted(&self, c: &Self::Poly, keys: &[(u64, &Self::Poly)]) -> Result<Vec<Self::Poly>> {
+        let level = self.shape(c).level;
+        let ext = self.mod_up(c, 1)?;
+        keys.iter()
+            .map(|&(g, key)| {
+                let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+                self.key_product(&ext, key, Some(g), &mut acc)?;
+                let mut out = self.zeros(Shape { components: 2, level, extended: false })?;
+                self.automorphism_into(c, g, &mut out, 1)?;
+                self.mod_down_into(&acc, &mut out, false)?;
+                Ok(out)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,55 @@
+//! [`Ciphertext`] and [`Plaintext`]: backend buffers with the metadata every operation checks.
+
+use fhe_math::backend::Backend;
+use fhe_math::sampler::Seed;
+
+/// Metadata carried by every ciphertext and plaintext.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Meta {
+    /// Level `l`: the buffer uses `q_0..q_l`.
+    pub level: usize,
+    /// Scale (CKKS `Δ`; 1.0 for integer schemes).
+    pub scale: f64,
+    /// Whether the buffer is in NTT (evaluation) form.
+    pub ntt: bool,
+    /// Fingerprint of the parameters it was made under.
+    pub fingerprint: u64,
+}
+
+/// An RLWE ciphertext `(c_0, c_1[, c_2])` with `c_0 + c_1·s (+ c_2·s²) ≈ m`.
+pub struct Ciphertext<B: Backend> {
+    /// The components on the backend.
+    pub poly: B::Poly,
+    /// Metadata.
+    pub meta: Meta,
+    /// For a fresh secret-key ciphertext: the seed `c_1` was expanded from (serialized instead of
+    /// `c_1`). Cleared by any operation.
+    pub seed: Option<Seed>,
+}
+
+impl<B: Backend> Ciphertext<B> {
+    /// Number of components (2, or 3 before relinearization).
+    pub fn components(&self, backend: &B) -> usize {
+        backend.shape(&self.poly).components
+    }
+
+    /// A copy on the same backend.
+    pub fn duplicate(&self, backend: &B) -> fhe_math::Result<Self> {
+        Ok(Ciphertext { poly: backend.duplicate(&self.poly)?, meta: self.meta, seed: self.seed.clone() })
+    }
+}
+
+/// A plaintext polynomial (one component) on the backend.
+pub struct Plaintext<B: Backend> {
+    /// The polynomial.
+    pub poly: B::Poly,
+    /// Metadata.
+    pub meta: Meta,
+}
+
+impl<B: Backend> Plaintext<B> {
+    /// A copy on the same backend.
+    pub fn duplicate(&self, backend: &B) -> fhe_math::Result<Self> {
+        Ok(Plaintext { poly: backend.duplicate(&self.poly)?, meta: self.meta })
+    }
+}

@@ -1,0 +1,220 @@
+//! Keys: [`SecretKey`] (ternary, zeroized), [`PublicKey`], [`SwitchingKey`] (hybrid key
+//! switching with `dnum` digits and `K` special primes), [`RelinKey`], [`GaloisKeys`] indexed by
+//! Galois element, and the [`KeyGenerator`].
+//!
+//! A switching key from `s'` to `s` holds, for every digit `j`, the pair over `Q·P` (NTT form)
+//! `(b_j, a_j)` with `b_j = -a_j·s + e_j + P·g_j·s'`, where `g_j ≡ 1 mod` the primes of digit `j`
+//! and `≡ 0 mod` the other ciphertext primes. The `a_j` are expanded from a stored seed.
+
+use crate::error::{Error, Result};
+use fhe_math::backend::Backend;
+use fhe_math::poly::Shape;
+use fhe_math::sampler::{Domain, Seed};
+use std::collections::BTreeMap;
+
+/// The secret key `s`, ternary, expanded from a 32-byte seed. Its device copy is zeroed and its
+/// seed zeroized when it is dropped.
+pub struct SecretKey<B: Backend> {
+    backend: B,
+    seed: Seed,
+    /// `s` over `Q_L·P`, NTT form, one component.
+    poly: B::Poly,
+    fingerprint: u64,
+}
+
+impl<B: Backend> SecretKey<B> {
+    /// The secret polynomial (NTT form, extended basis).
+    pub fn poly(&self) -> &B::Poly {
+        &self.poly
+    }
+
+    /// The seed the key was expanded from (its serialized form; keep it secret).
+    pub fn seed(&self) -> &Seed {
+        &self.seed
+    }
+
+    /// Fingerprint of the parameters.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+impl<B: Backend> Drop for SecretKey<B> {
+    fn drop(&mut self) {
+        self.backend.zeroize(&mut self.poly);
+    }
+}
+
+/// The public key `(b, a) = (-a·s + e, a)` over `Q_L` in NTT form; `a` comes from a seed.
+pub struct PublicKey<B: Backend> {
+    /// Two components `(b, a)`, NTT form, top level.
+    pub poly: B::Poly,
+    /// Seed of `a`.
+    pub seed: Seed,
+    /// Fingerprint of the parameters.
+    pub fingerprint: u64,
+}
+
+/// A hybrid key-switching key (see the module documentation).
+pub struct SwitchingKey<B: Backend> {
+    /// `2·dnum` components `(b_0, a_0, b_1, a_1, ...)` over `Q_L·P`, NTT form.
+    pub poly: B::Poly,
+    /// Seed of the `a_j`.
+    pub seed: Seed,
+    /// Fingerprint of the parameters.
+    pub fingerprint: u64,
+}
+
+/// The relinearization key: switches `s²` to `s`.
+pub struct RelinKey<B: Backend>(pub SwitchingKey<B>);
+
+/// Galois keys indexed by Galois element `g`: each switches `σ_g(s)` to `s`.
+pub struct GaloisKeys<B: Backend> {
+    /// The keys by Galois element.
+    pub keys: BTreeMap<u64, SwitchingKey<B>>,
+    /// Fingerprint of the parameters.
+    pub fingerprint: u64,
+}
+
+impl<B: Backend> GaloisKeys<B> {
+    /// The key for `g`, or an error naming the missing element.
+    pub fn get(&self, g: u64, op: &'static str) -> Result<&SwitchingKey<B>> {
+        self.keys.get(&g).ok_or(Error::MissingGaloisKey { op, galois: g })
+    }
+
+    /// The Galois elements present.
+    pub fn elements(&self) -> impl Iterator<Item = u64> + '_ {
+        self.keys.keys().copied()
+    }
+}
+
+/// Generates keys on a backend for parameters with the given fingerprint.
+pub struct KeyGenerator<'a, B: Backend> {
+    backend: &'a B,
+    fingerprint: u64,
+}
+
+impl<'a, B: Backend> KeyGenerator<'a, B> {
+    /// A key generator for the backend's ring; `fingerprint` identifies the parameters.
+    pub fn new(backend: &'a B, fingerprint: u64) -> Self {
+        KeyGenerator { backend, fingerprint }
+    }
+
+    fn top(&self, components: usize, extended: bool) -> Shape {
+        Shape { components, level: self.backend.ring().max_level(), extended }
+    }
+
+    /// A fresh secret key from the OS CSPRNG.
+    pub fn secret_key(&self) -> Result<SecretKey<B>> {
+        self.secret_key_from_seed(Seed::random())
+    }
+
+    /// The secret key expanded from `seed` (ternary, the same integers in every limb).
+    pub fn secret_key_from_seed(&self, seed: Seed) -> Result<SecretKey<B>> {
+        let mut poly = self.backend.sample_ternary(&seed, Domain::Secret, 0, self.top(1, true))?;
+        self.backend.ntt(&mut poly)?;
+        Ok(SecretKey { backend: self.backend.clone(), seed, poly, fingerprint: self.fingerprint })
+    }
+
+    /// `(b, a)` with `b = -a·s + e` for `a` from `seed_a` and `e` Gaussian from `seed_e`, over
+    /// the given shape (one component each), NTT form.
+    fn rlwe_sample(&self, sk: &SecretKey<B>, seed_a: &Seed, a_index: u32, domain: Domain, seed_e: &Seed, e_index: u32, shape: Shape) -> Result<(B::Poly, B::Poly)> {
+        let be = self.backend;
+        let a = be.sample_uniform(seed_a, domain, a_index, shape)?;
+        let mut b = be.duplicate(&a)?;
+        be.mul_plain_assign(&mut b, &sk.poly)?;
+        be.neg_assign(&mut b)?;
+        let mut e = be.sample_gaussian(seed_e, Domain::Error, e_index, shape)?;
+        be.ntt(&mut e)?;
+        be.add_assign(&mut b, &e)?;
+        Ok((b, a))
+    }
+
+    /// The public key, with `a` from a fresh seed.
+    pub fn public_key(&self, sk: &SecretKey<B>) -> Result<PublicKey<B>> {
+        self.public_key_with_seeds(sk, Seed::random(), &Seed::random())
+    }
+
+    /// The public key with explicit seeds (`a` from `seed_a`, error from `seed_e`): for tests
+    /// that compare backends.
+    pub fn public_key_with_seeds(&self, sk: &SecretKey<B>, seed_a: Seed, seed_e: &Seed) -> Result<PublicKey<B>> {
+        crate::error::check_same("generate a public key", self.fingerprint, sk.fingerprint)?;
+        let shape = self.top(1, false);
+        let (b, a) = self.rlwe_sample(sk, &seed_a, 0, Domain::PublicA, seed_e, 0, shape)?;
+        let mut poly = self.backend.zeros(self.top(2, false))?;
+        self.backend.copy_component(&b, 0, &mut poly, 0)?;
+        self.backend.copy_component(&a, 0, &mut poly, 1)?;
+        Ok(PublicKey { poly, seed: seed_a, fingerprint: self.fingerprint })
+    }
+
+    /// A key switching from `s_from` (NTT form over `Q_L·P`, one component) to `sk`.
+    pub fn switching_key(&self, sk: &SecretKey<B>, s_from: &B::Poly, seed_a: Seed, seed_e: &Seed) -> Result<SwitchingKey<B>> {
+        let be = self.backend;
+        let ring = be.ring().clone();
+        let digits = ring.digits().to_vec();
+        let shape = self.top(1, true);
+        let mut poly = be.zeros(self.top(2 * digits.len(), true))?;
+        // P mod q_i for the gadget.
+        let q_count = ring.q_count();
+        let p_mod_q: Vec<u64> = (0..q_count)
+            .map(|i| {
+                let qi = ring.modulus(i);
+                (q_count..q_count + ring.p_count()).fold(1u64, |acc, s| qi.mul(acc, qi.reduce(ring.modulus(s).value())))
+            })
+            .collect();
+        for (j, digit) in digits.iter().enumerate() {
+            let (mut b, a) = self.rlwe_sample(sk, &seed_a, j as u32, Domain::KeySwitchA, seed_e, j as u32, shape)?;
+            let scalars: Vec<u64> = (0..q_count)
+                .map(|i| if digit.contains(&i) { p_mod_q[i] } else { 0 })
+                .chain(std::iter::repeat_n(0, ring.p_count()))
+                .collect();
+            let mut gadget = be.duplicate(s_from)?;
+            be.mul_scalar_assign(&mut gadget, &scalars)?;
+            be.add_assign(&mut b, &gadget)?;
+            be.zeroize(&mut gadget);
+            be.copy_component(&b, 0, &mut poly, 2 * j)?;
+            be.copy_component(&a, 0, &mut poly, 2 * j + 1)?;
+        }
+        Ok(SwitchingKey { poly, seed: seed_a, fingerprint: self.fingerprint })
+    }
+
+    /// The relinearization key (switches `s²` to `s`).
+    pub fn relin_key(&self, sk: &SecretKey<B>) -> Result<RelinKey<B>> {
+        self.relin_key_with_seeds(sk, Seed::random(), &Seed::random())
+    }
+
+    /// The relinearization key with explicit seeds.
+    pub fn relin_key_with_seeds(&self, sk: &SecretKey<B>, seed_a: Seed, seed_e: &Seed) -> Result<RelinKey<B>> {
+        crate::error::check_same("generate a relinearization key", self.fingerprint, sk.fingerprint)?;
+        let mut s2 = self.backend.duplicate(&sk.poly)?;
+        self.backend.mul_plain_assign(&mut s2, &sk.poly)?;
+        let key = self.switching_key(sk, &s2, seed_a, seed_e);
+        self.backend.zeroize(&mut s2);
+        Ok(RelinKey(key?))
+    }
+
+    /// The Galois key for `X -> X^g` (switches `σ_g(s)` to `s`).
+    pub fn galois_key_with_seeds(&self, sk: &SecretKey<B>, g: u64, seed_a: Seed, seed_e: &Seed) -> Result<SwitchingKey<B>> {
+        crate::error::check_same("generate a Galois key", self.fingerprint, sk.fingerprint)?;
+        let two_n = 2 * self.backend.ring().n() as u64;
+        if g % 2 == 0 || g >= two_n {
+            return Err(Error::InvalidOperand { op: "generate a Galois key", reason: format!("Galois element {g} must be odd and below 2N = {two_n}") });
+        }
+        let mut s_g = self.backend.zeros(self.top(1, true))?;
+        self.backend.automorphism_into(&sk.poly, g, &mut s_g, 1)?;
+        let key = self.switching_key(sk, &s_g, seed_a, seed_e);
+        self.backend.zeroize(&mut s_g);
+        key
+    }
+
+    /// Galois keys for each element of `elements`, from fresh seeds.
+    pub fn galois_keys(&self, sk: &SecretKey<B>, elements: &[u64]) -> Result<GaloisKeys<B>> {
+        let mut keys = BTreeMap::new();
+        for &g in elements {
+            if let std::collections::btree_map::Entry::Vacant(e) = keys.entry(g) {
+                e.insert(self.galois_key_with_seeds(sk, g, Seed::random(), &Seed::random())?);
+            }
+        }
+        Ok(GaloisKeys { keys, fingerprint: self.fingerprint })
+    }
+}
