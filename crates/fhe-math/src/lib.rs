@@ -6,6 +6,7 @@
 //! implementation. Everything the GPU uploads is computed here.
 
 pub mod error;
+pub mod fft;
 pub mod modulus;
 pub mod primes;
 
