@@ -75,7 +75,7 @@
 //! Precision: the table is a literal, computed once with 80-significant-digit decimal arithmetic
 //! (Python `decimal`: `exp`, sums, then `round-half-even(c · 2^63)`), so it does not depend on
 //! the platform's `libm`; a unit test recomputes it in `f64` and checks agreement to 2^-50.
-//! The mass the tail cut removes from the untruncated distribution is ≈ 8·10^-10 ≈ 2^-30.
+//! The mass the tail cut removes from the untruncated distribution is ≈ 9.5·10^-10 ≈ 2^-30.
 //!
 //! ## Integer values mod q ([`signed_to_limb`])
 //!
