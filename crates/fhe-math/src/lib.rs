@@ -8,6 +8,8 @@
 pub mod error;
 pub mod modulus;
 pub mod primes;
+pub mod rns;
 
 pub use error::{Error, Result};
 pub use modulus::Modulus;
+pub use rns::{BasisConverter, RnsBasis};
