@@ -8,6 +8,7 @@
 pub mod error;
 pub mod modulus;
 pub mod primes;
+pub mod security;
 
 pub use error::{Error, Result};
 pub use modulus::Modulus;
