@@ -6,8 +6,11 @@
 //! implementation. Everything the GPU uploads is computed here.
 
 pub mod error;
+pub mod galois;
 pub mod modulus;
+pub mod ntt;
 pub mod primes;
 
 pub use error::{Error, Result};
 pub use modulus::Modulus;
+pub use ntt::NttTable;

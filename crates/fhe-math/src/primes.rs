@@ -10,13 +10,13 @@ pub fn is_prime(n: u64) -> bool {
     }
     const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
     for &p in &BASES {
-        if n % p == 0 {
+        if n.is_multiple_of(p) {
             return n == p;
         }
     }
     let mut d = n - 1;
     let mut s = 0;
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         s += 1;
     }
@@ -52,7 +52,10 @@ pub fn is_prime(n: u64) -> bool {
 /// in decreasing order, skipping those in `exclude`.
 pub fn ntt_primes(bits: u32, two_n: u64, count: usize, exclude: &[u64]) -> Result<Vec<u64>> {
     let err = Error::NotEnoughPrimes { count, bits, two_n };
-    if bits > MAX_MODULUS_BITS || bits < 2 || !two_n.is_power_of_two() || two_n >= (1u64 << bits) {
+    if !(2..=MAX_MODULUS_BITS).contains(&bits)
+        || !two_n.is_power_of_two()
+        || two_n >= (1u64 << bits)
+    {
         return Err(err);
     }
     let mut out = Vec::with_capacity(count);
@@ -105,9 +108,9 @@ pub fn primitive_root(q: &Modulus) -> u64 {
     let mut m = qv - 1;
     let mut p = 2u64;
     while p * p <= m {
-        if m % p == 0 {
+        if m.is_multiple_of(p) {
             factors.push(p);
-            while m % p == 0 {
+            while m.is_multiple_of(p) {
                 m /= p;
             }
         }
