@@ -27,7 +27,10 @@ pub struct ShoupConst {
 
 impl ShoupConst {
     fn new(m: &Modulus, value: u64) -> Self {
-        ShoupConst { value, shoup: m.shoup(value) }
+        ShoupConst {
+            value,
+            shoup: m.shoup(value),
+        }
     }
 }
 
@@ -74,25 +77,42 @@ impl RingContext {
     /// `p`, with the `Q` primes split into the given consecutive digits for key switching.
     pub fn new(n: usize, q: &[u64], p: &[u64], digits: Vec<Range<usize>>) -> Result<Arc<Self>> {
         if q.is_empty() {
-            return Err(Error::InvalidLevel { level: 0, reason: "at least one ciphertext prime is needed" });
+            return Err(Error::InvalidLevel {
+                level: 0,
+                reason: "at least one ciphertext prime is needed",
+            });
         }
         let mut expected = 0;
         for d in &digits {
             if d.start != expected || d.end <= d.start {
-                return Err(Error::ShapeMismatch { what: format!("digits must partition 0..{} in order", q.len()) });
+                return Err(Error::ShapeMismatch {
+                    what: format!("digits must partition 0..{} in order", q.len()),
+                });
             }
             expected = d.end;
         }
         if expected != q.len() {
-            return Err(Error::ShapeMismatch { what: format!("digits must partition 0..{} in order", q.len()) });
+            return Err(Error::ShapeMismatch {
+                what: format!("digits must partition 0..{} in order", q.len()),
+            });
         }
-        let moduli: Vec<Modulus> = q.iter().chain(p).map(|&v| Modulus::new(v)).collect::<Result<_>>()?;
+        let moduli: Vec<Modulus> = q
+            .iter()
+            .chain(p)
+            .map(|&v| Modulus::new(v))
+            .collect::<Result<_>>()?;
         for (i, a) in moduli.iter().enumerate() {
             if moduli[..i].iter().any(|b| b == a) {
-                return Err(Error::InvalidModulus { modulus: a.value(), reason: "primes must be distinct" });
+                return Err(Error::InvalidModulus {
+                    modulus: a.value(),
+                    reason: "primes must be distinct",
+                });
             }
         }
-        let ntt = moduli.iter().map(|&m| NttTable::new(m, n)).collect::<Result<Vec<_>>>()?;
+        let ntt = moduli
+            .iter()
+            .map(|&m| NttTable::new(m, n))
+            .collect::<Result<Vec<_>>>()?;
         let (q_count, p_count) = (q.len(), p.len());
         let q_mod = &moduli[..q_count];
         let p_mod = &moduli[q_count..];
@@ -105,12 +125,18 @@ impl RingContext {
             let mut tables = Vec::new();
             for d in digits.iter().filter(|d| d.start <= level) {
                 let digit_slots = d.start..d.end.min(level + 1);
-                let target_slots: Vec<usize> =
-                    (0..=level).filter(|s| !digit_slots.contains(s)).chain(p_slots.iter().copied()).collect();
+                let target_slots: Vec<usize> = (0..=level)
+                    .filter(|s| !digit_slots.contains(s))
+                    .chain(p_slots.iter().copied())
+                    .collect();
                 let from: Vec<Modulus> = digit_slots.clone().map(|s| moduli[s]).collect();
                 let to: Vec<Modulus> = target_slots.iter().map(|&s| moduli[s]).collect();
                 let converter = BasisConverter::new(&from, &to)?;
-                tables.push(ModUpTable { digit_slots, target_slots, converter });
+                tables.push(ModUpTable {
+                    digit_slots,
+                    target_slots,
+                    converter,
+                });
             }
             mod_up.push(tables);
 
@@ -119,7 +145,9 @@ impl RingContext {
                 let p_inv = q_mod[..=level]
                     .iter()
                     .map(|qi| {
-                        let p_mod_qi = p_mod.iter().fold(1u64, |acc, pj| qi.mul(acc, qi.reduce(pj.value())));
+                        let p_mod_qi = p_mod
+                            .iter()
+                            .fold(1u64, |acc, pj| qi.mul(acc, qi.reduce(pj.value())));
                         Ok(ShoupConst::new(qi, qi.inv(p_mod_qi)?))
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -211,21 +239,30 @@ impl RingContext {
     /// The NTT-form index map of `X -> X^g` (cached).
     pub fn galois_map(&self, g: u64) -> Arc<Vec<u32>> {
         let mut maps = self.galois_maps.lock().unwrap_or_else(|e| e.into_inner());
-        maps.entry(g).or_insert_with(|| Arc::new(galois::automorphism_ntt_map(self.n, g))).clone()
+        maps.entry(g)
+            .or_insert_with(|| Arc::new(galois::automorphism_ntt_map(self.n, g)))
+            .clone()
     }
 
     /// A zero host buffer of the given shape in this ring.
     pub fn zeros(&self, shape: Shape) -> Result<RnsPoly> {
         if shape.extended && self.p_count == 0 {
-            return Err(Error::ShapeMismatch { what: "no special primes for an extended buffer".into() });
+            return Err(Error::ShapeMismatch {
+                what: "no special primes for an extended buffer".into(),
+            });
         }
         RnsPoly::zeros(self.n, shape, self.q_count, self.p_count)
     }
 
     /// Checks that a buffer belongs to this ring (degree and capacities).
     pub fn check(&self, p: &RnsPoly) -> Result<()> {
-        if p.n() != self.n || p.q_capacity() != self.q_count || (p.shape().extended && p.p_count() != self.p_count) {
-            return Err(Error::ShapeMismatch { what: "buffer does not belong to this ring".into() });
+        if p.n() != self.n
+            || p.q_capacity() != self.q_count
+            || (p.shape().extended && p.p_count() != self.p_count)
+        {
+            return Err(Error::ShapeMismatch {
+                what: "buffer does not belong to this ring".into(),
+            });
         }
         Ok(())
     }
