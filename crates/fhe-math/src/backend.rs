@@ -140,7 +140,9 @@ pub trait Backend: Clone + Send + Sync + 'static {
         acc: &mut Self::Poly,
     ) -> Result<()>;
 
-    /// `out += ⌊acc / P⌉` over `Q_l` (2 components, NTT form), then, when `rescale`, divides
+    /// `out += ⌊acc / P⌉` over `Q_l` (2 components, NTT form; per coefficient
+    /// `(x + h - [x + h]_P - α·P) / P` with `h = (P-1)/2` and the fast-conversion overflow
+    /// `0 <= α < K`), then, when `rescale`, divides
     /// `out` by its top prime (the same bits as calling [`Backend::rescale`] afterwards).
     fn mod_down_into(&self, acc: &Self::Poly, out: &mut Self::Poly, rescale: bool) -> Result<()>;
 

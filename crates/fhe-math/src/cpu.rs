@@ -439,7 +439,12 @@ impl Backend for CpuBackend {
                 .digit_slots
                 .clone()
                 .into_par_iter()
-                .map(|s| self.intt_copy(s, c.limb(component, s)))
+                .map(|s| {
+                    let mut v = self.intt_copy(s, c.limb(component, s));
+                    let (m, h) = (ring.modulus(s), t.half_mod_digit[s - t.digit_slots.start]);
+                    v.iter_mut().for_each(|x| *x = m.add(*x, h));
+                    v
+                })
                 .collect();
             let inputs: Vec<&[u64]> = coeffs.iter().map(|v| v.as_slice()).collect();
             let mut converted = vec![vec![0u64; ring.n()]; t.target_slots.len()];
@@ -451,7 +456,12 @@ impl Backend for CpuBackend {
             converted
                 .par_iter_mut()
                 .zip(&t.target_slots)
-                .for_each(|(v, &s)| ring.ntt(s).forward(v));
+                .zip(&t.half_mod_target)
+                .for_each(|((v, &s), &h)| {
+                    let m = ring.modulus(s);
+                    v.iter_mut().for_each(|x| *x = m.sub(*x, h));
+                    ring.ntt(s).forward(v)
+                });
             for s in t.digit_slots.clone() {
                 ext.limb_mut(j, s).copy_from_slice(c.limb(component, s));
             }
@@ -527,7 +537,12 @@ impl Backend for CpuBackend {
         for c in 0..2 {
             let p_coeffs: Vec<Vec<u64>> = (q_cap..q_cap + ring.p_count())
                 .into_par_iter()
-                .map(|s| self.intt_copy(s, acc.limb(c, s)))
+                .map(|s| {
+                    let mut v = self.intt_copy(s, acc.limb(c, s));
+                    let (m, h) = (ring.modulus(s), table.half_p_mod_p[s - q_cap]);
+                    v.iter_mut().for_each(|x| *x = m.add(*x, h));
+                    v
+                })
                 .collect();
             let inputs: Vec<&[u64]> = p_coeffs.iter().map(|v| v.as_slice()).collect();
             let mut conv = vec![vec![0u64; ring.n()]; level + 1];
@@ -535,9 +550,11 @@ impl Backend for CpuBackend {
                 let mut outs: Vec<&mut [u64]> = conv.iter_mut().map(|v| v.as_mut_slice()).collect();
                 table.converter.convert(&inputs, &mut outs);
             }
-            conv.par_iter_mut()
-                .enumerate()
-                .for_each(|(s, v)| ring.ntt(s).forward(v));
+            conv.par_iter_mut().enumerate().for_each(|(s, v)| {
+                let (m, h) = (ring.modulus(s), table.half_p_mod_q[s]);
+                v.iter_mut().for_each(|x| *x = m.sub(*x, h));
+                ring.ntt(s).forward(v)
+            });
             let n = ring.n();
             let base = c * out.slots_per_component() * n;
             out.raw_mut()[base..base + (level + 1) * n]

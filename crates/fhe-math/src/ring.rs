@@ -34,9 +34,26 @@ impl ShoupConst {
     }
 }
 
+/// `((Π primes) - 1) / 2 mod m`: the offset that centres a value of the product's range.
+fn half_product_mod(primes: &[Modulus], m: &Modulus) -> Result<u64> {
+    let prod = primes
+        .iter()
+        .fold(1 % m.value(), |acc, p| m.mul(acc, m.reduce(p.value())));
+    Ok(m.mul(m.sub(prod, 1 % m.value()), m.inv(2)?))
+}
+
 /// Tables of `mod_up` for one digit at one level.
+///
+/// The digit `x` (an integer mod `Q_D`, the digit's primes) is raised in its centred form: the
+/// conversion is applied to `x + h_D` and `h_D = (Q_D - 1)/2` is subtracted in the target
+/// primes, so the raised digit lies in `[-Q_D/2, Q_D/2)` (plus the `α·Q_D` overflow). Centred
+/// digits make the key-switching noise `Σ d_j·e_j` about half as large.
 #[derive(Clone, Debug)]
 pub struct ModUpTable {
+    /// `h_D mod` each digit prime.
+    pub half_mod_digit: Vec<u64>,
+    /// `h_D mod` each target prime.
+    pub half_mod_target: Vec<u64>,
     /// Slots of the digit (a sub-range of `0..=level`).
     pub digit_slots: Range<usize>,
     /// Slots that receive converted values: the other active `Q` slots, then the special slots.
@@ -45,13 +62,22 @@ pub struct ModUpTable {
     pub converter: BasisConverter,
 }
 
-/// Tables of `mod_down` at one level: `P -> Q_l` conversion and `P^-1 mod q_i`.
+/// Tables of `mod_down` at one level: `P -> Q_l` conversion, `P^-1 mod q_i`, and the
+/// rounding offset `h = (P - 1) / 2` reduced modulo every prime.
+///
+/// `mod_down` computes `⌊(x + h) / P⌋` per coefficient (rounding, not flooring: a floor would
+/// leave a bias of about 1/2 per coefficient which, multiplied by `s`, concentrates in the slots
+/// near `ζ = 1` and costs about 2 bits of CKKS precision).
 #[derive(Clone, Debug)]
 pub struct ModDownTable {
     /// Fast basis conversion from `P` to `q_0..q_l`.
     pub converter: BasisConverter,
     /// `P^-1 mod q_i` for `i` in `0..=l`.
     pub p_inv: Vec<ShoupConst>,
+    /// `h mod p_k` for every special prime.
+    pub half_p_mod_p: Vec<u64>,
+    /// `h mod q_i` for `i` in `0..=l`.
+    pub half_p_mod_q: Vec<u64>,
 }
 
 /// The RNS ring with its precomputed tables.
@@ -132,7 +158,17 @@ impl RingContext {
                 let from: Vec<Modulus> = digit_slots.clone().map(|s| moduli[s]).collect();
                 let to: Vec<Modulus> = target_slots.iter().map(|&s| moduli[s]).collect();
                 let converter = BasisConverter::new(&from, &to)?;
+                let half_mod_digit = from
+                    .iter()
+                    .map(|m| half_product_mod(&from, m))
+                    .collect::<Result<_>>()?;
+                let half_mod_target = to
+                    .iter()
+                    .map(|m| half_product_mod(&from, m))
+                    .collect::<Result<_>>()?;
                 tables.push(ModUpTable {
+                    half_mod_digit,
+                    half_mod_target,
                     digit_slots,
                     target_slots,
                     converter,
@@ -151,7 +187,20 @@ impl RingContext {
                         Ok(ShoupConst::new(qi, qi.inv(p_mod_qi)?))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                mod_down.push(ModDownTable { converter, p_inv });
+                let half_p_mod_p = p_mod
+                    .iter()
+                    .map(|m| half_product_mod(p_mod, m))
+                    .collect::<Result<Vec<_>>>()?;
+                let half_p_mod_q = q_mod[..=level]
+                    .iter()
+                    .map(|m| half_product_mod(p_mod, m))
+                    .collect::<Result<Vec<_>>>()?;
+                mod_down.push(ModDownTable {
+                    converter,
+                    p_inv,
+                    half_p_mod_p,
+                    half_p_mod_q,
+                });
             }
 
             let ql = q_mod[level].value();
