@@ -54,7 +54,7 @@ impl<B: Backend> Encoder<B> {
     pub fn encode_with(&self, values: &[Complex64], level: usize, scale: f64, slots: usize) -> Result<Plaintext<B>> {
         let params = self.ctx.params();
         if level > params.max_level() {
-            return Err(Error::InvalidLevel { level, max: params.max_level() });
+            return Err(Error::InvalidLevel { level, max_level: params.max_level() });
         }
         if values.len() > slots || !slots.is_power_of_two() || slots > self.max_slots() {
             return Err(Error::TooManyValues { given: values.len(), slots, max_slots: self.max_slots() });

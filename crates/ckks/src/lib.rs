@@ -1,1 +1,14 @@
-//! ckks
+//! The CKKS scheme: approximate arithmetic on encrypted complex vectors, generic over the
+//! backend.
+
+pub mod context;
+pub mod encoder;
+pub mod error;
+pub mod evaluator;
+pub mod params;
+
+pub use context::Context;
+pub use encoder::Encoder;
+pub use error::{Error, Result};
+pub use evaluator::Evaluator;
+pub use params::{Parameters, ParametersLiteral, Security};

@@ -1,13 +1,82 @@
 //! Errors of the RLWE layer.
 
+use crate::wire::BlobKind;
+
 /// Everything a caller can get wrong in `rlwe`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An error from the math layer or the backend.
+    /// An error of the math layer.
     #[error(transparent)]
     Math(#[from] fhe_math::Error),
-    /// Operands were made under different parameters.
+    /// A blob does not start with the `GFHE` magic.
+    #[error("cannot decode {kind}: bad magic")]
+    BadMagic {
+        /// The kind the caller expected.
+        kind: BlobKind,
+    },
+    /// A blob is shorter than its header or its payload claims.
+    #[error("cannot decode {kind}: truncated data ({len} bytes)")]
+    Truncated {
+        /// The kind the caller expected.
+        kind: BlobKind,
+        /// How many bytes were given.
+        len: usize,
+    },
+    /// A blob was written by an unknown format version.
+    #[error(
+        "cannot decode {kind}: format version {found} is not supported (this build reads version {supported})"
+    )]
+    UnsupportedVersion {
+        /// The kind the caller expected.
+        kind: BlobKind,
+        /// The version in the blob.
+        found: u16,
+        /// The version this build reads and writes.
+        supported: u16,
+    },
+    /// A blob holds another kind of object than the one asked for.
+    #[error("cannot decode {expected}: the blob holds {}", BlobKind::describe_tag(*found))]
+    WrongKind {
+        /// The kind the caller expected.
+        expected: BlobKind,
+        /// The kind tag found in the blob.
+        found: u8,
+    },
+    /// Bytes remain after the payload.
+    #[error("cannot decode {kind}: {extra} trailing bytes after the payload")]
+    TrailingBytes {
+        /// The kind the caller expected.
+        kind: BlobKind,
+        /// How many bytes are left over.
+        extra: usize,
+    },
+    /// A blob is larger than the caller's limit.
+    #[error("cannot decode {kind}: blob of {len} bytes exceeds the limit of {max} bytes")]
+    TooLarge {
+        /// The kind the caller expected.
+        kind: BlobKind,
+        /// The blob length.
+        len: usize,
+        /// The caller's limit.
+        max: usize,
+    },
+    /// Serialized data is malformed: the payload does not decode as the expected type, or its
+    /// content fails validation.
+    #[error("cannot decode {what}: {reason}")]
+    Malformed {
+        /// What was being decoded.
+        what: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A value could not be encoded.
+    #[error("cannot encode {what}")]
+    Encode {
+        /// What failed, starting with the kind of object.
+        what: String,
+    },
+    /// Operands (or loaded data) were made under different parameter sets.
     #[error("cannot {op}: operands belong to different parameter sets ({left:#x} vs {right:#x})")]
     ParameterMismatch {
         /// The operation.
@@ -31,14 +100,6 @@ pub enum Error {
         /// The operation.
         op: &'static str,
         /// Why.
-        reason: String,
-    },
-    /// Serialized data is malformed.
-    #[error("cannot decode {what}: {reason}")]
-    Malformed {
-        /// What was being decoded.
-        what: &'static str,
-        /// Why it is rejected.
         reason: String,
     },
 }

@@ -7,6 +7,7 @@ pub mod encrypt;
 pub mod error;
 pub mod keys;
 pub mod keyswitch;
+pub mod wire;
 
 pub use ciphertext::{Ciphertext, Meta, Plaintext};
 pub use error::{Error, Result};

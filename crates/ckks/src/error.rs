@@ -1,0 +1,98 @@
+//! Errors of the CKKS scheme.
+
+/// Everything a caller can get wrong in `ckks`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An error of the math layer.
+    #[error(transparent)]
+    Math(#[from] fhe_math::Error),
+    /// An error of the RLWE layer (including malformed blobs).
+    #[error(transparent)]
+    Rlwe(#[from] rlwe::Error),
+    /// A parameter literal is invalid.
+    #[error("invalid CKKS parameters: {what}")]
+    InvalidParameters {
+        /// What is wrong.
+        what: String,
+    },
+    /// Parameters exceed the 128-bit security bound and were not marked insecure.
+    #[error(
+        "parameters are not 128-bit secure: log2 QP = {log2_qp:.3} > bound {bound} at N = 2^{log_n}"
+    )]
+    NotSecure {
+        /// log2 of the product of all primes.
+        log2_qp: f64,
+        /// The largest secure log2 QP at this ring degree.
+        bound: f64,
+        /// log2 N.
+        log_n: u32,
+    },
+    /// A level is above the top of the modulus chain.
+    #[error("invalid level {level}: the maximum level is {max_level}")]
+    InvalidLevel {
+        /// The requested level.
+        level: usize,
+        /// The parameters' maximum level.
+        max_level: usize,
+    },
+    /// Loaded data does not match the parameters it claims.
+    #[error("parameter mismatch: {what}")]
+    ParameterMismatch {
+        /// What disagrees.
+        what: String,
+    },
+    /// The backend's ring is not this parameter set's.
+    #[error("cannot bind the backend: its ring does not match the parameters")]
+    BackendMismatch,
+    /// More values than slots, or a bad slot count.
+    #[error("cannot encode {given} values into {slots} slots (a power of two up to {max_slots})")]
+    TooManyValues {
+        /// Values given.
+        given: usize,
+        /// Slots requested.
+        slots: usize,
+        /// N/2.
+        max_slots: usize,
+    },
+    /// A scale that is not finite or below 1.
+    #[error("invalid scale {scale}")]
+    InvalidScale {
+        /// The scale.
+        scale: f64,
+    },
+    /// A value too large to encode at the scale.
+    #[error("cannot encode {value} at scale {scale}: the scaled value exceeds 2^126 (or 2^62 for constants)")]
+    ValueTooLarge {
+        /// The value.
+        value: f64,
+        /// The scale.
+        scale: f64,
+    },
+    /// Operands at different levels.
+    #[error("cannot {op}: operands are at levels {left} and {right} (align them with drop_to_level)")]
+    LevelMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Level of the first operand.
+        left: usize,
+        /// Level of the second operand.
+        right: usize,
+    },
+    /// Operands with different scales.
+    #[error("cannot {op}: scales {left} and {right} differ beyond f64 round-off")]
+    ScaleMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Scale of the first operand.
+        left: f64,
+        /// Scale of the second operand.
+        right: f64,
+    },
+    /// Rescale at level 0.
+    #[error("cannot rescale: ciphertext is at level 0")]
+    CannotRescale,
+}
+
+/// Result with the CKKS [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

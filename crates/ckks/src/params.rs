@@ -1,0 +1,919 @@
+//! CKKS parameters: the literal a user writes, its validation into [`Parameters`] (primes,
+//! the per-level scale ladder, the key-switching digit partition), named presets, and the
+//! serialized form.
+//!
+//! # Prime and scale selection
+//!
+//! With `n = 2^log_n`, all primes are `≡ 1 (mod 2n)` and distinct:
+//!
+//! 1. the `K` special primes `P = p_0 … p_{K-1}`: the `K` largest primes of
+//!    `special_prime_bits` bits;
+//! 2. `q_0`: the largest prime of `first_prime_bits` bits not among the special primes (the
+//!    special primes are chosen first so that, at equal bit sizes, `P` is not smaller than a
+//!    digit holding `q_0`);
+//! 3. the scale ladder (as OpenFHE's FLEXIBLEAUTO): `Δ_L = 2^scale_bits`; for `l = L … 1`,
+//!    `q_l` is the prime nearest to `Δ_l` and `Δ_{l-1} = Δ_l² / q_l` (in `f64`).
+//!
+//! Encoding at level `l` uses `Δ_l`; a product at level `l` has scale `Δ_l²` and rescaling by
+//! `q_l` gives exactly `Δ_{l-1}`, so all ciphertexts at one level share one scale.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use fhe_math::primes::{ntt_prime_nearest, ntt_primes};
+use fhe_math::security::{MAX_LOG_N, MIN_LOG_N, max_log_qp_128};
+use rlwe::wire::{self, BlobKind};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The largest number of primes (`L + 1 + K`) a parameter set may have.
+pub const MAX_PRIMES: usize = 256;
+
+/// The largest serialized parameter blob [`Parameters::from_bytes`] accepts.
+pub const MAX_PARAMETERS_BLOB: usize = 1 << 20;
+
+/// The security requirement of a parameter set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Security {
+    /// `log2 QP` must not exceed the 128-bit classical bound for uniform ternary secrets
+    /// ([`fhe_math::security::max_log_qp_128`]).
+    Bits128,
+    /// No security check at all: for fast tests only, never for real data.
+    InsecureForTestingOnly,
+}
+
+/// The user-facing description of a CKKS parameter set; validated by [`Parameters::new`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParametersLiteral {
+    /// log2 of the ring degree `N` (10..=17).
+    pub log_n: u32,
+    /// `L`, the number of rescales: the chain has `L + 1` ciphertext primes `q_0 … q_L`.
+    pub levels: usize,
+    /// Bit size of `q_0` (20..=60).
+    pub first_prime_bits: u32,
+    /// log2 of the top-level scale `Δ_L` (20..=`first_prime_bits`); the scaling primes
+    /// `q_1 … q_L` track the scale ladder and have about this many bits.
+    pub scale_bits: u32,
+    /// `K`, the number of special (key-switching) primes (at least 1).
+    pub special_primes: usize,
+    /// Bit size of the special primes (20..=60).
+    pub special_prime_bits: u32,
+    /// Number of key-switching digits (1..=`L + 1`); each digit holds
+    /// `ceil((L + 1) / dnum)` consecutive ciphertext primes (the last may hold fewer).
+    pub dnum: usize,
+    /// The security requirement.
+    pub security: Security,
+}
+
+/// CAT's operator-table parameters (our `CAT` preset, design brief §4).
+///
+/// `N = 2^15`, `L + 1 = 17` ciphertext primes (60 + 16 × 40 bits), `K = 3` special primes of
+/// 60 bits, `dnum = 6` (digits of 3 primes, largest digit ≈ 140 bits ≤ log2 P ≈ 180).
+/// log2 QP ≈ 880.0 ≤ 881, the HomomorphicEncryption.org 2018 standard bound at `N = 2^15`
+/// (128-bit classical, uniform ternary secret): margin ≈ 1.0 bit.
+pub const CAT: ParametersLiteral = ParametersLiteral {
+    log_n: 15,
+    levels: 16,
+    first_prime_bits: 60,
+    scale_bits: 40,
+    special_primes: 3,
+    special_prime_bits: 60,
+    dnum: 6,
+    security: Security::Bits128,
+};
+
+/// Like-for-like with the configuration CAT's own benchmark program runs at `N = 2^15`.
+///
+/// CAT (Li and Zong, "CAT: A GPU-Accelerated FHE Framework", 2025; source
+/// `github.com/Rayman96/CAT`) is built on Microsoft SEAL. Its benchmark program
+/// `native/bench/bench.cpp` registers one benchmark family per entry of
+/// `seal::util::global_variables::GetDefaultCoeffModulus128()` (defined in
+/// `native/src/seal/util/globals.cpp`, SEAL's default 128-bit coefficient moduli), and
+/// `native/examples/8_performance.cpp` uses `CoeffModulus::BFVDefault` (the same table) for
+/// CKKS. The `N = 32768` entry is 16 primes, "881 = 15 × 55 + 56" bits. In SEAL the last prime
+/// is the single special prime and every other prime is its own key-switching digit, so:
+///
+/// `N = 2^15`, `L + 1 = 15` ciphertext primes of 55 bits (`L = 14`), `K = 1` special prime of
+/// 56 bits, `dnum = 15` (one prime per digit). Our primes are chosen by our own rule (the
+/// scaling primes follow the 2^55 scale ladder), not SEAL's exact values. log2 QP ≈ 881.0
+/// against the standard's 881-bit bound at `N = 2^15`: margin ≈ 0 (see the test
+/// `cat_compat_matches_seal_default`).
+pub const CAT_COMPAT: ParametersLiteral = ParametersLiteral {
+    log_n: 15,
+    levels: 14,
+    first_prime_bits: 55,
+    scale_bits: 55,
+    special_primes: 1,
+    special_prime_bits: 56,
+    dnum: 15,
+    security: Security::Bits128,
+};
+
+/// CKKS at scale, the main GPU benchmark set.
+///
+/// `N = 2^16`, `L + 1 = 25` ciphertext primes (60 + 24 × 40 bits), `K = 7` special primes of
+/// 60 bits, `dnum = 3` (digits of 9, 9, 7 primes; largest ≈ 380 bits ≤ log2 P ≈ 420).
+/// log2 QP ≈ 1440 ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` (uniform ternary
+/// secret): margin ≈ 332 bits.
+pub const N16_L24_D3: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 24,
+    first_prime_bits: 60,
+    scale_bits: 40,
+    special_primes: 7,
+    special_prime_bits: 60,
+    dnum: 3,
+    security: Security::Bits128,
+};
+
+/// Like-for-like with the Phantom figures.
+///
+/// `N = 2^16`, `L + 1 = 27` ciphertext primes (60 + 26 × 40 bits), `K = 3` special primes of
+/// 60 bits, `dnum = 9` (digits of 3 primes, largest ≈ 140 bits ≤ log2 P ≈ 180).
+/// log2 QP ≈ 1280 ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16`: margin ≈ 492 bits.
+pub const PHANTOM_N16: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 26,
+    first_prime_bits: 60,
+    scale_bits: 40,
+    special_primes: 3,
+    special_prime_bits: 60,
+    dnum: 9,
+    security: Security::Bits128,
+};
+
+/// A small secure set for tests.
+///
+/// `N = 2^13`, `L + 1 = 3` ciphertext primes (60 + 2 × 40 bits), `K = 1` special prime of
+/// 60 bits, `dnum = 3` (one prime per digit; largest digit `q_0` < `p_0`, both 60 bits).
+/// log2 QP ≈ 200 ≤ 218, the HomomorphicEncryption.org 2018 standard bound at `N = 2^13`:
+/// margin ≈ 18 bits.
+pub const N13: ParametersLiteral = ParametersLiteral {
+    log_n: 13,
+    levels: 2,
+    first_prime_bits: 60,
+    scale_bits: 40,
+    special_primes: 1,
+    special_prime_bits: 60,
+    dnum: 3,
+    security: Security::Bits128,
+};
+
+/// **Insecure** fast set for 10-deep multiplication chains in CI.
+///
+/// `N = 2^11`, `L + 1 = 11` ciphertext primes (60 + 10 × 40 bits), `K = 2` special primes of
+/// 60 bits, `dnum = 11` (one prime per digit; largest digit 60 bits ≤ log2 P ≈ 120).
+/// log2 QP ≈ 580, far above the 54-bit bound at `N = 2^11`: **not secure**, hence
+/// [`Security::InsecureForTestingOnly`].
+pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
+    log_n: 11,
+    levels: 10,
+    first_prime_bits: 60,
+    scale_bits: 40,
+    special_primes: 2,
+    special_prime_bits: 60,
+    dnum: 11,
+    security: Security::InsecureForTestingOnly,
+};
+
+/// Validated CKKS parameters: the chosen primes, the scale ladder and the digit partition.
+///
+/// Built with [`Parameters::new`]; shared as `Arc<Parameters>`. Serializes as its literal, the
+/// chosen primes and the fingerprint; deserializing rebuilds from the literal and checks both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ParametersWire", into = "ParametersWire")]
+pub struct Parameters {
+    literal: ParametersLiteral,
+    n: usize,
+    moduli_q: Vec<u64>,
+    moduli_p: Vec<u64>,
+    scales: Vec<f64>,
+    digits: Vec<Range<usize>>,
+    log2_q: f64,
+    log2_p: f64,
+    fingerprint: u64,
+}
+
+/// The serialized form of [`Parameters`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ParametersWire {
+    literal: ParametersLiteral,
+    moduli_q: Vec<u64>,
+    moduli_p: Vec<u64>,
+    fingerprint: u64,
+}
+
+impl From<Parameters> for ParametersWire {
+    fn from(p: Parameters) -> Self {
+        ParametersWire {
+            literal: p.literal,
+            moduli_q: p.moduli_q,
+            moduli_p: p.moduli_p,
+            fingerprint: p.fingerprint,
+        }
+    }
+}
+
+impl TryFrom<ParametersWire> for Parameters {
+    type Error = Error;
+
+    fn try_from(w: ParametersWire) -> Result<Self> {
+        let p = Parameters::build(&w.literal)?;
+        if p.moduli_q != w.moduli_q || p.moduli_p != w.moduli_p {
+            return Err(Error::ParameterMismatch {
+                what: "the stored primes differ from those the literal yields".into(),
+            });
+        }
+        if p.fingerprint != w.fingerprint {
+            return Err(Error::ParameterMismatch {
+                what: format!(
+                    "stored fingerprint {:#018x} differs from the computed {:#018x}",
+                    w.fingerprint, p.fingerprint
+                ),
+            });
+        }
+        Ok(p)
+    }
+}
+
+fn invalid(what: impl Into<String>) -> Error {
+    Error::InvalidParameters { what: what.into() }
+}
+
+fn log2_product(primes: &[u64]) -> f64 {
+    primes.iter().map(|&q| (q as f64).log2()).sum()
+}
+
+/// FNV-1a (64-bit) over `bytes`, continuing from `h`.
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+impl Parameters {
+    /// Validates `literal`, chooses the primes and the scale ladder, and returns the
+    /// parameters. Fails (never panics) on out-of-range fields, missing primes, a special
+    /// modulus smaller than the largest digit, or, with [`Security::Bits128`], when log2 QP
+    /// exceeds the 128-bit bound.
+    pub fn new(literal: &ParametersLiteral) -> Result<Arc<Parameters>> {
+        Ok(Arc::new(Self::build(literal)?))
+    }
+
+    fn build(lit: &ParametersLiteral) -> Result<Parameters> {
+        if !(MIN_LOG_N..=MAX_LOG_N).contains(&lit.log_n) {
+            return Err(invalid(format!(
+                "log_n = {} is outside {MIN_LOG_N}..={MAX_LOG_N}",
+                lit.log_n
+            )));
+        }
+        if !(20..=60).contains(&lit.first_prime_bits) {
+            return Err(invalid(format!(
+                "first_prime_bits = {} is outside 20..=60",
+                lit.first_prime_bits
+            )));
+        }
+        if !(20..=lit.first_prime_bits).contains(&lit.scale_bits) {
+            return Err(invalid(format!(
+                "scale_bits = {} is outside 20..=first_prime_bits ({})",
+                lit.scale_bits, lit.first_prime_bits
+            )));
+        }
+        if !(20..=60).contains(&lit.special_prime_bits) {
+            return Err(invalid(format!(
+                "special_prime_bits = {} is outside 20..=60",
+                lit.special_prime_bits
+            )));
+        }
+        if lit.special_primes == 0 {
+            return Err(invalid("special_primes must be at least 1"));
+        }
+        let q_count = lit
+            .levels
+            .checked_add(1)
+            .filter(|&c| c.saturating_add(lit.special_primes) <= MAX_PRIMES)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "levels + 1 + special_primes = {} + 1 + {} exceeds {MAX_PRIMES} primes",
+                    lit.levels, lit.special_primes
+                ))
+            })?;
+        if !(1..=q_count).contains(&lit.dnum) {
+            return Err(invalid(format!(
+                "dnum = {} is outside 1..=levels + 1 ({q_count})",
+                lit.dnum
+            )));
+        }
+        let alpha = q_count.div_ceil(lit.dnum);
+        let digits: Vec<Range<usize>> = (0..q_count)
+            .step_by(alpha)
+            .map(|s| s..(s + alpha).min(q_count))
+            .collect();
+        if digits.len() != lit.dnum {
+            return Err(invalid(format!(
+                "dnum = {} does not partition {q_count} primes: digits of ceil({q_count}/{}) = \
+                 {alpha} primes give {} digits",
+                lit.dnum,
+                lit.dnum,
+                digits.len()
+            )));
+        }
+
+        let n = 1usize << lit.log_n;
+        let two_n = 2 * n as u64;
+        let moduli_p = ntt_primes(lit.special_prime_bits, two_n, lit.special_primes, &[])?;
+        let mut chosen = moduli_p.clone();
+        let q0 = ntt_primes(lit.first_prime_bits, two_n, 1, &chosen)?[0];
+        chosen.push(q0);
+
+        // Scale ladder, from the top level down.
+        let mut scales = vec![0.0f64; q_count];
+        let mut moduli_q = vec![0u64; q_count];
+        moduli_q[0] = q0;
+        let mut delta = 2f64.powi(lit.scale_bits as i32);
+        for l in (1..q_count).rev() {
+            scales[l] = delta;
+            let q = ntt_prime_nearest(delta.round() as u64, two_n, &chosen)?;
+            chosen.push(q);
+            moduli_q[l] = q;
+            delta = delta * delta / q as f64;
+        }
+        scales[0] = delta;
+
+        let log2_q = log2_product(&moduli_q);
+        let log2_p = log2_product(&moduli_p);
+        let largest_digit = digits
+            .iter()
+            .map(|d| log2_product(&moduli_q[d.clone()]))
+            .fold(0.0, f64::max);
+        // Compare exactly when the logs are close: P and the digit as integers.
+        if log2_p < largest_digit && !p_covers_digits(&moduli_p, &moduli_q, &digits) {
+            return Err(invalid(format!(
+                "log2 P = {log2_p:.3} is below the largest digit's log2 = {largest_digit:.3}; \
+                 add special primes or raise dnum"
+            )));
+        }
+        let log2_qp = log2_q + log2_p;
+        if lit.security == Security::Bits128 {
+            // log_n was range-checked above, so the bound exists.
+            let bound = max_log_qp_128(lit.log_n)
+                .ok_or_else(|| invalid(format!("no security bound for log_n = {}", lit.log_n)))?;
+            // Near the bound, f64 round-off decides nothing: check QP < 2^bound exactly.
+            let all: Vec<u64> = moduli_q.iter().chain(&moduli_p).copied().collect();
+            let over = if (log2_qp - bound).abs() < 1e-3 {
+                product_bit_length(&all) as f64 > bound
+            } else {
+                log2_qp > bound
+            };
+            if over {
+                return Err(Error::NotSecure {
+                    log2_qp,
+                    bound,
+                    log_n: lit.log_n,
+                });
+            }
+        }
+
+        let mut p = Parameters {
+            literal: lit.clone(),
+            n,
+            moduli_q,
+            moduli_p,
+            scales,
+            digits,
+            log2_q,
+            log2_p,
+            fingerprint: 0,
+        };
+        p.fingerprint = p.compute_fingerprint();
+        Ok(p)
+    }
+
+    /// FNV-1a over: `b"ckks"`, then as `u64` little-endian: `n`, the number of Q primes and
+    /// each Q prime, the number of P primes and each P prime, `dnum`, the number of scales and
+    /// each scale's IEEE-754 bit pattern.
+    fn compute_fingerprint(&self) -> u64 {
+        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut h = fnv1a(OFFSET, b"ckks");
+        let mut put = |v: u64| h = fnv1a(h, &v.to_le_bytes());
+        put(self.n as u64);
+        put(self.moduli_q.len() as u64);
+        self.moduli_q.iter().for_each(|&q| put(q));
+        put(self.moduli_p.len() as u64);
+        self.moduli_p.iter().for_each(|&p| put(p));
+        put(self.literal.dnum as u64);
+        put(self.scales.len() as u64);
+        self.scales.iter().for_each(|s| put(s.to_bits()));
+        h
+    }
+
+    /// The ring degree `N`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// log2 of the ring degree.
+    pub fn log_n(&self) -> u32 {
+        self.literal.log_n
+    }
+
+    /// The number of slots, `N / 2`.
+    pub fn slots(&self) -> usize {
+        self.n / 2
+    }
+
+    /// The top level `L`; a ciphertext at level `l` has limbs `0..=l`.
+    pub fn max_level(&self) -> usize {
+        self.moduli_q.len() - 1
+    }
+
+    /// The ciphertext primes `q_0 … q_L` (index = level of the prime).
+    pub fn moduli_q(&self) -> &[u64] {
+        &self.moduli_q
+    }
+
+    /// The special primes `p_0 … p_{K-1}`.
+    pub fn moduli_p(&self) -> &[u64] {
+        &self.moduli_p
+    }
+
+    /// The scale `Δ_level` used to encode at `level`; `Δ_{l-1} = Δ_l² / q_l`.
+    pub fn scale(&self, level: usize) -> Result<f64> {
+        self.scales.get(level).copied().ok_or(Error::InvalidLevel {
+            level,
+            max_level: self.max_level(),
+        })
+    }
+
+    /// All scales, index = level.
+    pub fn scales(&self) -> &[f64] {
+        &self.scales
+    }
+
+    /// The key-switching digits: ranges of indices into [`moduli_q`](Self::moduli_q), each
+    /// `ceil((L + 1) / dnum)` primes long except possibly the last.
+    pub fn digits(&self) -> Vec<Range<usize>> {
+        self.digits.clone()
+    }
+
+    /// The number of key-switching digits.
+    pub fn dnum(&self) -> usize {
+        self.literal.dnum
+    }
+
+    /// log2 Q, the sum of log2 of the ciphertext primes.
+    pub fn log2_q(&self) -> f64 {
+        self.log2_q
+    }
+
+    /// log2 P, the sum of log2 of the special primes.
+    pub fn log2_p(&self) -> f64 {
+        self.log2_p
+    }
+
+    /// log2 QP, the size of the full key-switching modulus (what the security bound limits).
+    pub fn log2_qp(&self) -> f64 {
+        self.log2_q + self.log2_p
+    }
+
+    /// A 64-bit FNV-1a fingerprint of the scheme, ring degree, primes, dnum and scales, to
+    /// detect objects loaded with other parameters. It detects mismatches; it is **not** a
+    /// cryptographic hash and offers no security against deliberate forgeries.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// The literal these parameters were built from.
+    pub fn literal(&self) -> &ParametersLiteral {
+        &self.literal
+    }
+
+    /// The security requirement they were checked against.
+    pub fn security(&self) -> Security {
+        self.literal.security
+    }
+
+    /// Serializes as an [`rlwe::wire`] blob of kind [`BlobKind::Parameters`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        Ok(wire::encode(
+            BlobKind::Parameters,
+            &ParametersWire::from(self.clone()),
+        )?)
+    }
+
+    /// Reads a parameters blob (at most [`MAX_PARAMETERS_BLOB`] bytes), rebuilds the
+    /// parameters from the stored literal and checks that the stored primes and fingerprint
+    /// match.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Parameters>> {
+        let w: ParametersWire = wire::decode(BlobKind::Parameters, bytes, MAX_PARAMETERS_BLOB)?;
+        Ok(Arc::new(Parameters::try_from(w)?))
+    }
+}
+
+/// The product of `primes` as little-endian base-2^32 limbs (each stored in a `u64`).
+fn big_product(primes: &[u64]) -> Vec<u64> {
+    let mut acc = vec![1u64];
+    for &q in primes {
+        let (lo, hi) = (q & 0xffff_ffff, q >> 32);
+        let mut out = vec![0u64; acc.len() + 3];
+        for (i, &a) in acc.iter().enumerate() {
+            for (j, f) in [lo, hi].into_iter().enumerate() {
+                let mut k = i + j;
+                let mut carry = a * f; // both factors < 2^32
+                while carry != 0 {
+                    let s = out[k] + (carry & 0xffff_ffff);
+                    out[k] = s & 0xffff_ffff;
+                    carry = (carry >> 32) + (s >> 32);
+                    k += 1;
+                }
+            }
+        }
+        while out.len() > 1 && out.last() == Some(&0) {
+            out.pop();
+        }
+        acc = out;
+    }
+    acc
+}
+
+/// Compares two normalized base-2^32 numbers from [`big_product`].
+fn big_cmp(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.iter().rev().cmp(b.iter().rev()))
+}
+
+/// The bit length of the product of `primes` (exact): the product is `< 2^bits`.
+fn product_bit_length(primes: &[u64]) -> u64 {
+    let p = big_product(primes);
+    let top = *p.last().unwrap_or(&0);
+    32 * (p.len() as u64 - 1) + u64::from(64 - top.leading_zeros())
+}
+
+/// Whether the integer `P` is at least every digit's product (exact).
+fn p_covers_digits(moduli_p: &[u64], moduli_q: &[u64], digits: &[Range<usize>]) -> bool {
+    let p = big_product(moduli_p);
+    digits
+        .iter()
+        .all(|d| big_cmp(&p, &big_product(&moduli_q[d.clone()])) != std::cmp::Ordering::Less)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRESETS: [(&str, ParametersLiteral); 6] = [
+        ("CAT", CAT),
+        ("CAT_COMPAT", CAT_COMPAT),
+        ("N16_L24_D3", N16_L24_D3),
+        ("PHANTOM_N16", PHANTOM_N16),
+        ("N13", N13),
+        ("TEST_N11_INSECURE", TEST_N11_INSECURE),
+    ];
+
+    fn build(lit: &ParametersLiteral) -> Arc<Parameters> {
+        Parameters::new(lit).unwrap_or_else(|e| panic!("{lit:?}: {e}"))
+    }
+
+    #[test]
+    fn presets_build_with_expected_shapes() {
+        for (name, lit) in PRESETS {
+            let p = build(&lit);
+            assert_eq!(p.n(), 1 << lit.log_n, "{name}");
+            assert_eq!(p.max_level(), lit.levels, "{name}");
+            assert_eq!(p.moduli_q().len(), lit.levels + 1, "{name}");
+            assert_eq!(p.moduli_p().len(), lit.special_primes, "{name}");
+            assert_eq!(p.digits().len(), lit.dnum, "{name}");
+            println!(
+                "{name}: log2 Q = {:.6}, log2 P = {:.6}, log2 QP = {:.6}, fingerprint {:#018x}",
+                p.log2_q(),
+                p.log2_p(),
+                p.log2_qp(),
+                p.fingerprint()
+            );
+        }
+    }
+
+    #[test]
+    fn secure_presets_are_secure() {
+        for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13] {
+            assert_eq!(lit.security, Security::Bits128);
+            let p = build(&lit);
+            assert!(p.log2_qp() <= max_log_qp_128(lit.log_n).unwrap());
+        }
+        let nominal = [
+            (CAT, 880.0),
+            (N16_L24_D3, 1440.0),
+            (PHANTOM_N16, 1280.0),
+            (N13, 200.0),
+        ];
+        for (lit, want) in nominal {
+            let p = build(&lit);
+            assert!((p.log2_qp() - want).abs() < 0.01, "{}", p.log2_qp());
+        }
+    }
+
+    #[test]
+    fn cat_compat_matches_seal_default() {
+        let p = build(&CAT_COMPAT);
+        assert_eq!(p.moduli_q().len(), 15);
+        assert_eq!(p.moduli_p().len(), 1);
+        assert!(p.moduli_p()[0] >> 55 == 1, "56-bit special prime");
+        assert!((p.log2_qp() - 881.0).abs() < 0.01);
+        let all: Vec<u64> = p.moduli_q().iter().chain(p.moduli_p()).copied().collect();
+        assert_eq!(product_bit_length(&all), 881, "QP < 2^881 exactly");
+    }
+
+    #[test]
+    fn exact_products() {
+        assert_eq!(product_bit_length(&[]), 1);
+        assert_eq!(product_bit_length(&[3]), 2);
+        assert_eq!(product_bit_length(&[u64::MAX, u64::MAX]), 128);
+        assert_eq!(product_bit_length(&[1 << 40, 1 << 40, 1 << 20]), 101);
+        assert_eq!(
+            big_cmp(&big_product(&[1 << 40, 1 << 20]), &big_product(&[1 << 60])),
+            std::cmp::Ordering::Equal
+        );
+        assert!(p_covers_digits(
+            &[1 << 60],
+            &[1 << 30, 1 << 30, 7],
+            &[0..2, 2..3]
+        ));
+        let whole = [Range { start: 0, end: 2 }];
+        assert!(!p_covers_digits(
+            &[(1 << 60) - 1],
+            &[1 << 30, 1 << 30],
+            &whole
+        ));
+    }
+
+    #[test]
+    fn ladder_property() {
+        for (name, lit) in PRESETS {
+            let p = build(&lit);
+            for l in 1..=p.max_level() {
+                let dl = p.scale(l).unwrap();
+                let below = p.scale(l - 1).unwrap();
+                assert_eq!(below, dl * dl / p.moduli_q()[l] as f64, "{name} level {l}");
+            }
+            for l in 0..=p.max_level() {
+                let s = p.scale(l).unwrap().log2();
+                assert!(
+                    (s - lit.scale_bits as f64).abs() < 0.1,
+                    "{name} level {l}: log2 scale {s}"
+                );
+            }
+            assert_eq!(
+                p.scale(lit.levels).unwrap(),
+                2f64.powi(lit.scale_bits as i32)
+            );
+            assert!(matches!(
+                p.scale(lit.levels + 1),
+                Err(Error::InvalidLevel { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn primes_distinct_and_ntt_friendly() {
+        for (name, lit) in PRESETS {
+            let p = build(&lit);
+            let two_n = 2 * p.n() as u64;
+            let mut all: Vec<u64> = p.moduli_q().iter().chain(p.moduli_p()).copied().collect();
+            for &q in &all {
+                assert!(fhe_math::primes::is_prime(q), "{name}: {q}");
+                assert_eq!(q % two_n, 1, "{name}: {q}");
+            }
+            let count = all.len();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), count, "{name}: repeated prime");
+            assert_eq!(64 - p.moduli_q()[0].leading_zeros(), lit.first_prime_bits);
+            for &sp in p.moduli_p() {
+                assert_eq!(64 - sp.leading_zeros(), lit.special_prime_bits);
+            }
+        }
+    }
+
+    #[test]
+    fn digits_partition_the_chain() {
+        let p = build(&N16_L24_D3);
+        assert_eq!(p.digits(), vec![0..9, 9..18, 18..25]);
+        let p = build(&CAT);
+        assert_eq!(p.digits().len(), 6);
+        assert_eq!(p.digits()[5], 15..17);
+        let p = build(&TEST_N11_INSECURE);
+        assert!(p.digits().iter().all(|d| d.len() == 1));
+    }
+
+    #[test]
+    fn insecure_set_rejected_when_security_required() {
+        let lit = ParametersLiteral {
+            security: Security::Bits128,
+            ..TEST_N11_INSECURE
+        };
+        let e = Parameters::new(&lit).unwrap_err();
+        assert!(matches!(e, Error::NotSecure { log_n: 11, .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("not 128-bit secure"), "{msg}");
+        assert!(msg.contains("bound 54 at N = 2^11"), "{msg}");
+        // One more 40-bit prime pushes CAT over 881.
+        let lit = ParametersLiteral {
+            levels: 17,
+            dnum: 6,
+            ..CAT
+        };
+        assert!(matches!(
+            Parameters::new(&lit),
+            Err(Error::NotSecure { .. })
+        ));
+    }
+
+    #[test]
+    fn bad_literals_give_errors() {
+        let bad = [
+            ParametersLiteral { log_n: 9, ..N13 },
+            ParametersLiteral { log_n: 18, ..N13 },
+            ParametersLiteral {
+                log_n: u32::MAX,
+                ..N13
+            },
+            ParametersLiteral {
+                first_prime_bits: 19,
+                ..N13
+            },
+            ParametersLiteral {
+                first_prime_bits: 61,
+                ..N13
+            },
+            ParametersLiteral {
+                scale_bits: 19,
+                ..N13
+            },
+            ParametersLiteral {
+                scale_bits: 61,
+                ..N13
+            },
+            ParametersLiteral {
+                first_prime_bits: 30,
+                scale_bits: 40,
+                ..N13
+            },
+            ParametersLiteral {
+                special_prime_bits: 19,
+                ..N13
+            },
+            ParametersLiteral {
+                special_prime_bits: 61,
+                ..N13
+            },
+            ParametersLiteral {
+                special_primes: 0,
+                ..N13
+            },
+            ParametersLiteral { dnum: 0, ..N13 },
+            ParametersLiteral { dnum: 4, ..N13 },
+            ParametersLiteral {
+                levels: usize::MAX,
+                ..N13
+            },
+            ParametersLiteral {
+                special_primes: usize::MAX,
+                ..N13
+            },
+            // 10 primes, dnum 4 -> digits of 3 -> 4 digits: fine; dnum 6 -> digits of 2 -> 5.
+            ParametersLiteral {
+                dnum: 6,
+                levels: 9,
+                ..TEST_N11_INSECURE
+            },
+            // P (one 60-bit prime) below a digit of two primes.
+            ParametersLiteral { dnum: 1, ..N13 },
+        ];
+        for lit in bad {
+            let e = Parameters::new(&lit).expect_err(&format!("{lit:?} accepted"));
+            assert!(
+                matches!(e, Error::InvalidParameters { .. } | Error::NotSecure { .. }),
+                "{lit:?}: {e:?}"
+            );
+        }
+        let e = Parameters::new(&ParametersLiteral { dnum: 1, ..N13 }).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("log2 P = 60") && msg.contains("largest digit"),
+            "{msg}"
+        );
+        // Level 0 (no rescale) is allowed.
+        let p = build(&ParametersLiteral {
+            levels: 0,
+            dnum: 1,
+            ..N13
+        });
+        assert_eq!(p.max_level(), 0);
+    }
+
+    #[test]
+    fn not_enough_primes_is_an_error() {
+        // 20-bit primes that are 1 mod 2^18: far fewer than 200 exist.
+        let lit = ParametersLiteral {
+            log_n: 17,
+            levels: 0,
+            first_prime_bits: 20,
+            scale_bits: 20,
+            special_primes: 200,
+            special_prime_bits: 20,
+            dnum: 1,
+            security: Security::InsecureForTestingOnly,
+        };
+        assert!(matches!(Parameters::new(&lit), Err(Error::Math(_))));
+    }
+
+    #[test]
+    fn fingerprints_differ() {
+        let fps: Vec<u64> = PRESETS
+            .iter()
+            .map(|(_, l)| build(l).fingerprint())
+            .collect();
+        let mut d = fps.clone();
+        d.sort_unstable();
+        d.dedup();
+        assert_eq!(d.len(), fps.len());
+        assert_eq!(build(&N13).fingerprint(), build(&N13).fingerprint());
+    }
+
+    #[test]
+    fn bytes_round_trip() {
+        for lit in [N13, TEST_N11_INSECURE, CAT] {
+            let p = build(&lit);
+            let b = p.to_bytes().unwrap();
+            let q = Parameters::from_bytes(&b).unwrap();
+            assert_eq!(*p, *q);
+        }
+    }
+
+    fn wire_of(p: &Parameters) -> ParametersWire {
+        ParametersWire::from(p.clone())
+    }
+
+    #[test]
+    fn tampered_bytes_give_errors() {
+        let p = build(&N13);
+        let good = p.to_bytes().unwrap();
+        // Every single-byte change is rejected, except one that flips the security flag
+        // (which selects a validation policy, not the math: primes, scales and fingerprint
+        // stay the same); never a panic.
+        for i in 0..good.len() {
+            for x in [1u8, 0x80, 0xff] {
+                let mut b = good.clone();
+                b[i] ^= x;
+                if let Ok(q) = Parameters::from_bytes(&b) {
+                    assert_eq!(q.security(), Security::InsecureForTestingOnly, "byte {i}");
+                    assert_eq!(q.moduli_q(), p.moduli_q());
+                    assert_eq!(q.moduli_p(), p.moduli_p());
+                    assert_eq!(q.scales(), p.scales());
+                    assert_eq!(q.fingerprint(), p.fingerprint());
+                }
+            }
+        }
+        for len in 0..good.len() {
+            assert!(Parameters::from_bytes(&good[..len]).is_err());
+        }
+        // Wrong primes, wrong fingerprint, wrong kind.
+        let mut w = wire_of(&p);
+        w.moduli_q[1] += 2 * p.n() as u64;
+        let b = wire::encode(BlobKind::Parameters, &w).unwrap();
+        assert!(matches!(
+            Parameters::from_bytes(&b),
+            Err(Error::ParameterMismatch { .. })
+        ));
+        let mut w = wire_of(&p);
+        w.fingerprint ^= 1;
+        let b = wire::encode(BlobKind::Parameters, &w).unwrap();
+        let e = Parameters::from_bytes(&b).unwrap_err();
+        assert!(e.to_string().contains("fingerprint"), "{e}");
+        let b = wire::encode(BlobKind::Ciphertext, &wire_of(&p)).unwrap();
+        assert!(matches!(
+            Parameters::from_bytes(&b),
+            Err(Error::Rlwe(rlwe::Error::WrongKind { .. }))
+        ));
+        // A literal that fails validation.
+        let mut w = wire_of(&p);
+        w.literal.log_n = 40;
+        let b = wire::encode(BlobKind::Parameters, &w).unwrap();
+        assert!(matches!(
+            Parameters::from_bytes(&b),
+            Err(Error::InvalidParameters { .. })
+        ));
+    }
+
+    #[test]
+    fn parameters_are_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Parameters>();
+        check::<ParametersLiteral>();
+    }
+}
