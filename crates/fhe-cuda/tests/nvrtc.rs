@@ -45,3 +45,12 @@ fn every_module_has_a_source() {
     }
     assert!(fhe_cuda::kernels::compile("nope", "sm_90").is_err());
 }
+
+/// Without a driver or device, opening one is an error value, never a panic.
+#[test]
+fn missing_device_is_an_error() {
+    match fhe_cuda::Device::new(0) {
+        Ok(d) => assert!(!d.name().is_empty()),
+        Err(e) => assert!(matches!(e, fhe_cuda::Error::NoDriver | fhe_cuda::Error::NoDevice { .. } | fhe_cuda::Error::NoNvrtc), "{e}"),
+    }
+}
