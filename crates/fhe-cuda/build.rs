@@ -8,7 +8,8 @@ use std::{env, fs};
 
 fn inline(path: &Path, seen: &mut HashSet<String>, out: &mut String) {
     let dir = path.parent().expect("kernel path has a parent");
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     for line in text.lines() {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("#include \"") {
@@ -39,6 +40,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let mut src = String::new();
         inline(&path, &mut HashSet::new(), &mut src);
-        fs::write(Path::new(&out_dir).join(format!("{name}.cu")), src).expect("write inlined kernel source");
+        fs::write(Path::new(&out_dir).join(format!("{name}.cu")), src)
+            .expect("write inlined kernel source");
     }
 }

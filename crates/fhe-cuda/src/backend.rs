@@ -8,7 +8,7 @@
 
 use crate::device::Device;
 use crate::error::Error as CudaError;
-use crate::kernels::{self, elementwise as ew, Ctx, LimbSet};
+use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
 use crate::poly::DevicePoly;
 use crate::tables::{self, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
@@ -38,7 +38,10 @@ pub struct CudaBackend {
 
 impl std::fmt::Debug for CudaBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaBackend").field("device", &self.inner.device.name()).field("n", &self.inner.ring.n()).finish()
+        f.debug_struct("CudaBackend")
+            .field("device", &self.inner.device.name())
+            .field("n", &self.inner.ring.n())
+            .finish()
     }
 }
 
@@ -49,7 +52,9 @@ fn shape_err(what: impl Into<String>) -> Error {
 fn check_covers(a: &DevicePoly, b: &DevicePoly, what: &str) -> Result<()> {
     let (sa, sb) = (a.shape, b.shape);
     if sb.level < sa.level || (sa.extended && !sb.extended) || a.n != b.n {
-        return Err(shape_err(format!("{what}: operand shape {sb:?} does not cover {sa:?}")));
+        return Err(shape_err(format!(
+            "{what}: operand shape {sb:?} does not cover {sa:?}"
+        )));
     }
     Ok(())
 }
@@ -65,14 +70,31 @@ impl CudaBackend {
     }
 
     /// A backend for `ring` on a given stream of `device`.
-    pub fn on_stream(device: Arc<Device>, stream: Arc<CudaStream>, ring: Arc<RingContext>) -> crate::Result<Self> {
+    pub fn on_stream(
+        device: Arc<Device>,
+        stream: Arc<CudaStream>,
+        ring: Arc<RingContext>,
+    ) -> crate::Result<Self> {
         let n = ring.n();
-        if !n.is_power_of_two() || n < 8 || n > 1 << 17 {
-            return Err(CudaError::Unsupported { what: format!("ring degree {n} (8..=2^17)") });
+        if !n.is_power_of_two() || !(8..=1 << 17).contains(&n) {
+            return Err(CudaError::Unsupported {
+                what: format!("ring degree {n} (8..=2^17)"),
+            });
         }
         let (host, layout) = tables::build(&ring);
-        let tables = stream.clone_htod(&host).map_err(CudaError::driver("table upload"))?;
-        Ok(CudaBackend { inner: Arc::new(Inner { device, stream, ring, tables, layout, galois: Mutex::new(HashMap::new()) }) })
+        let tables = stream
+            .clone_htod(&host)
+            .map_err(CudaError::driver("table upload"))?;
+        Ok(CudaBackend {
+            inner: Arc::new(Inner {
+                device,
+                stream,
+                ring,
+                tables,
+                layout,
+                galois: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// The device.
@@ -87,7 +109,13 @@ impl CudaBackend {
 
     fn cx(&self) -> Ctx<'_> {
         let (tables, _g) = self.inner.tables.device_ptr(&self.inner.stream);
-        Ctx { dev: &self.inner.device, stream: &self.inner.stream, tables, layout: &self.inner.layout, n: self.inner.ring.n() as u32 }
+        Ctx {
+            dev: &self.inner.device,
+            stream: &self.inner.stream,
+            tables,
+            layout: &self.inner.layout,
+            n: self.inner.ring.n() as u32,
+        }
     }
 
     fn s(&self) -> &CudaStream {
@@ -96,7 +124,10 @@ impl CudaBackend {
 
     fn check(&self, p: &DevicePoly) -> Result<()> {
         let r = &self.inner.ring;
-        if p.n != r.n() || p.q_capacity != r.q_count() || (p.shape.extended && p.p_count != r.p_count()) {
+        if p.n != r.n()
+            || p.q_capacity != r.q_count()
+            || (p.shape.extended && p.p_count != r.p_count())
+        {
             return Err(shape_err("buffer does not belong to this ring"));
         }
         Ok(())
@@ -108,7 +139,10 @@ impl CudaBackend {
             return Err(shape_err("no special primes for an extended buffer"));
         }
         if shape.level >= r.q_count() {
-            return Err(Error::InvalidLevel { level: shape.level, reason: "above the top level" });
+            return Err(Error::InvalidLevel {
+                level: shape.level,
+                reason: "above the top level",
+            });
         }
         Ok(())
     }
@@ -121,7 +155,13 @@ impl CudaBackend {
         let len = shape.components * (r.q_count() + p_count) * r.n();
         // SAFETY: the contents are written by kernels before any read of an active limb.
         let data = unsafe { self.inner.stream.alloc::<u64>(len.max(1)) }.map_err(drv("alloc"))?;
-        Ok(DevicePoly { data, shape, n: r.n(), q_capacity: r.q_count(), p_count })
+        Ok(DevicePoly {
+            data,
+            shape,
+            n: r.n(),
+            q_capacity: r.q_count(),
+            p_count,
+        })
     }
 
     /// The device index map of `X -> X^g` (uploaded once per element).
@@ -132,19 +172,31 @@ impl CudaBackend {
             return Ok(m.clone());
         }
         let host = self.inner.ring.galois_map(g);
-        let dev = Arc::new(self.inner.stream.clone_htod(&host[..]).map_err(drv("galois map upload"))?);
+        let dev = Arc::new(
+            self.inner
+                .stream
+                .clone_htod(&host[..])
+                .map_err(drv("galois map upload"))?,
+        );
         maps.insert(g, dev.clone());
         Ok(dev)
     }
 
     fn q_only(ls: LimbSet, q_lo: u32, q_cnt: u32) -> LimbSet {
-        LimbSet { q_lo, q_cnt, p_cnt: 0, ..ls }
+        LimbSet {
+            q_lo,
+            q_cnt,
+            p_cnt: 0,
+            ..ls
+        }
     }
 
     /// Per-active-limb constants: `(reduce(s_i), shoup)` for the active slots of `p`.
     fn scalars(&self, p: &DevicePoly, scalars: &[u64], shoup: bool) -> Result<ew::Scalars> {
         let r = &self.inner.ring;
-        let slots: Vec<usize> = (0..=p.shape.level).chain(r.q_count()..r.q_count() + p.p_count).collect();
+        let slots: Vec<usize> = (0..=p.shape.level)
+            .chain(r.q_count()..r.q_count() + p.p_count)
+            .collect();
         if scalars.len() != slots.len() {
             return Err(shape_err("one scalar per active limb is needed"));
         }
@@ -164,11 +216,20 @@ impl CudaBackend {
     fn rescale_impl(&self, a: &mut DevicePoly) -> Result<()> {
         let level = a.shape.level;
         let cx = self.cx();
-        let t = self.alloc(Shape { components: a.shape.components, level, extended: false })?;
+        let t = self.alloc(Shape {
+            components: a.shape.components,
+            level,
+            extended: false,
+        })?;
         let all_t = t.limbs(self.s());
         let all_a = a.limbs(self.s());
         let top_t = Self::q_only(all_t, level as u32, 1);
-        ew::binary(&cx, top_t, Self::q_only(all_a, level as u32, 1), ew::OP_COPY)?;
+        ew::binary(
+            &cx,
+            top_t,
+            Self::q_only(all_a, level as u32, 1),
+            ew::OP_COPY,
+        )?;
         kernels::ntt::inverse(&cx, top_t)?;
         let low_t = Self::q_only(all_t, 0, level as u32);
         ew::rescale_prepare(&cx, low_t, level as u32)?;
@@ -196,32 +257,55 @@ impl Backend for CudaBackend {
 
     fn zeros(&self, shape: Shape) -> Result<DevicePoly> {
         let mut p = self.alloc(shape)?;
-        self.inner.stream.memset_zeros(&mut p.data).map_err(drv("memset"))?;
+        self.inner
+            .stream
+            .memset_zeros(&mut p.data)
+            .map_err(drv("memset"))?;
         Ok(p)
     }
 
     fn upload(&self, host: &RnsPoly) -> Result<DevicePoly> {
         self.inner.ring.check(host)?;
-        let data = self.inner.stream.clone_htod(host.raw()).map_err(drv("upload"))?;
-        Ok(DevicePoly { data, shape: host.shape(), n: host.n(), q_capacity: host.q_capacity(), p_count: host.p_count() })
+        let data = self
+            .inner
+            .stream
+            .clone_htod(host.raw())
+            .map_err(drv("upload"))?;
+        Ok(DevicePoly {
+            data,
+            shape: host.shape(),
+            n: host.n(),
+            q_capacity: host.q_capacity(),
+            p_count: host.p_count(),
+        })
     }
 
     fn download(&self, p: &DevicePoly) -> Result<RnsPoly> {
         let mut host = RnsPoly::zeros(p.n, p.shape, p.q_capacity, p.p_count)?;
         let len = p.len();
-        self.inner.stream.memcpy_dtoh(&p.data.slice(..len), host.raw_mut()).map_err(drv("download"))?;
+        self.inner
+            .stream
+            .memcpy_dtoh(&p.data.slice(..len), host.raw_mut())
+            .map_err(drv("download"))?;
         self.synchronize()?;
         Ok(host)
     }
 
     fn duplicate(&self, p: &DevicePoly) -> Result<DevicePoly> {
-        let data = self.inner.stream.clone_dtod(&p.data).map_err(drv("device copy"))?;
+        let data = self
+            .inner
+            .stream
+            .clone_dtod(&p.data)
+            .map_err(drv("device copy"))?;
         Ok(DevicePoly { data, ..*p })
     }
 
     fn set_level(&self, p: &mut DevicePoly, level: usize) -> Result<()> {
         if level > p.shape.level {
-            return Err(Error::InvalidLevel { level, reason: "can only lower the level of a buffer" });
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "can only lower the level of a buffer",
+            });
         }
         p.shape.level = level;
         Ok(())
@@ -229,7 +313,10 @@ impl Backend for CudaBackend {
 
     fn truncate_components(&self, p: &mut DevicePoly, components: usize) -> Result<()> {
         if components > p.shape.components {
-            return Err(shape_err(format!("cannot grow components {} -> {components}", p.shape.components)));
+            return Err(shape_err(format!(
+                "cannot grow components {} -> {components}",
+                p.shape.components
+            )));
         }
         p.shape.components = components;
         Ok(())
@@ -250,7 +337,12 @@ impl Backend for CudaBackend {
         self.binary(a, b, "sub", ew::OP_SUB)
     }
 
-    fn add_component_assign(&self, a: &mut DevicePoly, component: usize, b: &DevicePoly) -> Result<()> {
+    fn add_component_assign(
+        &self,
+        a: &mut DevicePoly,
+        component: usize,
+        b: &DevicePoly,
+    ) -> Result<()> {
         self.check(a)?;
         self.check(b)?;
         check_covers(a, b, "add to component")?;
@@ -263,7 +355,13 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn copy_component(&self, src: &DevicePoly, src_component: usize, dst: &mut DevicePoly, dst_component: usize) -> Result<()> {
+    fn copy_component(
+        &self,
+        src: &DevicePoly,
+        src_component: usize,
+        dst: &mut DevicePoly,
+        dst_component: usize,
+    ) -> Result<()> {
         self.check(src)?;
         self.check(dst)?;
         check_covers(dst, src, "copy component")?;
@@ -297,7 +395,9 @@ impl Backend for CudaBackend {
         check_covers(acc, a, "multiply-accumulate")?;
         check_covers(acc, b, "multiply-accumulate")?;
         if a.shape.components < acc.shape.components {
-            return Err(shape_err("multiply-accumulate: operand has fewer components"));
+            return Err(shape_err(
+                "multiply-accumulate: operand has fewer components",
+            ));
         }
         let lacc = acc.limbs(self.s());
         let la = a.like(self.s(), &lacc);
@@ -313,13 +413,25 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn add_scalar_assign(&self, a: &mut DevicePoly, component: usize, scalars: &[u64]) -> Result<()> {
+    fn add_scalar_assign(
+        &self,
+        a: &mut DevicePoly,
+        component: usize,
+        scalars: &[u64],
+    ) -> Result<()> {
         self.check(a)?;
         if component >= a.shape.components {
-            return Err(shape_err("one scalar per active limb of an existing component is needed"));
+            return Err(shape_err(
+                "one scalar per active limb of an existing component is needed",
+            ));
         }
         let sc = self.scalars(a, scalars, false)?;
-        ew::scalar(&self.cx(), a.limbs(self.s()).components(component as u32, 1), &sc, ew::OP_ADD)?;
+        ew::scalar(
+            &self.cx(),
+            a.limbs(self.s()).components(component as u32, 1),
+            &sc,
+            ew::OP_ADD,
+        )?;
         Ok(())
     }
 
@@ -338,11 +450,19 @@ impl Backend for CudaBackend {
     fn tensor(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
         self.check(a)?;
         self.check(b)?;
-        if a.shape.components != 2 || b.shape.components != 2 || a.shape.extended || b.shape.extended {
+        if a.shape.components != 2
+            || b.shape.components != 2
+            || a.shape.extended
+            || b.shape.extended
+        {
             return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
         }
         let level = a.shape.level.min(b.shape.level);
-        let out = self.zeros(Shape { components: 3, level, extended: false })?;
+        let out = self.zeros(Shape {
+            components: 3,
+            level,
+            extended: false,
+        })?;
         let lo = out.limbs(self.s()).components(0, 1);
         let la = a.like(self.s(), &lo);
         let lb = b.like(self.s(), &lo);
@@ -350,12 +470,21 @@ impl Backend for CudaBackend {
         Ok(out)
     }
 
-    fn automorphism_into(&self, a: &DevicePoly, galois: u64, out: &mut DevicePoly, mapped: usize) -> Result<()> {
+    fn automorphism_into(
+        &self,
+        a: &DevicePoly,
+        galois: u64,
+        out: &mut DevicePoly,
+        mapped: usize,
+    ) -> Result<()> {
         self.check(a)?;
         self.check(out)?;
         check_covers(out, a, "automorphism")?;
-        if galois % 2 == 0 || mapped > a.shape.components || mapped > out.shape.components {
-            return Err(shape_err(format!("automorphism: bad Galois element {galois} or component count")));
+        if galois.is_multiple_of(2) || mapped > a.shape.components || mapped > out.shape.components
+        {
+            return Err(shape_err(format!(
+                "automorphism: bad Galois element {galois} or component count"
+            )));
         }
         let map = self.galois_map(galois)?;
         let (mp, _g) = map.device_ptr(self.s());
@@ -369,7 +498,10 @@ impl Backend for CudaBackend {
         self.check(a)?;
         let level = a.shape.level;
         if level == 0 || a.shape.extended {
-            return Err(Error::InvalidLevel { level, reason: "cannot rescale a buffer at level 0 or over Q·P" });
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
         }
         self.rescale_impl(a)
     }
@@ -382,11 +514,24 @@ impl Backend for CudaBackend {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
-        let ext = self.zeros(Shape { components: ups.len(), level, extended: true })?;
+        let ext = self.zeros(Shape {
+            components: ups.len(),
+            level,
+            extended: true,
+        })?;
         // Coefficient form of the component (all active Q limbs: the digits partition them).
-        let tmp = self.alloc(Shape { components: 1, level, extended: false })?;
+        let tmp = self.alloc(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
         let lt = tmp.limbs(self.s());
-        ew::binary(&cx, lt, c.like(self.s(), &lt).components(component as u32, 1), ew::OP_COPY)?;
+        ew::binary(
+            &cx,
+            lt,
+            c.like(self.s(), &lt).components(component as u32, 1),
+            ew::OP_COPY,
+        )?;
         kernels::ntt::inverse(&cx, lt)?;
         let (tp, ep) = (tmp.ptr(self.s()), ext.ptr(self.s()));
         let n = self.inner.ring.n() as u64;
@@ -397,20 +542,37 @@ impl Backend for CudaBackend {
             let dst = Self::q_only(le, d.start as u32, d.len() as u32).components(j as u32, 1);
             let src = Self::q_only(lt, d.start as u32, d.len() as u32);
             ew::binary(&cx, dst, src, ew::OP_COPY)?;
-            kernels::keyswitch::convert(&cx, &up.conv, tp + 8 * d.start as u64 * n, ep + 8 * j as u64 * spc * n)?;
+            kernels::keyswitch::convert(
+                &cx,
+                &up.conv,
+                tp + 8 * d.start as u64 * n,
+                ep + 8 * j as u64 * spc * n,
+            )?;
         }
         // Back to NTT form: digit limbs return exactly to their input values.
         kernels::ntt::forward(&cx, le)?;
         Ok(ext)
     }
 
-    fn key_product(&self, ext: &DevicePoly, key: &DevicePoly, galois: Option<u64>, acc: &mut DevicePoly) -> Result<()> {
+    fn key_product(
+        &self,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        acc: &mut DevicePoly,
+    ) -> Result<()> {
         self.check(ext)?;
         self.check(key)?;
         self.check(acc)?;
         let digits = ext.shape.components;
-        if !acc.shape.extended || acc.shape.components != 2 || !key.shape.extended || key.shape.components < 2 * digits {
-            return Err(shape_err("key_product: accumulator, digits or key have the wrong shape"));
+        if !acc.shape.extended
+            || acc.shape.components != 2
+            || !key.shape.extended
+            || key.shape.components < 2 * digits
+        {
+            return Err(shape_err(
+                "key_product: accumulator, digits or key have the wrong shape",
+            ));
         }
         check_covers(acc, ext, "key_product")?;
         check_covers(acc, key, "key_product")?;
@@ -434,25 +596,53 @@ impl Backend for CudaBackend {
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
-        if !acc.shape.extended || acc.shape.components < 2 || out.shape.components != 2 || acc.shape.level != level || out.shape.extended {
-            return Err(shape_err("mod_down: accumulator over Q·P and a 2-component output at its level are needed"));
+        if !acc.shape.extended
+            || acc.shape.components < 2
+            || out.shape.components != 2
+            || acc.shape.level != level
+            || out.shape.extended
+        {
+            return Err(shape_err(
+                "mod_down: accumulator over Q·P and a 2-component output at its level are needed",
+            ));
         }
-        let conv_layout = self.inner.layout.mod_down.get(level).ok_or_else(|| shape_err("mod_down needs special primes"))?;
+        let conv_layout = self
+            .inner
+            .layout
+            .mod_down
+            .get(level)
+            .ok_or_else(|| shape_err("mod_down needs special primes"))?;
         let cx = self.cx();
         let r = &self.inner.ring;
         let (q_cap, k) = (r.q_count() as u32, r.p_count() as u32);
         let n = r.n() as u64;
         // P limbs of both components in coefficient form.
-        let tmp = self.alloc(Shape { components: 2, level: 0, extended: true })?;
-        let lt = LimbSet { q_cnt: 0, ..tmp.limbs(self.s()) };
+        let tmp = self.alloc(Shape {
+            components: 2,
+            level: 0,
+            extended: true,
+        })?;
+        let lt = LimbSet {
+            q_cnt: 0,
+            ..tmp.limbs(self.s())
+        };
         ew::binary(&cx, lt, acc.like(self.s(), &lt), ew::OP_COPY)?;
         kernels::ntt::inverse(&cx, lt)?;
         // Converted to q_0..q_l, back to NTT form.
-        let conv = self.alloc(Shape { components: 2, level, extended: false })?;
+        let conv = self.alloc(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let tspc = tmp.slots_per_component() as u64;
         for c in 0..2u64 {
-            kernels::keyswitch::convert(&cx, conv_layout, tp + 8 * (c * tspc + q_cap as u64) * n, cp + 8 * c * q_cap as u64 * n)?;
+            kernels::keyswitch::convert(
+                &cx,
+                conv_layout,
+                tp + 8 * (c * tspc + q_cap as u64) * n,
+                cp + 8 * c * q_cap as u64 * n,
+            )?;
         }
         let lc = conv.limbs(self.s());
         kernels::ntt::forward(&cx, lc)?;
@@ -466,27 +656,52 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn sample_uniform(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<DevicePoly> {
+    fn sample_uniform(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
         let p = self.zeros(shape)?;
         kernels::sampler::uniform(&self.cx(), p.limbs(self.s()), seed, domain, poly_index)?;
         Ok(p)
     }
 
-    fn sample_ternary(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<DevicePoly> {
+    fn sample_ternary(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
         let p = self.zeros(shape)?;
         kernels::sampler::small(&self.cx(), p.limbs(self.s()), seed, domain, poly_index, 0)?;
         Ok(p)
     }
 
-    fn sample_gaussian(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<DevicePoly> {
+    fn sample_gaussian(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
         let p = self.zeros(shape)?;
         kernels::sampler::small(&self.cx(), p.limbs(self.s()), seed, domain, poly_index, 1)?;
         Ok(p)
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.inner.stream.synchronize().map_err(drv("stream synchronize"))?;
-        self.inner.device.context().check_err().map_err(drv("deferred driver error"))
+        self.inner
+            .stream
+            .synchronize()
+            .map_err(drv("stream synchronize"))?;
+        self.inner
+            .device
+            .context()
+            .check_err()
+            .map_err(drv("deferred driver error"))
     }
 }
 

@@ -77,10 +77,16 @@ impl Device {
         // stream of its backend, and cross-stream use is ordered with explicit events.
         unsafe { ctx.disable_event_tracking() };
         let name = ctx.name().map_err(Error::driver("device name"))?;
-        let (major, minor) = ctx.compute_capability().map_err(Error::driver("compute capability"))?;
-        let streams = (0..STREAMS).map(|_| ctx.new_stream()).collect::<std::result::Result<Vec<_>, _>>().map_err(Error::driver("stream creation"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(Error::driver("compute capability"))?;
+        let streams = (0..STREAMS)
+            .map(|_| ctx.new_stream())
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(Error::driver("stream creation"))?;
         // SAFETY: cu_device comes from a live context.
-        let pool = unsafe { cudarc::driver::result::device::get_mem_pool(ctx.cu_device()) }.map_err(Error::driver("cuDeviceGetMemPool"))?;
+        let pool = unsafe { cudarc::driver::result::device::get_mem_pool(ctx.cu_device()) }
+            .map_err(Error::driver("cuDeviceGetMemPool"))?;
         let mut threshold: u64 = u64::MAX;
         // SAFETY: RELEASE_THRESHOLD takes a cuuint64_t, `threshold` is one.
         unsafe {
@@ -142,26 +148,46 @@ impl Device {
             return Ok(m.clone());
         }
         let ptx = kernels::compile(name, &self.arch)?;
-        let m = self.ctx.load_module(ptx).map_err(Error::driver("module load"))?;
+        let m = self
+            .ctx
+            .load_module(ptx)
+            .map_err(Error::driver("module load"))?;
         mods.insert(name, m.clone());
         Ok(m)
     }
 
     /// Kernel `function` of module `module` (cached).
     pub fn function(&self, module: &'static str, function: &'static str) -> Result<CudaFunction> {
-        if let Some(f) = self.functions.lock().unwrap_or_else(|e| e.into_inner()).get(&(module, function)) {
+        if let Some(f) = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(module, function))
+        {
             return Ok(f.clone());
         }
-        let f = self.module(module)?.load_function(function).map_err(Error::driver("function lookup"))?;
-        self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert((module, function), f.clone());
+        let f = self
+            .module(module)?
+            .load_function(function)
+            .map_err(Error::driver("function lookup"))?;
+        self.functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((module, function), f.clone());
         Ok(f)
     }
 
     fn pool_attr(&self, attr: CUmemPool_attribute) -> Result<u64> {
         let mut v: u64 = 0;
         // SAFETY: the queried attributes are cuuint64_t values; `v` is one.
-        unsafe { cudarc::driver::result::mem_pool::get_attribute(self.pool.0, attr, &mut v as *mut u64 as *mut _) }
-            .map_err(Error::driver("cuMemPoolGetAttribute"))?;
+        unsafe {
+            cudarc::driver::result::mem_pool::get_attribute(
+                self.pool.0,
+                attr,
+                &mut v as *mut u64 as *mut _,
+            )
+        }
+        .map_err(Error::driver("cuMemPoolGetAttribute"))?;
         Ok(v)
     }
 
@@ -180,8 +206,11 @@ impl Device {
     /// out-of-memory) as [`Error::Driver`].
     pub fn synchronize(&self) -> Result<()> {
         for s in &self.streams {
-            s.synchronize().map_err(Error::driver("stream synchronize"))?;
+            s.synchronize()
+                .map_err(Error::driver("stream synchronize"))?;
         }
-        self.ctx.check_err().map_err(Error::driver("deferred driver error"))
+        self.ctx
+            .check_err()
+            .map_err(Error::driver("deferred driver error"))
     }
 }

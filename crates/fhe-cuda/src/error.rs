@@ -53,8 +53,13 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn driver(operation: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
-        move |e| Error::Driver { operation, message: format!("{e:?}") }
+    pub(crate) fn driver(
+        operation: &'static str,
+    ) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+        move |e| Error::Driver {
+            operation,
+            message: format!("{e:?}"),
+        }
     }
 }
 
@@ -62,7 +67,9 @@ impl From<Error> for fhe_math::Error {
     fn from(e: Error) -> Self {
         match e {
             Error::Math(m) => m,
-            other => fhe_math::Error::Backend { message: other.to_string() },
+            other => fhe_math::Error::Backend {
+                message: other.to_string(),
+            },
         }
     }
 }

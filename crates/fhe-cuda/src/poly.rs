@@ -61,6 +61,10 @@ impl DevicePoly {
 
     /// The limbs of this buffer with the same slots as `like` (its components, Q and P ranges).
     pub(crate) fn like(&self, stream: &CudaStream, like: &LimbSet) -> LimbSet {
-        LimbSet { ptr: self.ptr(stream), spc: self.slots_per_component() as u32, ..*like }
+        LimbSet {
+            ptr: self.ptr(stream),
+            spc: self.slots_per_component() as u32,
+            ..*like
+        }
     }
 }

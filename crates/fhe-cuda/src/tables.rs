@@ -76,12 +76,20 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
     let inv_shoup = push_all(&mut buf, &|s| ring.ntt(s).inverse_twiddles_shoup().to_vec());
     let ntt_consts = push_all(&mut buf, &|s| {
         let t = ring.ntt(s);
-        vec![t.n_inv(), t.n_inv_shoup(), t.inverse_final_twiddle(), t.inverse_final_twiddle_shoup()]
+        vec![
+            t.n_inv(),
+            t.n_inv_shoup(),
+            t.inverse_final_twiddle(),
+            t.inverse_final_twiddle_shoup(),
+        ]
     });
     debug_assert_eq!(buf.len(), ntt_consts + 4 * s_count);
     let _ = n;
 
-    let push_conv = |buf: &mut Vec<u64>, conv: &fhe_math::rns::BasisConverter, from_slot0: usize, to_slots: &[usize]| {
+    let push_conv = |buf: &mut Vec<u64>,
+                     conv: &fhe_math::rns::BasisConverter,
+                     from_slot0: usize,
+                     to_slots: &[usize]| {
         let qhatinv = buf.len();
         buf.extend_from_slice(conv.q_hat_inv());
         buf.extend_from_slice(conv.q_hat_inv_shoup());
@@ -89,7 +97,14 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend_from_slice(conv.q_hat_mod_p());
         let ts = buf.len();
         buf.extend(to_slots.iter().map(|&s| s as u64));
-        ConvLayout { from_slot0, from_cnt: conv.from().len(), qhatinv, h, to_slots: ts, to_cnt: to_slots.len() }
+        ConvLayout {
+            from_slot0,
+            from_cnt: conv.from().len(),
+            qhatinv,
+            h,
+            to_slots: ts,
+            to_cnt: to_slots.len(),
+        }
     };
 
     let mut rescale = Vec::new();
@@ -112,11 +127,29 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         let mut ups = Vec::new();
         for t in ring.mod_up_tables(level) {
             let conv = push_conv(&mut buf, &t.converter, t.digit_slots.start, &t.target_slots);
-            ups.push(ModUpLayout { digit: t.digit_slots.clone(), conv });
+            ups.push(ModUpLayout {
+                digit: t.digit_slots.clone(),
+                conv,
+            });
         }
         mod_up.push(ups);
     }
     let cdt = buf.len();
     buf.extend_from_slice(fhe_math::sampler::gaussian_cdt());
-    (buf, TableLayout { slots, fwd, fwd_shoup, inv, inv_shoup, ntt_consts, rescale, mod_down, p_inv, mod_up, cdt })
+    (
+        buf,
+        TableLayout {
+            slots,
+            fwd,
+            fwd_shoup,
+            inv,
+            inv_shoup,
+            ntt_consts,
+            rescale,
+            mod_down,
+            p_inv,
+            mod_up,
+            cdt,
+        },
+    )
 }

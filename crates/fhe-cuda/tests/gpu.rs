@@ -12,11 +12,15 @@ use fhe_math::sampler::{Domain, Seed};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+type CpuOp<'a> = Box<dyn Fn(&mut RnsPoly) -> fhe_math::Result<()> + 'a>;
+type GpuOp<'a> = Box<dyn Fn(&mut fhe_cuda::DevicePoly) -> fhe_math::Result<()> + 'a>;
+
 /// The first CUDA device; panics (never a silent pass) when there is none.
 fn device() -> Arc<Device> {
     static DEV: OnceLock<Arc<Device>> = OnceLock::new();
     DEV.get_or_init(|| {
-        let d = Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+        let d = Device::new(0)
+            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
         d.warm_up().expect("kernel modules compile");
         eprintln!("device: {} ({})", d.name(), d.arch());
         d
@@ -47,8 +51,17 @@ fn assert_same(what: &str, cpu: &RnsPoly, gpu: &RnsPoly) {
     for c in 0..cpu.components() {
         for s in cpu.active_slots() {
             if cpu.limb(c, s) != gpu.limb(c, s) {
-                let k = cpu.limb(c, s).iter().zip(gpu.limb(c, s)).position(|(a, b)| a != b).unwrap();
-                panic!("{what}: component {c} slot {s} differs first at coefficient {k}: cpu {} gpu {}", cpu.limb(c, s)[k], gpu.limb(c, s)[k]);
+                let k = cpu
+                    .limb(c, s)
+                    .iter()
+                    .zip(gpu.limb(c, s))
+                    .position(|(a, b)| a != b)
+                    .unwrap();
+                panic!(
+                    "{what}: component {c} slot {s} differs first at coefficient {k}: cpu {} gpu {}",
+                    cpu.limb(c, s)[k],
+                    gpu.limb(c, s)[k]
+                );
             }
         }
     }
@@ -63,12 +76,19 @@ struct Pair {
 impl Pair {
     fn new(ring: Arc<RingContext>) -> Self {
         let gpu = CudaBackend::new(device(), ring.clone()).unwrap();
-        Pair { cpu: CpuBackend::new(ring.clone()), gpu, ring }
+        Pair {
+            cpu: CpuBackend::new(ring.clone()),
+            gpu,
+            ring,
+        }
     }
 
     /// A random buffer (uniform residues), on both backends.
     fn random(&self, shape: Shape, idx: u32) -> (RnsPoly, fhe_cuda::DevicePoly) {
-        let h = self.cpu.sample_uniform(&seed(0xA5), Domain::Other, idx * 16, shape).unwrap();
+        let h = self
+            .cpu
+            .sample_uniform(&seed(0xA5), Domain::Other, idx * 16, shape)
+            .unwrap();
         let d = self.gpu.upload(&h).unwrap();
         (h, d)
     }
@@ -84,35 +104,92 @@ fn check_all(ring: Arc<RingContext>) {
     let top = ring.max_level();
     let mid = top / 2;
     let (cpu, gpu) = (&p.cpu, &p.gpu);
-    let sh = |components, level, extended| Shape { components, level, extended };
+    let sh = |components, level, extended| Shape {
+        components,
+        level,
+        extended,
+    };
 
     // Samplers (same seeds), full and partial levels, extended.
-    for (i, shape) in [sh(2, top, true), sh(1, mid, false), sh(3, top, false)].into_iter().enumerate() {
+    for (i, shape) in [sh(2, top, true), sh(1, mid, false), sh(3, top, false)]
+        .into_iter()
+        .enumerate()
+    {
         let i = i as u32;
-        p.same("sample_uniform", &cpu.sample_uniform(&seed(1), Domain::PublicA, i, shape).unwrap(), &gpu.sample_uniform(&seed(1), Domain::PublicA, i, shape).unwrap());
-        p.same("sample_ternary", &cpu.sample_ternary(&seed(2), Domain::Secret, i, shape).unwrap(), &gpu.sample_ternary(&seed(2), Domain::Secret, i, shape).unwrap());
-        p.same("sample_gaussian", &cpu.sample_gaussian(&seed(3), Domain::Error, i, shape).unwrap(), &gpu.sample_gaussian(&seed(3), Domain::Error, i, shape).unwrap());
+        p.same(
+            "sample_uniform",
+            &cpu.sample_uniform(&seed(1), Domain::PublicA, i, shape)
+                .unwrap(),
+            &gpu.sample_uniform(&seed(1), Domain::PublicA, i, shape)
+                .unwrap(),
+        );
+        p.same(
+            "sample_ternary",
+            &cpu.sample_ternary(&seed(2), Domain::Secret, i, shape)
+                .unwrap(),
+            &gpu.sample_ternary(&seed(2), Domain::Secret, i, shape)
+                .unwrap(),
+        );
+        p.same(
+            "sample_gaussian",
+            &cpu.sample_gaussian(&seed(3), Domain::Error, i, shape)
+                .unwrap(),
+            &gpu.sample_gaussian(&seed(3), Domain::Error, i, shape)
+                .unwrap(),
+        );
     }
 
     // Upload / download / duplicate / zeros.
     let (h, d) = p.random(sh(2, top, true), 1);
     p.same("upload", &h, &d);
     p.same("duplicate", &h, &gpu.duplicate(&d).unwrap());
-    p.same("zeros", &cpu.zeros(sh(2, mid, true)).unwrap(), &gpu.zeros(sh(2, mid, true)).unwrap());
+    p.same(
+        "zeros",
+        &cpu.zeros(sh(2, mid, true)).unwrap(),
+        &gpu.zeros(sh(2, mid, true)).unwrap(),
+    );
 
     // Element-wise operations: `a` at `mid`, operands at the top level (they cover `a`).
     for ext in [false, true] {
         let (ah, ad) = p.random(sh(2, mid, ext), 2);
         let (bh, bd) = p.random(sh(2, top, ext), 3);
         let (ph, pd) = p.random(sh(1, top, ext), 4);
-        let ops: Vec<(&str, Box<dyn Fn(&mut RnsPoly) -> fhe_math::Result<()>>, Box<dyn Fn(&mut fhe_cuda::DevicePoly) -> fhe_math::Result<()>>)> = vec![
-            ("add_assign", Box::new(|a| cpu.add_assign(a, &bh)), Box::new(|a| gpu.add_assign(a, &bd))),
-            ("sub_assign", Box::new(|a| cpu.sub_assign(a, &bh)), Box::new(|a| gpu.sub_assign(a, &bd))),
-            ("neg_assign", Box::new(|a| cpu.neg_assign(a)), Box::new(|a| gpu.neg_assign(a))),
-            ("mul_plain_assign", Box::new(|a| cpu.mul_plain_assign(a, &ph)), Box::new(|a| gpu.mul_plain_assign(a, &pd))),
-            ("mul_plain_acc", Box::new(|a| cpu.mul_plain_acc(a, &bh, &ph)), Box::new(|a| gpu.mul_plain_acc(a, &bd, &pd))),
-            ("add_component_assign", Box::new(|a| cpu.add_component_assign(a, 1, &ph)), Box::new(|a| gpu.add_component_assign(a, 1, &pd))),
-            ("copy_component", Box::new(|a| cpu.copy_component(&bh, 1, a, 0)), Box::new(|a| gpu.copy_component(&bd, 1, a, 0))),
+        let ops: Vec<(&str, CpuOp, GpuOp)> = vec![
+            (
+                "add_assign",
+                Box::new(|a| cpu.add_assign(a, &bh)),
+                Box::new(|a| gpu.add_assign(a, &bd)),
+            ),
+            (
+                "sub_assign",
+                Box::new(|a| cpu.sub_assign(a, &bh)),
+                Box::new(|a| gpu.sub_assign(a, &bd)),
+            ),
+            (
+                "neg_assign",
+                Box::new(|a| cpu.neg_assign(a)),
+                Box::new(|a| gpu.neg_assign(a)),
+            ),
+            (
+                "mul_plain_assign",
+                Box::new(|a| cpu.mul_plain_assign(a, &ph)),
+                Box::new(|a| gpu.mul_plain_assign(a, &pd)),
+            ),
+            (
+                "mul_plain_acc",
+                Box::new(|a| cpu.mul_plain_acc(a, &bh, &ph)),
+                Box::new(|a| gpu.mul_plain_acc(a, &bd, &pd)),
+            ),
+            (
+                "add_component_assign",
+                Box::new(|a| cpu.add_component_assign(a, 1, &ph)),
+                Box::new(|a| gpu.add_component_assign(a, 1, &pd)),
+            ),
+            (
+                "copy_component",
+                Box::new(|a| cpu.copy_component(&bh, 1, a, 0)),
+                Box::new(|a| gpu.copy_component(&bd, 1, a, 0)),
+            ),
             ("ntt", Box::new(|a| cpu.ntt(a)), Box::new(|a| gpu.ntt(a))),
             ("intt", Box::new(|a| cpu.intt(a)), Box::new(|a| gpu.intt(a))),
         ];
@@ -123,7 +200,9 @@ fn check_all(ring: Arc<RingContext>) {
             p.same(&format!("{name} (extended {ext})"), &x, &y);
         }
         let count = ah.active_slots().count();
-        let scalars: Vec<u64> = (0..count as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let scalars: Vec<u64> = (0..count as u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
         let (mut x, mut y) = (ah.clone(), gpu.duplicate(&ad).unwrap());
         cpu.mul_scalar_assign(&mut x, &scalars).unwrap();
         gpu.mul_scalar_assign(&mut y, &scalars).unwrap();
@@ -141,18 +220,33 @@ fn check_all(ring: Arc<RingContext>) {
     // Tensor at the lower of two levels.
     let (ah, ad) = p.random(sh(2, top, false), 5);
     let (bh, bd) = p.random(sh(2, top - 1, false), 6);
-    p.same("tensor", &cpu.tensor(&ah, &bh).unwrap(), &gpu.tensor(&ad, &bd).unwrap());
-    assert!(gpu.tensor(&ad, &gpu.zeros(sh(3, top, false)).unwrap()).is_err());
+    p.same(
+        "tensor",
+        &cpu.tensor(&ah, &bh).unwrap(),
+        &gpu.tensor(&ad, &bd).unwrap(),
+    );
+    assert!(
+        gpu.tensor(&ad, &gpu.zeros(sh(3, top, false)).unwrap())
+            .is_err()
+    );
 
     // Automorphisms.
     let two_n = 2 * ring.n() as u64;
-    for (g, mapped) in [(5u64, 2usize), (25, 1), (two_n - 1, 2), (5u64.pow(7) % two_n, 2)] {
+    for (g, mapped) in [
+        (5u64, 2usize),
+        (25, 1),
+        (two_n - 1, 2),
+        (5u64.pow(7) % two_n, 2),
+    ] {
         let (mut oh, mut od) = p.random(sh(2, mid, false), 7);
         cpu.automorphism_into(&ah, g, &mut oh, mapped).unwrap();
         gpu.automorphism_into(&ad, g, &mut od, mapped).unwrap();
         p.same(&format!("automorphism g={g} mapped={mapped}"), &oh, &od);
     }
-    assert!(gpu.automorphism_into(&ad, 4, &mut gpu.zeros(sh(2, top, false)).unwrap(), 2).is_err());
+    assert!(
+        gpu.automorphism_into(&ad, 4, &mut gpu.zeros(sh(2, top, false)).unwrap(), 2)
+            .is_err()
+    );
 
     // Rescale at the top and a middle level.
     for level in [top, mid.max(1)] {
@@ -171,7 +265,11 @@ fn check_all(ring: Arc<RingContext>) {
         for component in [0, 2] {
             let eh = cpu.mod_up(&ch, component).unwrap();
             let ed = gpu.mod_up(&cd, component).unwrap();
-            p.same(&format!("mod_up level {level} component {component}"), &eh, &ed);
+            p.same(
+                &format!("mod_up level {level} component {component}"),
+                &eh,
+                &ed,
+            );
         }
         let eh = cpu.mod_up(&ch, 1).unwrap();
         let ed = gpu.mod_up(&cd, 1).unwrap();
@@ -189,14 +287,26 @@ fn check_all(ring: Arc<RingContext>) {
             let (mut oh, mut od) = p.random(sh(2, level, false), 13);
             cpu.mod_down_into(&acc_h, &mut oh, rescale).unwrap();
             gpu.mod_down_into(&acc_d, &mut od, rescale).unwrap();
-            p.same(&format!("mod_down level {level} rescale {rescale}"), &oh, &od);
+            p.same(
+                &format!("mod_down level {level} rescale {rescale}"),
+                &oh,
+                &od,
+            );
         }
         // Composites.
-        p.same(&format!("key_switch level {level}"), &cpu.key_switch(&ch, 2, &kh, Some(5)).unwrap(), &gpu.key_switch(&cd, 2, &kd, Some(5)).unwrap());
+        p.same(
+            &format!("key_switch level {level}"),
+            &cpu.key_switch(&ch, 2, &kh, Some(5)).unwrap(),
+            &gpu.key_switch(&cd, 2, &kd, Some(5)).unwrap(),
+        );
         if level > 0 {
             let (ah, ad) = p.random(sh(2, level, false), 14);
             let (bh, bd) = p.random(sh(2, level, false), 15);
-            p.same("mul_relin rescale", &cpu.mul_relin(&ah, &bh, &kh, true).unwrap(), &gpu.mul_relin(&ad, &bd, &kd, true).unwrap());
+            p.same(
+                "mul_relin rescale",
+                &cpu.mul_relin(&ah, &bh, &kh, true).unwrap(),
+                &gpu.mul_relin(&ad, &bd, &kd, true).unwrap(),
+            );
             let hc = cpu.rotate_hoisted(&ah, &[(5, &kh), (25, &kh)]).unwrap();
             let hg = gpu.rotate_hoisted(&ad, &[(5, &kd), (25, &kd)]).unwrap();
             for (x, y) in hc.iter().zip(&hg) {
@@ -233,9 +343,31 @@ fn gpu_pool_returns_to_baseline() {
     let p = Pair::new(ring(13, 6, 2, 3));
     let top = p.ring.max_level();
     let gpu = &p.gpu;
-    let key = gpu.sample_uniform(&seed(4), Domain::KeySwitchA, 0, Shape { components: 6, level: top, extended: true }).unwrap();
+    let key = gpu
+        .sample_uniform(
+            &seed(4),
+            Domain::KeySwitchA,
+            0,
+            Shape {
+                components: 6,
+                level: top,
+                extended: true,
+            },
+        )
+        .unwrap();
     let round = || {
-        let a = gpu.sample_uniform(&seed(5), Domain::PublicA, 0, Shape { components: 2, level: top, extended: false }).unwrap();
+        let a = gpu
+            .sample_uniform(
+                &seed(5),
+                Domain::PublicA,
+                0,
+                Shape {
+                    components: 2,
+                    level: top,
+                    extended: false,
+                },
+            )
+            .unwrap();
         let b = gpu.duplicate(&a).unwrap();
         let mut c = gpu.mul_relin(&a, &b, &key, true).unwrap();
         gpu.ntt(&mut c).unwrap();
@@ -253,7 +385,10 @@ fn gpu_pool_returns_to_baseline() {
     eprintln!("pool: baseline {base:?}, after {after:?}");
     assert_eq!(after.in_use, base.in_use, "in-use bytes return to baseline");
     assert!(after.peak >= after.in_use && after.reserved >= after.in_use);
-    assert!(after.reserved >= base.reserved, "freed memory stays cached (release threshold)");
+    assert!(
+        after.reserved >= base.reserved,
+        "freed memory stays cached (release threshold)"
+    );
 }
 
 /// CKKS end to end on a backend: returns the downloaded ciphertexts and the decoded values.
@@ -264,12 +399,19 @@ fn ckks_run<B: Backend>(ctx: ckks::Context<B>) -> (Vec<RnsPoly>, Vec<fhe_math::f
     let rlk = kg.relin_key_with_seeds(&sk, seed(11), &seed(12)).unwrap();
     let ev = ckks::Evaluator::new(&ctx).unwrap();
     let g = ev.rotation_element(1);
-    let gk = kg.galois_key_with_seeds(&sk, g, seed(13), &seed(14)).unwrap();
-    let keys = rlwe::GaloisKeys { keys: [(g, gk)].into_iter().collect(), fingerprint: ctx.params().fingerprint() };
+    let gk = kg
+        .galois_key_with_seeds(&sk, g, seed(13), &seed(14))
+        .unwrap();
+    let keys = rlwe::GaloisKeys {
+        keys: [(g, gk)].into_iter().collect(),
+        fingerprint: ctx.params().fingerprint(),
+    };
     let enc = ckks::Encoder::new(&ctx).unwrap();
     let slots = enc.max_slots();
     let top = ctx.params().max_level();
-    let x: Vec<f64> = (0..slots).map(|i| (i as f64 / slots as f64) - 0.5).collect();
+    let x: Vec<f64> = (0..slots)
+        .map(|i| (i as f64 / slots as f64) - 0.5)
+        .collect();
     let y: Vec<f64> = (0..slots).map(|i| ((i * 7 % 13) as f64) / 13.0).collect();
     let px = enc.encode_real(&x, top).unwrap();
     let py = enc.encode_real(&y, top).unwrap();
@@ -280,11 +422,19 @@ fn ckks_run<B: Backend>(ctx: ckks::Context<B>) -> (Vec<RnsPoly>, Vec<fhe_math::f
     let pt = rlwe::encrypt::decrypt(&be, &sk, &rot).unwrap();
     let out = enc.decode(&pt).unwrap();
     // Approximate correctness: slot i holds x[i+1] * y[i+1].
-    for i in 0..slots.min(64) {
+    for (i, o) in out.iter().enumerate().take(64) {
         let j = (i + 1) % slots;
-        assert!((out[i].re - x[j] * y[j]).abs() < 1e-3, "slot {i}: {} vs {}", out[i].re, x[j] * y[j]);
+        assert!(
+            (o.re - x[j] * y[j]).abs() < 1e-3,
+            "slot {i}: {} vs {}",
+            o.re,
+            x[j] * y[j]
+        );
     }
-    let polys = [&cx.poly, &cy.poly, &prod.poly, &rot.poly, &pt.poly].iter().map(|p| be.download(p).unwrap()).collect();
+    let polys = [&cx.poly, &cy.poly, &prod.poly, &rot.poly, &pt.poly]
+        .iter()
+        .map(|p| be.download(p).unwrap())
+        .collect();
     (polys, out)
 }
 
@@ -294,7 +444,8 @@ fn gpu_ckks_end_to_end_matches_cpu() {
     let params = ckks::Parameters::new(&ckks::params::N13).unwrap();
     let cpu_ctx = ckks::Context::cpu(params.clone()).unwrap();
     let ring = cpu_ctx.backend().ring().clone();
-    let gpu_ctx = ckks::Context::with_backend(params, CudaBackend::new(device(), ring).unwrap()).unwrap();
+    let gpu_ctx =
+        ckks::Context::with_backend(params, CudaBackend::new(device(), ring).unwrap()).unwrap();
     let (cpu_polys, cpu_out) = ckks_run(cpu_ctx);
     let (gpu_polys, gpu_out) = ckks_run(gpu_ctx);
     for (i, (c, g)) in cpu_polys.iter().zip(&gpu_polys).enumerate() {
@@ -312,5 +463,8 @@ fn gpu_device_reports() {
     let d = device();
     assert!(!d.name().is_empty());
     assert!(d.arch().starts_with("sm_"));
-    assert!(matches!(Device::new(1 << 20), Err(fhe_cuda::Error::NoDevice { .. })));
+    assert!(matches!(
+        Device::new(1 << 20),
+        Err(fhe_cuda::Error::NoDevice { .. })
+    ));
 }

@@ -3,7 +3,10 @@
 
 fn compile(module: &str) {
     match fhe_cuda::kernels::compile(module, "sm_90") {
-        Ok(ptx) => assert!(ptx.to_src().contains(".entry"), "{module}: no kernel entry in the PTX"),
+        Ok(ptx) => assert!(
+            ptx.to_src().contains(".entry"),
+            "{module}: no kernel entry in the PTX"
+        ),
         Err(e) => panic!("{module}: {e}"),
     }
 }
@@ -41,7 +44,10 @@ fn nvrtc_sampler() {
 #[test]
 fn every_module_has_a_source() {
     for m in fhe_cuda::kernels::MODULES {
-        assert!(fhe_cuda::kernels::source(m).is_some_and(|s| !s.contains("#include \"")), "{m}");
+        assert!(
+            fhe_cuda::kernels::source(m).is_some_and(|s| !s.contains("#include \"")),
+            "{m}"
+        );
     }
     assert!(fhe_cuda::kernels::compile("nope", "sm_90").is_err());
 }
@@ -51,6 +57,14 @@ fn every_module_has_a_source() {
 fn missing_device_is_an_error() {
     match fhe_cuda::Device::new(0) {
         Ok(d) => assert!(!d.name().is_empty()),
-        Err(e) => assert!(matches!(e, fhe_cuda::Error::NoDriver | fhe_cuda::Error::NoDevice { .. } | fhe_cuda::Error::NoNvrtc), "{e}"),
+        Err(e) => assert!(
+            matches!(
+                e,
+                fhe_cuda::Error::NoDriver
+                    | fhe_cuda::Error::NoDevice { .. }
+                    | fhe_cuda::Error::NoNvrtc
+            ),
+            "{e}"
+        ),
     }
 }

@@ -1,6 +1,6 @@
 //! Launch wrappers of `kernels/automorphism.cu`.
 
-use super::{grid, launch, Ctx, LimbSet};
+use super::{Ctx, LimbSet, grid, launch};
 use crate::error::Result;
 
 /// `automorphism_apply(LimbSet out, LimbSet a, const u32* map)`.

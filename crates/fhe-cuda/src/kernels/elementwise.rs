@@ -1,6 +1,6 @@
 //! Launch wrappers of `kernels/elementwise.cu`.
 
-use super::{grid, launch, Ctx, LimbSet};
+use super::{Ctx, LimbSet, grid, launch};
 use crate::error::{Error, Result};
 use cudarc::driver::DeviceRepr;
 
@@ -30,9 +30,14 @@ impl Scalars {
     /// Packs `(value, shoup)` pairs, at most [`MAX_SCALARS`].
     pub fn new(pairs: &[(u64, u64)]) -> Result<Self> {
         if pairs.len() > MAX_SCALARS {
-            return Err(Error::Unsupported { what: format!("{} per-limb scalars (at most {MAX_SCALARS})", pairs.len()) });
+            return Err(Error::Unsupported {
+                what: format!("{} per-limb scalars (at most {MAX_SCALARS})", pairs.len()),
+            });
         }
-        let mut s = Scalars { w: [0; MAX_SCALARS], ws: [0; MAX_SCALARS] };
+        let mut s = Scalars {
+            w: [0; MAX_SCALARS],
+            ws: [0; MAX_SCALARS],
+        };
         for (i, &(w, ws)) in pairs.iter().enumerate() {
             s.w[i] = w;
             s.ws[i] = ws;
@@ -81,14 +86,18 @@ pub(crate) fn tensor(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet) -> Result<(
 
 /// `elementwise_rescale_prepare(LimbSet t, u32 level, const u64* slots)`.
 pub(crate) fn rescale_prepare(cx: &Ctx, t: LimbSet, level: u32) -> Result<()> {
-    let f = cx.dev.function("elementwise", "elementwise_rescale_prepare")?;
+    let f = cx
+        .dev
+        .function("elementwise", "elementwise_rescale_prepare")?;
     let slots = cx.slots();
     launch!(cx.stream, f, grid(cx.n, t.count()), &t, &level, &slots)
 }
 
 /// `elementwise_rescale_finish(LimbSet a, LimbSet t, const u64* consts, const u64* slots)`.
 pub(crate) fn rescale_finish(cx: &Ctx, a: LimbSet, t: LimbSet, level: usize) -> Result<()> {
-    let f = cx.dev.function("elementwise", "elementwise_rescale_finish")?;
+    let f = cx
+        .dev
+        .function("elementwise", "elementwise_rescale_finish")?;
     let slots = cx.slots();
     let consts = cx.t(cx.layout.rescale[level]);
     launch!(cx.stream, f, grid(cx.n, a.count()), &a, &t, &consts, &slots)

@@ -38,21 +38,35 @@ pub fn nvrtc_present() -> bool {
 
 /// The NVRTC options used for a module compiled for `arch` (e.g. `"sm_90"`).
 pub fn compile_options(arch: &str) -> Vec<String> {
-    vec!["--device-int128".into(), "-std=c++17".into(), format!("--gpu-architecture={arch}")]
+    vec![
+        "--device-int128".into(),
+        "-std=c++17".into(),
+        format!("--gpu-architecture={arch}"),
+    ]
 }
 
 /// Compiles a kernel module with NVRTC for `arch` (e.g. `"sm_90"`); needs only libnvrtc, no GPU.
 pub fn compile(module: &str, arch: &str) -> Result<Ptx> {
-    let src = source(module).ok_or_else(|| Error::UnknownModule { module: module.into() })?;
+    let src = source(module).ok_or_else(|| Error::UnknownModule {
+        module: module.into(),
+    })?;
     if !nvrtc_present() {
         return Err(Error::NoNvrtc);
     }
-    let opts = CompileOptions { options: compile_options(arch), name: Some(format!("{module}.cu")), ..Default::default() };
+    let opts = CompileOptions {
+        options: compile_options(arch),
+        name: Some(format!("{module}.cu")),
+        ..Default::default()
+    };
     cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-            Error::Compile { module: module.into(), log: log.to_string_lossy().into_owned() }
-        }
-        other => Error::Compile { module: module.into(), log: format!("{other:?}") },
+        cudarc::nvrtc::CompileError::CompileError { log, .. } => Error::Compile {
+            module: module.into(),
+            log: log.to_string_lossy().into_owned(),
+        },
+        other => Error::Compile {
+            module: module.into(),
+            log: format!("{other:?}"),
+        },
     })
 }
 
@@ -104,7 +118,11 @@ pub(crate) const BLOCK: u32 = 256;
 
 /// Grid over `items` per limb (x) and `limbs` (y).
 pub(crate) fn grid(items: u32, limbs: u32) -> LaunchConfig {
-    LaunchConfig { grid_dim: (items.div_ceil(BLOCK).max(1), limbs.max(1), 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+    LaunchConfig {
+        grid_dim: (items.div_ceil(BLOCK).max(1), limbs.max(1), 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// Launches a kernel: `launch!(stream, function, config, args...)`, each argument a reference.

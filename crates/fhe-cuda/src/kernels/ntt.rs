@@ -1,7 +1,7 @@
 //! Launch wrappers of `kernels/ntt.cu`: forward and inverse negacyclic NTT over every limb of a
 //! limb set (global-memory stages for spans of a tile or more, then one shared-memory launch).
 
-use super::{grid, launch, Ctx, LimbSet};
+use super::{Ctx, LimbSet, grid, launch};
 use crate::error::Result;
 use cudarc::driver::LaunchConfig;
 
@@ -10,7 +10,11 @@ const TILE: u32 = 2048;
 
 fn tile_config(n: u32, limbs: u32) -> (u32, LaunchConfig) {
     let tile = n.min(TILE);
-    let cfg = LaunchConfig { grid_dim: (n / tile, limbs, 1), block_dim: ((tile / 2).max(1), 1, 1), shared_mem_bytes: tile * 8 };
+    let cfg = LaunchConfig {
+        grid_dim: (n / tile, limbs, 1),
+        block_dim: ((tile / 2).max(1), 1, 1),
+        shared_mem_bytes: tile * 8,
+    };
     (tile, cfg)
 }
 
@@ -27,7 +31,17 @@ pub(crate) fn forward(cx: &Ctx, ls: LimbSet) -> Result<()> {
     let stage = cx.dev.function("ntt", "ntt_forward_stage")?;
     let (mut m, mut t) = (1u32, n / 2);
     while t >= tile {
-        launch!(cx.stream, stage, grid(n / 2, limbs), &ls, &slots, &tw, &tws, &m, &t)?;
+        launch!(
+            cx.stream,
+            stage,
+            grid(n / 2, limbs),
+            &ls,
+            &slots,
+            &tw,
+            &tws,
+            &m,
+            &t
+        )?;
         m *= 2;
         t /= 2;
     }
@@ -43,7 +57,11 @@ pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
     }
     let n = cx.n;
     let slots = cx.slots();
-    let (tw, tws, consts) = (cx.t(cx.layout.inv), cx.t(cx.layout.inv_shoup), cx.t(cx.layout.ntt_consts));
+    let (tw, tws, consts) = (
+        cx.t(cx.layout.inv),
+        cx.t(cx.layout.inv_shoup),
+        cx.t(cx.layout.ntt_consts),
+    );
     let (tile, cfg) = tile_config(n, limbs);
     let head = cx.dev.function("ntt", "ntt_inverse_head")?;
     launch!(cx.stream, head, cfg, &ls, &slots, &tw, &tws, &consts, &tile)?;
@@ -51,7 +69,18 @@ pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
     let mut t = tile;
     while t < n {
         let h = n / (2 * t);
-        launch!(cx.stream, stage, grid(n / 2, limbs), &ls, &slots, &tw, &tws, &consts, &h, &t)?;
+        launch!(
+            cx.stream,
+            stage,
+            grid(n / 2, limbs),
+            &ls,
+            &slots,
+            &tw,
+            &tws,
+            &consts,
+            &h,
+            &t
+        )?;
         t *= 2;
     }
     Ok(())
