@@ -9,7 +9,12 @@ use std::sync::Arc;
 
 /// The RNS ring of a CKKS parameter set (primes, NTT tables, key-switching tables).
 pub fn ring_for(params: &Parameters) -> Result<Arc<RingContext>> {
-    Ok(RingContext::new(params.n(), params.moduli_q(), params.moduli_p(), params.digits())?)
+    Ok(RingContext::new(
+        params.n(),
+        params.moduli_q(),
+        params.moduli_p(),
+        params.digits(),
+    )?)
 }
 
 /// CKKS parameters with the backend that computes on them.
@@ -23,7 +28,10 @@ impl Context<CpuBackend> {
     /// A context on the CPU backend.
     pub fn cpu(params: Arc<Parameters>) -> Result<Self> {
         let ring = ring_for(&params)?;
-        Ok(Context { params, backend: CpuBackend::new(ring) })
+        Ok(Context {
+            params,
+            backend: CpuBackend::new(ring),
+        })
     }
 }
 
@@ -35,7 +43,8 @@ impl<B: Backend> Context<B> {
             && ring.q_count() == params.moduli_q().len()
             && ring.p_count() == params.moduli_p().len()
             && (0..ring.q_count()).all(|i| ring.modulus(i).value() == params.moduli_q()[i])
-            && (0..ring.p_count()).all(|i| ring.modulus(ring.q_count() + i).value() == params.moduli_p()[i]);
+            && (0..ring.p_count())
+                .all(|i| ring.modulus(ring.q_count() + i).value() == params.moduli_p()[i]);
         if !same {
             return Err(crate::error::Error::BackendMismatch);
         }

@@ -7,11 +7,11 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use fhe_math::Modulus;
 use fhe_math::backend::Backend;
 use fhe_math::fft::{Complex64, SpecialFft};
 use fhe_math::poly::Shape;
 use fhe_math::rns::RnsBasis;
-use fhe_math::Modulus;
 use rlwe::{Meta, Plaintext};
 use std::sync::Arc;
 
@@ -28,9 +28,19 @@ impl<B: Backend> Encoder<B> {
     pub fn new(ctx: &Context<B>) -> Result<Self> {
         let params = ctx.params();
         let fft = SpecialFft::new(params.n())?;
-        let moduli: Vec<Modulus> = params.moduli_q().iter().map(|&q| Modulus::new(q)).collect::<fhe_math::Result<_>>()?;
-        let bases = (1..=moduli.len()).map(|k| RnsBasis::new(moduli[..k].to_vec())).collect::<fhe_math::Result<_>>()?;
-        Ok(Encoder { ctx: ctx.clone(), fft, bases })
+        let moduli: Vec<Modulus> = params
+            .moduli_q()
+            .iter()
+            .map(|&q| Modulus::new(q))
+            .collect::<fhe_math::Result<_>>()?;
+        let bases = (1..=moduli.len())
+            .map(|k| RnsBasis::new(moduli[..k].to_vec()))
+            .collect::<fhe_math::Result<_>>()?;
+        Ok(Encoder {
+            ctx: ctx.clone(),
+            fft,
+            bases,
+        })
     }
 
     /// The number of slots of a full encoding, `N/2`.
@@ -51,13 +61,26 @@ impl<B: Backend> Encoder<B> {
     }
 
     /// Encodes with an explicit scale and slot count (a power of two up to `N/2`).
-    pub fn encode_with(&self, values: &[Complex64], level: usize, scale: f64, slots: usize) -> Result<Plaintext<B>> {
+    pub fn encode_with(
+        &self,
+        values: &[Complex64],
+        level: usize,
+        scale: f64,
+        slots: usize,
+    ) -> Result<Plaintext<B>> {
         let params = self.ctx.params();
         if level > params.max_level() {
-            return Err(Error::InvalidLevel { level, max_level: params.max_level() });
+            return Err(Error::InvalidLevel {
+                level,
+                max_level: params.max_level(),
+            });
         }
         if values.len() > slots || !slots.is_power_of_two() || slots > self.max_slots() {
-            return Err(Error::TooManyValues { given: values.len(), slots, max_slots: self.max_slots() });
+            return Err(Error::TooManyValues {
+                given: values.len(),
+                slots,
+                max_slots: self.max_slots(),
+            });
         }
         if !(scale.is_finite() && scale >= 1.0) {
             return Err(Error::InvalidScale { scale });
@@ -67,7 +90,11 @@ impl<B: Backend> Encoder<B> {
         self.fft.encode(values, slots, &mut coeffs)?;
         let backend = self.ctx.backend();
         let ring = backend.ring();
-        let mut host = ring.zeros(Shape { components: 1, level, extended: false })?;
+        let mut host = ring.zeros(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
         let limit = 2f64.powi(126);
         let mut ints = Vec::with_capacity(n);
         for &c in &coeffs {
@@ -86,7 +113,15 @@ impl<B: Backend> Encoder<B> {
         }
         let mut poly = backend.upload(&host)?;
         backend.ntt(&mut poly)?;
-        Ok(Plaintext { poly, meta: Meta { level, scale, ntt: true, fingerprint: params.fingerprint() } })
+        Ok(Plaintext {
+            poly,
+            meta: Meta {
+                level,
+                scale,
+                ntt: true,
+                fingerprint: params.fingerprint(),
+            },
+        })
     }
 
     /// Decodes a plaintext into `N/2` complex values.
@@ -98,7 +133,12 @@ impl<B: Backend> Encoder<B> {
     pub fn decode_slots(&self, pt: &Plaintext<B>, slots: usize) -> Result<Vec<Complex64>> {
         let params = self.ctx.params();
         if pt.meta.fingerprint != params.fingerprint() {
-            return Err(rlwe::Error::ParameterMismatch { op: "decode", left: pt.meta.fingerprint, right: params.fingerprint() }.into());
+            return Err(rlwe::Error::ParameterMismatch {
+                op: "decode",
+                left: pt.meta.fingerprint,
+                right: params.fingerprint(),
+            }
+            .into());
         }
         let backend = self.ctx.backend();
         let mut poly = backend.duplicate(&pt.poly)?;
@@ -110,7 +150,12 @@ impl<B: Backend> Encoder<B> {
     }
 
     /// Decodes a host polynomial (coefficient form) with the given scale.
-    pub fn decode_host(&self, host: &fhe_math::poly::RnsPoly, scale: f64, slots: usize) -> Result<Vec<Complex64>> {
+    pub fn decode_host(
+        &self,
+        host: &fhe_math::poly::RnsPoly,
+        scale: f64,
+        slots: usize,
+    ) -> Result<Vec<Complex64>> {
         let level = host.level();
         let basis = &self.bases[level];
         let n = host.n();

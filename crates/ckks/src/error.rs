@@ -62,7 +62,9 @@ pub enum Error {
         scale: f64,
     },
     /// A value too large to encode at the scale.
-    #[error("cannot encode {value} at scale {scale}: the scaled value exceeds 2^126 (or 2^62 for constants)")]
+    #[error(
+        "cannot encode {value} at scale {scale}: the scaled value exceeds 2^126 (or 2^62 for constants)"
+    )]
     ValueTooLarge {
         /// The value.
         value: f64,
@@ -70,7 +72,9 @@ pub enum Error {
         scale: f64,
     },
     /// Operands at different levels.
-    #[error("cannot {op}: operands are at levels {left} and {right} (align them with drop_to_level)")]
+    #[error(
+        "cannot {op}: operands are at levels {left} and {right} (align them with drop_to_level)"
+    )]
     LevelMismatch {
         /// The operation.
         op: &'static str,

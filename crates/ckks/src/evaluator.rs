@@ -32,7 +32,10 @@ fn scales_match(a: f64, b: f64) -> bool {
 impl<B: Backend> Evaluator<B> {
     /// An evaluator for the context.
     pub fn new(ctx: &Context<B>) -> Result<Self> {
-        Ok(Evaluator { ctx: ctx.clone(), encoder: Encoder::new(ctx)? })
+        Ok(Evaluator {
+            ctx: ctx.clone(),
+            encoder: Encoder::new(ctx)?,
+        })
     }
 
     fn be(&self) -> &B {
@@ -45,7 +48,12 @@ impl<B: Backend> Evaluator<B> {
 
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
         if fp != self.fingerprint() {
-            return Err(rlwe::Error::ParameterMismatch { op, left: fp, right: self.fingerprint() }.into());
+            return Err(rlwe::Error::ParameterMismatch {
+                op,
+                left: fp,
+                right: self.fingerprint(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -54,10 +62,18 @@ impl<B: Backend> Evaluator<B> {
         self.check_own(op, a.fingerprint)?;
         self.check_own(op, b.fingerprint)?;
         if a.level != b.level {
-            return Err(Error::LevelMismatch { op, left: a.level, right: b.level });
+            return Err(Error::LevelMismatch {
+                op,
+                left: a.level,
+                right: b.level,
+            });
         }
         if !scales_match(a.scale, b.scale) {
-            return Err(Error::ScaleMismatch { op, left: a.scale, right: b.scale });
+            return Err(Error::ScaleMismatch {
+                op,
+                left: a.scale,
+                right: b.scale,
+            });
         }
         Ok(())
     }
@@ -103,10 +119,18 @@ impl<B: Backend> Evaluator<B> {
             a.poly = grown;
         }
         if cb == self.components(a) {
-            if subtract { be.sub_assign(&mut a.poly, &b.poly)? } else { be.add_assign(&mut a.poly, &b.poly)? }
+            if subtract {
+                be.sub_assign(&mut a.poly, &b.poly)?
+            } else {
+                be.add_assign(&mut a.poly, &b.poly)?
+            }
         } else {
             for c in 0..cb {
-                let mut t = be.zeros(fhe_math::poly::Shape { components: 1, level: a.meta.level, extended: false })?;
+                let mut t = be.zeros(fhe_math::poly::Shape {
+                    components: 1,
+                    level: a.meta.level,
+                    extended: false,
+                })?;
                 be.copy_component(&b.poly, c, &mut t, 0)?;
                 if subtract {
                     be.neg_assign(&mut t)?;
@@ -141,7 +165,8 @@ impl<B: Backend> Evaluator<B> {
         let mut neg = p.duplicate(self.be())?;
         self.be().neg_assign(&mut neg.poly)?;
         let mut out = a.duplicate(self.be())?;
-        self.be().add_component_assign(&mut out.poly, 0, &neg.poly)?;
+        self.be()
+            .add_component_assign(&mut out.poly, 0, &neg.poly)?;
         out.seed = None;
         Ok(out)
     }
@@ -149,7 +174,9 @@ impl<B: Backend> Evaluator<B> {
     /// `a + c` for a complex constant `c` (in every slot), at `a`'s scale.
     pub fn add_const(&self, a: &Ciphertext<B>, c: Complex64) -> Result<Ciphertext<B>> {
         let slots = self.encoder.max_slots();
-        let p = self.encoder.encode_with(&vec![c; slots], a.meta.level, a.meta.scale, slots)?;
+        let p = self
+            .encoder
+            .encode_with(&vec![c; slots], a.meta.level, a.meta.scale, slots)?;
         let mut out = a.duplicate(self.be())?;
         self.be().add_component_assign(&mut out.poly, 0, &p.poly)?;
         out.seed = None;
@@ -162,17 +189,29 @@ impl<B: Backend> Evaluator<B> {
         let poly = self.be().tensor(&a.poly, &b.poly)?;
         let mut meta = a.meta;
         meta.scale = a.meta.scale * b.meta.scale;
-        Ok(Ciphertext { poly, meta, seed: None })
+        Ok(Ciphertext {
+            poly,
+            meta,
+            seed: None,
+        })
     }
 
     fn check_mul(&self, op: &'static str, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
         self.check_own(op, a.meta.fingerprint)?;
         self.check_own(op, b.meta.fingerprint)?;
         if a.meta.level != b.meta.level {
-            return Err(Error::LevelMismatch { op, left: a.meta.level, right: b.meta.level });
+            return Err(Error::LevelMismatch {
+                op,
+                left: a.meta.level,
+                right: b.meta.level,
+            });
         }
         if self.components(a) != 2 || self.components(b) != 2 {
-            return Err(rlwe::Error::InvalidOperand { op, reason: "operands must have 2 components (relinearize first)".into() }.into());
+            return Err(rlwe::Error::InvalidOperand {
+                op,
+                reason: "operands must have 2 components (relinearize first)".into(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -188,13 +227,23 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// `a·b` relinearized (scale `Δ_a·Δ_b`).
-    pub fn mul_relin(&self, a: &Ciphertext<B>, b: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+    pub fn mul_relin(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
         let t = self.mul(a, b)?;
         self.relinearize(t, rlk)
     }
 
     /// `a·b` relinearized and rescaled in one fused pass (scale `Δ_a·Δ_b / q_l`).
-    pub fn mul_relin_rescale(&self, a: &Ciphertext<B>, b: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+    pub fn mul_relin_rescale(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
         let t = self.mul(a, b)?;
         let level = t.meta.level;
         if level == 0 {
@@ -231,7 +280,11 @@ impl<B: Backend> Evaluator<B> {
         self.check_own("multiply by a plaintext", a.meta.fingerprint)?;
         self.check_own("multiply by a plaintext", p.meta.fingerprint)?;
         if a.meta.level != p.meta.level {
-            return Err(Error::LevelMismatch { op: "multiply by a plaintext", left: a.meta.level, right: p.meta.level });
+            return Err(Error::LevelMismatch {
+                op: "multiply by a plaintext",
+                left: a.meta.level,
+                right: p.meta.level,
+            });
         }
         let mut out = a.duplicate(self.be())?;
         self.be().mul_plain_assign(&mut out.poly, &p.poly)?;
@@ -247,7 +300,10 @@ impl<B: Backend> Evaluator<B> {
         let delta = self.ctx.params().scale(level)?;
         let v = (c * delta).round();
         if !v.is_finite() || v.abs() >= 2f64.powi(62) {
-            return Err(Error::ValueTooLarge { value: c, scale: delta });
+            return Err(Error::ValueTooLarge {
+                value: c,
+                scale: delta,
+            });
         }
         let mut out = self.mul_int_raw(a, v as i64)?;
         out.meta.scale *= delta;
@@ -259,7 +315,9 @@ impl<B: Backend> Evaluator<B> {
         let level = a.meta.level;
         let slots = self.encoder.max_slots();
         let delta = self.ctx.params().scale(level)?;
-        let p = self.encoder.encode_with(&vec![c; slots], level, delta, slots)?;
+        let p = self
+            .encoder
+            .encode_with(&vec![c; slots], level, delta, slots)?;
         self.mul_plain(a, &p)
     }
 
@@ -272,7 +330,9 @@ impl<B: Backend> Evaluator<B> {
         self.check_own("multiply by a constant", a.meta.fingerprint)?;
         let be = self.be();
         let ring = be.ring();
-        let scalars: Vec<u64> = (0..=a.meta.level).map(|s| ring.modulus(s).reduce_i64(k)).collect();
+        let scalars: Vec<u64> = (0..=a.meta.level)
+            .map(|s| ring.modulus(s).reduce_i64(k))
+            .collect();
         let mut out = a.duplicate(be)?;
         be.mul_scalar_assign(&mut out.poly, &scalars)?;
         out.seed = None;
@@ -284,7 +344,11 @@ impl<B: Backend> Evaluator<B> {
     /// rounding (one level consumed per step, never a bare limb drop).
     pub fn drop_to_level(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
         if level > a.meta.level {
-            return Err(Error::LevelMismatch { op: "drop to a level", left: a.meta.level, right: level });
+            return Err(Error::LevelMismatch {
+                op: "drop to a level",
+                left: a.meta.level,
+                right: level,
+            });
         }
         let mut out = a.duplicate(self.be())?;
         while out.meta.level > level {
@@ -298,7 +362,11 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// Brings two ciphertexts to the lower of their levels ([`Evaluator::drop_to_level`]).
-    pub fn align(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
+    pub fn align(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+    ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
         let level = a.meta.level.min(b.meta.level);
         Ok((self.drop_to_level(a, level)?, self.drop_to_level(b, level)?))
     }
@@ -310,7 +378,12 @@ impl<B: Backend> Evaluator<B> {
 
     /// Rotates slots left by `step`: with the exact key when present, else composed from
     /// power-of-two rotations (keys for `2^i` needed for every set bit of `step mod N/2`).
-    pub fn rotate(&self, a: &Ciphertext<B>, step: i64, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+    pub fn rotate(
+        &self,
+        a: &Ciphertext<B>,
+        step: i64,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
         let half = (self.ctx.params().n() / 2) as i64;
         let step = step.rem_euclid(half);
         if step == 0 {
@@ -335,21 +408,43 @@ impl<B: Backend> Evaluator<B> {
     /// Conjugates every slot (`X -> X^(-1)`).
     pub fn conjugate(&self, a: &Ciphertext<B>, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
         let g = galois::galois_element_conjugate(self.ctx.params().n());
-        Ok(keyswitch::apply_galois(self.be(), a, g, keys.get(g, "conjugate")?)?)
+        Ok(keyswitch::apply_galois(
+            self.be(),
+            a,
+            g,
+            keys.get(g, "conjugate")?,
+        )?)
     }
 
     /// Rotations of one ciphertext by several steps, sharing one `mod_up` (exact keys needed).
-    pub fn rotate_hoisted(&self, a: &Ciphertext<B>, steps: &[i64], keys: &GaloisKeys<B>) -> Result<Vec<Ciphertext<B>>> {
+    pub fn rotate_hoisted(
+        &self,
+        a: &Ciphertext<B>,
+        steps: &[i64],
+        keys: &GaloisKeys<B>,
+    ) -> Result<Vec<Ciphertext<B>>> {
         let elements: Vec<u64> = steps.iter().map(|&s| self.rotation_element(s)).collect();
-        let pairs = elements.iter().map(|&g| Ok((g, keys.get(g, "rotate (hoisted)")?))).collect::<Result<Vec<_>>>()?;
+        let pairs = elements
+            .iter()
+            .map(|&g| Ok((g, keys.get(g, "rotate (hoisted)")?)))
+            .collect::<Result<Vec<_>>>()?;
         Ok(keyswitch::apply_galois_hoisted(self.be(), a, &pairs)?)
     }
 
     /// Sum over a window: slot `j` of the result is `Σ_{t < span} a_{j+t}` (`span` a power of
     /// two), by `log2(span)` rotate-and-add steps with the power-of-two keys.
-    pub fn inner_sum(&self, a: &Ciphertext<B>, span: usize, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+    pub fn inner_sum(
+        &self,
+        a: &Ciphertext<B>,
+        span: usize,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
         if !span.is_power_of_two() || span > self.encoder.max_slots() {
-            return Err(Error::TooManyValues { given: span, slots: span, max_slots: self.encoder.max_slots() });
+            return Err(Error::TooManyValues {
+                given: span,
+                slots: span,
+                max_slots: self.encoder.max_slots(),
+            });
         }
         let mut acc = a.duplicate(self.be())?;
         let mut shift = 1;
@@ -375,7 +470,10 @@ impl<B: Backend> Evaluator<B> {
     /// rotation) plus conjugation.
     pub fn power_of_two_elements(&self) -> Vec<u64> {
         let half = self.ctx.params().n() / 2;
-        let steps: Vec<i64> = (0..).map(|i| 1i64 << i).take_while(|&s| (s as usize) < half).collect();
+        let steps: Vec<i64> = (0..)
+            .map(|i| 1i64 << i)
+            .take_while(|&s| (s as usize) < half)
+            .collect();
         self.galois_elements(&steps, true)
     }
 

@@ -61,10 +61,21 @@ pub trait Backend: Clone + Send + Sync + 'static {
     fn sub_assign(&self, a: &mut Self::Poly, b: &Self::Poly) -> Result<()>;
 
     /// `a_component += b_0`: adds a one-component buffer (a plaintext) to one component.
-    fn add_component_assign(&self, a: &mut Self::Poly, component: usize, b: &Self::Poly) -> Result<()>;
+    fn add_component_assign(
+        &self,
+        a: &mut Self::Poly,
+        component: usize,
+        b: &Self::Poly,
+    ) -> Result<()>;
 
     /// `dst_{dst_component} = src_{src_component}` over `dst`'s active limbs.
-    fn copy_component(&self, src: &Self::Poly, src_component: usize, dst: &mut Self::Poly, dst_component: usize) -> Result<()>;
+    fn copy_component(
+        &self,
+        src: &Self::Poly,
+        src_component: usize,
+        dst: &mut Self::Poly,
+        dst_component: usize,
+    ) -> Result<()>;
 
     /// `a = -a`.
     fn neg_assign(&self, a: &mut Self::Poly) -> Result<()>;
@@ -83,7 +94,12 @@ pub trait Backend: Clone + Send + Sync + 'static {
     /// Adds the constant polynomial `s` to component `component` (in NTT form a constant adds to
     /// every evaluation; in coefficient form call it on the coefficient-form buffer and only the
     /// NTT-form meaning applies, so callers use it in NTT form). One constant per active slot.
-    fn add_scalar_assign(&self, a: &mut Self::Poly, component: usize, scalars: &[u64]) -> Result<()>;
+    fn add_scalar_assign(
+        &self,
+        a: &mut Self::Poly,
+        component: usize,
+        scalars: &[u64],
+    ) -> Result<()>;
 
     /// Forward negacyclic NTT of every component and active limb (fhe-math's contract).
     fn ntt(&self, a: &mut Self::Poly) -> Result<()>;
@@ -97,7 +113,13 @@ pub trait Backend: Clone + Send + Sync + 'static {
 
     /// `out_c = σ_g(a_c)` for components `c < mapped` in NTT form, `σ_g: X -> X^g`;
     /// the other components of `out` are left untouched.
-    fn automorphism_into(&self, a: &Self::Poly, galois: u64, out: &mut Self::Poly, mapped: usize) -> Result<()>;
+    fn automorphism_into(
+        &self,
+        a: &Self::Poly,
+        galois: u64,
+        out: &mut Self::Poly,
+        mapped: usize,
+    ) -> Result<()>;
 
     /// Divides by the top prime with rounding, in NTT form: `a <- ⌊a / q_l⌉` over
     /// `q_0..q_{l-1}`; the level drops by one.
@@ -110,22 +132,48 @@ pub trait Backend: Clone + Send + Sync + 'static {
     /// `acc_c += Σ_j σ_g(ext_j) ⊙ key_{2j+c}` for `c` in `{0, 1}`, over `Q_l·P` (NTT form), where
     /// `key` holds `2·dnum` components at the top level and `σ_g` is applied when `galois` is
     /// given (the automorphism of a hoisted rotation).
-    fn key_product(&self, ext: &Self::Poly, key: &Self::Poly, galois: Option<u64>, acc: &mut Self::Poly) -> Result<()>;
+    fn key_product(
+        &self,
+        ext: &Self::Poly,
+        key: &Self::Poly,
+        galois: Option<u64>,
+        acc: &mut Self::Poly,
+    ) -> Result<()>;
 
-    /// `out += ⌊acc / P⌉` over `Q_l` (2 components, NTT form), then, when `rescale`, divides
+    /// `out += ⌊acc / P⌉` over `Q_l` (2 components, NTT form; per coefficient
+    /// `(x + h - [x + h]_P - α·P) / P` with `h = (P-1)/2` and the fast-conversion overflow
+    /// `0 <= α < K`), then, when `rescale`, divides
     /// `out` by its top prime (the same bits as calling [`Backend::rescale`] afterwards).
     fn mod_down_into(&self, acc: &Self::Poly, out: &mut Self::Poly, rescale: bool) -> Result<()>;
 
     /// Uniform polynomial(s) in NTT form from a seed: slot `s` of component `c` uses the stream
     /// `(domain, poly_index + c, s)` of the randomness layout.
-    fn sample_uniform(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+    fn sample_uniform(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<Self::Poly>;
 
     /// A ternary polynomial (one component, coefficient form) from a seed, the same integer in
     /// every slot.
-    fn sample_ternary(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+    fn sample_ternary(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<Self::Poly>;
 
     /// A discrete Gaussian polynomial (sigma 3.2, one component, coefficient form) from a seed.
-    fn sample_gaussian(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<Self::Poly>;
+    fn sample_gaussian(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<Self::Poly>;
 
     /// Waits for all queued work (a no-op on the CPU); surfaces asynchronous device errors.
     fn synchronize(&self) -> Result<()> {
@@ -134,27 +182,56 @@ pub trait Backend: Clone + Send + Sync + 'static {
 
     /// Key switching of one component: `(ks0, ks1)` with `ks0 + ks1·s ≈ c_component · s'`,
     /// where `key` switches from `s'` to `s` (`σ_g` folded in when `galois` is given).
-    fn key_switch(&self, c: &Self::Poly, component: usize, key: &Self::Poly, galois: Option<u64>) -> Result<Self::Poly> {
+    fn key_switch(
+        &self,
+        c: &Self::Poly,
+        component: usize,
+        key: &Self::Poly,
+        galois: Option<u64>,
+    ) -> Result<Self::Poly> {
         let level = self.shape(c).level;
         let ext = self.mod_up(c, component)?;
-        let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+        let mut acc = self.zeros(Shape {
+            components: 2,
+            level,
+            extended: true,
+        })?;
         self.key_product(&ext, key, galois, &mut acc)?;
-        let mut out = self.zeros(Shape { components: 2, level, extended: false })?;
+        let mut out = self.zeros(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
         self.mod_down_into(&acc, &mut out, false)?;
         Ok(out)
     }
 
     /// Multiply, relinearize and optionally rescale two 2-component ciphertexts in NTT form.
-    fn mul_relin(&self, a: &Self::Poly, b: &Self::Poly, relin_key: &Self::Poly, rescale: bool) -> Result<Self::Poly> {
+    fn mul_relin(
+        &self,
+        a: &Self::Poly,
+        b: &Self::Poly,
+        relin_key: &Self::Poly,
+        rescale: bool,
+    ) -> Result<Self::Poly> {
         let t = self.tensor(a, b)?;
         self.relinearize(t, relin_key, rescale)
     }
 
     /// Relinearizes a 3-component ciphertext (NTT form), optionally rescaling.
-    fn relinearize(&self, mut t: Self::Poly, relin_key: &Self::Poly, rescale: bool) -> Result<Self::Poly> {
+    fn relinearize(
+        &self,
+        mut t: Self::Poly,
+        relin_key: &Self::Poly,
+        rescale: bool,
+    ) -> Result<Self::Poly> {
         let level = self.shape(&t).level;
         let ext = self.mod_up(&t, 2)?;
-        let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+        let mut acc = self.zeros(Shape {
+            components: 2,
+            level,
+            extended: true,
+        })?;
         self.key_product(&ext, relin_key, None, &mut acc)?;
         self.truncate_components(&mut t, 2)?;
         self.mod_down_into(&acc, &mut t, rescale)?;
@@ -163,14 +240,26 @@ pub trait Backend: Clone + Send + Sync + 'static {
 
     /// Rotations of one ciphertext by several Galois elements sharing one `mod_up` (hoisting):
     /// for each `(g, key_g)`, `(σ_g(c0), 0) + ⌊Σ_j σ_g(ext_j)·key_g,j / P⌉`.
-    fn rotate_hoisted(&self, c: &Self::Poly, keys: &[(u64, &Self::Poly)]) -> Result<Vec<Self::Poly>> {
+    fn rotate_hoisted(
+        &self,
+        c: &Self::Poly,
+        keys: &[(u64, &Self::Poly)],
+    ) -> Result<Vec<Self::Poly>> {
         let level = self.shape(c).level;
         let ext = self.mod_up(c, 1)?;
         keys.iter()
             .map(|&(g, key)| {
-                let mut acc = self.zeros(Shape { components: 2, level, extended: true })?;
+                let mut acc = self.zeros(Shape {
+                    components: 2,
+                    level,
+                    extended: true,
+                })?;
                 self.key_product(&ext, key, Some(g), &mut acc)?;
-                let mut out = self.zeros(Shape { components: 2, level, extended: false })?;
+                let mut out = self.zeros(Shape {
+                    components: 2,
+                    level,
+                    extended: false,
+                })?;
                 self.automorphism_into(c, g, &mut out, 1)?;
                 self.mod_down_into(&acc, &mut out, false)?;
                 Ok(out)

@@ -27,28 +27,42 @@ impl CpuBackend {
 
 /// Position of `slot` among the active slots of a buffer at `level` (Q slots, then P slots).
 fn active_index(slot: usize, level: usize, q_capacity: usize) -> usize {
-    if slot <= level { slot } else { slot - q_capacity + level + 1 }
+    if slot <= level {
+        slot
+    } else {
+        slot - q_capacity + level + 1
+    }
 }
 
 /// Every active limb of `p` as `(component, slot, coefficients)`, in parallel.
-fn par_limbs_mut(p: &mut RnsPoly) -> impl IndexedParallelIterator<Item = (usize, usize, &mut [u64])> {
+fn par_limbs_mut(
+    p: &mut RnsPoly,
+) -> impl IndexedParallelIterator<Item = (usize, usize, &mut [u64])> {
     let n = p.n();
     let spc = p.slots_per_component();
     let shape = p.shape();
     let q_cap = p.q_capacity();
-    p.raw_mut().par_chunks_mut(n).enumerate().map(move |(idx, chunk)| (idx / spc, idx % spc, chunk)).map(
-        move |(c, s, chunk)| {
+    p.raw_mut()
+        .par_chunks_mut(n)
+        .enumerate()
+        .map(move |(idx, chunk)| (idx / spc, idx % spc, chunk))
+        .map(move |(c, s, chunk)| {
             let active = c < shape.components && (s <= shape.level || s >= q_cap);
             // Inactive limbs are reported with an empty slice so callers skip them uniformly.
-            if active { (c, s, chunk) } else { (c, s, &mut chunk[..0]) }
-        },
-    )
+            if active {
+                (c, s, chunk)
+            } else {
+                (c, s, &mut chunk[..0])
+            }
+        })
 }
 
 fn check_covers(a: &RnsPoly, b: &RnsPoly, what: &str) -> Result<()> {
     let (sa, sb) = (a.shape(), b.shape());
     if sb.level < sa.level || (sa.extended && !sb.extended) || a.n() != b.n() {
-        return Err(Error::ShapeMismatch { what: format!("{what}: operand shape {sb:?} does not cover {sa:?}") });
+        return Err(Error::ShapeMismatch {
+            what: format!("{what}: operand shape {sb:?} does not cover {sa:?}"),
+        });
     }
     Ok(())
 }
@@ -58,12 +72,20 @@ impl CpuBackend {
         self.ring.check(p)
     }
 
-    fn binary(&self, a: &mut RnsPoly, b: &RnsPoly, what: &str, f: impl Fn(&crate::Modulus, u64, u64) -> u64 + Sync) -> Result<()> {
+    fn binary(
+        &self,
+        a: &mut RnsPoly,
+        b: &RnsPoly,
+        what: &str,
+        f: impl Fn(&crate::Modulus, u64, u64) -> u64 + Sync,
+    ) -> Result<()> {
         self.check(a)?;
         self.check(b)?;
         check_covers(a, b, what)?;
         if b.components() < a.components() {
-            return Err(Error::ShapeMismatch { what: format!("{what}: operand has fewer components") });
+            return Err(Error::ShapeMismatch {
+                what: format!("{what}: operand has fewer components"),
+            });
         }
         let ring = &self.ring;
         par_limbs_mut(a).for_each(|(c, s, x)| {
@@ -96,16 +118,19 @@ impl CpuBackend {
         let spc = p.slots_per_component();
         let n = p.n();
         let base = c * spc * n;
-        p.raw_mut()[base..base + level * n].par_chunks_mut(n).enumerate().for_each(|(i, x)| {
-            let qi = ring.modulus(i);
-            let half_i = qi.reduce(half);
-            let mut t: Vec<u64> = r.iter().map(|&v| qi.sub(qi.reduce(v), half_i)).collect();
-            ring.ntt(i).forward(&mut t);
-            let k = consts[i];
-            for (xi, ti) in x.iter_mut().zip(&t) {
-                *xi = qi.mul_shoup(qi.sub(*xi, *ti), k.value, k.shoup);
-            }
-        });
+        p.raw_mut()[base..base + level * n]
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(i, x)| {
+                let qi = ring.modulus(i);
+                let half_i = qi.reduce(half);
+                let mut t: Vec<u64> = r.iter().map(|&v| qi.sub(qi.reduce(v), half_i)).collect();
+                ring.ntt(i).forward(&mut t);
+                let k = consts[i];
+                for (xi, ti) in x.iter_mut().zip(&t) {
+                    *xi = qi.mul_shoup(qi.sub(*xi, *ti), k.value, k.shoup);
+                }
+            });
     }
 }
 
@@ -166,7 +191,9 @@ impl Backend for CpuBackend {
         self.check(b)?;
         check_covers(a, b, "add to component")?;
         if component >= a.components() {
-            return Err(Error::ShapeMismatch { what: format!("no component {component} to add to") });
+            return Err(Error::ShapeMismatch {
+                what: format!("no component {component} to add to"),
+            });
         }
         let ring = &self.ring;
         par_limbs_mut(a).for_each(|(c, s, x)| {
@@ -181,12 +208,20 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn copy_component(&self, src: &RnsPoly, src_component: usize, dst: &mut RnsPoly, dst_component: usize) -> Result<()> {
+    fn copy_component(
+        &self,
+        src: &RnsPoly,
+        src_component: usize,
+        dst: &mut RnsPoly,
+        dst_component: usize,
+    ) -> Result<()> {
         self.check(src)?;
         self.check(dst)?;
         check_covers(dst, src, "copy component")?;
         if src_component >= src.components() || dst_component >= dst.components() {
-            return Err(Error::ShapeMismatch { what: "copy component: no such component".into() });
+            return Err(Error::ShapeMismatch {
+                what: "copy component: no such component".into(),
+            });
         }
         par_limbs_mut(dst).for_each(|(c, s, x)| {
             if c == dst_component && !x.is_empty() {
@@ -228,7 +263,9 @@ impl Backend for CpuBackend {
         check_covers(acc, a, "multiply-accumulate")?;
         check_covers(acc, b, "multiply-accumulate")?;
         if a.components() < acc.components() {
-            return Err(Error::ShapeMismatch { what: "multiply-accumulate: operand has fewer components".into() });
+            return Err(Error::ShapeMismatch {
+                what: "multiply-accumulate: operand has fewer components".into(),
+            });
         }
         let ring = &self.ring;
         par_limbs_mut(acc).for_each(|(c, s, x)| {
@@ -247,7 +284,9 @@ impl Backend for CpuBackend {
         self.check(a)?;
         let (level, q_cap) = (a.level(), a.q_capacity());
         if scalars.len() != a.active_slots().count() {
-            return Err(Error::ShapeMismatch { what: "one scalar per active limb is needed".into() });
+            return Err(Error::ShapeMismatch {
+                what: "one scalar per active limb is needed".into(),
+            });
         }
         let ring = &self.ring;
         par_limbs_mut(a).for_each(|(_, s, x)| {
@@ -266,7 +305,9 @@ impl Backend for CpuBackend {
         self.check(a)?;
         let (level, q_cap) = (a.level(), a.q_capacity());
         if scalars.len() != a.active_slots().count() || component >= a.components() {
-            return Err(Error::ShapeMismatch { what: "one scalar per active limb of an existing component is needed".into() });
+            return Err(Error::ShapeMismatch {
+                what: "one scalar per active limb of an existing component is needed".into(),
+            });
         }
         let ring = &self.ring;
         par_limbs_mut(a).for_each(|(c, s, x)| {
@@ -306,10 +347,16 @@ impl Backend for CpuBackend {
         self.check(a)?;
         self.check(b)?;
         if a.components() != 2 || b.components() != 2 || a.shape().extended || b.shape().extended {
-            return Err(Error::ShapeMismatch { what: "tensor needs two 2-component ciphertexts over Q".into() });
+            return Err(Error::ShapeMismatch {
+                what: "tensor needs two 2-component ciphertexts over Q".into(),
+            });
         }
         let level = a.level().min(b.level());
-        let mut out = self.zeros(Shape { components: 3, level, extended: false })?;
+        let mut out = self.zeros(Shape {
+            components: 3,
+            level,
+            extended: false,
+        })?;
         let ring = &self.ring;
         par_limbs_mut(&mut out).for_each(|(c, s, x)| {
             if x.is_empty() {
@@ -320,7 +367,9 @@ impl Backend for CpuBackend {
             for (k, xk) in x.iter_mut().enumerate() {
                 *xk = match c {
                     0 => m.mul(a0[k], b0[k]),
-                    1 => m.reduce_u128(a0[k] as u128 * b1[k] as u128 + a1[k] as u128 * b0[k] as u128),
+                    1 => {
+                        m.reduce_u128(a0[k] as u128 * b1[k] as u128 + a1[k] as u128 * b0[k] as u128)
+                    }
                     _ => m.mul(a1[k], b1[k]),
                 };
             }
@@ -328,12 +377,20 @@ impl Backend for CpuBackend {
         Ok(out)
     }
 
-    fn automorphism_into(&self, a: &RnsPoly, galois: u64, out: &mut RnsPoly, mapped: usize) -> Result<()> {
+    fn automorphism_into(
+        &self,
+        a: &RnsPoly,
+        galois: u64,
+        out: &mut RnsPoly,
+        mapped: usize,
+    ) -> Result<()> {
         self.check(a)?;
         self.check(out)?;
         check_covers(out, a, "automorphism")?;
-        if galois % 2 == 0 || mapped > a.components() || mapped > out.components() {
-            return Err(Error::ShapeMismatch { what: format!("automorphism: bad Galois element {galois} or component count") });
+        if galois.is_multiple_of(2) || mapped > a.components() || mapped > out.components() {
+            return Err(Error::ShapeMismatch {
+                what: format!("automorphism: bad Galois element {galois} or component count"),
+            });
         }
         let map = self.ring.galois_map(galois % (2 * self.ring.n() as u64));
         par_limbs_mut(out).for_each(|(c, s, x)| {
@@ -351,7 +408,10 @@ impl Backend for CpuBackend {
         self.check(a)?;
         let level = a.level();
         if level == 0 || a.shape().extended {
-            return Err(Error::InvalidLevel { level, reason: "cannot rescale a buffer at level 0 or over Q·P" });
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
         }
         for c in 0..a.components() {
             self.rescale_component(a, c, level);
@@ -362,22 +422,46 @@ impl Backend for CpuBackend {
     fn mod_up(&self, c: &RnsPoly, component: usize) -> Result<RnsPoly> {
         self.check(c)?;
         if component >= c.components() || c.shape().extended {
-            return Err(Error::ShapeMismatch { what: "mod_up needs a component of a buffer over Q".into() });
+            return Err(Error::ShapeMismatch {
+                what: "mod_up needs a component of a buffer over Q".into(),
+            });
         }
         let level = c.level();
         let ring = &self.ring;
         let tables = ring.mod_up_tables(level);
-        let mut ext = self.zeros(Shape { components: tables.len(), level, extended: true })?;
+        let mut ext = self.zeros(Shape {
+            components: tables.len(),
+            level,
+            extended: true,
+        })?;
         for (j, t) in tables.iter().enumerate() {
-            let coeffs: Vec<Vec<u64>> =
-                t.digit_slots.clone().into_par_iter().map(|s| self.intt_copy(s, c.limb(component, s))).collect();
+            let coeffs: Vec<Vec<u64>> = t
+                .digit_slots
+                .clone()
+                .into_par_iter()
+                .map(|s| {
+                    let mut v = self.intt_copy(s, c.limb(component, s));
+                    let (m, h) = (ring.modulus(s), t.half_mod_digit[s - t.digit_slots.start]);
+                    v.iter_mut().for_each(|x| *x = m.add(*x, h));
+                    v
+                })
+                .collect();
             let inputs: Vec<&[u64]> = coeffs.iter().map(|v| v.as_slice()).collect();
             let mut converted = vec![vec![0u64; ring.n()]; t.target_slots.len()];
             {
-                let mut outs: Vec<&mut [u64]> = converted.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let mut outs: Vec<&mut [u64]> =
+                    converted.iter_mut().map(|v| v.as_mut_slice()).collect();
                 t.converter.convert(&inputs, &mut outs);
             }
-            converted.par_iter_mut().zip(&t.target_slots).for_each(|(v, &s)| ring.ntt(s).forward(v));
+            converted
+                .par_iter_mut()
+                .zip(&t.target_slots)
+                .zip(&t.half_mod_target)
+                .for_each(|((v, &s), &h)| {
+                    let m = ring.modulus(s);
+                    v.iter_mut().for_each(|x| *x = m.sub(*x, h));
+                    ring.ntt(s).forward(v)
+                });
             for s in t.digit_slots.clone() {
                 ext.limb_mut(j, s).copy_from_slice(c.limb(component, s));
             }
@@ -388,13 +472,25 @@ impl Backend for CpuBackend {
         Ok(ext)
     }
 
-    fn key_product(&self, ext: &RnsPoly, key: &RnsPoly, galois: Option<u64>, acc: &mut RnsPoly) -> Result<()> {
+    fn key_product(
+        &self,
+        ext: &RnsPoly,
+        key: &RnsPoly,
+        galois: Option<u64>,
+        acc: &mut RnsPoly,
+    ) -> Result<()> {
         self.check(ext)?;
         self.check(key)?;
         self.check(acc)?;
         let digits = ext.components();
-        if !acc.shape().extended || acc.components() != 2 || !key.shape().extended || key.components() < 2 * digits {
-            return Err(Error::ShapeMismatch { what: "key_product: accumulator, digits or key have the wrong shape".into() });
+        if !acc.shape().extended
+            || acc.components() != 2
+            || !key.shape().extended
+            || key.components() < 2 * digits
+        {
+            return Err(Error::ShapeMismatch {
+                what: "key_product: accumulator, digits or key have the wrong shape".into(),
+            });
         }
         check_covers(acc, ext, "key_product")?;
         check_covers(acc, key, "key_product")?;
@@ -423,33 +519,54 @@ impl Backend for CpuBackend {
         self.check(acc)?;
         self.check(out)?;
         let level = out.level();
-        if !acc.shape().extended || acc.components() < 2 || out.components() != 2 || acc.level() != level || out.shape().extended {
+        if !acc.shape().extended
+            || acc.components() < 2
+            || out.components() != 2
+            || acc.level() != level
+            || out.shape().extended
+        {
             return Err(Error::ShapeMismatch { what: "mod_down: accumulator over Q·P and a 2-component output at its level are needed".into() });
         }
         let ring = &self.ring;
         let table = ring
             .mod_down_table(level)
-            .ok_or_else(|| Error::ShapeMismatch { what: "mod_down needs special primes".into() })?;
+            .ok_or_else(|| Error::ShapeMismatch {
+                what: "mod_down needs special primes".into(),
+            })?;
         let q_cap = ring.q_count();
         for c in 0..2 {
-            let p_coeffs: Vec<Vec<u64>> =
-                (q_cap..q_cap + ring.p_count()).into_par_iter().map(|s| self.intt_copy(s, acc.limb(c, s))).collect();
+            let p_coeffs: Vec<Vec<u64>> = (q_cap..q_cap + ring.p_count())
+                .into_par_iter()
+                .map(|s| {
+                    let mut v = self.intt_copy(s, acc.limb(c, s));
+                    let (m, h) = (ring.modulus(s), table.half_p_mod_p[s - q_cap]);
+                    v.iter_mut().for_each(|x| *x = m.add(*x, h));
+                    v
+                })
+                .collect();
             let inputs: Vec<&[u64]> = p_coeffs.iter().map(|v| v.as_slice()).collect();
             let mut conv = vec![vec![0u64; ring.n()]; level + 1];
             {
                 let mut outs: Vec<&mut [u64]> = conv.iter_mut().map(|v| v.as_mut_slice()).collect();
                 table.converter.convert(&inputs, &mut outs);
             }
-            conv.par_iter_mut().enumerate().for_each(|(s, v)| ring.ntt(s).forward(v));
+            conv.par_iter_mut().enumerate().for_each(|(s, v)| {
+                let (m, h) = (ring.modulus(s), table.half_p_mod_q[s]);
+                v.iter_mut().for_each(|x| *x = m.sub(*x, h));
+                ring.ntt(s).forward(v)
+            });
             let n = ring.n();
             let base = c * out.slots_per_component() * n;
-            out.raw_mut()[base..base + (level + 1) * n].par_chunks_mut(n).enumerate().for_each(|(s, x)| {
-                let m = ring.modulus(s);
-                let k = table.p_inv[s];
-                for ((xk, &ak), &ck) in x.iter_mut().zip(acc.limb(c, s)).zip(&conv[s]) {
-                    *xk = m.add(*xk, m.mul_shoup(m.sub(ak, ck), k.value, k.shoup));
-                }
-            });
+            out.raw_mut()[base..base + (level + 1) * n]
+                .par_chunks_mut(n)
+                .enumerate()
+                .for_each(|(s, x)| {
+                    let m = ring.modulus(s);
+                    let k = table.p_inv[s];
+                    for ((xk, &ak), &ck) in x.iter_mut().zip(acc.limb(c, s)).zip(&conv[s]) {
+                        *xk = m.add(*xk, m.mul_shoup(m.sub(ak, ck), k.value, k.shoup));
+                    }
+                });
         }
         if rescale {
             self.rescale(out)?;
@@ -457,23 +574,52 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn sample_uniform(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<RnsPoly> {
+    fn sample_uniform(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
         let mut p = self.zeros(shape)?;
         let ring = &self.ring;
         par_limbs_mut(&mut p).for_each(|(c, s, x)| {
             if !x.is_empty() {
-                sampler::uniform_limb(seed, domain, poly_index + c as u32, s as u16, ring.modulus(s), x);
+                sampler::uniform_limb(
+                    seed,
+                    domain,
+                    poly_index + c as u32,
+                    s as u16,
+                    ring.modulus(s),
+                    x,
+                );
             }
         });
         Ok(p)
     }
 
-    fn sample_ternary(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<RnsPoly> {
-        self.sample_small(shape, |c, v| sampler::ternary(seed, domain, poly_index + c as u32, v))
+    fn sample_ternary(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
+        self.sample_small(shape, |c, v| {
+            sampler::ternary(seed, domain, poly_index + c as u32, v)
+        })
     }
 
-    fn sample_gaussian(&self, seed: &Seed, domain: Domain, poly_index: u32, shape: Shape) -> Result<RnsPoly> {
-        self.sample_small(shape, |c, v| sampler::gaussian(seed, domain, poly_index + c as u32, v))
+    fn sample_gaussian(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
+        self.sample_small(shape, |c, v| {
+            sampler::gaussian(seed, domain, poly_index + c as u32, v)
+        })
     }
 }
 

@@ -41,11 +41,20 @@ impl RnsPoly {
     /// A zero buffer. `q_capacity = L + 1`, `p_count = K` (used only when `shape.extended`).
     pub fn zeros(n: usize, shape: Shape, q_capacity: usize, p_count: usize) -> Result<Self> {
         if shape.level >= q_capacity {
-            return Err(Error::InvalidLevel { level: shape.level, reason: "above the top level" });
+            return Err(Error::InvalidLevel {
+                level: shape.level,
+                reason: "above the top level",
+            });
         }
         let p_count = if shape.extended { p_count } else { 0 };
         let len = shape.components * (q_capacity + p_count) * n;
-        Ok(RnsPoly { n, shape, q_capacity, p_count, data: vec![0; len] })
+        Ok(RnsPoly {
+            n,
+            shape,
+            q_capacity,
+            p_count,
+            data: vec![0; len],
+        })
     }
 
     /// Ring degree `N`.
@@ -92,13 +101,17 @@ impl RnsPoly {
 
     /// Whether slot `s` is active.
     pub fn is_active(&self, slot: usize) -> bool {
-        slot <= self.shape.level || (slot >= self.q_capacity && slot < self.q_capacity + self.p_count)
+        slot <= self.shape.level
+            || (slot >= self.q_capacity && slot < self.q_capacity + self.p_count)
     }
 
     /// Lowers the level to `level` (drops the top `Q` limbs) without copying.
     pub fn set_level(&mut self, level: usize) -> Result<()> {
         if level > self.shape.level {
-            return Err(Error::InvalidLevel { level, reason: "can only lower the level of a buffer" });
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "can only lower the level of a buffer",
+            });
         }
         self.shape.level = level;
         Ok(())
@@ -107,10 +120,16 @@ impl RnsPoly {
     /// Keeps only the first `components` components (a prefix view; no copy).
     pub fn truncate_components(&mut self, components: usize) -> Result<()> {
         if components > self.shape.components {
-            return Err(Error::ShapeMismatch { what: format!("cannot grow components {} -> {components}", self.shape.components) });
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "cannot grow components {} -> {components}",
+                    self.shape.components
+                ),
+            });
         }
         self.shape.components = components;
-        self.data.truncate(components * self.slots_per_component() * self.n);
+        self.data
+            .truncate(components * self.slots_per_component() * self.n);
         Ok(())
     }
 

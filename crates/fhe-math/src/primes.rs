@@ -52,7 +52,10 @@ pub fn is_prime(n: u64) -> bool {
 /// in decreasing order, skipping those in `exclude`.
 pub fn ntt_primes(bits: u32, two_n: u64, count: usize, exclude: &[u64]) -> Result<Vec<u64>> {
     let err = Error::NotEnoughPrimes { count, bits, two_n };
-    if !(2..=MAX_MODULUS_BITS).contains(&bits) || !two_n.is_power_of_two() || two_n >= (1u64 << bits) {
+    if !(2..=MAX_MODULUS_BITS).contains(&bits)
+        || !two_n.is_power_of_two()
+        || two_n >= (1u64 << bits)
+    {
         return Err(err);
     }
     let mut out = Vec::with_capacity(count);

@@ -35,7 +35,11 @@ impl<B: Backend> Ciphertext<B> {
 
     /// A copy on the same backend.
     pub fn duplicate(&self, backend: &B) -> fhe_math::Result<Self> {
-        Ok(Ciphertext { poly: backend.duplicate(&self.poly)?, meta: self.meta, seed: self.seed.clone() })
+        Ok(Ciphertext {
+            poly: backend.duplicate(&self.poly)?,
+            meta: self.meta,
+            seed: self.seed.clone(),
+        })
     }
 }
 
@@ -50,6 +54,9 @@ pub struct Plaintext<B: Backend> {
 impl<B: Backend> Plaintext<B> {
     /// A copy on the same backend.
     pub fn duplicate(&self, backend: &B) -> fhe_math::Result<Self> {
-        Ok(Plaintext { poly: backend.duplicate(&self.poly)?, meta: self.meta })
+        Ok(Plaintext {
+            poly: backend.duplicate(&self.poly)?,
+            meta: self.meta,
+        })
     }
 }

@@ -13,24 +13,54 @@ use fhe_math::sampler::{Domain, Seed};
 
 fn check_plaintext<B: Backend>(pt: &Plaintext<B>) -> Result<()> {
     if !pt.meta.ntt {
-        return Err(Error::InvalidOperand { op: "encrypt", reason: "the plaintext must be in NTT form".into() });
+        return Err(Error::InvalidOperand {
+            op: "encrypt",
+            reason: "the plaintext must be in NTT form".into(),
+        });
     }
     Ok(())
 }
 
 /// Public-key encryption of `pt` (NTT form) with fresh randomness.
-pub fn encrypt_pk<B: Backend>(backend: &B, pk: &PublicKey<B>, pt: &Plaintext<B>) -> Result<Ciphertext<B>> {
+pub fn encrypt_pk<B: Backend>(
+    backend: &B,
+    pk: &PublicKey<B>,
+    pt: &Plaintext<B>,
+) -> Result<Ciphertext<B>> {
     encrypt_pk_with_seed(backend, pk, pt, &Seed::random())
 }
 
 /// Public-key encryption with the ephemeral `u`, `e_0`, `e_1` expanded from `seed`.
-pub fn encrypt_pk_with_seed<B: Backend>(backend: &B, pk: &PublicKey<B>, pt: &Plaintext<B>, seed: &Seed) -> Result<Ciphertext<B>> {
+pub fn encrypt_pk_with_seed<B: Backend>(
+    backend: &B,
+    pk: &PublicKey<B>,
+    pt: &Plaintext<B>,
+    seed: &Seed,
+) -> Result<Ciphertext<B>> {
     check_same("encrypt", pk.fingerprint, pt.meta.fingerprint)?;
     check_plaintext(pt)?;
     let level = pt.meta.level;
-    let mut u = backend.sample_ternary(seed, Domain::EncryptU, 0, Shape { components: 1, level, extended: false })?;
+    let mut u = backend.sample_ternary(
+        seed,
+        Domain::EncryptU,
+        0,
+        Shape {
+            components: 1,
+            level,
+            extended: false,
+        },
+    )?;
     backend.ntt(&mut u)?;
-    let mut e = backend.sample_gaussian(seed, Domain::Error, 0, Shape { components: 2, level, extended: false })?;
+    let mut e = backend.sample_gaussian(
+        seed,
+        Domain::Error,
+        0,
+        Shape {
+            components: 2,
+            level,
+            extended: false,
+        },
+    )?;
     backend.ntt(&mut e)?;
     let mut c = backend.duplicate(&pk.poly)?;
     backend.set_level(&mut c, level)?;
@@ -39,20 +69,38 @@ pub fn encrypt_pk_with_seed<B: Backend>(backend: &B, pk: &PublicKey<B>, pt: &Pla
     backend.add_assign(&mut c, &e)?;
     backend.zeroize(&mut e);
     backend.add_component_assign(&mut c, 0, &pt.poly)?;
-    Ok(Ciphertext { poly: c, meta: pt.meta, seed: None })
+    Ok(Ciphertext {
+        poly: c,
+        meta: pt.meta,
+        seed: None,
+    })
 }
 
 /// Secret-key encryption with fresh randomness; the ciphertext keeps the seed of `c_1`.
-pub fn encrypt_sk<B: Backend>(backend: &B, sk: &SecretKey<B>, pt: &Plaintext<B>) -> Result<Ciphertext<B>> {
+pub fn encrypt_sk<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    pt: &Plaintext<B>,
+) -> Result<Ciphertext<B>> {
     encrypt_sk_with_seeds(backend, sk, pt, Seed::random(), &Seed::random())
 }
 
 /// Secret-key encryption with `a` from `seed_a` and the error from `seed_e`.
-pub fn encrypt_sk_with_seeds<B: Backend>(backend: &B, sk: &SecretKey<B>, pt: &Plaintext<B>, seed_a: Seed, seed_e: &Seed) -> Result<Ciphertext<B>> {
+pub fn encrypt_sk_with_seeds<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    pt: &Plaintext<B>,
+    seed_a: Seed,
+    seed_e: &Seed,
+) -> Result<Ciphertext<B>> {
     check_same("encrypt", sk.fingerprint(), pt.meta.fingerprint)?;
     check_plaintext(pt)?;
     let level = pt.meta.level;
-    let shape = Shape { components: 1, level, extended: false };
+    let shape = Shape {
+        components: 1,
+        level,
+        extended: false,
+    };
     let a = backend.sample_uniform(&seed_a, Domain::PublicA, 0, shape)?;
     let mut b = backend.duplicate(&a)?;
     backend.mul_plain_assign(&mut b, sk.poly())?;
@@ -62,30 +110,62 @@ pub fn encrypt_sk_with_seeds<B: Backend>(backend: &B, sk: &SecretKey<B>, pt: &Pl
     backend.add_assign(&mut b, &e)?;
     backend.zeroize(&mut e);
     backend.add_assign(&mut b, &pt.poly)?;
-    let mut c = backend.zeros(Shape { components: 2, level, extended: false })?;
+    let mut c = backend.zeros(Shape {
+        components: 2,
+        level,
+        extended: false,
+    })?;
     backend.copy_component(&b, 0, &mut c, 0)?;
     backend.copy_component(&a, 0, &mut c, 1)?;
-    Ok(Ciphertext { poly: c, meta: pt.meta, seed: Some(seed_a) })
+    Ok(Ciphertext {
+        poly: c,
+        meta: pt.meta,
+        seed: Some(seed_a),
+    })
 }
 
 /// Rebuilds `c_1` of a seeded fresh ciphertext: the uniform polynomial of `seed` at `level`.
 pub fn expand_seeded_c1<B: Backend>(backend: &B, seed: &Seed, level: usize) -> Result<B::Poly> {
-    Ok(backend.sample_uniform(seed, Domain::PublicA, 0, Shape { components: 1, level, extended: false })?)
+    Ok(backend.sample_uniform(
+        seed,
+        Domain::PublicA,
+        0,
+        Shape {
+            components: 1,
+            level,
+            extended: false,
+        },
+    )?)
 }
 
 /// `c_0 + c_1·s (+ c_2·s²)` in NTT form, at the ciphertext's level.
-pub fn decrypt<B: Backend>(backend: &B, sk: &SecretKey<B>, ct: &Ciphertext<B>) -> Result<Plaintext<B>> {
+pub fn decrypt<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    ct: &Ciphertext<B>,
+) -> Result<Plaintext<B>> {
     check_same("decrypt", sk.fingerprint(), ct.meta.fingerprint)?;
     let shape = backend.shape(&ct.poly);
     if !ct.meta.ntt {
-        return Err(Error::InvalidOperand { op: "decrypt", reason: "the ciphertext must be in NTT form".into() });
+        return Err(Error::InvalidOperand {
+            op: "decrypt",
+            reason: "the ciphertext must be in NTT form".into(),
+        });
     }
     let level = shape.level;
-    let mut m = backend.zeros(Shape { components: 1, level, extended: false })?;
+    let mut m = backend.zeros(Shape {
+        components: 1,
+        level,
+        extended: false,
+    })?;
     backend.copy_component(&ct.poly, 0, &mut m, 0)?;
     let mut s_power = backend.duplicate(sk.poly())?;
     for c in 1..shape.components {
-        let mut t = backend.zeros(Shape { components: 1, level, extended: false })?;
+        let mut t = backend.zeros(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
         backend.copy_component(&ct.poly, c, &mut t, 0)?;
         backend.mul_plain_assign(&mut t, &s_power)?;
         backend.add_assign(&mut m, &t)?;
@@ -94,11 +174,18 @@ pub fn decrypt<B: Backend>(backend: &B, sk: &SecretKey<B>, ct: &Ciphertext<B>) -
         }
     }
     backend.zeroize(&mut s_power);
-    Ok(Plaintext { poly: m, meta: ct.meta })
+    Ok(Plaintext {
+        poly: m,
+        meta: ct.meta,
+    })
 }
 
 /// Decrypts and brings the result to the host in coefficient form.
-pub fn decrypt_to_host<B: Backend>(backend: &B, sk: &SecretKey<B>, ct: &Ciphertext<B>) -> Result<RnsPoly> {
+pub fn decrypt_to_host<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    ct: &Ciphertext<B>,
+) -> Result<RnsPoly> {
     let mut pt = decrypt(backend, sk, ct)?;
     backend.intt(&mut pt.poly)?;
     Ok(backend.download(&pt.poly)?)
@@ -106,5 +193,10 @@ pub fn decrypt_to_host<B: Backend>(backend: &B, sk: &SecretKey<B>, ct: &Cipherte
 
 /// Metadata of a fresh encryption at `level`.
 pub fn fresh_meta(level: usize, scale: f64, fingerprint: u64) -> Meta {
-    Meta { level, scale, ntt: true, fingerprint }
+    Meta {
+        level,
+        scale,
+        ntt: true,
+        fingerprint,
+    }
 }

@@ -79,7 +79,9 @@ pub struct GaloisKeys<B: Backend> {
 impl<B: Backend> GaloisKeys<B> {
     /// The key for `g`, or an error naming the missing element.
     pub fn get(&self, g: u64, op: &'static str) -> Result<&SwitchingKey<B>> {
-        self.keys.get(&g).ok_or(Error::MissingGaloisKey { op, galois: g })
+        self.keys
+            .get(&g)
+            .ok_or(Error::MissingGaloisKey { op, galois: g })
     }
 
     /// The Galois elements present.
@@ -97,11 +99,18 @@ pub struct KeyGenerator<'a, B: Backend> {
 impl<'a, B: Backend> KeyGenerator<'a, B> {
     /// A key generator for the backend's ring; `fingerprint` identifies the parameters.
     pub fn new(backend: &'a B, fingerprint: u64) -> Self {
-        KeyGenerator { backend, fingerprint }
+        KeyGenerator {
+            backend,
+            fingerprint,
+        }
     }
 
     fn top(&self, components: usize, extended: bool) -> Shape {
-        Shape { components, level: self.backend.ring().max_level(), extended }
+        Shape {
+            components,
+            level: self.backend.ring().max_level(),
+            extended,
+        }
     }
 
     /// A fresh secret key from the OS CSPRNG.
@@ -111,16 +120,30 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
 
     /// The secret key expanded from `seed` (ternary, the same integers in every limb).
     pub fn secret_key_from_seed(&self, seed: Seed) -> Result<SecretKey<B>> {
-        let mut poly = self.backend.sample_ternary(&seed, Domain::Secret, 0, self.top(1, true))?;
+        let mut poly = self
+            .backend
+            .sample_ternary(&seed, Domain::Secret, 0, self.top(1, true))?;
         self.backend.ntt(&mut poly)?;
-        Ok(SecretKey { backend: self.backend.clone(), seed, poly, fingerprint: self.fingerprint })
+        Ok(SecretKey {
+            backend: self.backend.clone(),
+            seed,
+            poly,
+            fingerprint: self.fingerprint,
+        })
     }
 
     /// `(b, a)` with `b = -a·s + e` for `a` from `seed_a` and `e` Gaussian from `seed_e`, over
     /// the given shape (one component each), NTT form.
-    fn rlwe_sample(&self, sk: &SecretKey<B>, seed_a: &Seed, a_index: u32, domain: Domain, seed_e: &Seed, e_index: u32, shape: Shape) -> Result<(B::Poly, B::Poly)> {
+    fn rlwe_sample(
+        &self,
+        sk: &SecretKey<B>,
+        a: (&Seed, Domain, u32),
+        seed_e: &Seed,
+        e_index: u32,
+        shape: Shape,
+    ) -> Result<(B::Poly, B::Poly)> {
         let be = self.backend;
-        let a = be.sample_uniform(seed_a, domain, a_index, shape)?;
+        let a = be.sample_uniform(a.0, a.1, a.2, shape)?;
         let mut b = be.duplicate(&a)?;
         be.mul_plain_assign(&mut b, &sk.poly)?;
         be.neg_assign(&mut b)?;
@@ -137,18 +160,33 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
 
     /// The public key with explicit seeds (`a` from `seed_a`, error from `seed_e`): for tests
     /// that compare backends.
-    pub fn public_key_with_seeds(&self, sk: &SecretKey<B>, seed_a: Seed, seed_e: &Seed) -> Result<PublicKey<B>> {
+    pub fn public_key_with_seeds(
+        &self,
+        sk: &SecretKey<B>,
+        seed_a: Seed,
+        seed_e: &Seed,
+    ) -> Result<PublicKey<B>> {
         crate::error::check_same("generate a public key", self.fingerprint, sk.fingerprint)?;
         let shape = self.top(1, false);
-        let (b, a) = self.rlwe_sample(sk, &seed_a, 0, Domain::PublicA, seed_e, 0, shape)?;
+        let (b, a) = self.rlwe_sample(sk, (&seed_a, Domain::PublicA, 0), seed_e, 0, shape)?;
         let mut poly = self.backend.zeros(self.top(2, false))?;
         self.backend.copy_component(&b, 0, &mut poly, 0)?;
         self.backend.copy_component(&a, 0, &mut poly, 1)?;
-        Ok(PublicKey { poly, seed: seed_a, fingerprint: self.fingerprint })
+        Ok(PublicKey {
+            poly,
+            seed: seed_a,
+            fingerprint: self.fingerprint,
+        })
     }
 
     /// A key switching from `s_from` (NTT form over `Q_L·P`, one component) to `sk`.
-    pub fn switching_key(&self, sk: &SecretKey<B>, s_from: &B::Poly, seed_a: Seed, seed_e: &Seed) -> Result<SwitchingKey<B>> {
+    pub fn switching_key(
+        &self,
+        sk: &SecretKey<B>,
+        s_from: &B::Poly,
+        seed_a: Seed,
+        seed_e: &Seed,
+    ) -> Result<SwitchingKey<B>> {
         let be = self.backend;
         let ring = be.ring().clone();
         let digits = ring.digits().to_vec();
@@ -159,11 +197,19 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
         let p_mod_q: Vec<u64> = (0..q_count)
             .map(|i| {
                 let qi = ring.modulus(i);
-                (q_count..q_count + ring.p_count()).fold(1u64, |acc, s| qi.mul(acc, qi.reduce(ring.modulus(s).value())))
+                (q_count..q_count + ring.p_count()).fold(1u64, |acc, s| {
+                    qi.mul(acc, qi.reduce(ring.modulus(s).value()))
+                })
             })
             .collect();
         for (j, digit) in digits.iter().enumerate() {
-            let (mut b, a) = self.rlwe_sample(sk, &seed_a, j as u32, Domain::KeySwitchA, seed_e, j as u32, shape)?;
+            let (mut b, a) = self.rlwe_sample(
+                sk,
+                (&seed_a, Domain::KeySwitchA, j as u32),
+                seed_e,
+                j as u32,
+                shape,
+            )?;
             let scalars: Vec<u64> = (0..q_count)
                 .map(|i| if digit.contains(&i) { p_mod_q[i] } else { 0 })
                 .chain(std::iter::repeat_n(0, ring.p_count()))
@@ -175,7 +221,11 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
             be.copy_component(&b, 0, &mut poly, 2 * j)?;
             be.copy_component(&a, 0, &mut poly, 2 * j + 1)?;
         }
-        Ok(SwitchingKey { poly, seed: seed_a, fingerprint: self.fingerprint })
+        Ok(SwitchingKey {
+            poly,
+            seed: seed_a,
+            fingerprint: self.fingerprint,
+        })
     }
 
     /// The relinearization key (switches `s²` to `s`).
@@ -184,8 +234,17 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
     }
 
     /// The relinearization key with explicit seeds.
-    pub fn relin_key_with_seeds(&self, sk: &SecretKey<B>, seed_a: Seed, seed_e: &Seed) -> Result<RelinKey<B>> {
-        crate::error::check_same("generate a relinearization key", self.fingerprint, sk.fingerprint)?;
+    pub fn relin_key_with_seeds(
+        &self,
+        sk: &SecretKey<B>,
+        seed_a: Seed,
+        seed_e: &Seed,
+    ) -> Result<RelinKey<B>> {
+        crate::error::check_same(
+            "generate a relinearization key",
+            self.fingerprint,
+            sk.fingerprint,
+        )?;
         let mut s2 = self.backend.duplicate(&sk.poly)?;
         self.backend.mul_plain_assign(&mut s2, &sk.poly)?;
         let key = self.switching_key(sk, &s2, seed_a, seed_e);
@@ -194,11 +253,20 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
     }
 
     /// The Galois key for `X -> X^g` (switches `σ_g(s)` to `s`).
-    pub fn galois_key_with_seeds(&self, sk: &SecretKey<B>, g: u64, seed_a: Seed, seed_e: &Seed) -> Result<SwitchingKey<B>> {
+    pub fn galois_key_with_seeds(
+        &self,
+        sk: &SecretKey<B>,
+        g: u64,
+        seed_a: Seed,
+        seed_e: &Seed,
+    ) -> Result<SwitchingKey<B>> {
         crate::error::check_same("generate a Galois key", self.fingerprint, sk.fingerprint)?;
         let two_n = 2 * self.backend.ring().n() as u64;
-        if g % 2 == 0 || g >= two_n {
-            return Err(Error::InvalidOperand { op: "generate a Galois key", reason: format!("Galois element {g} must be odd and below 2N = {two_n}") });
+        if g.is_multiple_of(2) || g >= two_n {
+            return Err(Error::InvalidOperand {
+                op: "generate a Galois key",
+                reason: format!("Galois element {g} must be odd and below 2N = {two_n}"),
+            });
         }
         let mut s_g = self.backend.zeros(self.top(1, true))?;
         self.backend.automorphism_into(&sk.poly, g, &mut s_g, 1)?;
@@ -215,6 +283,9 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
                 e.insert(self.galois_key_with_seeds(sk, g, Seed::random(), &Seed::random())?);
             }
         }
-        Ok(GaloisKeys { keys, fingerprint: self.fingerprint })
+        Ok(GaloisKeys {
+            keys,
+            fingerprint: self.fingerprint,
+        })
     }
 }
