@@ -5,22 +5,24 @@
 #define MAX_FROM 64
 #define TARGETS_PER_BLOCK 8
 
-// Fast basis conversion (fhe-math `BasisConverter` contract):
-//   v_i = mul_shoup(x_i, qhatinv_i)  (canonical mod q_i),
-//   S_t = sum_i v_i * h[t][i]  exactly in 128 bits,  out_t = S_t mod p_t.
+// Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
+//   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
+//   v_i = mul_shoup(x_i', qhatinv_i)  (canonical mod q_i),
+//   S_t = sum_i v_i * h[t][i]  exactly in 128 bits,  out_t = (S_t mod p_t) - h_out[t] mod p_t.
 // Input: from_cnt contiguous limbs at `in` (stride n) of slots from_slot0..; output: limb
 // out + to_slots[t] * n for target t, with modulus of slot to_slots[t].
 // Grid: x over coefficients, y over groups of TARGETS_PER_BLOCK targets.
 extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot0, u32 from_cnt,
                                              const u64* qhatinv, const u64* qhatinv_shoup,
                                              const u64* h, const u64* to_slots, u32 to_cnt,
+                                             const u64* h_in, const u64* h_out,
                                              u64* out, const u64* slots) {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     u64 v[MAX_FROM];
     for (u32 i = 0; i < from_cnt; i++) {
         u64 q = slots[(from_slot0 + i) * SLOT_STRIDE];
-        v[i] = mul_shoup(in[(u64)i * n + k], qhatinv[i], qhatinv_shoup[i], q);
+        v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], q), qhatinv[i], qhatinv_shoup[i], q);
     }
     u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
     u32 t1 = min(t0 + TARGETS_PER_BLOCK, to_cnt);
@@ -30,7 +32,7 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
         for (u32 i = 0; i < from_cnt; i++) acc += (u128)v[i] * row[i];
         u32 s = (u32)to_slots[t];
         Mod m = load_mod(slots, s);
-        out[(u64)s * n + k] = reduce_u128(acc, m);
+        out[(u64)s * n + k] = mod_sub(reduce_u128(acc, m), h_out[t], m.q);
     }
 }
 

@@ -24,6 +24,10 @@ pub(crate) struct ConvLayout {
     pub to_slots: usize,
     /// Number of targets.
     pub to_cnt: usize,
+    /// Offset of the centring offsets added to each source limb.
+    pub h_in: usize,
+    /// Offset of the centring offsets subtracted from each target limb.
+    pub h_out: usize,
 }
 
 /// `mod_up` tables of one digit at one level.
@@ -89,7 +93,9 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
     let push_conv = |buf: &mut Vec<u64>,
                      conv: &fhe_math::rns::BasisConverter,
                      from_slot0: usize,
-                     to_slots: &[usize]| {
+                     to_slots: &[usize],
+                     h_in: &[u64],
+                     h_out: &[u64]| {
         let qhatinv = buf.len();
         buf.extend_from_slice(conv.q_hat_inv());
         buf.extend_from_slice(conv.q_hat_inv_shoup());
@@ -97,7 +103,13 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend_from_slice(conv.q_hat_mod_p());
         let ts = buf.len();
         buf.extend(to_slots.iter().map(|&s| s as u64));
+        let hi = buf.len();
+        buf.extend_from_slice(h_in);
+        let ho = buf.len();
+        buf.extend_from_slice(h_out);
         ConvLayout {
+            h_in: hi,
+            h_out: ho,
             from_slot0,
             from_cnt: conv.from().len(),
             qhatinv,
@@ -118,7 +130,14 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         }
         if let Some(t) = ring.mod_down_table(level) {
             let to: Vec<usize> = (0..=level).collect();
-            mod_down.push(push_conv(&mut buf, &t.converter, ring.q_count(), &to));
+            mod_down.push(push_conv(
+                &mut buf,
+                &t.converter,
+                ring.q_count(),
+                &to,
+                &t.half_p_mod_p,
+                &t.half_p_mod_q,
+            ));
             p_inv.push(buf.len());
             for k in &t.p_inv {
                 buf.extend_from_slice(&[k.value, k.shoup]);
@@ -126,7 +145,14 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         }
         let mut ups = Vec::new();
         for t in ring.mod_up_tables(level) {
-            let conv = push_conv(&mut buf, &t.converter, t.digit_slots.start, &t.target_slots);
+            let conv = push_conv(
+                &mut buf,
+                &t.converter,
+                t.digit_slots.start,
+                &t.target_slots,
+                &t.half_mod_digit,
+                &t.half_mod_target,
+            );
             ups.push(ModUpLayout {
                 digit: t.digit_slots.clone(),
                 conv,

@@ -11,7 +11,7 @@ const TARGETS_PER_BLOCK: u32 = 8;
 const MAX_FROM: usize = 64;
 
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
-/// out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
+/// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
 pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Result<()> {
     if conv.from_cnt > MAX_FROM {
@@ -34,6 +34,7 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         cx.t(conv.h),
         cx.t(conv.to_slots),
     );
+    let (h_in, h_out) = (cx.t(conv.h_in), cx.t(conv.h_out));
     let slots = cx.slots();
     let n = cx.n;
     let cfg = LaunchConfig {
@@ -58,6 +59,8 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         &h,
         &ts,
         &to_cnt,
+        &h_in,
+        &h_out,
         &out,
         &slots
     )
