@@ -9,6 +9,9 @@
 //   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
 //   v_i = mul_shoup(x_i', qhatinv_i)  (canonical mod q_i),
 //   S_t = sum_i v_i * h[t][i]  exactly in 128 bits,  out_t = (S_t mod p_t) - h_out[t] mod p_t.
+// When `qmodp` is non-null (`BasisConverter::convert_exact`, used by mod_down), the overflow
+// alpha = floor(F / 2^64), F = sum_i (v_i * bhi_i + floor(v_i * blo_i / 2^64)) over the source
+// moduli's Barrett constants, is removed first: (S_t mod p_t) - alpha * (Q mod p_t) mod p_t.
 // Input: from_cnt contiguous limbs at `in` (stride n) of slots from_slot0..; output: limb
 // out + to_slots[t] * n for target t, with modulus of slot to_slots[t].
 // Grid: x over coefficients, y over groups of TARGETS_PER_BLOCK targets.
@@ -16,13 +19,22 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* qhatinv, const u64* qhatinv_shoup,
                                              const u64* h, const u64* to_slots, u32 to_cnt,
                                              const u64* h_in, const u64* h_out,
-                                             u64* out, const u64* slots) {
+                                             const u64* qmodp, u64* out, const u64* slots) {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     u64 v[MAX_FROM];
     for (u32 i = 0; i < from_cnt; i++) {
         u64 q = slots[(from_slot0 + i) * SLOT_STRIDE];
         v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], q), qhatinv[i], qhatinv_shoup[i], q);
+    }
+    u64 alpha = 0;
+    if (qmodp) {
+        u128 f = 0;
+        for (u32 i = 0; i < from_cnt; i++) {
+            Mod mi = load_mod(slots, from_slot0 + i);
+            f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
+        }
+        alpha = (u64)(f >> 64);
     }
     u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
     u32 t1 = min(t0 + TARGETS_PER_BLOCK, to_cnt);
@@ -32,7 +44,9 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
         for (u32 i = 0; i < from_cnt; i++) acc += (u128)v[i] * row[i];
         u32 s = (u32)to_slots[t];
         Mod m = load_mod(slots, s);
-        out[(u64)s * n + k] = mod_sub(reduce_u128(acc, m), h_out[t], m.q);
+        u64 y = reduce_u128(acc, m);
+        if (qmodp) y = mod_sub(y, reduce_u128((u128)mod_reduce(alpha, m) * qmodp[t], m), m.q);
+        out[(u64)s * n + k] = mod_sub(y, h_out[t], m.q);
     }
 }
 

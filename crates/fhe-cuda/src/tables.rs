@@ -28,6 +28,8 @@ pub(crate) struct ConvLayout {
     pub h_in: usize,
     /// Offset of the centring offsets subtracted from each target limb.
     pub h_out: usize,
+    /// Offset of `Q mod p_j` per target when the conversion is exact (mod_down), else `None`.
+    pub q_mod_p: Option<usize>,
 }
 
 /// `mod_up` tables of one digit at one level.
@@ -95,7 +97,8 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                      from_slot0: usize,
                      to_slots: &[usize],
                      h_in: &[u64],
-                     h_out: &[u64]| {
+                     h_out: &[u64],
+                     exact: bool| {
         let qhatinv = buf.len();
         buf.extend_from_slice(conv.q_hat_inv());
         buf.extend_from_slice(conv.q_hat_inv_shoup());
@@ -107,7 +110,13 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend_from_slice(h_in);
         let ho = buf.len();
         buf.extend_from_slice(h_out);
+        let q_mod_p = exact.then(|| {
+            let o = buf.len();
+            buf.extend_from_slice(conv.q_mod_p());
+            o
+        });
         ConvLayout {
+            q_mod_p,
             h_in: hi,
             h_out: ho,
             from_slot0,
@@ -137,6 +146,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                 &to,
                 &t.half_p_mod_p,
                 &t.half_p_mod_q,
+                true,
             ));
             p_inv.push(buf.len());
             for k in &t.p_inv {
@@ -152,6 +162,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                 &t.target_slots,
                 &t.half_mod_digit,
                 &t.half_mod_target,
+                false,
             );
             ups.push(ModUpLayout {
                 digit: t.digit_slots.clone(),

@@ -35,6 +35,7 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         cx.t(conv.to_slots),
     );
     let (h_in, h_out) = (cx.t(conv.h_in), cx.t(conv.h_out));
+    let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
     let slots = cx.slots();
     let n = cx.n;
     let cfg = LaunchConfig {
@@ -61,6 +62,7 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         &to_cnt,
         &h_in,
         &h_out,
+        &qmodp,
         &out,
         &slots
     )
