@@ -3,6 +3,10 @@
 //! Public key: `c = (b·u + e_0 + m, a·u + e_1)` with `u` ternary and `e_i` Gaussian.
 //! Secret key: `c = (-a·s + e + m, a)` with `a` expanded from a seed that can replace `c_1` on
 //! the wire. Decryption: `m ≈ c_0 + c_1·s (+ c_2·s²)`.
+//!
+//! The `*_with_factor` variants multiply every error by an integer `f` (`f·e_0`, `f·e_1`,
+//! `f·e`): BGV encrypts with `f = t` so that `c_0 + c_1·s = m + t·(…)`. The plain functions use
+//! `f = 1` and are bit-identical to the scaled ones at `f = 1`.
 
 use crate::ciphertext::{Ciphertext, Meta, Plaintext};
 use crate::error::{Error, Result, check_same};
@@ -37,6 +41,18 @@ pub fn encrypt_pk_with_seed<B: Backend>(
     pt: &Plaintext<B>,
     seed: &Seed,
 ) -> Result<Ciphertext<B>> {
+    encrypt_pk_with_factor(backend, pk, pt, seed, 1)
+}
+
+/// Public-key encryption with errors scaled by `error_factor`:
+/// `c = (b·u + f·e_0 + m, a·u + f·e_1)` (`u`, `e_0`, `e_1` expanded from `seed`).
+pub fn encrypt_pk_with_factor<B: Backend>(
+    backend: &B,
+    pk: &PublicKey<B>,
+    pt: &Plaintext<B>,
+    seed: &Seed,
+    error_factor: u64,
+) -> Result<Ciphertext<B>> {
     check_same("encrypt", pk.fingerprint, pt.meta.fingerprint)?;
     check_plaintext(pt)?;
     let level = pt.meta.level;
@@ -61,6 +77,7 @@ pub fn encrypt_pk_with_seed<B: Backend>(
             extended: false,
         },
     )?;
+    crate::keys::scale_error(backend, &mut e, error_factor)?;
     backend.ntt(&mut e)?;
     let mut c = backend.duplicate(&pk.poly)?;
     backend.set_level(&mut c, level)?;
@@ -93,6 +110,18 @@ pub fn encrypt_sk_with_seeds<B: Backend>(
     seed_a: Seed,
     seed_e: &Seed,
 ) -> Result<Ciphertext<B>> {
+    encrypt_sk_with_factor(backend, sk, pt, seed_a, seed_e, 1)
+}
+
+/// Secret-key encryption with the error scaled by `error_factor`: `c = (-a·s + f·e + m, a)`.
+pub fn encrypt_sk_with_factor<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    pt: &Plaintext<B>,
+    seed_a: Seed,
+    seed_e: &Seed,
+    error_factor: u64,
+) -> Result<Ciphertext<B>> {
     check_same("encrypt", sk.fingerprint(), pt.meta.fingerprint)?;
     check_plaintext(pt)?;
     let level = pt.meta.level;
@@ -106,6 +135,7 @@ pub fn encrypt_sk_with_seeds<B: Backend>(
     backend.mul_plain_assign(&mut b, sk.poly())?;
     backend.neg_assign(&mut b)?;
     let mut e = backend.sample_gaussian(seed_e, Domain::Error, 0, shape)?;
+    crate::keys::scale_error(backend, &mut e, error_factor)?;
     backend.ntt(&mut e)?;
     backend.add_assign(&mut b, &e)?;
     backend.zeroize(&mut e);

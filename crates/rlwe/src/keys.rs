@@ -5,6 +5,11 @@
 //! A switching key from `s'` to `s` holds, for every digit `j`, the pair over `Q·P` (NTT form)
 //! `(b_j, a_j)` with `b_j = -a_j·s + e_j + P·g_j·s'`, where `g_j ≡ 1 mod` the primes of digit `j`
 //! and `≡ 0 mod` the other ciphertext primes. The `a_j` are expanded from a stored seed.
+//!
+//! **Error factor.** BGV needs every error term scaled by the plaintext modulus `t` (so that
+//! `c_0 + c_1·s = m + t·e` keeps `m` in the residue mod `t`). [`KeyGenerator::with_error_factor`]
+//! multiplies each sampled Gaussian `e` by `t` (one `mul_scalar_assign`) before it is added; the
+//! default factor 1 leaves keys bit-identical to the unscaled ones (CKKS).
 
 use crate::error::{Error, Result};
 use fhe_math::backend::Backend;
@@ -94,6 +99,29 @@ impl<B: Backend> GaloisKeys<B> {
 pub struct KeyGenerator<'a, B: Backend> {
     backend: &'a B,
     fingerprint: u64,
+    error_factor: u64,
+}
+
+/// Multiplies an error polynomial (any shape) by `factor` reduced modulo each active prime; a
+/// no-op for `factor == 1`. Used for BGV's `t·e`.
+pub fn scale_error<B: Backend>(backend: &B, e: &mut B::Poly, factor: u64) -> Result<()> {
+    if factor == 1 {
+        return Ok(());
+    }
+    let shape = backend.shape(e);
+    let ring = backend.ring();
+    let q_slots = 0..=shape.level;
+    let p_slots = if shape.extended {
+        ring.q_count()..ring.q_count() + ring.p_count()
+    } else {
+        0..0
+    };
+    let scalars: Vec<u64> = q_slots
+        .chain(p_slots)
+        .map(|s| ring.modulus(s).reduce(factor))
+        .collect();
+    backend.mul_scalar_assign(e, &scalars)?;
+    Ok(())
 }
 
 impl<'a, B: Backend> KeyGenerator<'a, B> {
@@ -102,7 +130,20 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
         KeyGenerator {
             backend,
             fingerprint,
+            error_factor: 1,
         }
+    }
+
+    /// Scales every sampled error by `factor` (`e -> factor·e`): BGV passes its plaintext
+    /// modulus `t`. The default 1 gives the unscaled keys of CKKS.
+    pub fn with_error_factor(mut self, factor: u64) -> Self {
+        self.error_factor = factor;
+        self
+    }
+
+    /// The error factor (1 unless set with [`KeyGenerator::with_error_factor`]).
+    pub fn error_factor(&self) -> u64 {
+        self.error_factor
     }
 
     fn top(&self, components: usize, extended: bool) -> Shape {
@@ -132,7 +173,7 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
         })
     }
 
-    /// `(b, a)` with `b = -a·s + e` for `a` from `seed_a` and `e` Gaussian from `seed_e`, over
+    /// `(b, a)` with `b = -a·s + f·e` (`f` the error factor) for `a` from `seed_a` and `e` Gaussian from `seed_e`, over
     /// the given shape (one component each), NTT form.
     fn rlwe_sample(
         &self,
@@ -148,6 +189,7 @@ impl<'a, B: Backend> KeyGenerator<'a, B> {
         be.mul_plain_assign(&mut b, &sk.poly)?;
         be.neg_assign(&mut b)?;
         let mut e = be.sample_gaussian(seed_e, Domain::Error, e_index, shape)?;
+        scale_error(be, &mut e, self.error_factor)?;
         be.ntt(&mut e)?;
         be.add_assign(&mut b, &e)?;
         Ok((b, a))

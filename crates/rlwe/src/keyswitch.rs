@@ -1,10 +1,33 @@
 //! Key switching on ciphertexts: relinearization, Galois automorphisms (rotations, conjugation)
 //! and hoisted automorphisms sharing one `mod_up`.
-
+//!
+//! # Key switching that preserves the message mod `t` (BGV)
+//!
+//! The `*_mod_t` functions take the plaintext modulus `t` (`t = 1` is the ordinary key
+//! switching, bit-identical to the functions without the suffix). With keys whose errors are
+//! scaled by `t` (`b_j = -a_j·s + t·e_j + P·g_j·s'`), the accumulator of `key_product` satisfies
+//! `acc_0 + acc_1·s ≡ P·c·s' + t·E (mod Q·P)` with `E = Σ_j d_j·e_j`. The plain `mod_down`
+//! rounds `acc / P`, which adds a rounding error that is not a multiple of `t`. Instead:
+//!
+//! 1. `acc' = t^{-1}·acc` and `out' = t^{-1}·out` (scalar multiplies mod every prime);
+//! 2. `mod_down_into(acc', out')`: `out' += (acc' - r)/P` with `r ≡ acc' (mod P)`, `|r| ≲ P/2`;
+//! 3. `out = t·out'`.
+//!
+//! Then `P·(out - out_in) ≡ acc - t·r (mod Q·P)` and `acc - t·r ≡ t·(acc' - r) ≡ 0 (mod P)`,
+//! so the integer polynomial `W = E - r_0 - r_1·s` is divisible by `P` and
+//! `Y_0 + Y_1·s ≡ c·s' + t·W/P (mod Q)` for `Y = out - out_in`: the switch adds
+//! `t·(E - r_0 - r_1·s)/P`, a multiple of `t`, and **no** `P^{-1} mod t` factor appears (the
+//! `t^{-1}` of step 1 cancels it). With `rescale` the fused division by the top prime `q_l`
+//! acts on `t^{-1}·out`, and step 3 multiplies by `t` again: that is exactly BGV's modulus
+//! switch (`t·⌊t^{-1}·c / q_l⌉`), which multiplies the message by `q_l^{-1} mod t`.
+//!
+//! These functions call the backend's parts (`mod_up`, `key_product`, `mod_down_into`,
+//! `mul_scalar_assign`) directly, so any backend runs them without scheme-specific kernels.
 use crate::ciphertext::Ciphertext;
 use crate::error::{Error, Result, check_same};
 use crate::keys::{RelinKey, SwitchingKey};
 use fhe_math::backend::Backend;
+use fhe_math::poly::Shape;
 
 fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
     if backend.shape(&ct.poly).components != 2 {
@@ -81,4 +104,163 @@ pub fn apply_galois_hoisted<B: Backend>(
             seed: None,
         })
         .collect())
+}
+
+/// `x mod` every active prime of a buffer of `shape` (`Q` slots then, when extended, `P`).
+fn scalars_for<B: Backend>(backend: &B, shape: Shape, x: &[u64]) -> Vec<u64> {
+    let ring = backend.ring();
+    let p = if shape.extended {
+        ring.q_count()..ring.q_count() + ring.p_count()
+    } else {
+        0..0
+    };
+    (0..=shape.level).chain(p).map(|s| x[s]).collect()
+}
+
+/// Per-slot constants `t mod p` and `t^{-1} mod p` for every prime of the ring.
+fn t_constants<B: Backend>(backend: &B, t: u64) -> Result<(Vec<u64>, Vec<u64>)> {
+    let ring = backend.ring();
+    let mut fwd = Vec::with_capacity(ring.moduli().len());
+    let mut inv = Vec::with_capacity(ring.moduli().len());
+    for m in ring.moduli() {
+        let r = m.reduce(t);
+        fwd.push(r);
+        inv.push(m.inv(r).map_err(|_| Error::InvalidOperand {
+            op: "switch keys",
+            reason: format!("t = {t} is not invertible modulo {}", m.value()),
+        })?);
+    }
+    Ok((fwd, inv))
+}
+
+/// `out += ⌊acc/P⌉` (optionally fused with a rescale) preserving the message mod `t`; see the
+/// module documentation. `acc` is consumed (scaled in place).
+fn mod_down_mod_t<B: Backend>(
+    backend: &B,
+    mut acc: B::Poly,
+    out: &mut B::Poly,
+    rescale: bool,
+    t: u64,
+) -> Result<()> {
+    if t == 1 {
+        backend.mod_down_into(&acc, out, rescale)?;
+        return Ok(());
+    }
+    let (fwd, inv) = t_constants(backend, t)?;
+    let sa = backend.shape(&acc);
+    backend.mul_scalar_assign(&mut acc, &scalars_for(backend, sa, &inv))?;
+    let so = backend.shape(out);
+    backend.mul_scalar_assign(out, &scalars_for(backend, so, &inv))?;
+    backend.mod_down_into(&acc, out, rescale)?;
+    let so = backend.shape(out);
+    backend.mul_scalar_assign(out, &scalars_for(backend, so, &fwd))?;
+    Ok(())
+}
+
+/// BGV's modulus switch of a buffer (any number of components, NTT form, level `l >= 1`):
+/// `c -> t·⌊t^{-1}·c / q_l⌉` over `q_0..q_{l-1}`. The result decrypts to `q_l^{-1}·m (mod t)`
+/// with the noise divided by `q_l` (plus a rounding term `t·(δ_0 + δ_1·s)/q_l`, `|δ| ≤ q_l/2`).
+pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> Result<()> {
+    let shape = backend.shape(poly);
+    if shape.level == 0 || shape.extended {
+        return Err(Error::InvalidOperand {
+            op: "switch modulus",
+            reason: "the ciphertext is at level 0".into(),
+        });
+    }
+    if t == 1 {
+        backend.rescale(poly)?;
+        return Ok(());
+    }
+    let (fwd, inv) = t_constants(backend, t)?;
+    backend.mul_scalar_assign(poly, &scalars_for(backend, shape, &inv))?;
+    backend.rescale(poly)?;
+    let shape = backend.shape(poly);
+    backend.mul_scalar_assign(poly, &scalars_for(backend, shape, &fwd))?;
+    Ok(())
+}
+
+/// Relinearizes a 3-component ciphertext preserving the message mod `t` (module
+/// documentation); with `mod_switch` the modulus switch to the next level is fused into
+/// `mod_down` (the caller updates the level-dependent metadata other than `level`).
+pub fn relinearize_mod_t<B: Backend>(
+    backend: &B,
+    ct: Ciphertext<B>,
+    rlk: &RelinKey<B>,
+    t: u64,
+    mod_switch: bool,
+) -> Result<Ciphertext<B>> {
+    check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
+    let shape = backend.shape(&ct.poly);
+    if shape.components != 3 {
+        return Err(Error::InvalidOperand {
+            op: "relinearize",
+            reason: "the ciphertext must have 3 components".into(),
+        });
+    }
+    if mod_switch && ct.meta.level == 0 {
+        return Err(Error::InvalidOperand {
+            op: "switch modulus",
+            reason: "the ciphertext is at level 0".into(),
+        });
+    }
+    let level = shape.level;
+    let ext = backend.mod_up(&ct.poly, 2)?;
+    let mut acc = backend.zeros(Shape {
+        components: 2,
+        level,
+        extended: true,
+    })?;
+    backend.key_product(&ext, &rlk.0.poly, None, &mut acc)?;
+    drop(ext);
+    let mut meta = ct.meta;
+    let mut out = ct.poly;
+    backend.truncate_components(&mut out, 2)?;
+    mod_down_mod_t(backend, acc, &mut out, mod_switch, t)?;
+    if mod_switch {
+        meta.level -= 1;
+    }
+    Ok(Ciphertext {
+        poly: out,
+        meta,
+        seed: None,
+    })
+}
+
+/// `σ_g(ct)` for several `g` sharing one `mod_up` of `c_1` (hoisting), preserving the message
+/// mod `t` (module documentation).
+pub fn apply_galois_hoisted_mod_t<B: Backend>(
+    backend: &B,
+    ct: &Ciphertext<B>,
+    keys: &[(u64, &SwitchingKey<B>)],
+    t: u64,
+) -> Result<Vec<Ciphertext<B>>> {
+    check_two(backend, ct, "rotate")?;
+    for (_, k) in keys {
+        check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
+    }
+    let level = backend.shape(&ct.poly).level;
+    let ext = backend.mod_up(&ct.poly, 1)?;
+    keys.iter()
+        .map(|&(g, key)| {
+            let mut acc = backend.zeros(Shape {
+                components: 2,
+                level,
+                extended: true,
+            })?;
+            backend.key_product(&ext, &key.poly, Some(g), &mut acc)?;
+            let mut out = backend.zeros(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            backend.automorphism_into(&ct.poly, g, &mut out, 1)?;
+            mod_down_mod_t(backend, acc, &mut out, false, t)?;
+            Ok(Ciphertext {
+                poly: out,
+                meta: ct.meta,
+                seed: None,
+            })
+        })
+        .collect()
 }

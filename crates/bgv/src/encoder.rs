@@ -1,0 +1,128 @@
+//! [`Encoder`]: integer vectors to BGV plaintexts at a level, and back.
+//!
+//! Batched encodings put `N` values mod `t` in the slots ([`crate::encoding`]); `encode_unbatch`
+//! puts them in the coefficients (any `t`). The message polynomial `m` (coefficients in
+//! `[0, t)`) is lifted with **centred** coefficients in `(-t/2, t/2]`, reduced modulo
+//! `q_0..q_l` and put in NTT form, so that its norm (and the noise of a plaintext product) is as
+//! small as possible.
+
+use crate::ciphertext::Plaintext;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use fhe_math::backend::Backend;
+use fhe_math::poly::Shape;
+use rlwe::Meta;
+
+/// Encodes and decodes BGV plaintexts.
+pub struct Encoder<B: Backend> {
+    ctx: Context<B>,
+}
+
+impl<B: Backend> Encoder<B> {
+    /// An encoder for the context.
+    pub fn new(ctx: &Context<B>) -> Self {
+        Encoder { ctx: ctx.clone() }
+    }
+
+    /// The number of slots (`N` when batching is available, else 0).
+    pub fn slot_count(&self) -> usize {
+        self.ctx
+            .plain()
+            .slots("count slots")
+            .map_or(0, |s| s.slot_count())
+    }
+
+    /// Encodes unsigned `values` (each `< t`, at most `N`) in the slots, at `level`.
+    pub fn encode(&self, values: &[u64], level: usize) -> Result<Plaintext<B>> {
+        let coeffs = self.ctx.plain().encode_slots(values)?;
+        self.lift(coeffs, level)
+    }
+
+    /// Encodes signed `values` (reduced mod `t`) in the slots, at `level`.
+    pub fn encode_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
+        let v = self.ctx.plain().reduce_signed(values);
+        self.encode(&v, level)
+    }
+
+    /// Coefficient encoding: `values[i]` (each `< t`) is coefficient `i` (any `t >= 2`).
+    pub fn encode_unbatch(&self, values: &[u64], level: usize) -> Result<Plaintext<B>> {
+        let coeffs = self.ctx.plain().encode_coeffs(values)?;
+        self.lift(coeffs, level)
+    }
+
+    /// Coefficient encoding of signed values (reduced mod `t`).
+    pub fn encode_unbatch_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
+        let v = self.ctx.plain().reduce_signed(values);
+        self.encode_unbatch(&v, level)
+    }
+
+    /// Lifts a message polynomial (`N` coefficients in `[0, t)`) to a plaintext at `level`.
+    pub fn lift(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
+        let params = self.ctx.params();
+        if level > params.max_level() {
+            return Err(Error::InvalidLevel {
+                level,
+                max_level: params.max_level(),
+            });
+        }
+        let plain = self.ctx.plain();
+        let n = params.n();
+        if coeffs.len() != n {
+            return Err(Error::TooManyValues {
+                given: coeffs.len(),
+                slots: n,
+            });
+        }
+        let centred: Vec<i64> = coeffs.iter().map(|&c| plain.center(c)).collect();
+        let norm: f64 = centred.iter().map(|&c| c.unsigned_abs() as f64).sum();
+        let backend = self.ctx.backend();
+        let ring = backend.ring();
+        let mut host = ring.zeros(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        for s in 0..=level {
+            let m = ring.modulus(s);
+            for (dst, &v) in host.limb_mut(0, s).iter_mut().zip(&centred) {
+                *dst = m.reduce_i64(v);
+            }
+        }
+        let mut poly = backend.upload(&host)?;
+        backend.ntt(&mut poly)?;
+        Ok(Plaintext {
+            inner: rlwe::Plaintext {
+                poly,
+                meta: Meta {
+                    level,
+                    scale: 1.0,
+                    ntt: true,
+                    fingerprint: params.fingerprint(),
+                },
+            },
+            coeffs,
+            norm_bits: norm.max(1.0).log2(),
+        })
+    }
+
+    /// The slot values of a plaintext (batched encoding).
+    pub fn decode(&self, pt: &Plaintext<B>) -> Result<Vec<u64>> {
+        self.ctx.plain().decode_slots(&pt.coeffs)
+    }
+
+    /// The slot values as signed integers in `(-t/2, t/2]`.
+    pub fn decode_signed(&self, pt: &Plaintext<B>) -> Result<Vec<i64>> {
+        let v = self.decode(pt)?;
+        Ok(v.into_iter().map(|x| self.ctx.plain().center(x)).collect())
+    }
+
+    /// The coefficients of a plaintext (coefficient encoding).
+    pub fn decode_unbatch(&self, pt: &Plaintext<B>) -> Vec<u64> {
+        pt.coeffs.clone()
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context<B> {
+        &self.ctx
+    }
+}

@@ -1,0 +1,667 @@
+//! [`Evaluator`]: homomorphic operations on BGV ciphertexts.
+//!
+//! # Levels, factors and noise
+//!
+//! Every result carries its level, its correction factor `f` (it decrypts to `f·m`) and an
+//! analytic noise bound ([`crate::noise`]). Before an operation returns, the new bound is
+//! compared with the capacity `log2(Q_l/2)` of the result's level; if it would reach it, the
+//! operation returns [`Error::NoiseBudgetExceeded`] instead of a ciphertext that decrypts to
+//! garbage.
+//!
+//! Binary operations **align** their operands automatically: the one at the higher level is
+//! modulus-switched down (exact, and it reduces the noise), and when the correction factors
+//! differ one operand is multiplied by the integer `f_a·f_b^{-1} mod t` (centred), choosing the
+//! side that keeps the bound lower.
+//!
+//! # Default policy
+//!
+//! [`Evaluator::mul_relin`] (and [`Evaluator::square_relin`], [`Evaluator::pow`]) computes the
+//! tensor product, relinearizes and **switches down one level afterwards**, the switch fused
+//! into the relinearization's `mod_down`: the noise goes from `B_a·B_b` back to about
+//! `B_a·B_b/q_l + B_ms`, so with primes of about `2·log2(B_ms)` bits every level carries one
+//! multiplication. At level 0 there is nothing to switch to and the product stays at level 0
+//! (usually beyond the capacity: the error says so). The explicit operations ([`Evaluator::mul`],
+//! [`Evaluator::relinearize`], [`Evaluator::mod_switch`], [`Evaluator::mod_switch_to`]) give
+//! full control.
+//!
+//! Key switching (relinearization, rotations) uses [`rlwe::keyswitch`]'s `*_mod_t` functions,
+//! which preserve the message mod `t`; rotations of the `2 × N/2` slot matrix use the Galois
+//! elements `3^k` (rows) and `2N - 1` (column swap).
+
+use crate::ciphertext::{Ciphertext, Plaintext};
+use crate::context::Context;
+use crate::encoder::Encoder;
+use crate::error::{Error, Result};
+use crate::noise::add_bits;
+use fhe_math::backend::Backend;
+use fhe_math::poly::Shape;
+use rlwe::{GaloisKeys, RelinKey, SwitchingKey, keyswitch};
+
+/// Evaluates operations on BGV ciphertexts of one context.
+pub struct Evaluator<B: Backend> {
+    ctx: Context<B>,
+    encoder: Encoder<B>,
+}
+
+impl<B: Backend> Evaluator<B> {
+    /// An evaluator for the context.
+    pub fn new(ctx: &Context<B>) -> Self {
+        Evaluator {
+            ctx: ctx.clone(),
+            encoder: Encoder::new(ctx),
+        }
+    }
+
+    fn be(&self) -> &B {
+        self.ctx.backend()
+    }
+
+    fn t(&self) -> u64 {
+        self.ctx.params().t()
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context<B> {
+        &self.ctx
+    }
+
+    fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
+        let mine = self.ctx.params().fingerprint();
+        if fp != mine {
+            return Err(rlwe::Error::ParameterMismatch {
+                op,
+                left: fp,
+                right: mine,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    fn check_noise(&self, op: &'static str, bits: f64, level: usize) -> Result<()> {
+        let capacity = self.ctx.noise().capacity(level);
+        if !(bits < capacity) {
+            return Err(Error::NoiseBudgetExceeded {
+                op,
+                bound_bits: bits,
+                capacity_bits: capacity,
+                level,
+            });
+        }
+        Ok(())
+    }
+
+    fn components(&self, ct: &Ciphertext<B>) -> usize {
+        self.be().shape(&ct.inner.poly).components
+    }
+
+    // ----- modulus switching and alignment -------------------------------------------------
+
+    /// Switches down one level: `c -> t·⌊t^{-1}·c / q_l⌉` over `q_0..q_{l-1}`; the noise is
+    /// divided by `q_l` (plus a rounding term) and the factor multiplied by `q_l^{-1} mod t`.
+    pub fn mod_switch(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.mod_switch_assign(&mut out)?;
+        Ok(out)
+    }
+
+    /// In-place [`Evaluator::mod_switch`].
+    pub fn mod_switch_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+        self.check_own("switch modulus", a.inner.meta.fingerprint)?;
+        let level = a.level();
+        if level == 0 {
+            return Err(Error::CannotModSwitch);
+        }
+        let bits = self.ctx.noise().after_mod_switch(a.noise_bits, level);
+        self.check_noise("switch modulus", bits, level - 1)?;
+        keyswitch::mod_switch_mod_t(self.be(), &mut a.inner.poly, self.t())?;
+        let tm = self.ctx.plain().modulus();
+        a.factor = tm.mul(a.factor, self.ctx.params().q_inv_mod_t(level)?);
+        a.noise_bits = bits;
+        a.inner.meta.level = level - 1;
+        a.inner.seed = None;
+        Ok(())
+    }
+
+    /// Switches down to `level` (no-op at that level; an error above it).
+    pub fn mod_switch_to(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.mod_switch_to_assign(&mut out, level)?;
+        Ok(out)
+    }
+
+    /// In-place [`Evaluator::mod_switch_to`].
+    pub fn mod_switch_to_assign(&self, a: &mut Ciphertext<B>, level: usize) -> Result<()> {
+        if level > a.level() {
+            return Err(Error::LevelMismatch {
+                op: "switch modulus to a level",
+                left: a.level(),
+                right: level,
+            });
+        }
+        while a.level() > level {
+            self.mod_switch_assign(a)?;
+        }
+        Ok(())
+    }
+
+    /// Multiplies the ciphertext by the integer `k` (given mod `t`, used centred) **without**
+    /// changing what it decrypts to: the factor is multiplied by `k` as well.
+    fn rescale_factor(&self, a: &mut Ciphertext<B>, k: u64) -> Result<()> {
+        let c = self.ctx.plain().center(k);
+        self.mul_int_raw(a, c)?;
+        a.factor = self.ctx.plain().modulus().mul(a.factor, k);
+        Ok(())
+    }
+
+    fn mul_int_raw(&self, a: &mut Ciphertext<B>, c: i64) -> Result<()> {
+        let be = self.be();
+        let ring = be.ring();
+        let scalars: Vec<u64> = (0..=a.level())
+            .map(|s| ring.modulus(s).reduce_i64(c))
+            .collect();
+        be.mul_scalar_assign(&mut a.inner.poly, &scalars)?;
+        a.noise_bits += (c.unsigned_abs().max(1) as f64).log2();
+        a.inner.seed = None;
+        Ok(())
+    }
+
+    /// Brings two ciphertexts to a common level (switching the higher one down) and a common
+    /// correction factor (multiplying one by `f_a·f_b^{-1} mod t`, whichever side keeps the
+    /// bound lower). Returns copies.
+    pub fn align(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+    ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
+        let level = a.level().min(b.level());
+        let mut a = self.mod_switch_to(a, level)?;
+        let mut b = self.mod_switch_to(b, level)?;
+        self.align_factors(&mut a, &mut b)?;
+        Ok((a, b))
+    }
+
+    fn align_factors(&self, a: &mut Ciphertext<B>, b: &mut Ciphertext<B>) -> Result<()> {
+        if a.factor == b.factor {
+            return Ok(());
+        }
+        let tm = self.ctx.plain().modulus();
+        let plain = self.ctx.plain();
+        let k_b = tm.mul(a.factor, tm.inv(b.factor)?); // b * k_b has factor a.f
+        let k_a = tm.mul(b.factor, tm.inv(a.factor)?); // a * k_a has factor b.f
+        let cost_b = add_bits(
+            a.noise_bits,
+            b.noise_bits + (plain.center(k_b).unsigned_abs() as f64).log2(),
+        );
+        let cost_a = add_bits(
+            a.noise_bits + (plain.center(k_a).unsigned_abs() as f64).log2(),
+            b.noise_bits,
+        );
+        if cost_b <= cost_a {
+            self.rescale_factor(b, k_b)
+        } else {
+            self.rescale_factor(a, k_a)
+        }
+    }
+
+    /// `a` (consumed) and a borrowed `b` brought to a common level and factor; `b` is copied
+    /// only when it has to change.
+    fn align_pair(
+        &self,
+        mut a: Ciphertext<B>,
+        b: &Ciphertext<B>,
+    ) -> Result<(Ciphertext<B>, Option<Ciphertext<B>>)> {
+        let level = a.level().min(b.level());
+        self.mod_switch_to_assign(&mut a, level)?;
+        let mut b2 = if b.level() > level || b.factor != a.factor {
+            Some(self.mod_switch_to(b, level)?)
+        } else {
+            None
+        };
+        if let Some(b2) = b2.as_mut() {
+            self.align_factors(&mut a, b2)?;
+        }
+        Ok((a, b2))
+    }
+
+    // ----- additive operations ---------------------------------------------------------------
+
+    /// `a + b` (levels and factors aligned automatically).
+    pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.combine(a.duplicate(self.be())?, b, false, "add")
+    }
+
+    /// `a - b`.
+    pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.combine(a.duplicate(self.be())?, b, true, "subtract")
+    }
+
+    /// `a += b`.
+    pub fn add_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        let taken = std::mem::replace(a, a.duplicate(self.be())?);
+        *a = self.combine(taken, b, false, "add")?;
+        Ok(())
+    }
+
+    fn combine(
+        &self,
+        a: Ciphertext<B>,
+        b: &Ciphertext<B>,
+        subtract: bool,
+        op: &'static str,
+    ) -> Result<Ciphertext<B>> {
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, b.inner.meta.fingerprint)?;
+        let (mut a, b2) = self.align_pair(a, b)?;
+        let b = b2.as_ref().unwrap_or(b);
+        let bits = add_bits(a.noise_bits, b.noise_bits);
+        self.check_noise(op, bits, a.level())?;
+        let be = self.be();
+        let (ca, cb) = (self.components(&a), self.components(b));
+        if cb > ca {
+            let mut grown = be.zeros(Shape {
+                components: cb,
+                level: a.level(),
+                extended: false,
+            })?;
+            for c in 0..ca {
+                be.copy_component(&a.inner.poly, c, &mut grown, c)?;
+            }
+            a.inner.poly = grown;
+        }
+        if cb == self.components(&a) {
+            if subtract {
+                be.sub_assign(&mut a.inner.poly, &b.inner.poly)?
+            } else {
+                be.add_assign(&mut a.inner.poly, &b.inner.poly)?
+            }
+        } else {
+            for c in 0..cb {
+                let mut t = be.zeros(Shape {
+                    components: 1,
+                    level: a.level(),
+                    extended: false,
+                })?;
+                be.copy_component(&b.inner.poly, c, &mut t, 0)?;
+                if subtract {
+                    be.neg_assign(&mut t)?;
+                }
+                be.add_component_assign(&mut a.inner.poly, c, &t)?;
+            }
+        }
+        a.noise_bits = bits;
+        a.inner.seed = None;
+        Ok(a)
+    }
+
+    /// `-a`.
+    pub fn negate(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.check_own("negate", a.inner.meta.fingerprint)?;
+        let mut out = a.duplicate(self.be())?;
+        self.be().neg_assign(&mut out.inner.poly)?;
+        out.inner.seed = None;
+        Ok(out)
+    }
+
+    /// The plaintext polynomial to add to a ciphertext with factor `factor` at `level`:
+    /// `f·m mod t` lifted (the stored lift itself when `f = 1`).
+    fn plain_for(
+        &self,
+        p: &Plaintext<B>,
+        factor: u64,
+        level: usize,
+    ) -> Result<Option<Plaintext<B>>> {
+        if factor == 1 && p.level() >= level {
+            return Ok(None);
+        }
+        let tm = self.ctx.plain().modulus();
+        let scaled: Vec<u64> = p.coeffs.iter().map(|&c| tm.mul(c, factor)).collect();
+        Ok(Some(self.encoder.lift(scaled, level)?))
+    }
+
+    fn add_plain_impl(
+        &self,
+        a: &Ciphertext<B>,
+        p: &Plaintext<B>,
+        negate: bool,
+        op: &'static str,
+    ) -> Result<Ciphertext<B>> {
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, p.inner.meta.fingerprint)?;
+        let scaled = self.plain_for(p, a.factor, a.level())?;
+        let p = scaled.as_ref().unwrap_or(p);
+        let bits = add_bits(a.noise_bits, p.norm_bits);
+        self.check_noise(op, bits, a.level())?;
+        let be = self.be();
+        let mut out = a.duplicate(be)?;
+        if negate {
+            let mut neg = be.duplicate(&p.inner.poly)?;
+            be.neg_assign(&mut neg)?;
+            be.add_component_assign(&mut out.inner.poly, 0, &neg)?;
+        } else {
+            be.add_component_assign(&mut out.inner.poly, 0, &p.inner.poly)?;
+        }
+        out.noise_bits = bits;
+        out.inner.seed = None;
+        Ok(out)
+    }
+
+    /// `a + p` for a plaintext encoded at `a`'s level or above (re-lifted as `f·p` when `a`'s
+    /// factor `f` is not 1).
+    pub fn add_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        self.add_plain_impl(a, p, false, "add a plaintext")
+    }
+
+    /// `a - p`.
+    pub fn sub_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        self.add_plain_impl(a, p, true, "subtract a plaintext")
+    }
+
+    // ----- multiplicative operations ---------------------------------------------------------
+
+    /// `a ⊙ p` for a plaintext encoded at any level: `a` is switched down to `p`'s level when
+    /// it is above it. Noise: `B·‖p‖_1`.
+    pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
+        let op = "multiply by a plaintext";
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, p.inner.meta.fingerprint)?;
+        let level = a.level().min(p.level());
+        let mut out = self.mod_switch_to(a, level)?;
+        let bits = out.noise_bits + p.norm_bits;
+        self.check_noise(op, bits, level)?;
+        self.be().mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
+        out.noise_bits = bits;
+        out.inner.seed = None;
+        Ok(out)
+    }
+
+    /// `a · k` for an integer constant `k` (reduced mod `t`, used centred).
+    pub fn mul_scalar(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
+        let op = "multiply by a constant";
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        let plain = self.ctx.plain();
+        let c = plain.center(plain.modulus().reduce_i64(k));
+        let mut out = a.duplicate(self.be())?;
+        self.mul_int_raw(&mut out, c)?;
+        self.check_noise(op, out.noise_bits, out.level())?;
+        Ok(out)
+    }
+
+    /// `a + k` for an integer constant `k` in every slot (the constant polynomial `k`, scaled
+    /// by the factor).
+    pub fn add_scalar(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
+        let op = "add a constant";
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        let plain = self.ctx.plain();
+        let tm = plain.modulus();
+        let v = plain.center(tm.mul(tm.reduce_i64(k), a.factor));
+        let bits = add_bits(a.noise_bits, (v.unsigned_abs().max(1) as f64).log2());
+        self.check_noise(op, bits, a.level())?;
+        let be = self.be();
+        let ring = be.ring();
+        let scalars: Vec<u64> = (0..=a.level())
+            .map(|s| ring.modulus(s).reduce_i64(v))
+            .collect();
+        let mut out = a.duplicate(be)?;
+        be.add_scalar_assign(&mut out.inner.poly, 0, &scalars)?;
+        out.noise_bits = bits;
+        out.inner.seed = None;
+        Ok(out)
+    }
+
+    /// `a ⊗ b`: the 3-component tensor product, not relinearized, at the common level.
+    pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let op = "multiply";
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, b.inner.meta.fingerprint)?;
+        if self.components(a) != 2 || self.components(b) != 2 {
+            return Err(rlwe::Error::InvalidOperand {
+                op,
+                reason: "operands must have 2 components (relinearize first)".into(),
+            }
+            .into());
+        }
+        let level = a.level().min(b.level());
+        let a2;
+        let a = if a.level() > level {
+            a2 = self.mod_switch_to(a, level)?;
+            &a2
+        } else {
+            a
+        };
+        let b2;
+        let b = if b.level() > level {
+            b2 = self.mod_switch_to(b, level)?;
+            &b2
+        } else {
+            b
+        };
+        let bits = a.noise_bits + b.noise_bits;
+        self.check_noise(op, bits, level)?;
+        let poly = self.be().tensor(&a.inner.poly, &b.inner.poly)?;
+        let mut meta = a.inner.meta;
+        meta.level = level;
+        Ok(Ciphertext {
+            inner: rlwe::Ciphertext {
+                poly,
+                meta,
+                seed: None,
+            },
+            factor: self.ctx.plain().modulus().mul(a.factor, b.factor),
+            noise_bits: bits,
+        })
+    }
+
+    /// `a²` (3 components).
+    pub fn square(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.mul(a, a)
+    }
+
+    /// Relinearizes a 3-component ciphertext (same level).
+    pub fn relinearize(&self, a: Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        self.relin_impl(a, rlk, false)
+    }
+
+    fn relin_impl(
+        &self,
+        a: Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        mod_switch: bool,
+    ) -> Result<Ciphertext<B>> {
+        let op = "relinearize";
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        let level = a.level();
+        let noise = self.ctx.noise();
+        let mut bits = noise.after_key_switch(a.noise_bits, level);
+        self.check_noise(op, bits, level)?;
+        let mut factor = a.factor;
+        if mod_switch {
+            bits = noise.after_mod_switch(bits, level);
+            self.check_noise("switch modulus", bits, level - 1)?;
+            factor = self
+                .ctx
+                .plain()
+                .modulus()
+                .mul(factor, self.ctx.params().q_inv_mod_t(level)?);
+        }
+        let inner = keyswitch::relinearize_mod_t(self.be(), a.inner, rlk, self.t(), mod_switch)?;
+        Ok(Ciphertext {
+            inner,
+            factor,
+            noise_bits: bits,
+        })
+    }
+
+    /// `a·b` relinearized, then switched down one level (fused) when above level 0: the
+    /// default policy (module documentation).
+    pub fn mul_relin(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        let prod = self.mul(a, b)?;
+        let switch = prod.level() > 0;
+        self.relin_impl(prod, rlk, switch)
+    }
+
+    /// `a²` relinearized and switched down (the default policy).
+    pub fn square_relin(&self, a: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        self.mul_relin(a, a, rlk)
+    }
+
+    /// `a^k` for `k >= 1` by square-and-multiply (left to right) with [`Evaluator::mul_relin`]:
+    /// `floor(log2 k)` squarings and `popcount(k) - 1` multiplications.
+    pub fn pow(&self, a: &Ciphertext<B>, k: u64, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        if k == 0 {
+            return Err(Error::InvalidArgument {
+                op: "exponentiate",
+                reason: "the exponent must be at least 1".into(),
+            });
+        }
+        let mut acc = a.duplicate(self.be())?;
+        for bit in (0..63 - k.leading_zeros()).rev() {
+            acc = self.square_relin(&acc, rlk)?;
+            if k >> bit & 1 == 1 {
+                acc = self.mul_relin(&acc, a, rlk)?;
+            }
+        }
+        Ok(acc)
+    }
+
+    // ----- rotations -------------------------------------------------------------------------
+
+    fn slots(&self, op: &'static str) -> Result<&std::sync::Arc<dyn crate::SlotStructure>> {
+        self.ctx.plain().slots(op)
+    }
+
+    /// The Galois element rotating both rows left by `step` (negative: right): `3^step mod 2N`.
+    pub fn row_rotation_element(&self, step: i64) -> Result<u64> {
+        Ok(self.slots("rotate rows")?.row_rotation_element(step))
+    }
+
+    /// The Galois element swapping the rows: `2N - 1`.
+    pub fn column_rotation_element(&self) -> Result<u64> {
+        Ok(self.slots("rotate columns")?.column_swap_element())
+    }
+
+    fn galois(
+        &self,
+        a: &Ciphertext<B>,
+        keys: &[(u64, &SwitchingKey<B>)],
+        op: &'static str,
+    ) -> Result<Vec<Ciphertext<B>>> {
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        let level = a.level();
+        let bits = self.ctx.noise().after_key_switch(a.noise_bits, level);
+        self.check_noise(op, bits, level)?;
+        let out = keyswitch::apply_galois_hoisted_mod_t(self.be(), &a.inner, keys, self.t())?;
+        Ok(out
+            .into_iter()
+            .map(|inner| Ciphertext {
+                inner,
+                factor: a.factor,
+                noise_bits: bits,
+            })
+            .collect())
+    }
+
+    /// Rotates both rows left by `step` (negative: right): with the exact key when present,
+    /// else composed from power-of-two rotations (keys for every set bit of `step mod N/2`).
+    pub fn rotate_rows(
+        &self,
+        a: &Ciphertext<B>,
+        step: i64,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let half = self.slots("rotate rows")?.row_size() as i64;
+        let step = step.rem_euclid(half);
+        if step == 0 {
+            return a.duplicate(self.be());
+        }
+        let g = self.row_rotation_element(step)?;
+        if let Ok(key) = keys.get(g, "rotate rows") {
+            return Ok(self.galois(a, &[(g, key)], "rotate rows")?.remove(0));
+        }
+        let mut out: Option<Ciphertext<B>> = None;
+        for bit in 0..63 {
+            if step >> bit & 1 == 1 {
+                let g = self.row_rotation_element(1 << bit)?;
+                let key = keys.get(g, "rotate rows (power-of-two decomposition)")?;
+                let src = out.as_ref().unwrap_or(a);
+                out = Some(self.galois(src, &[(g, key)], "rotate rows")?.remove(0));
+            }
+        }
+        Ok(out.expect("a non-zero step has a set bit"))
+    }
+
+    /// Row rotations of one ciphertext by several steps sharing one `mod_up` (hoisting); the
+    /// exact key of every non-zero step is needed.
+    pub fn rotate_rows_hoisted(
+        &self,
+        a: &Ciphertext<B>,
+        steps: &[i64],
+        keys: &GaloisKeys<B>,
+    ) -> Result<Vec<Ciphertext<B>>> {
+        let half = self.slots("rotate rows")?.row_size() as i64;
+        let mut pairs = Vec::new();
+        for &s in steps {
+            if s.rem_euclid(half) != 0 {
+                let g = self.row_rotation_element(s)?;
+                pairs.push((g, keys.get(g, "rotate rows (hoisted)")?));
+            }
+        }
+        let mut rotated = if pairs.is_empty() {
+            Vec::new()
+        } else {
+            self.galois(a, &pairs, "rotate rows (hoisted)")?
+        }
+        .into_iter();
+        steps
+            .iter()
+            .map(|&s| {
+                if s.rem_euclid(half) == 0 {
+                    a.duplicate(self.be())
+                } else {
+                    Ok(rotated.next().expect("one result per non-zero step"))
+                }
+            })
+            .collect()
+    }
+
+    /// Swaps the two rows of the slot matrix (`X -> X^{-1}`).
+    pub fn rotate_columns(&self, a: &Ciphertext<B>, keys: &GaloisKeys<B>) -> Result<Ciphertext<B>> {
+        let g = self.column_rotation_element()?;
+        let key = keys.get(g, "rotate columns")?;
+        Ok(self.galois(a, &[(g, key)], "rotate columns")?.remove(0))
+    }
+
+    /// Galois elements of row rotations by `steps` (and the column swap when `columns`), to
+    /// pass to [`rlwe::KeyGenerator::galois_keys`].
+    pub fn galois_elements(&self, steps: &[i64], columns: bool) -> Result<Vec<u64>> {
+        let mut out = steps
+            .iter()
+            .map(|&s| self.row_rotation_element(s))
+            .collect::<Result<Vec<_>>>()?;
+        if columns {
+            out.push(self.column_rotation_element()?);
+        }
+        Ok(out)
+    }
+
+    /// Galois elements of the power-of-two row rotations `1, 2, …, N/4` (enough to compose any
+    /// rotation) and the column swap.
+    pub fn power_of_two_elements(&self) -> Result<Vec<u64>> {
+        let half = self.slots("rotate rows")?.row_size();
+        let steps: Vec<i64> = (0..)
+            .map(|i| 1i64 << i)
+            .take_while(|&s| (s as usize) < half)
+            .collect();
+        self.galois_elements(&steps, true)
+    }
+
+    /// The encoder this evaluator uses for plaintext re-lifting.
+    pub fn encoder(&self) -> &Encoder<B> {
+        &self.encoder
+    }
+}
