@@ -418,3 +418,27 @@ fn serialization_round_trip_and_malformed_input() {
         Err(Error::Rlwe(rlwe::Error::WrongKind { .. }))
     ));
 }
+
+#[test]
+#[ignore = "slow on 2 cores: N = 2^15 (run with --ignored)"]
+fn chain_depth_cat() {
+    let depth = chain(&bgv::params::CAT);
+    println!("CAT depth {depth}");
+    assert!(depth >= bgv::params::CAT.levels);
+}
+
+#[test]
+#[ignore = "slow on 2 cores: N = 2^15 (run with --ignored)"]
+fn chain_depth_phantom_int() {
+    let depth = chain(&bgv::params::PHANTOM_INT);
+    println!("PHANTOM_INT depth {depth}");
+    assert!(depth >= bgv::params::PHANTOM_INT.levels);
+}
+
+#[test]
+#[ignore = "slow on 2 cores: N = 2^15 (run with --ignored)"]
+fn chain_depth_cat_compat() {
+    let depth = chain(&bgv::params::CAT_COMPAT);
+    println!("CAT_COMPAT depth {depth}");
+    assert!(depth >= bgv::params::CAT_COMPAT.levels);
+}
