@@ -73,7 +73,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let xy = zip(&x, &y, &mul);
     let c = Instant::now();
     let prod = eval.mul(&cx, &cy)?;
-    report("multiply (3 components)", &prod, &xy, c.elapsed().as_secs_f64());
+    report(
+        "multiply (3 components)",
+        &prod,
+        &xy,
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let relin = eval.relinearize(prod, &rlk)?;
     report("relinearize", &relin, &xy, c.elapsed().as_secs_f64());
@@ -82,26 +87,59 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report("modulus switch", &switched, &xy, c.elapsed().as_secs_f64());
     let c = Instant::now();
     let fused = eval.mul_relin(&cx, &cy, &rlk)?;
-    report("mul+relin+switch (fused)", &fused, &xy, c.elapsed().as_secs_f64());
+    report(
+        "mul+relin+switch (fused)",
+        &fused,
+        &xy,
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let r1 = eval.rotate_rows(&fused, 1, &gk)?;
-    report("rotate rows by 1", &r1, &rotate(&xy, 1), c.elapsed().as_secs_f64());
+    report(
+        "rotate rows by 1",
+        &r1,
+        &rotate(&xy, 1),
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let r5 = eval.rotate_rows(&fused, 5, &gk)?;
-    report("rotate rows by 5", &r5, &rotate(&xy, 5), c.elapsed().as_secs_f64());
+    report(
+        "rotate rows by 5",
+        &r5,
+        &rotate(&xy, 5),
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let col = eval.rotate_columns(&fused, &gk)?;
-    report("rotate columns", &col, &swap(&xy), c.elapsed().as_secs_f64());
+    report(
+        "rotate columns",
+        &col,
+        &swap(&xy),
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let mp = eval.mul_plain(&col, &pz)?;
-    report("multiply plain", &mp, &zip(&swap(&xy), &z, &mul), c.elapsed().as_secs_f64());
+    report(
+        "multiply plain",
+        &mp,
+        &zip(&swap(&xy), &z, &mul),
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let sum = eval.add(&mp, &cx)?;
     let want_sum = zip(&zip(&swap(&xy), &z, &mul), &x, &|a, b| (a + b) % t);
-    report("add (levels aligned)", &sum, &want_sum, c.elapsed().as_secs_f64());
+    report(
+        "add (levels aligned)",
+        &sum,
+        &want_sum,
+        c.elapsed().as_secs_f64(),
+    );
     let c = Instant::now();
     let p7 = eval.pow(&cx, 7, &rlk)?;
-    let x7 = x.iter().map(|&v| (0..7).fold(1, |a, _| mul(a, v))).collect::<Vec<_>>();
+    let x7 = x
+        .iter()
+        .map(|&v| (0..7).fold(1, |a, _| mul(a, v)))
+        .collect::<Vec<_>>();
     report("pow 7", &p7, &x7, c.elapsed().as_secs_f64());
 
     println!("remaining noise budget: {:.1} bits", dec.noise_budget(&p7)?);

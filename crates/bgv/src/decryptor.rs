@@ -36,7 +36,10 @@ fn log2_big(x: &num_bigint::BigInt) -> f64 {
     }
     let bits = x.bits();
     let shift = bits.saturating_sub(64);
-    let top = (x.magnitude() >> shift).iter_u64_digits().next().unwrap_or(0);
+    let top = (x.magnitude() >> shift)
+        .iter_u64_digits()
+        .next()
+        .unwrap_or(0);
     (top as f64).log2() + shift as f64
 }
 

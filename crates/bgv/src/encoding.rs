@@ -76,7 +76,10 @@ impl PrimeFieldSlots {
             t,
             n,
         };
-        if !n.is_power_of_two() || n < 4 || !primes::is_prime(t) || (t - 1) % (2 * n as u64) != 0
+        if !n.is_power_of_two()
+            || n < 4
+            || !primes::is_prime(t)
+            || !(t - 1).is_multiple_of(2 * n as u64)
         {
             return Err(no());
         }
@@ -202,7 +205,10 @@ impl PlainModulus {
             });
         }
         if let Some(&v) = values.iter().find(|&&v| v >= self.t()) {
-            return Err(Error::ValueOutOfRange { value: v, t: self.t() });
+            return Err(Error::ValueOutOfRange {
+                value: v,
+                t: self.t(),
+            });
         }
         Ok(())
     }
@@ -215,7 +221,11 @@ impl PlainModulus {
     /// The centred representative of `x mod t` in `(-t/2, t/2]`.
     pub fn center(&self, x: u64) -> i64 {
         let t = self.t();
-        if x > t / 2 { x as i64 - t as i64 } else { x as i64 }
+        if x > t / 2 {
+            x as i64 - t as i64
+        } else {
+            x as i64
+        }
     }
 
     /// Coefficients of the plaintext whose slots hold `values` (each `< t`; missing ones are 0).
@@ -250,7 +260,10 @@ impl PlainModulus {
             });
         }
         if let Some(&v) = coeffs.iter().find(|&&v| v >= self.t()) {
-            return Err(Error::ValueOutOfRange { value: v, t: self.t() });
+            return Err(Error::ValueOutOfRange {
+                value: v,
+                t: self.t(),
+            });
         }
         Ok(())
     }
@@ -338,7 +351,10 @@ mod tests {
         assert!(pm.decode_slots(&[0; 3]).is_err());
         let pm = PlainModulus::new(1024, 256).unwrap();
         assert!(!pm.has_slots());
-        assert!(matches!(pm.encode_slots(&[1]), Err(Error::NoBatching { .. })));
+        assert!(matches!(
+            pm.encode_slots(&[1]),
+            Err(Error::NoBatching { .. })
+        ));
         assert_eq!(pm.encode_coeffs(&[255, 3]).unwrap()[..3], [255, 3, 0]);
         assert_eq!(pm.center(255), -1);
         assert_eq!(pm.center(128), 128);

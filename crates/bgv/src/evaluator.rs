@@ -80,7 +80,7 @@ impl<B: Backend> Evaluator<B> {
 
     fn check_noise(&self, op: &'static str, bits: f64, level: usize) -> Result<()> {
         let capacity = self.ctx.noise().capacity(level);
-        if !(bits < capacity) {
+        if bits.is_nan() || bits >= capacity {
             return Err(Error::NoiseBudgetExceeded {
                 op,
                 bound_bits: bits,
@@ -369,7 +369,8 @@ impl<B: Backend> Evaluator<B> {
         let mut out = self.mod_switch_to(a, level)?;
         let bits = out.noise_bits + p.norm_bits;
         self.check_noise(op, bits, level)?;
-        self.be().mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
+        self.be()
+            .mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
         out.noise_bits = bits;
         out.inner.seed = None;
         Ok(out)

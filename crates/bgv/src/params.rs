@@ -369,7 +369,9 @@ impl Parameters {
         let mut q_inv_mod_t = vec![1u64];
         for &q in &moduli_q[1..] {
             q_inv_mod_t.push(tm.inv(tm.reduce(q)).map_err(|_| {
-                invalid(format!("plaintext_modulus {t} is not coprime to the prime {q}"))
+                invalid(format!(
+                    "plaintext_modulus {t} is not coprime to the prime {q}"
+                ))
             })?);
         }
         let batching = is_prime(t) && (t - 1).is_multiple_of(two_n);
