@@ -1,0 +1,177 @@
+//! BGV on the CUDA backend: every evaluator operator bit-identical to the CPU backend for the
+//! same seeds, and exact against the plaintext computation mod t. `#[ignore]`d on machines
+//! without a GPU (run with `--include-ignored` on the GPU machine); the device helper panics
+//! when no device is found, so these tests never pass silently.
+
+use gpufhe::bgv::params::{CAT, N13, ParametersLiteral};
+use gpufhe::bgv::testing::random_values;
+use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
+use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::math::Backend;
+use gpufhe::math::sampler::Seed;
+use gpufhe::rlwe::GaloisKeys;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+fn device() -> Arc<Device> {
+    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
+    DEV.get_or_init(|| {
+        let d = Device::new(0)
+            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+        d.warm_up().expect("kernel modules compile");
+        d
+    })
+    .clone()
+}
+
+fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
+    let params = Parameters::new(lit).unwrap();
+    let backend = CudaBackend::new(device(), ring_for(&params).unwrap()).unwrap();
+    Context::with_backend(params, backend).unwrap()
+}
+
+fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
+    Context::cpu(Parameters::new(lit).unwrap()).unwrap()
+}
+
+fn seed(b: u8) -> Seed {
+    Seed([b; 32])
+}
+
+/// The active limbs of a buffer.
+fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
+    let h = be.download(p).unwrap();
+    let mut out = Vec::new();
+    for c in 0..h.components() {
+        for s in 0..=h.level() {
+            out.extend_from_slice(h.limb(c, s));
+        }
+    }
+    out
+}
+
+/// Runs every evaluator operator with fixed seeds; returns each result's limbs and checks each
+/// decryption against the plaintext computation.
+fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
+    let be = ctx.backend();
+    let (n, t) = (ctx.params().n(), ctx.params().t());
+    let top = ctx.params().max_level();
+    let enc = Encoder::new(ctx);
+    let eval = Evaluator::new(ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
+    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
+    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let mut keys = BTreeMap::new();
+    for (i, g) in eval
+        .galois_elements(&[1, 2, 4, 5], true)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        keys.insert(
+            g,
+            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
+                .unwrap(),
+        );
+    }
+    let gk = GaloisKeys {
+        keys,
+        fingerprint: ctx.params().fingerprint(),
+    };
+    let dec = Decryptor::new(ctx, &sk);
+    let x = random_values(1, n, t);
+    let y = random_values(2, n, t);
+    let px = enc.encode(&x, top).unwrap();
+    let py = enc.encode(&y, top).unwrap();
+    let cx = ctx.encrypt_pk_with_seed(&pk, &px, &seed(30)).unwrap();
+    let cy = ctx
+        .encrypt_sk_with_seeds(&sk, &py, seed(31), &seed(32))
+        .unwrap();
+    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
+    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
+    let half = n / 2;
+    let rot = |v: &[u64], k: usize| -> Vec<u64> {
+        (0..n)
+            .map(|i| v[(i / half) * half + (i % half + k) % half])
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut keep = |name: &str, ct: &gpufhe::bgv::Ciphertext<B>, want: Option<&[u64]>| {
+        if let Some(w) = want {
+            assert!(
+                dec.decrypt(ct).unwrap() == w,
+                "{name}: differs from the plaintext computation on {}",
+                be.device_name()
+            );
+        }
+        out.push((name.to_string(), active(be, &ct.inner.poly)));
+    };
+    keep("encrypt_pk", &cx, Some(&x));
+    keep("encrypt_sk", &cy, Some(&y));
+    let sum: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| (a + b) % t).collect();
+    keep("add", &eval.add(&cx, &cy).unwrap(), Some(&sum));
+    keep("sub", &eval.sub(&cx, &cy).unwrap(), None);
+    keep("negate", &eval.negate(&cx).unwrap(), None);
+    keep("add_plain", &eval.add_plain(&cx, &py).unwrap(), Some(&sum));
+    keep("mul_plain", &eval.mul_plain(&cx, &py).unwrap(), Some(&xy));
+    let prod = eval.mul(&cx, &cy).unwrap();
+    keep("mul", &prod, Some(&xy));
+    keep("square", &eval.square(&cx).unwrap(), None);
+    let relin = eval.relinearize(prod, &rlk).unwrap();
+    keep("relinearize", &relin, Some(&xy));
+    keep("mod_switch", &eval.mod_switch(&relin).unwrap(), Some(&xy));
+    let fused = eval.mul_relin(&cx, &cy, &rlk).unwrap();
+    keep("mul_relin", &fused, Some(&xy));
+    keep(
+        "rotate_rows_1",
+        &eval.rotate_rows(&cx, 1, &gk).unwrap(),
+        Some(&rot(&x, 1)),
+    );
+    keep(
+        "rotate_rows_7",
+        &eval.rotate_rows(&cx, 7, &gk).unwrap(),
+        Some(&rot(&x, 7)),
+    );
+    let swapped: Vec<u64> = x[half..].iter().chain(&x[..half]).copied().collect();
+    keep(
+        "rotate_columns",
+        &eval.rotate_columns(&cx, &gk).unwrap(),
+        Some(&swapped),
+    );
+    for (i, ct) in eval
+        .rotate_rows_hoisted(&fused, &[1, 2, 5], &gk)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        keep(&format!("rotate_rows_hoisted_{i}"), ct, None);
+    }
+    let x3: Vec<u64> = x.iter().map(|&a| mul(mul(a, a), a)).collect();
+    keep("pow_3", &eval.pow(&cx, 3, &rlk).unwrap(), Some(&x3));
+    keep("add_aligned", &eval.add(&fused, &cx).unwrap(), None);
+    out.push(("relin_key".into(), active(be, &rlk.0.poly)));
+    out.push(("public_key".into(), active(be, &pk.poly)));
+    out
+}
+
+fn compare(lit: &ParametersLiteral) {
+    let cpu = all_operators(&cpu_context(lit));
+    let gpu = all_operators(&gpu_context(lit));
+    assert_eq!(cpu.len(), gpu.len());
+    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
+        assert!(c == g, "{name}: GPU result differs from the CPU backend");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bgv_operators_bit_identical_n13() {
+    compare(&N13);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bgv_operators_bit_identical_cat() {
+    compare(&CAT);
+}
