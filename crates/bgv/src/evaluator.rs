@@ -204,60 +204,68 @@ impl<B: Backend> Evaluator<B> {
         }
     }
 
-    /// `a` (consumed) and a borrowed `b` brought to a common level and factor; `b` is copied
+    /// `a` (in place) and a borrowed `b` brought to a common level and factor; `b` is copied
     /// only when it has to change.
     fn align_pair(
         &self,
-        mut a: Ciphertext<B>,
+        a: &mut Ciphertext<B>,
         b: &Ciphertext<B>,
-    ) -> Result<(Ciphertext<B>, Option<Ciphertext<B>>)> {
+    ) -> Result<Option<Ciphertext<B>>> {
         let level = a.level().min(b.level());
-        self.mod_switch_to_assign(&mut a, level)?;
+        self.mod_switch_to_assign(a, level)?;
         let mut b2 = if b.level() > level || b.factor != a.factor {
             Some(self.mod_switch_to(b, level)?)
         } else {
             None
         };
         if let Some(b2) = b2.as_mut() {
-            self.align_factors(&mut a, b2)?;
+            self.align_factors(a, b2)?;
         }
-        Ok((a, b2))
+        Ok(b2)
     }
 
     // ----- additive operations ---------------------------------------------------------------
 
     /// `a + b` (levels and factors aligned automatically).
     pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        self.combine(a.duplicate(self.be())?, b, false, "add")
+        let mut out = a.duplicate(self.be())?;
+        self.combine(&mut out, b, false, "add")?;
+        Ok(out)
     }
 
     /// `a - b`.
     pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        self.combine(a.duplicate(self.be())?, b, true, "subtract")
+        let mut out = a.duplicate(self.be())?;
+        self.combine(&mut out, b, true, "subtract")?;
+        Ok(out)
     }
 
-    /// `a += b`.
+    /// `a += b` (on error `a` may have been switched down or rescaled, still decrypting to
+    /// the same message).
     pub fn add_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
-        let taken = std::mem::replace(a, a.duplicate(self.be())?);
-        *a = self.combine(taken, b, false, "add")?;
-        Ok(())
+        self.combine(a, b, false, "add")
+    }
+
+    /// `a -= b`.
+    pub fn sub_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        self.combine(a, b, true, "subtract")
     }
 
     fn combine(
         &self,
-        a: Ciphertext<B>,
+        a: &mut Ciphertext<B>,
         b: &Ciphertext<B>,
         subtract: bool,
         op: &'static str,
-    ) -> Result<Ciphertext<B>> {
+    ) -> Result<()> {
         self.check_own(op, a.inner.meta.fingerprint)?;
         self.check_own(op, b.inner.meta.fingerprint)?;
-        let (mut a, b2) = self.align_pair(a, b)?;
+        let b2 = self.align_pair(a, b)?;
         let b = b2.as_ref().unwrap_or(b);
         let bits = add_bits(a.noise_bits, b.noise_bits);
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
-        let (ca, cb) = (self.components(&a), self.components(b));
+        let (ca, cb) = (self.components(a), self.components(b));
         if cb > ca {
             let mut grown = be.zeros(Shape {
                 components: cb,
@@ -269,7 +277,7 @@ impl<B: Backend> Evaluator<B> {
             }
             a.inner.poly = grown;
         }
-        if cb == self.components(&a) {
+        if cb == self.components(a) {
             if subtract {
                 be.sub_assign(&mut a.inner.poly, &b.inner.poly)?
             } else {
@@ -291,7 +299,7 @@ impl<B: Backend> Evaluator<B> {
         }
         a.noise_bits = bits;
         a.inner.seed = None;
-        Ok(a)
+        Ok(())
     }
 
     /// `-a`.

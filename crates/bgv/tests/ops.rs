@@ -557,3 +557,52 @@ fn chain_depth_cat_compat() {
     println!("CAT_COMPAT depth {depth}");
     assert!(depth >= bgv::params::CAT_COMPAT.levels);
 }
+
+#[test]
+fn in_place_add_and_sub() {
+    let s = Setup::new(cpu(&TEST_N11_INSECURE), &[]);
+    let (n, t) = (s.ctx.params().n(), s.t());
+    let x = random_values(11, n, t);
+    let y = random_values(12, n, t);
+    let cy = s.encrypt(&y, 81);
+    let mut acc = s.encrypt(&x, 80);
+    s.eval.add_assign(&mut acc, &cy).unwrap();
+    s.check("x + y", &acc, &zip(&x, &y, |a, b| (a + b) % t));
+    s.eval.sub_assign(&mut acc, &cy).unwrap();
+    s.check("x + y - y", &acc, &x);
+    s.eval.sub_assign(&mut acc, &cy).unwrap();
+    s.check("x + y - y - y", &acc, &zip(&x, &y, |a, b| (a + t - b) % t));
+    let low = s.eval.mod_switch_to(&cy, 3).unwrap();
+    s.eval.add_assign(&mut acc, &low).unwrap();
+    assert_eq!(acc.level(), 3);
+    s.check("... + y (switched)", &acc, &x);
+}
+
+/// Encrypted batching laws over random inputs and steps: decrypt(encrypt(v)) = v, a row rotation
+/// by any step (composed from power-of-two keys) is the cyclic shift of each row, and the column
+/// rotation swaps the rows.
+#[test]
+fn encrypted_batching_properties() {
+    let ctx = cpu(&TEST_N11_INSECURE);
+    let half = ctx.params().n() as i64 / 2;
+    let steps: Vec<i64> = (0..).map(|i| 1i64 << i).take_while(|&s| s < half).collect();
+    let s = Setup::new(ctx, &steps);
+    let (n, t) = (s.ctx.params().n(), s.t());
+    let mut rng = bgv::testing::SplitMix::new(2024);
+    for case in 0..8u64 {
+        let v = random_values(1000 + case, n, t);
+        let c = s.encrypt(&v, 90 + case as u8);
+        s.check("round trip", &c, &v);
+        let step = rng.below(2 * half as u64) as i64 - half;
+        s.check(
+            &format!("rotate_rows {step}"),
+            &s.eval.rotate_rows(&c, step, &s.gk).unwrap(),
+            &rotate(&v, step),
+        );
+        s.check(
+            "rotate_columns",
+            &s.eval.rotate_columns(&c, &s.gk).unwrap(),
+            &swap_rows(&v),
+        );
+    }
+}
