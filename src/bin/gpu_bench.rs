@@ -569,9 +569,17 @@ fn run(args: &Args) -> R<()> {
     );
 
     let mut results = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     for (i, p) in presets.iter().enumerate() {
         eprintln!("preset {p} ...");
-        results.push(bench_preset(&dev, p, args, bw, 0x5eed + i as u64)?);
+        match bench_preset(&dev, p, args, bw, 0x5eed + i as u64) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                eprintln!("preset {p} failed: {e}");
+                failed.push(format!("{p}: {e}"));
+                dev.synchronize()?;
+            }
+        }
     }
     let stats = dev.pool_stats()?;
 
@@ -671,13 +679,18 @@ fn run(args: &Args) -> R<()> {
             "pool_after_preset": results.iter().map(|r| r.pool_after.clone()).collect::<Vec<_>>(),
             "key_sizes": results.iter().map(|r| r.keys.clone()).collect::<Vec<_>>(),
             "setup_s": results.iter().map(|r| json!({"preset": r.name, "seconds": r.setup_s})).collect::<Vec<_>>(),
+            "failed_presets": failed,
             "results": entries,
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
             .map_err(|e| format!("cannot write {path}: {e}"))?;
         eprintln!("wrote {path}");
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("presets failed: {}", failed.join("; ")).into())
+    }
 }
 
 fn main() -> ExitCode {
