@@ -9,6 +9,10 @@
 //! - **wall** (`wall_us`): host clock around the call with a device synchronize before and after
 //!   it (the method of our peer figures: DESILO, Phantom and CAT time this way).
 //!
+//! The `ks_*` rows (`ks_mod_up`, `ks_key_product`, `ks_mod_down`, `ks_mod_down_rescale`) and
+//! `intt` / `automorphism` time the Backend parts that `key_switch`, `rotate` and
+//! `mul_relin_rescale` are built from, on the same inputs.
+//!
 //! Also measured: device-to-device copy bandwidth (2 GiB copy, bytes read + written, median of
 //! several), the memory floor of `mul_relin_rescale` at `N16_L24_D3`, key sizes, peak pool
 //! memory. Output: a table on stdout and, with `--json PATH`, a JSON file.
@@ -197,6 +201,8 @@ fn bandwidth(dev: &Arc<Device>, mib: usize, reps: usize) -> R<(f64, f64)> {
     }
     drop((src, dst));
     dev.synchronize()?;
+    // The copy buffers must not count as the FHE peak.
+    dev.reset_pool_peak()?;
     let t = median(&mut ms);
     let bytes = 2.0 * (words * 8) as f64;
     Ok((bytes / (t * 1e-3) / 1e9, t * 1e3))
@@ -241,6 +247,7 @@ struct PresetResult {
     rows: Vec<Row>,
     keys: Value,
     pool_after: Value,
+    peak: u64,
     setup_s: f64,
 }
 
@@ -252,6 +259,8 @@ fn bench_preset(
     rotate_step_seed: u64,
 ) -> R<PresetResult> {
     let t_setup = Instant::now();
+    dev.synchronize()?;
+    dev.reset_pool_peak()?;
     let lit = preset(name)?;
     let params = Parameters::new(&lit)?;
     let backend = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
@@ -456,6 +465,93 @@ fn bench_preset(
         reps,
         Some(floor(lq + ks_limbs + 2 * lq)),
     );
+    // Breakdown of key switching into the Backend's parts (same inputs as key_switch).
+    push(
+        "ks_mod_up",
+        timer.time(reps, none, |_| Ok(be.mod_up(&cx.poly, 1)?))?,
+        reps,
+        Some(floor(lq + d * (lq + k))),
+    );
+    let ext = be.mod_up(&cx.poly, 1)?;
+    let acc_shape = Shape {
+        components: 2,
+        level: top,
+        extended: true,
+    };
+    let out_shape = Shape {
+        components: 2,
+        level: top,
+        extended: false,
+    };
+    push(
+        "ks_key_product",
+        timer.time(
+            reps,
+            || Ok(be.zeros(acc_shape)?),
+            |mut acc| {
+                be.key_product(&ext, &rlk.0.poly, None, &mut acc)?;
+                Ok(acc)
+            },
+        )?,
+        reps,
+        Some(floor(d * (lq + k) + ks_limbs + 4 * (lq + k))),
+    );
+    let mut acc = be.zeros(acc_shape)?;
+    be.key_product(&ext, &rlk.0.poly, None, &mut acc)?;
+    push(
+        "ks_mod_down",
+        timer.time(
+            reps,
+            || Ok(be.zeros(out_shape)?),
+            |mut out| {
+                be.mod_down_into(&acc, &mut out, false)?;
+                Ok(out)
+            },
+        )?,
+        reps,
+        Some(floor(2 * (lq + k) + 4 * lq)),
+    );
+    push(
+        "ks_mod_down_rescale",
+        timer.time(
+            reps,
+            || Ok(be.zeros(out_shape)?),
+            |mut out| {
+                be.mod_down_into(&acc, &mut out, true)?;
+                Ok(out)
+            },
+        )?,
+        reps,
+        Some(floor(2 * (lq + k) + 2 * lq + 2 * (lq - 1))),
+    );
+    drop((ext, acc));
+    push(
+        "intt",
+        timer.time(
+            reps,
+            || Ok(be.duplicate(&cx.poly)?),
+            |mut p| {
+                be.intt(&mut p)?;
+                Ok(p)
+            },
+        )?,
+        reps,
+        Some(floor(4 * lq)),
+    );
+    let g1 = eval.rotation_element(1);
+    push(
+        "automorphism",
+        timer.time(
+            reps,
+            || Ok(be.zeros(out_shape)?),
+            |mut out| {
+                be.automorphism_into(&cx.poly, g1, &mut out, 2)?;
+                Ok(out)
+            },
+        )?,
+        reps,
+        Some(floor(4 * lq)),
+    );
     push(
         "mul_relin",
         timer.time(reps, none, |_| Ok(eval.mul_relin(&cx, &cy, &rlk)?))?,
@@ -510,6 +606,7 @@ fn bench_preset(
         "preset": name,
         "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved,
     });
+    let peak = ps.peak;
     Ok(PresetResult {
         name: name.to_string(),
         log_n: params.log_n(),
@@ -519,6 +616,7 @@ fn bench_preset(
         rows,
         keys,
         pool_after,
+        peak,
         setup_s,
     })
 }
@@ -582,6 +680,7 @@ fn run(args: &Args) -> R<()> {
         }
     }
     let stats = dev.pool_stats()?;
+    let peak = results.iter().map(|r| r.peak).max().unwrap_or(stats.peak);
 
     // Table.
     println!();
@@ -630,10 +729,16 @@ fn run(args: &Args) -> R<()> {
         );
     }
     println!(
-        "pool: peak in use {:.2} GiB, peak reserved {:.2} GiB",
-        stats.peak as f64 / (1u64 << 30) as f64,
-        stats.peak_reserved as f64 / (1u64 << 30) as f64
+        "pool: peak in use {:.2} GiB (largest preset, keys and temporaries; the bandwidth copy excluded)",
+        peak as f64 / (1u64 << 30) as f64,
     );
+    for r in &results {
+        println!(
+            "  {}: peak in use {:.2} GiB",
+            r.name,
+            r.peak as f64 / (1u64 << 30) as f64
+        );
+    }
 
     if let Some(path) = &args.json {
         let commit = args.commit.clone().unwrap_or_else(|| {
@@ -674,8 +779,8 @@ fn run(args: &Args) -> R<()> {
             "floor_note": "mul_relin_rescale at N16_L24_D3: (inputs 100 limbs + key 192 limbs + output 48 limbs) x 0.5 MiB / bandwidth; per-op floor_us in results counts each op's inputs, key and output once",
             "mul_relin_rescale_n16_l24_d3_over_floor": mrr.map(|m| m.t.event_us / floor_us),
             "mul_relin_rescale_n16_l24_d3_wall_over_floor": mrr.map(|m| m.t.wall_us / floor_us),
-            "peak_pool_bytes": stats.peak,
-            "peak_pool_reserved_bytes": stats.peak_reserved,
+            "peak_pool_bytes": peak,
+            "peak_pool_note": "largest per-preset high-water mark of pool memory in use (reset before each preset and after the bandwidth copy); per preset in pool_after_preset",
             "pool_after_preset": results.iter().map(|r| r.pool_after.clone()).collect::<Vec<_>>(),
             "key_sizes": results.iter().map(|r| r.keys.clone()).collect::<Vec<_>>(),
             "setup_s": results.iter().map(|r| json!({"preset": r.name, "seconds": r.setup_s})).collect::<Vec<_>>(),
