@@ -7,6 +7,7 @@ pub mod error;
 pub mod evaluator;
 pub mod params;
 pub mod precision;
+pub mod serialize;
 
 pub use context::Context;
 pub use encoder::Encoder;

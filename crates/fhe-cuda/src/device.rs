@@ -202,6 +202,29 @@ impl Device {
         })
     }
 
+    /// Resets the pool's high-water marks (`peak`, `peak_reserved`) to the current values, so
+    /// that a later [`Device::pool_stats`] reports the peak since this call.
+    pub fn reset_pool_peak(&self) -> Result<()> {
+        use CUmemPool_attribute::*;
+        for attr in [
+            CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+        ] {
+            let mut zero: u64 = 0;
+            // SAFETY: the high-water attributes take a cuuint64_t that must be 0 (a reset);
+            // `zero` is one.
+            unsafe {
+                cudarc::driver::result::mem_pool::set_attribute(
+                    self.pool.0,
+                    attr,
+                    &mut zero as *mut u64 as *mut _,
+                )
+            }
+            .map_err(Error::driver("cuMemPoolSetAttribute"))?;
+        }
+        Ok(())
+    }
+
     /// Waits for every stream of the device and reports asynchronous errors (kernel faults,
     /// out-of-memory) as [`Error::Driver`].
     pub fn synchronize(&self) -> Result<()> {
