@@ -2,9 +2,10 @@
 //!
 //! This root crate re-exports the workspace crates so that one dependency gives the whole
 //! library: [`math`] (exact arithmetic, NTT, RNS, the `Backend` trait and the CPU backend),
-//! [`rlwe`] (keys, encryption, key switching) and [`ckks`] (approximate arithmetic on
-//! complex vectors).
+//! [`rlwe`] (keys, encryption, key switching), [`ckks`] (approximate arithmetic on
+//! complex vectors) and [`cuda`] (the CUDA backend).
 
 pub use ckks;
+pub use fhe_cuda as cuda;
 pub use fhe_math as math;
 pub use rlwe;

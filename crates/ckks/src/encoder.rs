@@ -12,6 +12,7 @@ use fhe_math::backend::Backend;
 use fhe_math::fft::{Complex64, SpecialFft};
 use fhe_math::poly::Shape;
 use fhe_math::rns::RnsBasis;
+use rayon::prelude::*;
 use rlwe::{Meta, Plaintext};
 use std::sync::Arc;
 
@@ -96,21 +97,31 @@ impl<B: Backend> Encoder<B> {
             extended: false,
         })?;
         let limit = 2f64.powi(126);
-        let mut ints = Vec::with_capacity(n);
-        for &c in &coeffs {
+        if let Some(&c) = coeffs.iter().find(|&&c| {
             let v = (c * scale).round();
-            if !v.is_finite() || v.abs() >= limit {
-                return Err(Error::ValueTooLarge { value: c, scale });
-            }
-            ints.push(v as i128);
+            !v.is_finite() || v.abs() >= limit
+        }) {
+            return Err(Error::ValueTooLarge { value: c, scale });
         }
-        for s in 0..=level {
-            let m = ring.modulus(s);
-            for (dst, &v) in host.limb_mut(0, s).iter_mut().zip(&ints) {
-                let r = m.reduce_u128(v.unsigned_abs());
-                *dst = if v < 0 { m.neg(r) } else { r };
-            }
-        }
+        let ints: Vec<i128> = coeffs
+            .par_iter()
+            .map(|&c| (c * scale).round() as i128)
+            .collect();
+        let limbs = host.components() * host.slots_per_component();
+        host.raw_mut()
+            .par_chunks_mut(n)
+            .take(limbs)
+            .enumerate()
+            .for_each(|(s, limb)| {
+                if s > level {
+                    return;
+                }
+                let m = ring.modulus(s);
+                for (dst, &v) in limb.iter_mut().zip(&ints) {
+                    let r = m.reduce_u128(v.unsigned_abs());
+                    *dst = if v < 0 { m.neg(r) } else { r };
+                }
+            });
         let mut poly = backend.upload(&host)?;
         backend.ntt(&mut poly)?;
         Ok(Plaintext {
@@ -159,14 +170,20 @@ impl<B: Backend> Encoder<B> {
         let level = host.level();
         let basis = &self.bases[level];
         let n = host.n();
-        let mut residues = vec![0u64; level + 1];
         let mut coeffs = vec![0f64; n];
-        for (k, c) in coeffs.iter_mut().enumerate() {
-            for (s, r) in residues.iter_mut().enumerate() {
-                *r = host.limb(0, s)[k];
-            }
-            *c = basis.to_f64_centered(&residues) / scale;
-        }
+        coeffs
+            .par_chunks_mut(1024)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let mut residues = vec![0u64; level + 1];
+                for (i, c) in out.iter_mut().enumerate() {
+                    let k = chunk * 1024 + i;
+                    for (s, r) in residues.iter_mut().enumerate() {
+                        *r = host.limb(0, s)[k];
+                    }
+                    *c = basis.to_f64_centered(&residues) / scale;
+                }
+            });
         Ok(self.fft.decode(&coeffs, slots)?)
     }
 

@@ -183,6 +183,11 @@ impl<B: Backend> Evaluator<B> {
         Ok(out)
     }
 
+    /// `a - c` for a complex constant `c` (in every slot), at `a`'s scale.
+    pub fn sub_const(&self, a: &Ciphertext<B>, c: Complex64) -> Result<Ciphertext<B>> {
+        self.add_const(a, -c)
+    }
+
     /// `a ⊗ b`: the 3-component product (scale `Δ_a·Δ_b`), not relinearized.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;

@@ -6,6 +6,8 @@ pub mod encoder;
 pub mod error;
 pub mod evaluator;
 pub mod params;
+pub mod precision;
+pub mod serialize;
 
 pub use context::Context;
 pub use encoder::Encoder;

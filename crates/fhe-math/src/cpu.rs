@@ -548,7 +548,7 @@ impl Backend for CpuBackend {
             let mut conv = vec![vec![0u64; ring.n()]; level + 1];
             {
                 let mut outs: Vec<&mut [u64]> = conv.iter_mut().map(|v| v.as_mut_slice()).collect();
-                table.converter.convert(&inputs, &mut outs);
+                table.converter.convert_exact(&inputs, &mut outs);
             }
             conv.par_iter_mut().enumerate().for_each(|(s, v)| {
                 let (m, h) = (ring.modulus(s), table.half_p_mod_q[s]);

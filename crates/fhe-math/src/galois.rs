@@ -93,18 +93,7 @@ mod tests {
     use crate::primes::ntt_primes;
     use proptest::prelude::*;
 
-    fn rand_poly(seed: u64, n: usize, q: u64) -> Vec<u64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                (z ^ (z >> 31)) % q
-            })
-            .collect()
-    }
+    use crate::test_util::rand_poly;
 
     fn modulus(n: usize, bits: u32) -> Modulus {
         Modulus::new(ntt_primes(bits, 2 * n as u64, 1, &[]).unwrap()[0]).unwrap()

@@ -18,6 +18,8 @@ pub mod ring;
 pub mod rns;
 pub mod sampler;
 pub mod security;
+#[cfg(test)]
+mod test_util;
 
 pub use backend::Backend;
 pub use cpu::CpuBackend;

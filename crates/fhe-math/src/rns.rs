@@ -365,6 +365,8 @@ pub struct BasisConverter {
     to: Vec<Modulus>,
     /// Row-major `[to][from]`: `q_hat_mod_p[j * from.len() + i] = q̂_i mod p_j`.
     q_hat_mod_p: Vec<u64>,
+    /// `Q mod p_j` for every target modulus (for [`BasisConverter::convert_exact`]).
+    q_mod_p: Vec<u64>,
 }
 
 /// Serialized form of a [`BasisConverter`]: its two lists of moduli (tables are recomputed).
@@ -426,6 +428,14 @@ impl BasisConverter {
         }
         let l = from.len();
         let mut q_hat_mod_p = Vec::with_capacity(to.len() * l);
+        let q_mod_p = to
+            .iter()
+            .map(|p| {
+                from.moduli
+                    .iter()
+                    .fold(1 % p.value(), |a, q| p.mul(a, p.reduce(q.value())))
+            })
+            .collect();
         for p in to {
             let q_mod_p: Vec<u64> = from.moduli.iter().map(|q| p.reduce(q.value())).collect();
             for i in 0..l {
@@ -439,6 +449,7 @@ impl BasisConverter {
             from,
             to: to.to_vec(),
             q_hat_mod_p,
+            q_mod_p,
         })
     }
 
@@ -488,6 +499,26 @@ impl BasisConverter {
     /// lengths give unspecified (but memory-safe) results or a panic on slice indexing.
     /// Parallel over chunks of coefficients (rayon).
     pub fn convert(&self, input: &[&[u64]], output: &mut [&mut [u64]]) {
+        self.convert_impl(input, output, false)
+    }
+
+    /// `Q mod p_j` per target modulus (GPU upload for [`BasisConverter::convert_exact`]).
+    pub fn q_mod_p(&self) -> &[u64] {
+        &self.q_mod_p
+    }
+
+    /// Like [`BasisConverter::convert`] but removes the overflow: `y_j = (S_j - α·Q) mod p_j`
+    /// with `α = ⌊F / 2^64⌋`, `F = Σ_i f_i` summed exactly in u128 and
+    /// `f_i = v_i·b_hi,i + ⌊v_i·b_lo,i / 2^64⌋` (≈ `v_i·2^64/q_i`), where `(b_hi, b_lo)` is the
+    /// Barrett constant `⌊2^128/q_i⌋` of the source modulus. Each `f_i` underestimates
+    /// `v_i·2^64/q_i` by less than 2, so `α` is the true `⌊Σ v_i/q_i⌋` except when `x < 2L·Q/2^64`,
+    /// where it may be one less and the result is `x + Q`: `y ≡ x (mod p_j)` for all other `x` in
+    /// `[0, Q)`. Integer-only, so the GPU reproduces it bit for bit.
+    pub fn convert_exact(&self, input: &[&[u64]], output: &mut [&mut [u64]]) {
+        self.convert_impl(input, output, true)
+    }
+
+    fn convert_impl(&self, input: &[&[u64]], output: &mut [&mut [u64]], exact: bool) {
         let lf = self.from.len();
         let lt = self.to.len();
         debug_assert_eq!(input.len(), lf, "source limb count");
@@ -511,12 +542,12 @@ impl BasisConverter {
             || vec![0u64; CONVERT_CHUNK * lf],
             |v, (k, mut outs)| {
                 let start = k * CONVERT_CHUNK;
-                self.convert_chunk(input, start, &mut outs, v);
+                self.convert_chunk(input, start, &mut outs, v, exact);
             },
         );
     }
 
-    /// One chunk of [`BasisConverter::convert`]: coefficients `start..start + outs[0].len()`.
+    /// One chunk of [`BasisConverter::convert`] (or `convert_exact` when `exact`): coefficients `start..start + outs[0].len()`.
     /// `v` is scratch of `CONVERT_CHUNK * L` words, laid out `[coefficient][source limb]`.
     fn convert_chunk(
         &self,
@@ -524,6 +555,7 @@ impl BasisConverter {
         start: usize,
         outs: &mut [&mut [u64]],
         v: &mut [u64],
+        exact: bool,
     ) {
         let lf = self.from.len();
         let len = outs[0].len();
@@ -535,17 +567,35 @@ impl BasisConverter {
                 v[c * lf + i] = m.mul_shoup(x, w, ws);
             }
         }
-        for ((out, p), row) in outs
+        let alphas: Vec<u64> = if exact {
+            v.chunks_exact(lf)
+                .map(|vc| {
+                    let mut f = 0u128;
+                    for (&a, m) in vc.iter().zip(&self.from.moduli) {
+                        let (b_hi, b_lo) = m.barrett_constant();
+                        f += a as u128 * b_hi as u128 + ((a as u128 * b_lo as u128) >> 64);
+                    }
+                    (f >> 64) as u64
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (j, ((out, p), row)) in outs
             .iter_mut()
             .zip(&self.to)
             .zip(self.q_hat_mod_p.chunks_exact(lf))
+            .enumerate()
         {
-            for (y, vc) in out.iter_mut().zip(v.chunks_exact(lf)) {
+            for (c, (y, vc)) in out.iter_mut().zip(v.chunks_exact(lf)).enumerate() {
                 let mut acc = 0u128;
                 for (&a, &h) in vc.iter().zip(row) {
                     acc += a as u128 * h as u128;
                 }
                 *y = p.reduce_u128(acc);
+                if exact {
+                    *y = p.sub(*y, p.mul(p.reduce(alphas[c]), self.q_mod_p[j]));
+                }
             }
         }
     }
@@ -823,5 +873,49 @@ mod tests {
             "reconstruct_centered + to f64, 25 limbs: {:.3} us/coeff ({s:e})",
             t.elapsed().as_secs_f64() * 1e6 / m as f64
         );
+    }
+
+    #[test]
+    fn convert_exact_removes_the_overflow() {
+        let from: Vec<Modulus> = crate::primes::ntt_primes(60, 1 << 12, 3, &[])
+            .unwrap()
+            .into_iter()
+            .map(|q| Modulus::new(q).unwrap())
+            .collect();
+        let to: Vec<Modulus> = crate::primes::ntt_primes(50, 1 << 12, 2, &[])
+            .unwrap()
+            .into_iter()
+            .map(|q| Modulus::new(q).unwrap())
+            .collect();
+        let conv = BasisConverter::new(&from, &to).unwrap();
+        let basis = RnsBasis::new(from.clone()).unwrap();
+        let n = 512;
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let input: Vec<Vec<u64>> = from
+            .iter()
+            .map(|m| (0..n).map(|_| m.reduce(next())).collect())
+            .collect();
+        let refs: Vec<&[u64]> = input.iter().map(|v| v.as_slice()).collect();
+        let mut out = vec![vec![0u64; n]; to.len()];
+        let mut outs: Vec<&mut [u64]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
+        conv.convert_exact(&refs, &mut outs);
+        for c in 0..n {
+            let residues: Vec<u64> = input.iter().map(|l| l[c]).collect();
+            let x = basis.reconstruct(&residues);
+            for (j, p) in to.iter().enumerate() {
+                let want = (&x % p.value())
+                    .to_u64_digits()
+                    .first()
+                    .copied()
+                    .unwrap_or(0);
+                assert_eq!(out[j][c], want, "coefficient {c}, target {j}");
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ pub mod encrypt;
 pub mod error;
 pub mod keys;
 pub mod keyswitch;
+pub mod serialize;
 pub mod wire;
 
 pub use ciphertext::{Ciphertext, Meta, Plaintext};

@@ -1,0 +1,109 @@
+// Shared device helpers: modular arithmetic matching fhe-math's `Modulus` bit for bit, the
+// table layout uploaded by `CudaBackend::new`, and the limb addressing of device buffers.
+//
+// Every function takes and returns canonical residues in [0, q) unless stated otherwise
+// (q < 2^61). Compiled by NVRTC with --device-int128 (unsigned __int128 is available).
+#pragma once
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned __int128 u128;
+
+// Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:
+// [q, barrett_hi, barrett_lo, unused]. Built by tables.rs (`SLOT_STRIDE`).
+#define SLOT_STRIDE 4
+
+struct Mod {
+    u64 q;
+    u64 bhi; // floor(2^128 / q) high word
+    u64 blo; // low word
+};
+
+__device__ __forceinline__ Mod load_mod(const u64* slots, u32 s) {
+    Mod m;
+    m.q = slots[s * SLOT_STRIDE + 0];
+    m.bhi = slots[s * SLOT_STRIDE + 1];
+    m.blo = slots[s * SLOT_STRIDE + 2];
+    return m;
+}
+
+__device__ __forceinline__ u64 mod_add(u64 a, u64 b, u64 q) {
+    u64 s = a + b;
+    return s >= q ? s - q : s;
+}
+
+__device__ __forceinline__ u64 mod_sub(u64 a, u64 b, u64 q) {
+    return a >= b ? a - b : a + q - b;
+}
+
+__device__ __forceinline__ u64 mod_neg(u64 a, u64 q) {
+    return a == 0 ? 0 : q - a;
+}
+
+// x mod q for any 128-bit x: Barrett with the 128-bit constant m = floor(2^128 / q), the same
+// steps as `Modulus::reduce_u128` (quotient estimate from three partial products, then
+// conditional subtractions).
+__device__ __forceinline__ u64 reduce_u128(u128 x, const Mod& m) {
+    u64 x_lo = (u64)x;
+    u64 x_hi = (u64)(x >> 64);
+    u64 lo_lo = __umul64hi(x_lo, m.blo);
+    u128 mid1 = (u128)x_lo * m.bhi;
+    u128 mid2 = (u128)x_hi * m.blo;
+    u128 mid = (u128)lo_lo + (u128)(u64)mid1 + (u128)(u64)mid2;
+    u128 quot = (u128)x_hi * m.bhi + (mid1 >> 64) + (mid2 >> 64) + (mid >> 64);
+    u64 r = (u64)(x - quot * (u128)m.q);
+    while (r >= m.q) r -= m.q;
+    return r;
+}
+
+__device__ __forceinline__ u64 mod_reduce(u64 x, const Mod& m) {
+    return reduce_u128((u128)x, m);
+}
+
+__device__ __forceinline__ u64 mod_mul(u64 a, u64 b, const Mod& m) {
+    return reduce_u128((u128)a * b, m);
+}
+
+// a * w mod q with w_shoup = floor(w * 2^64 / q): exact for any a < 2^64, canonical output.
+__device__ __forceinline__ u64 mul_shoup(u64 a, u64 w, u64 w_shoup, u64 q) {
+    u64 quot = __umul64hi(a, w_shoup);
+    u64 r = a * w - quot * q;
+    return r >= q ? r - q : r;
+}
+
+// A set of limbs of a device buffer laid out [component][slot][coeff] with `spc` slots per
+// component: components comp_lo..comp_lo+comps, and per component the slots
+// q_lo..q_lo+q_cnt followed by p_lo..p_lo+p_cnt. Mirrors `LimbSet` in Rust (repr(C)).
+struct LimbSet {
+    u64 ptr;
+    u32 n;
+    u32 spc;
+    u32 comp_lo;
+    u32 comps;
+    u32 q_lo;
+    u32 q_cnt;
+    u32 p_lo;
+    u32 p_cnt;
+};
+
+__device__ __forceinline__ u32 limbset_count(const LimbSet& ls) {
+    return ls.comps * (ls.q_cnt + ls.p_cnt);
+}
+
+// The slot of the idx-th limb of the set (component-major).
+__device__ __forceinline__ u32 limbset_slot(const LimbSet& ls, u32 idx) {
+    u32 per = ls.q_cnt + ls.p_cnt;
+    u32 a = idx % per;
+    return a < ls.q_cnt ? ls.q_lo + a : ls.p_lo + (a - ls.q_cnt);
+}
+
+__device__ __forceinline__ u32 limbset_comp(const LimbSet& ls, u32 idx) {
+    return ls.comp_lo + idx / (ls.q_cnt + ls.p_cnt);
+}
+
+// Pointer to the first coefficient of the idx-th limb of the set.
+__device__ __forceinline__ u64* limbset_ptr(const LimbSet& ls, u32 idx) {
+    u32 c = limbset_comp(ls, idx);
+    u32 s = limbset_slot(ls, idx);
+    return (u64*)ls.ptr + ((u64)c * ls.spc + s) * ls.n;
+}

@@ -1,0 +1,125 @@
+// Element-wise kernels over the limbs of RNS buffers: add/sub/mul/copy, negation, plaintext
+// multiply-accumulate, per-limb scalars, the ciphertext tensor product and the two steps of
+// rescaling. Grid: x over coefficients (blockDim.x each), y over the limbs of the set.
+#include "common.cuh"
+
+#define OP_ADD 0
+#define OP_SUB 1
+#define OP_MUL 2
+#define OP_COPY 3
+
+// Index of the operand limb matching limb `idx` of `a`: the same limb, or the same slot of the
+// operand's only component when it has one component.
+__device__ __forceinline__ u64* operand_ptr(const LimbSet& a, const LimbSet& b, u32 idx) {
+    u32 per = a.q_cnt + a.p_cnt;
+    return limbset_ptr(b, b.comps == 1 ? idx % per : idx);
+}
+
+// a <- a op b over the limbs of `a`.
+extern "C" __global__ void elementwise_binary(LimbSet a, LimbSet b, const u64* slots, u32 op) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u64* x = limbset_ptr(a, idx);
+    const u64* y = operand_ptr(a, b, idx);
+    Mod m = load_mod(slots, limbset_slot(a, idx));
+    u64 u = x[k], v = y[k], r;
+    switch (op) {
+    case OP_ADD: r = mod_add(u, v, m.q); break;
+    case OP_SUB: r = mod_sub(u, v, m.q); break;
+    case OP_MUL: r = mod_mul(u, v, m); break;
+    default: r = v; break;
+    }
+    x[k] = r;
+}
+
+// a <- -a.
+extern "C" __global__ void elementwise_neg(LimbSet a, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u64* x = limbset_ptr(a, idx);
+    Mod m = load_mod(slots, limbset_slot(a, idx));
+    x[k] = mod_neg(x[k], m.q);
+}
+
+// acc_c <- acc_c + a_c * b_0.
+extern "C" __global__ void elementwise_mul_acc(LimbSet acc, LimbSet a, LimbSet b, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= acc.n) return;
+    u64* x = limbset_ptr(acc, idx);
+    const u64* y = operand_ptr(acc, a, idx);
+    const u64* z = operand_ptr(acc, b, idx);
+    Mod m = load_mod(slots, limbset_slot(acc, idx));
+    x[k] = mod_add(x[k], mod_mul(y[k], z[k], m), m.q);
+}
+
+// One constant per active limb (by position among a component's limbs), with its Shoup
+// companion. Mirrors `Scalars` in Rust.
+#define MAX_SCALARS 64
+struct Scalars {
+    u64 w[MAX_SCALARS];
+    u64 ws[MAX_SCALARS];
+};
+
+// a <- a * w_i (Shoup) when op == OP_MUL, a <- a + w_i when op == OP_ADD.
+extern "C" __global__ void elementwise_scalar(LimbSet a, Scalars sc, const u64* slots, u32 op) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u32 pos = idx % (a.q_cnt + a.p_cnt);
+    u64* x = limbset_ptr(a, idx);
+    Mod m = load_mod(slots, limbset_slot(a, idx));
+    if (op == OP_MUL) {
+        x[k] = mul_shoup(x[k], sc.w[pos], sc.ws[pos], m.q);
+    } else {
+        x[k] = mod_add(x[k], sc.w[pos], m.q);
+    }
+}
+
+// Tensor product, fused: out = (a0 b0, a0 b1 + a1 b0, a1 b1). `out` is the one-component set
+// of output component 0 (the other two follow at +spc*n); `a` and `b` likewise.
+extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u64* o = limbset_ptr(out, idx);
+    const u64* x = limbset_ptr(a, idx);
+    const u64* y = limbset_ptr(b, idx);
+    u64 oc = (u64)out.spc * out.n, ac = (u64)a.spc * a.n, bc = (u64)b.spc * b.n;
+    Mod m = load_mod(slots, limbset_slot(out, idx));
+    u64 a0 = x[k], a1 = x[ac + k], b0 = y[k], b1 = y[bc + k];
+    o[k] = mod_mul(a0, b0, m);
+    o[oc + k] = reduce_u128((u128)a0 * b1 + (u128)a1 * b0, m);
+    o[2 * oc + k] = mod_mul(a1, b1, m);
+}
+
+// Rescale, step 1: `t` holds at slot `level` the coefficients r of each component's top limb;
+// writes t[c][i] = ((r + q_l/2) mod q_i) - (q_l/2 mod q_i) for the limbs of `t` (slots < level).
+extern "C" __global__ void elementwise_rescale_prepare(LimbSet t, u32 level, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= t.n) return;
+    u32 c = limbset_comp(t, idx);
+    const u64* top = (const u64*)t.ptr + ((u64)c * t.spc + level) * t.n;
+    Mod ql = load_mod(slots, level);
+    u64 half = ql.q >> 1;
+    u64 v = mod_add(top[k], half, ql.q);
+    Mod qi = load_mod(slots, limbset_slot(t, idx));
+    u64 half_i = mod_reduce(half, qi);
+    limbset_ptr(t, idx)[k] = mod_sub(mod_reduce(v, qi), half_i, qi.q);
+}
+
+// Rescale, step 2: a[c][i] <- (a[c][i] - t[c][i]) * q_l^-1 mod q_i (Shoup); `consts` holds
+// (value, shoup) pairs for i < level.
+extern "C" __global__ void elementwise_rescale_finish(LimbSet a, LimbSet t, const u64* consts, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u32 s = limbset_slot(a, idx);
+    u64* x = limbset_ptr(a, idx);
+    const u64* y = limbset_ptr(t, idx);
+    Mod m = load_mod(slots, s);
+    x[k] = mul_shoup(mod_sub(x[k], y[k], m.q), consts[2 * s], consts[2 * s + 1], m.q);
+}

@@ -1,0 +1,721 @@
+//! [`CudaBackend`]: the [`Backend`] trait on a CUDA device, bit-identical to
+//! [`fhe_math::CpuBackend`].
+//!
+//! Every method enqueues kernels on the backend's stream and returns once they are enqueued;
+//! data crosses to the host only in `upload` / `download`. Shape checks mirror the CPU backend's
+//! so both reject the same inputs. Asynchronous faults surface at the next `synchronize` or
+//! `download`.
+
+use crate::device::Device;
+use crate::error::Error as CudaError;
+use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
+use crate::poly::DevicePoly;
+use crate::tables::{self, TableLayout};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
+use fhe_math::backend::Backend;
+use fhe_math::error::{Error, Result};
+use fhe_math::poly::{RnsPoly, Shape};
+use fhe_math::ring::RingContext;
+use fhe_math::sampler::{Domain, Seed};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+struct Inner {
+    device: Arc<Device>,
+    stream: Arc<CudaStream>,
+    ring: Arc<RingContext>,
+    tables: CudaSlice<u64>,
+    layout: TableLayout,
+    galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
+}
+
+/// The CUDA backend: device buffers ([`DevicePoly`]) and fused kernels, bound to one ring and one
+/// stream of a [`Device`]. Cloning is cheap (shared tables).
+#[derive(Clone)]
+pub struct CudaBackend {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("device", &self.inner.device.name())
+            .field("n", &self.inner.ring.n())
+            .finish()
+    }
+}
+
+fn shape_err(what: impl Into<String>) -> Error {
+    Error::ShapeMismatch { what: what.into() }
+}
+
+fn check_covers(a: &DevicePoly, b: &DevicePoly, what: &str) -> Result<()> {
+    let (sa, sb) = (a.shape, b.shape);
+    if sb.level < sa.level || (sa.extended && !sb.extended) || a.n != b.n {
+        return Err(shape_err(format!(
+            "{what}: operand shape {sb:?} does not cover {sa:?}"
+        )));
+    }
+    Ok(())
+}
+
+fn drv(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+    move |e| Error::from(CudaError::driver(op)(e))
+}
+
+impl CudaBackend {
+    /// A backend for `ring` on stream 0 of `device`: uploads every table of the ring once.
+    pub fn new(device: Arc<Device>, ring: Arc<RingContext>) -> crate::Result<Self> {
+        Self::on_stream(device.clone(), device.stream(0).clone(), ring)
+    }
+
+    /// A backend for `ring` on a given stream of `device`.
+    pub fn on_stream(
+        device: Arc<Device>,
+        stream: Arc<CudaStream>,
+        ring: Arc<RingContext>,
+    ) -> crate::Result<Self> {
+        let n = ring.n();
+        if !n.is_power_of_two() || !(8..=1 << 17).contains(&n) {
+            return Err(CudaError::Unsupported {
+                what: format!("ring degree {n} (8..=2^17)"),
+            });
+        }
+        let (host, layout) = tables::build(&ring);
+        let tables = stream
+            .clone_htod(&host)
+            .map_err(CudaError::driver("table upload"))?;
+        Ok(CudaBackend {
+            inner: Arc::new(Inner {
+                device,
+                stream,
+                ring,
+                tables,
+                layout,
+                galois: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.inner.device
+    }
+
+    /// The stream this backend enqueues on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.inner.stream
+    }
+
+    fn cx(&self) -> Ctx<'_> {
+        let (tables, _g) = self.inner.tables.device_ptr(&self.inner.stream);
+        Ctx {
+            dev: &self.inner.device,
+            stream: &self.inner.stream,
+            tables,
+            layout: &self.inner.layout,
+            n: self.inner.ring.n() as u32,
+        }
+    }
+
+    fn s(&self) -> &CudaStream {
+        &self.inner.stream
+    }
+
+    fn check(&self, p: &DevicePoly) -> Result<()> {
+        let r = &self.inner.ring;
+        if p.n != r.n()
+            || p.q_capacity != r.q_count()
+            || (p.shape.extended && p.p_count != r.p_count())
+        {
+            return Err(shape_err("buffer does not belong to this ring"));
+        }
+        Ok(())
+    }
+
+    fn validate_shape(&self, shape: Shape) -> Result<()> {
+        let r = &self.inner.ring;
+        if shape.extended && r.p_count() == 0 {
+            return Err(shape_err("no special primes for an extended buffer"));
+        }
+        if shape.level >= r.q_count() {
+            return Err(Error::InvalidLevel {
+                level: shape.level,
+                reason: "above the top level",
+            });
+        }
+        Ok(())
+    }
+
+    /// A buffer of `shape` with unspecified contents (every active limb is written before use).
+    fn alloc(&self, shape: Shape) -> Result<DevicePoly> {
+        self.validate_shape(shape)?;
+        let r = &self.inner.ring;
+        let p_count = if shape.extended { r.p_count() } else { 0 };
+        let len = shape.components * (r.q_count() + p_count) * r.n();
+        // SAFETY: the contents are written by kernels before any read of an active limb.
+        let data = unsafe { self.inner.stream.alloc::<u64>(len.max(1)) }.map_err(drv("alloc"))?;
+        Ok(DevicePoly {
+            data,
+            shape,
+            n: r.n(),
+            q_capacity: r.q_count(),
+            p_count,
+        })
+    }
+
+    /// The device index map of `X -> X^g` (uploaded once per element).
+    fn galois_map(&self, g: u64) -> Result<Arc<CudaSlice<u32>>> {
+        let g = g % (2 * self.inner.ring.n() as u64);
+        let mut maps = self.inner.galois.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = maps.get(&g) {
+            return Ok(m.clone());
+        }
+        let host = self.inner.ring.galois_map(g);
+        let dev = Arc::new(
+            self.inner
+                .stream
+                .clone_htod(&host[..])
+                .map_err(drv("galois map upload"))?,
+        );
+        maps.insert(g, dev.clone());
+        Ok(dev)
+    }
+
+    fn q_only(ls: LimbSet, q_lo: u32, q_cnt: u32) -> LimbSet {
+        LimbSet {
+            q_lo,
+            q_cnt,
+            p_cnt: 0,
+            ..ls
+        }
+    }
+
+    /// Per-active-limb constants: `(reduce(s_i), shoup)` for the active slots of `p`.
+    fn scalars(&self, p: &DevicePoly, scalars: &[u64], shoup: bool) -> Result<ew::Scalars> {
+        let r = &self.inner.ring;
+        let slots: Vec<usize> = (0..=p.shape.level)
+            .chain(r.q_count()..r.q_count() + p.p_count)
+            .collect();
+        if scalars.len() != slots.len() {
+            return Err(shape_err("one scalar per active limb is needed"));
+        }
+        let pairs: Vec<(u64, u64)> = slots
+            .iter()
+            .zip(scalars)
+            .map(|(&s, &v)| {
+                let m = r.modulus(s);
+                let w = m.reduce(v);
+                (w, if shoup { m.shoup(w) } else { 0 })
+            })
+            .collect();
+        Ok(ew::Scalars::new(&pairs)?)
+    }
+
+    /// Rescales every component of `a` (NTT form, not extended, level >= 1) by its top prime.
+    fn rescale_impl(&self, a: &mut DevicePoly) -> Result<()> {
+        let level = a.shape.level;
+        let cx = self.cx();
+        let t = self.alloc(Shape {
+            components: a.shape.components,
+            level,
+            extended: false,
+        })?;
+        let all_t = t.limbs(self.s());
+        let all_a = a.limbs(self.s());
+        let top_t = Self::q_only(all_t, level as u32, 1);
+        ew::binary(
+            &cx,
+            top_t,
+            Self::q_only(all_a, level as u32, 1),
+            ew::OP_COPY,
+        )?;
+        kernels::ntt::inverse(&cx, top_t)?;
+        let low_t = Self::q_only(all_t, 0, level as u32);
+        ew::rescale_prepare(&cx, low_t, level as u32)?;
+        kernels::ntt::forward(&cx, low_t)?;
+        ew::rescale_finish(&cx, Self::q_only(all_a, 0, level as u32), low_t, level)?;
+        a.shape.level = level - 1;
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    type Poly = DevicePoly;
+
+    fn ring(&self) -> &Arc<RingContext> {
+        &self.inner.ring
+    }
+
+    fn device_name(&self) -> String {
+        self.inner.device.name().to_string()
+    }
+
+    fn shape(&self, p: &DevicePoly) -> Shape {
+        p.shape
+    }
+
+    fn zeros(&self, shape: Shape) -> Result<DevicePoly> {
+        let mut p = self.alloc(shape)?;
+        self.inner
+            .stream
+            .memset_zeros(&mut p.data)
+            .map_err(drv("memset"))?;
+        Ok(p)
+    }
+
+    fn upload(&self, host: &RnsPoly) -> Result<DevicePoly> {
+        self.inner.ring.check(host)?;
+        let data = self
+            .inner
+            .stream
+            .clone_htod(host.raw())
+            .map_err(drv("upload"))?;
+        Ok(DevicePoly {
+            data,
+            shape: host.shape(),
+            n: host.n(),
+            q_capacity: host.q_capacity(),
+            p_count: host.p_count(),
+        })
+    }
+
+    fn download(&self, p: &DevicePoly) -> Result<RnsPoly> {
+        let mut host = RnsPoly::zeros(p.n, p.shape, p.q_capacity, p.p_count)?;
+        let len = p.len();
+        self.inner
+            .stream
+            .memcpy_dtoh(&p.data.slice(..len), host.raw_mut())
+            .map_err(drv("download"))?;
+        self.synchronize()?;
+        Ok(host)
+    }
+
+    fn duplicate(&self, p: &DevicePoly) -> Result<DevicePoly> {
+        let data = self
+            .inner
+            .stream
+            .clone_dtod(&p.data)
+            .map_err(drv("device copy"))?;
+        Ok(DevicePoly { data, ..*p })
+    }
+
+    fn set_level(&self, p: &mut DevicePoly, level: usize) -> Result<()> {
+        if level > p.shape.level {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "can only lower the level of a buffer",
+            });
+        }
+        p.shape.level = level;
+        Ok(())
+    }
+
+    fn truncate_components(&self, p: &mut DevicePoly, components: usize) -> Result<()> {
+        if components > p.shape.components {
+            return Err(shape_err(format!(
+                "cannot grow components {} -> {components}",
+                p.shape.components
+            )));
+        }
+        p.shape.components = components;
+        Ok(())
+    }
+
+    fn zeroize(&self, p: &mut DevicePoly) {
+        // Enqueued on the buffer's stream before its free; a failure is recorded in the context
+        // and reported by the next synchronize.
+        let r = self.inner.stream.memset_zeros(&mut p.data);
+        self.inner.device.context().record_err(r);
+    }
+
+    fn add_assign(&self, a: &mut DevicePoly, b: &DevicePoly) -> Result<()> {
+        self.binary(a, b, "add", ew::OP_ADD)
+    }
+
+    fn sub_assign(&self, a: &mut DevicePoly, b: &DevicePoly) -> Result<()> {
+        self.binary(a, b, "sub", ew::OP_SUB)
+    }
+
+    fn add_component_assign(
+        &self,
+        a: &mut DevicePoly,
+        component: usize,
+        b: &DevicePoly,
+    ) -> Result<()> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, "add to component")?;
+        if component >= a.shape.components {
+            return Err(shape_err(format!("no component {component} to add to")));
+        }
+        let la = a.limbs(self.s()).components(component as u32, 1);
+        let lb = b.like(self.s(), &la).components(0, 1);
+        ew::binary(&self.cx(), la, lb, ew::OP_ADD)?;
+        Ok(())
+    }
+
+    fn copy_component(
+        &self,
+        src: &DevicePoly,
+        src_component: usize,
+        dst: &mut DevicePoly,
+        dst_component: usize,
+    ) -> Result<()> {
+        self.check(src)?;
+        self.check(dst)?;
+        check_covers(dst, src, "copy component")?;
+        if src_component >= src.shape.components || dst_component >= dst.shape.components {
+            return Err(shape_err("copy component: no such component"));
+        }
+        let ld = dst.limbs(self.s()).components(dst_component as u32, 1);
+        let ls = src.like(self.s(), &ld).components(src_component as u32, 1);
+        ew::binary(&self.cx(), ld, ls, ew::OP_COPY)?;
+        Ok(())
+    }
+
+    fn neg_assign(&self, a: &mut DevicePoly) -> Result<()> {
+        self.check(a)?;
+        ew::neg(&self.cx(), a.limbs(self.s()))?;
+        Ok(())
+    }
+
+    fn mul_plain_assign(&self, a: &mut DevicePoly, b: &DevicePoly) -> Result<()> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, "multiply by plaintext")?;
+        let la = a.limbs(self.s());
+        let lb = b.like(self.s(), &la).components(0, 1);
+        ew::binary(&self.cx(), la, lb, ew::OP_MUL)?;
+        Ok(())
+    }
+
+    fn mul_plain_acc(&self, acc: &mut DevicePoly, a: &DevicePoly, b: &DevicePoly) -> Result<()> {
+        self.check(acc)?;
+        check_covers(acc, a, "multiply-accumulate")?;
+        check_covers(acc, b, "multiply-accumulate")?;
+        if a.shape.components < acc.shape.components {
+            return Err(shape_err(
+                "multiply-accumulate: operand has fewer components",
+            ));
+        }
+        let lacc = acc.limbs(self.s());
+        let la = a.like(self.s(), &lacc);
+        let lb = b.like(self.s(), &lacc).components(0, 1);
+        ew::mul_acc(&self.cx(), lacc, la, lb)?;
+        Ok(())
+    }
+
+    fn mul_scalar_assign(&self, a: &mut DevicePoly, scalars: &[u64]) -> Result<()> {
+        self.check(a)?;
+        let sc = self.scalars(a, scalars, true)?;
+        ew::scalar(&self.cx(), a.limbs(self.s()), &sc, ew::OP_MUL)?;
+        Ok(())
+    }
+
+    fn add_scalar_assign(
+        &self,
+        a: &mut DevicePoly,
+        component: usize,
+        scalars: &[u64],
+    ) -> Result<()> {
+        self.check(a)?;
+        if component >= a.shape.components {
+            return Err(shape_err(
+                "one scalar per active limb of an existing component is needed",
+            ));
+        }
+        let sc = self.scalars(a, scalars, false)?;
+        ew::scalar(
+            &self.cx(),
+            a.limbs(self.s()).components(component as u32, 1),
+            &sc,
+            ew::OP_ADD,
+        )?;
+        Ok(())
+    }
+
+    fn ntt(&self, a: &mut DevicePoly) -> Result<()> {
+        self.check(a)?;
+        kernels::ntt::forward(&self.cx(), a.limbs(self.s()))?;
+        Ok(())
+    }
+
+    fn intt(&self, a: &mut DevicePoly) -> Result<()> {
+        self.check(a)?;
+        kernels::ntt::inverse(&self.cx(), a.limbs(self.s()))?;
+        Ok(())
+    }
+
+    fn tensor(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
+        self.check(a)?;
+        self.check(b)?;
+        if a.shape.components != 2
+            || b.shape.components != 2
+            || a.shape.extended
+            || b.shape.extended
+        {
+            return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
+        }
+        let level = a.shape.level.min(b.shape.level);
+        let out = self.zeros(Shape {
+            components: 3,
+            level,
+            extended: false,
+        })?;
+        let lo = out.limbs(self.s()).components(0, 1);
+        let la = a.like(self.s(), &lo);
+        let lb = b.like(self.s(), &lo);
+        ew::tensor(&self.cx(), lo, la, lb)?;
+        Ok(out)
+    }
+
+    fn automorphism_into(
+        &self,
+        a: &DevicePoly,
+        galois: u64,
+        out: &mut DevicePoly,
+        mapped: usize,
+    ) -> Result<()> {
+        self.check(a)?;
+        self.check(out)?;
+        check_covers(out, a, "automorphism")?;
+        if galois.is_multiple_of(2) || mapped > a.shape.components || mapped > out.shape.components
+        {
+            return Err(shape_err(format!(
+                "automorphism: bad Galois element {galois} or component count"
+            )));
+        }
+        let map = self.galois_map(galois)?;
+        let (mp, _g) = map.device_ptr(self.s());
+        let lo = out.limbs(self.s()).components(0, mapped as u32);
+        let la = a.like(self.s(), &lo);
+        kernels::automorphism::apply(&self.cx(), lo, la, mp)?;
+        Ok(())
+    }
+
+    fn rescale(&self, a: &mut DevicePoly) -> Result<()> {
+        self.check(a)?;
+        let level = a.shape.level;
+        if level == 0 || a.shape.extended {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
+        }
+        self.rescale_impl(a)
+    }
+
+    fn mod_up(&self, c: &DevicePoly, component: usize) -> Result<DevicePoly> {
+        self.check(c)?;
+        if component >= c.shape.components || c.shape.extended {
+            return Err(shape_err("mod_up needs a component of a buffer over Q"));
+        }
+        let level = c.shape.level;
+        let ups = &self.inner.layout.mod_up[level];
+        let cx = self.cx();
+        let ext = self.zeros(Shape {
+            components: ups.len(),
+            level,
+            extended: true,
+        })?;
+        // Coefficient form of the component (all active Q limbs: the digits partition them).
+        let tmp = self.alloc(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        let lt = tmp.limbs(self.s());
+        ew::binary(
+            &cx,
+            lt,
+            c.like(self.s(), &lt).components(component as u32, 1),
+            ew::OP_COPY,
+        )?;
+        kernels::ntt::inverse(&cx, lt)?;
+        let (tp, ep) = (tmp.ptr(self.s()), ext.ptr(self.s()));
+        let n = self.inner.ring.n() as u64;
+        let spc = ext.slots_per_component() as u64;
+        let le = ext.limbs(self.s());
+        for (j, up) in ups.iter().enumerate() {
+            let d = &up.digit;
+            let dst = Self::q_only(le, d.start as u32, d.len() as u32).components(j as u32, 1);
+            let src = Self::q_only(lt, d.start as u32, d.len() as u32);
+            ew::binary(&cx, dst, src, ew::OP_COPY)?;
+            kernels::keyswitch::convert(
+                &cx,
+                &up.conv,
+                tp + 8 * d.start as u64 * n,
+                ep + 8 * j as u64 * spc * n,
+            )?;
+        }
+        // Back to NTT form: digit limbs return exactly to their input values.
+        kernels::ntt::forward(&cx, le)?;
+        Ok(ext)
+    }
+
+    fn key_product(
+        &self,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        acc: &mut DevicePoly,
+    ) -> Result<()> {
+        self.check(ext)?;
+        self.check(key)?;
+        self.check(acc)?;
+        let digits = ext.shape.components;
+        if !acc.shape.extended
+            || acc.shape.components != 2
+            || !key.shape.extended
+            || key.shape.components < 2 * digits
+        {
+            return Err(shape_err(
+                "key_product: accumulator, digits or key have the wrong shape",
+            ));
+        }
+        check_covers(acc, ext, "key_product")?;
+        check_covers(acc, key, "key_product")?;
+        let map = galois.map(|g| self.galois_map(g)).transpose()?;
+        let mp = map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0);
+        let la = acc.limbs(self.s()).components(0, 1);
+        kernels::keyswitch::key_product(
+            &self.cx(),
+            la,
+            ext.ptr(self.s()),
+            ext.slots_per_component() as u32,
+            key.ptr(self.s()),
+            key.slots_per_component() as u32,
+            digits as u32,
+            mp,
+        )?;
+        Ok(())
+    }
+
+    fn mod_down_into(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
+        self.check(acc)?;
+        self.check(out)?;
+        let level = out.shape.level;
+        if !acc.shape.extended
+            || acc.shape.components < 2
+            || out.shape.components != 2
+            || acc.shape.level != level
+            || out.shape.extended
+        {
+            return Err(shape_err(
+                "mod_down: accumulator over Q·P and a 2-component output at its level are needed",
+            ));
+        }
+        let conv_layout = self
+            .inner
+            .layout
+            .mod_down
+            .get(level)
+            .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+        let cx = self.cx();
+        let r = &self.inner.ring;
+        let (q_cap, k) = (r.q_count() as u32, r.p_count() as u32);
+        let n = r.n() as u64;
+        // P limbs of both components in coefficient form.
+        let tmp = self.alloc(Shape {
+            components: 2,
+            level: 0,
+            extended: true,
+        })?;
+        let lt = LimbSet {
+            q_cnt: 0,
+            ..tmp.limbs(self.s())
+        };
+        ew::binary(&cx, lt, acc.like(self.s(), &lt), ew::OP_COPY)?;
+        kernels::ntt::inverse(&cx, lt)?;
+        // Converted to q_0..q_l, back to NTT form.
+        let conv = self.alloc(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
+        let tspc = tmp.slots_per_component() as u64;
+        for c in 0..2u64 {
+            kernels::keyswitch::convert(
+                &cx,
+                conv_layout,
+                tp + 8 * (c * tspc + q_cap as u64) * n,
+                cp + 8 * c * q_cap as u64 * n,
+            )?;
+        }
+        let lc = conv.limbs(self.s());
+        kernels::ntt::forward(&cx, lc)?;
+        let lo = out.limbs(self.s());
+        let la = acc.like(self.s(), &lo);
+        kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level)?;
+        let _ = k;
+        if rescale {
+            self.rescale(out)?;
+        }
+        Ok(())
+    }
+
+    fn sample_uniform(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
+        let p = self.zeros(shape)?;
+        kernels::sampler::uniform(&self.cx(), p.limbs(self.s()), seed, domain, poly_index)?;
+        Ok(p)
+    }
+
+    fn sample_ternary(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
+        let p = self.zeros(shape)?;
+        kernels::sampler::small(&self.cx(), p.limbs(self.s()), seed, domain, poly_index, 0)?;
+        Ok(p)
+    }
+
+    fn sample_gaussian(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<DevicePoly> {
+        let p = self.zeros(shape)?;
+        kernels::sampler::small(&self.cx(), p.limbs(self.s()), seed, domain, poly_index, 1)?;
+        Ok(p)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.inner
+            .stream
+            .synchronize()
+            .map_err(drv("stream synchronize"))?;
+        self.inner
+            .device
+            .context()
+            .check_err()
+            .map_err(drv("deferred driver error"))
+    }
+}
+
+impl CudaBackend {
+    fn binary(&self, a: &mut DevicePoly, b: &DevicePoly, what: &str, op: u32) -> Result<()> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, what)?;
+        if b.shape.components < a.shape.components {
+            return Err(shape_err(format!("{what}: operand has fewer components")));
+        }
+        let la = a.limbs(self.s());
+        let lb = b.like(self.s(), &la);
+        ew::binary(&self.cx(), la, lb, op)?;
+        Ok(())
+    }
+}

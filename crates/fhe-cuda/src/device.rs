@@ -1,0 +1,239 @@
+//! [`Device`]: one CUDA device with its context, a small stream pool, the stream-ordered memory
+//! pool (release threshold raised so freed memory stays cached) and the per-device cache of
+//! compiled kernel modules.
+
+use crate::error::{Error, Result};
+use crate::kernels;
+use cudarc::driver::sys::{CUmemPool_attribute, CUmemoryPool};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Number of streams in a device's pool.
+const STREAMS: usize = 4;
+
+/// Statistics of the device's stream-ordered memory pool, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Bytes currently handed out to live buffers.
+    pub in_use: u64,
+    /// Bytes the pool currently holds from the driver (in use plus cached).
+    pub reserved: u64,
+    /// High-water mark of `in_use` since the device was opened (or the last reset).
+    pub peak: u64,
+    /// High-water mark of `reserved`.
+    pub peak_reserved: u64,
+}
+
+/// The raw pool handle (owned by the driver; valid while the context lives).
+#[derive(Clone, Copy, Debug)]
+struct Pool(CUmemoryPool);
+// SAFETY: a CUmemoryPool is a driver handle usable from any thread of the process.
+unsafe impl Send for Pool {}
+// SAFETY: as above; the driver synchronizes pool attribute calls.
+unsafe impl Sync for Pool {}
+
+/// A CUDA device ready for FHE work.
+#[derive(Debug)]
+pub struct Device {
+    ctx: Arc<CudaContext>,
+    streams: Vec<Arc<CudaStream>>,
+    name: String,
+    arch: String,
+    pool: Pool,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
+}
+
+/// Whether the CUDA driver library can be loaded (without it cudarc would panic).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen libcuda; no symbol is called.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+impl Device {
+    /// Number of CUDA devices, or an error when there is no driver.
+    pub fn count() -> Result<usize> {
+        if !driver_present() {
+            return Err(Error::NoDriver);
+        }
+        let n = CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// Opens device `ordinal`: checks driver, device and NVRTC, creates the context (event
+    /// tracking disabled: one stream per evaluator, ordering explicit), the stream pool, and raises
+    /// the memory pool's release threshold.
+    pub fn new(ordinal: usize) -> Result<Arc<Device>> {
+        let count = Self::count()?;
+        if ordinal >= count {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        if !kernels::nvrtc_present() {
+            return Err(Error::NoNvrtc);
+        }
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver("context creation"))?;
+        // SAFETY: called before any buffer exists; every buffer of this crate is used on the one
+        // stream of its backend, and cross-stream use is ordered with explicit events.
+        unsafe { ctx.disable_event_tracking() };
+        let name = ctx.name().map_err(Error::driver("device name"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(Error::driver("compute capability"))?;
+        let streams = (0..STREAMS)
+            .map(|_| ctx.new_stream())
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(Error::driver("stream creation"))?;
+        // SAFETY: cu_device comes from a live context.
+        let pool = unsafe { cudarc::driver::result::device::get_mem_pool(ctx.cu_device()) }
+            .map_err(Error::driver("cuDeviceGetMemPool"))?;
+        let mut threshold: u64 = u64::MAX;
+        // SAFETY: RELEASE_THRESHOLD takes a cuuint64_t, `threshold` is one.
+        unsafe {
+            cudarc::driver::result::mem_pool::set_attribute(
+                pool,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut _,
+            )
+        }
+        .map_err(Error::driver("cuMemPoolSetAttribute"))?;
+        Ok(Arc::new(Device {
+            ctx,
+            streams,
+            name,
+            arch: format!("sm_{major}{minor}"),
+            pool: Pool(pool),
+            modules: Mutex::new(HashMap::new()),
+            functions: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The device's name (e.g. "NVIDIA H100 80GB HBM3").
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The NVRTC architecture of the device, `sm_XY`.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// The cudarc context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Stream `i` of the pool (modulo the pool size).
+    pub fn stream(&self, i: usize) -> &Arc<CudaStream> {
+        &self.streams[i % self.streams.len()]
+    }
+
+    /// Compiles and loads every kernel module (so timings never include NVRTC).
+    pub fn warm_up(&self) -> Result<()> {
+        for m in kernels::MODULES {
+            self.module(m)?;
+        }
+        Ok(())
+    }
+
+    /// The loaded module `name`, compiled at first use.
+    pub fn module(&self, name: &'static str) -> Result<Arc<CudaModule>> {
+        let mut mods = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = mods.get(name) {
+            return Ok(m.clone());
+        }
+        let ptx = kernels::compile(name, &self.arch)?;
+        let m = self
+            .ctx
+            .load_module(ptx)
+            .map_err(Error::driver("module load"))?;
+        mods.insert(name, m.clone());
+        Ok(m)
+    }
+
+    /// Kernel `function` of module `module` (cached).
+    pub fn function(&self, module: &'static str, function: &'static str) -> Result<CudaFunction> {
+        if let Some(f) = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(module, function))
+        {
+            return Ok(f.clone());
+        }
+        let f = self
+            .module(module)?
+            .load_function(function)
+            .map_err(Error::driver("function lookup"))?;
+        self.functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((module, function), f.clone());
+        Ok(f)
+    }
+
+    fn pool_attr(&self, attr: CUmemPool_attribute) -> Result<u64> {
+        let mut v: u64 = 0;
+        // SAFETY: the queried attributes are cuuint64_t values; `v` is one.
+        unsafe {
+            cudarc::driver::result::mem_pool::get_attribute(
+                self.pool.0,
+                attr,
+                &mut v as *mut u64 as *mut _,
+            )
+        }
+        .map_err(Error::driver("cuMemPoolGetAttribute"))?;
+        Ok(v)
+    }
+
+    /// Memory pool statistics (in use, reserved, peaks).
+    pub fn pool_stats(&self) -> Result<PoolStats> {
+        use CUmemPool_attribute::*;
+        Ok(PoolStats {
+            in_use: self.pool_attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?,
+            reserved: self.pool_attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?,
+            peak: self.pool_attr(CU_MEMPOOL_ATTR_USED_MEM_HIGH)?,
+            peak_reserved: self.pool_attr(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)?,
+        })
+    }
+
+    /// Resets the pool's high-water marks (`peak`, `peak_reserved`) to the current values, so
+    /// that a later [`Device::pool_stats`] reports the peak since this call.
+    pub fn reset_pool_peak(&self) -> Result<()> {
+        use CUmemPool_attribute::*;
+        for attr in [
+            CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+        ] {
+            let mut zero: u64 = 0;
+            // SAFETY: the high-water attributes take a cuuint64_t that must be 0 (a reset);
+            // `zero` is one.
+            unsafe {
+                cudarc::driver::result::mem_pool::set_attribute(
+                    self.pool.0,
+                    attr,
+                    &mut zero as *mut u64 as *mut _,
+                )
+            }
+            .map_err(Error::driver("cuMemPoolSetAttribute"))?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every stream of the device and reports asynchronous errors (kernel faults,
+    /// out-of-memory) as [`Error::Driver`].
+    pub fn synchronize(&self) -> Result<()> {
+        for s in &self.streams {
+            s.synchronize()
+                .map_err(Error::driver("stream synchronize"))?;
+        }
+        self.ctx
+            .check_err()
+            .map_err(Error::driver("deferred driver error"))
+    }
+}

@@ -1,0 +1,104 @@
+//! Launch wrappers of `kernels/elementwise.cu`.
+
+use super::{Ctx, LimbSet, grid, launch};
+use crate::error::{Error, Result};
+use cudarc::driver::DeviceRepr;
+
+/// `a <- a + b`.
+pub const OP_ADD: u32 = 0;
+/// `a <- a - b`.
+pub const OP_SUB: u32 = 1;
+/// `a <- a * b`.
+pub const OP_MUL: u32 = 2;
+/// `a <- b`.
+pub const OP_COPY: u32 = 3;
+
+/// Most per-limb scalars one launch takes (`MAX_SCALARS` in elementwise.cu).
+pub const MAX_SCALARS: usize = 64;
+
+/// Per-limb constants with Shoup companions, passed by value. Mirrors `struct Scalars`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Scalars {
+    w: [u64; MAX_SCALARS],
+    ws: [u64; MAX_SCALARS],
+}
+// SAFETY: plain repr(C) arrays matching `struct Scalars` of elementwise.cu.
+unsafe impl DeviceRepr for Scalars {}
+
+impl Scalars {
+    /// Packs `(value, shoup)` pairs, at most [`MAX_SCALARS`].
+    pub fn new(pairs: &[(u64, u64)]) -> Result<Self> {
+        if pairs.len() > MAX_SCALARS {
+            return Err(Error::Unsupported {
+                what: format!("{} per-limb scalars (at most {MAX_SCALARS})", pairs.len()),
+            });
+        }
+        let mut s = Scalars {
+            w: [0; MAX_SCALARS],
+            ws: [0; MAX_SCALARS],
+        };
+        for (i, &(w, ws)) in pairs.iter().enumerate() {
+            s.w[i] = w;
+            s.ws[i] = ws;
+        }
+        Ok(s)
+    }
+}
+
+/// `elementwise_binary(LimbSet a, LimbSet b, const u64* slots, u32 op)`.
+pub(crate) fn binary(cx: &Ctx, a: LimbSet, b: LimbSet, op: u32) -> Result<()> {
+    if a.count() == 0 {
+        return Ok(());
+    }
+    let f = cx.dev.function("elementwise", "elementwise_binary")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, a.count()), &a, &b, &slots, &op)
+}
+
+/// `elementwise_neg(LimbSet a, const u64* slots)`.
+pub(crate) fn neg(cx: &Ctx, a: LimbSet) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_neg")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, a.count()), &a, &slots)
+}
+
+/// `elementwise_mul_acc(LimbSet acc, LimbSet a, LimbSet b, const u64* slots)`.
+pub(crate) fn mul_acc(cx: &Ctx, acc: LimbSet, a: LimbSet, b: LimbSet) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_mul_acc")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, acc.count()), &acc, &a, &b, &slots)
+}
+
+/// `elementwise_scalar(LimbSet a, Scalars sc, const u64* slots, u32 op)`.
+pub(crate) fn scalar(cx: &Ctx, a: LimbSet, sc: &Scalars, op: u32) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_scalar")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, a.count()), &a, sc, &slots, &op)
+}
+
+/// `elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots)`.
+pub(crate) fn tensor(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_tensor")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, out.count()), &out, &a, &b, &slots)
+}
+
+/// `elementwise_rescale_prepare(LimbSet t, u32 level, const u64* slots)`.
+pub(crate) fn rescale_prepare(cx: &Ctx, t: LimbSet, level: u32) -> Result<()> {
+    let f = cx
+        .dev
+        .function("elementwise", "elementwise_rescale_prepare")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, t.count()), &t, &level, &slots)
+}
+
+/// `elementwise_rescale_finish(LimbSet a, LimbSet t, const u64* consts, const u64* slots)`.
+pub(crate) fn rescale_finish(cx: &Ctx, a: LimbSet, t: LimbSet, level: usize) -> Result<()> {
+    let f = cx
+        .dev
+        .function("elementwise", "elementwise_rescale_finish")?;
+    let slots = cx.slots();
+    let consts = cx.t(cx.layout.rescale[level]);
+    launch!(cx.stream, f, grid(cx.n, a.count()), &a, &t, &consts, &slots)
+}

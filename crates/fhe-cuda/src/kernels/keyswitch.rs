@@ -1,0 +1,121 @@
+//! Launch wrappers of `kernels/keyswitch.cu`.
+
+use super::{Ctx, LimbSet, grid, launch};
+use crate::error::{Error, Result};
+use crate::tables::ConvLayout;
+use cudarc::driver::LaunchConfig;
+
+/// `TARGETS_PER_BLOCK` of keyswitch.cu.
+const TARGETS_PER_BLOCK: u32 = 8;
+/// `MAX_FROM` of keyswitch.cu.
+const MAX_FROM: usize = 64;
+
+/// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
+/// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
+/// component whose target slots receive the results.
+pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Result<()> {
+    if conv.from_cnt > MAX_FROM {
+        return Err(Error::Unsupported {
+            what: format!(
+                "basis conversion from {} limbs (at most {MAX_FROM})",
+                conv.from_cnt
+            ),
+        });
+    }
+    let f = cx.dev.function("keyswitch", "keyswitch_convert")?;
+    let (from_slot0, from_cnt, to_cnt) = (
+        conv.from_slot0 as u32,
+        conv.from_cnt as u32,
+        conv.to_cnt as u32,
+    );
+    let (qhi, qhis, h, ts) = (
+        cx.t(conv.qhatinv),
+        cx.t(conv.qhatinv + conv.from_cnt),
+        cx.t(conv.h),
+        cx.t(conv.to_slots),
+    );
+    let (h_in, h_out) = (cx.t(conv.h_in), cx.t(conv.h_out));
+    let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
+    let slots = cx.slots();
+    let n = cx.n;
+    let cfg = LaunchConfig {
+        grid_dim: (
+            n.div_ceil(super::BLOCK),
+            to_cnt.div_ceil(TARGETS_PER_BLOCK),
+            1,
+        ),
+        block_dim: (super::BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(
+        cx.stream,
+        f,
+        cfg,
+        &input,
+        &n,
+        &from_slot0,
+        &from_cnt,
+        &qhi,
+        &qhis,
+        &h,
+        &ts,
+        &to_cnt,
+        &h_in,
+        &h_out,
+        &qmodp,
+        &out,
+        &slots
+    )
+}
+
+/// `keyswitch_key_product(LimbSet acc, ext, ext_spc, key, key_spc, digits, map, slots)`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn key_product(
+    cx: &Ctx,
+    acc: LimbSet,
+    ext: u64,
+    ext_spc: u32,
+    key: u64,
+    key_spc: u32,
+    digits: u32,
+    map: u64,
+) -> Result<()> {
+    let f = cx.dev.function("keyswitch", "keyswitch_key_product")?;
+    let slots = cx.slots();
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, acc.count()),
+        &acc,
+        &ext,
+        &ext_spc,
+        &key,
+        &key_spc,
+        &digits,
+        &map,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv, pinv, slots)`.
+pub(crate) fn mod_down_finish(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    conv: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx.dev.function("keyswitch", "keyswitch_mod_down_finish")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &conv,
+        &pinv,
+        &slots
+    )
+}

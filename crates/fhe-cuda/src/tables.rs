@@ -1,0 +1,192 @@
+//! The ring's precomputed tables, packed into one device buffer at `CudaBackend::new`.
+//!
+//! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, 0]`;
+//! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup; per slot
+//! `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
+//! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
+//! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
+
+use fhe_math::ring::RingContext;
+use std::ops::Range;
+
+/// One basis conversion in the table buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct ConvLayout {
+    /// First source slot (sources are consecutive slots).
+    pub from_slot0: usize,
+    /// Number of source slots.
+    pub from_cnt: usize,
+    /// Offset of `q̂_i^-1 mod q_i` (then its Shoup companions at `+ from_cnt`).
+    pub qhatinv: usize,
+    /// Offset of the `[to][from]` matrix `q̂_i mod p_j`.
+    pub h: usize,
+    /// Offset of the target slot list (as u64).
+    pub to_slots: usize,
+    /// Number of targets.
+    pub to_cnt: usize,
+    /// Offset of the centring offsets added to each source limb.
+    pub h_in: usize,
+    /// Offset of the centring offsets subtracted from each target limb.
+    pub h_out: usize,
+    /// Offset of `Q mod p_j` per target when the conversion is exact (mod_down), else `None`.
+    pub q_mod_p: Option<usize>,
+}
+
+/// `mod_up` tables of one digit at one level.
+#[derive(Clone, Debug)]
+pub(crate) struct ModUpLayout {
+    pub digit: Range<usize>,
+    pub conv: ConvLayout,
+}
+
+/// Offsets of every table in the buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct TableLayout {
+    pub slots: usize,
+    pub fwd: usize,
+    pub fwd_shoup: usize,
+    pub inv: usize,
+    pub inv_shoup: usize,
+    pub ntt_consts: usize,
+    /// `[level]`: offset of (value, shoup) pairs indexed by slot `i < level`.
+    pub rescale: Vec<usize>,
+    /// `[level]`: the P -> Q_l converter.
+    pub mod_down: Vec<ConvLayout>,
+    /// `[level]`: offset of (value, shoup) pairs of `P^-1 mod q_i` indexed by slot.
+    pub p_inv: Vec<usize>,
+    /// `[level][digit]`.
+    pub mod_up: Vec<Vec<ModUpLayout>>,
+    pub cdt: usize,
+}
+
+/// Builds the host image of the table buffer and its layout.
+pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
+    let n = ring.n();
+    let s_count = ring.q_count() + ring.p_count();
+    let mut buf: Vec<u64> = Vec::new();
+    let slots = buf.len();
+    for m in ring.moduli() {
+        let (hi, lo) = m.barrett_constant();
+        buf.extend_from_slice(&[m.value(), hi, lo, 0]);
+    }
+    let push_all = |buf: &mut Vec<u64>, f: &dyn Fn(usize) -> Vec<u64>| {
+        let off = buf.len();
+        for s in 0..s_count {
+            buf.extend(f(s));
+        }
+        off
+    };
+    let fwd = push_all(&mut buf, &|s| ring.ntt(s).forward_twiddles().to_vec());
+    let fwd_shoup = push_all(&mut buf, &|s| ring.ntt(s).forward_twiddles_shoup().to_vec());
+    let inv = push_all(&mut buf, &|s| ring.ntt(s).inverse_twiddles().to_vec());
+    let inv_shoup = push_all(&mut buf, &|s| ring.ntt(s).inverse_twiddles_shoup().to_vec());
+    let ntt_consts = push_all(&mut buf, &|s| {
+        let t = ring.ntt(s);
+        vec![
+            t.n_inv(),
+            t.n_inv_shoup(),
+            t.inverse_final_twiddle(),
+            t.inverse_final_twiddle_shoup(),
+        ]
+    });
+    debug_assert_eq!(buf.len(), ntt_consts + 4 * s_count);
+    let _ = n;
+
+    let push_conv = |buf: &mut Vec<u64>,
+                     conv: &fhe_math::rns::BasisConverter,
+                     from_slot0: usize,
+                     to_slots: &[usize],
+                     h_in: &[u64],
+                     h_out: &[u64],
+                     exact: bool| {
+        let qhatinv = buf.len();
+        buf.extend_from_slice(conv.q_hat_inv());
+        buf.extend_from_slice(conv.q_hat_inv_shoup());
+        let h = buf.len();
+        buf.extend_from_slice(conv.q_hat_mod_p());
+        let ts = buf.len();
+        buf.extend(to_slots.iter().map(|&s| s as u64));
+        let hi = buf.len();
+        buf.extend_from_slice(h_in);
+        let ho = buf.len();
+        buf.extend_from_slice(h_out);
+        let q_mod_p = exact.then(|| {
+            let o = buf.len();
+            buf.extend_from_slice(conv.q_mod_p());
+            o
+        });
+        ConvLayout {
+            q_mod_p,
+            h_in: hi,
+            h_out: ho,
+            from_slot0,
+            from_cnt: conv.from().len(),
+            qhatinv,
+            h,
+            to_slots: ts,
+            to_cnt: to_slots.len(),
+        }
+    };
+
+    let mut rescale = Vec::new();
+    let mut mod_down = Vec::new();
+    let mut p_inv = Vec::new();
+    let mut mod_up = Vec::new();
+    for level in 0..ring.q_count() {
+        rescale.push(buf.len());
+        for k in ring.rescale_constants(level) {
+            buf.extend_from_slice(&[k.value, k.shoup]);
+        }
+        if let Some(t) = ring.mod_down_table(level) {
+            let to: Vec<usize> = (0..=level).collect();
+            mod_down.push(push_conv(
+                &mut buf,
+                &t.converter,
+                ring.q_count(),
+                &to,
+                &t.half_p_mod_p,
+                &t.half_p_mod_q,
+                true,
+            ));
+            p_inv.push(buf.len());
+            for k in &t.p_inv {
+                buf.extend_from_slice(&[k.value, k.shoup]);
+            }
+        }
+        let mut ups = Vec::new();
+        for t in ring.mod_up_tables(level) {
+            let conv = push_conv(
+                &mut buf,
+                &t.converter,
+                t.digit_slots.start,
+                &t.target_slots,
+                &t.half_mod_digit,
+                &t.half_mod_target,
+                false,
+            );
+            ups.push(ModUpLayout {
+                digit: t.digit_slots.clone(),
+                conv,
+            });
+        }
+        mod_up.push(ups);
+    }
+    let cdt = buf.len();
+    buf.extend_from_slice(fhe_math::sampler::gaussian_cdt());
+    (
+        buf,
+        TableLayout {
+            slots,
+            fwd,
+            fwd_shoup,
+            inv,
+            inv_shoup,
+            ntt_consts,
+            rescale,
+            mod_down,
+            p_inv,
+            mod_up,
+            cdt,
+        },
+    )
+}

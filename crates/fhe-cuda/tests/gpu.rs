@@ -1,0 +1,470 @@
+//! GPU tests: every `Backend` method of `CudaBackend` against `CpuBackend`, bit for bit, on
+//! random inputs; a CKKS end-to-end run on both backends with the same seeds; the memory pool
+//! returning to its baseline. All need a CUDA device; the device helper panics without one.
+
+use fhe_cuda::{CudaBackend, Device};
+use fhe_math::backend::Backend;
+use fhe_math::cpu::CpuBackend;
+use fhe_math::poly::{RnsPoly, Shape};
+use fhe_math::primes::ntt_primes;
+use fhe_math::ring::RingContext;
+use fhe_math::sampler::{Domain, Seed};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+type CpuOp<'a> = Box<dyn Fn(&mut RnsPoly) -> fhe_math::Result<()> + 'a>;
+type GpuOp<'a> = Box<dyn Fn(&mut fhe_cuda::DevicePoly) -> fhe_math::Result<()> + 'a>;
+
+/// The first CUDA device; panics (never a silent pass) when there is none.
+fn device() -> Arc<Device> {
+    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
+    DEV.get_or_init(|| {
+        let d = Device::new(0)
+            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+        d.warm_up().expect("kernel modules compile");
+        eprintln!("device: {} ({})", d.name(), d.arch());
+        d
+    })
+    .clone()
+}
+
+/// A ring of degree `n` with `q` ciphertext primes (first 60 bits, others 40), `k` special 60-bit
+/// primes and `dnum` digits.
+fn ring(log_n: u32, q: usize, k: usize, dnum: usize) -> Arc<RingContext> {
+    let n = 1usize << log_n;
+    let two_n = 2 * n as u64;
+    let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
+    qs.extend(ntt_primes(40, two_n, q - 1, &qs).unwrap());
+    let ps = ntt_primes(60, two_n, k, &qs).unwrap();
+    let per = q.div_ceil(dnum);
+    let digits: Vec<Range<usize>> = (0..q).step_by(per).map(|s| s..(s + per).min(q)).collect();
+    RingContext::new(n, &qs, &ps, digits).unwrap()
+}
+
+fn seed(b: u8) -> Seed {
+    Seed([b; 32])
+}
+
+/// Active limbs of both buffers are equal (inactive capacity is unspecified).
+fn assert_same(what: &str, cpu: &RnsPoly, gpu: &RnsPoly) {
+    assert_eq!(cpu.shape(), gpu.shape(), "{what}: shapes");
+    for c in 0..cpu.components() {
+        for s in cpu.active_slots() {
+            if cpu.limb(c, s) != gpu.limb(c, s) {
+                let k = cpu
+                    .limb(c, s)
+                    .iter()
+                    .zip(gpu.limb(c, s))
+                    .position(|(a, b)| a != b)
+                    .unwrap();
+                panic!(
+                    "{what}: component {c} slot {s} differs first at coefficient {k}: cpu {} gpu {}",
+                    cpu.limb(c, s)[k],
+                    gpu.limb(c, s)[k]
+                );
+            }
+        }
+    }
+}
+
+struct Pair {
+    cpu: CpuBackend,
+    gpu: CudaBackend,
+    ring: Arc<RingContext>,
+}
+
+impl Pair {
+    fn new(ring: Arc<RingContext>) -> Self {
+        let gpu = CudaBackend::new(device(), ring.clone()).unwrap();
+        Pair {
+            cpu: CpuBackend::new(ring.clone()),
+            gpu,
+            ring,
+        }
+    }
+
+    /// A random buffer (uniform residues), on both backends.
+    fn random(&self, shape: Shape, idx: u32) -> (RnsPoly, fhe_cuda::DevicePoly) {
+        let h = self
+            .cpu
+            .sample_uniform(&seed(0xA5), Domain::Other, idx * 16, shape)
+            .unwrap();
+        let d = self.gpu.upload(&h).unwrap();
+        (h, d)
+    }
+
+    fn same(&self, what: &str, cpu: &RnsPoly, gpu: &fhe_cuda::DevicePoly) {
+        let g = self.gpu.download(gpu).unwrap();
+        assert_same(what, cpu, &g);
+    }
+}
+
+fn check_all(ring: Arc<RingContext>) {
+    let p = Pair::new(ring.clone());
+    let top = ring.max_level();
+    let mid = top / 2;
+    let (cpu, gpu) = (&p.cpu, &p.gpu);
+    let sh = |components, level, extended| Shape {
+        components,
+        level,
+        extended,
+    };
+
+    // Samplers (same seeds), full and partial levels, extended.
+    for (i, shape) in [sh(2, top, true), sh(1, mid, false), sh(3, top, false)]
+        .into_iter()
+        .enumerate()
+    {
+        let i = i as u32;
+        p.same(
+            "sample_uniform",
+            &cpu.sample_uniform(&seed(1), Domain::PublicA, i, shape)
+                .unwrap(),
+            &gpu.sample_uniform(&seed(1), Domain::PublicA, i, shape)
+                .unwrap(),
+        );
+        p.same(
+            "sample_ternary",
+            &cpu.sample_ternary(&seed(2), Domain::Secret, i, shape)
+                .unwrap(),
+            &gpu.sample_ternary(&seed(2), Domain::Secret, i, shape)
+                .unwrap(),
+        );
+        p.same(
+            "sample_gaussian",
+            &cpu.sample_gaussian(&seed(3), Domain::Error, i, shape)
+                .unwrap(),
+            &gpu.sample_gaussian(&seed(3), Domain::Error, i, shape)
+                .unwrap(),
+        );
+    }
+
+    // Upload / download / duplicate / zeros.
+    let (h, d) = p.random(sh(2, top, true), 1);
+    p.same("upload", &h, &d);
+    p.same("duplicate", &h, &gpu.duplicate(&d).unwrap());
+    p.same(
+        "zeros",
+        &cpu.zeros(sh(2, mid, true)).unwrap(),
+        &gpu.zeros(sh(2, mid, true)).unwrap(),
+    );
+
+    // Element-wise operations: `a` at `mid`, operands at the top level (they cover `a`).
+    for ext in [false, true] {
+        let (ah, ad) = p.random(sh(2, mid, ext), 2);
+        let (bh, bd) = p.random(sh(2, top, ext), 3);
+        let (ph, pd) = p.random(sh(1, top, ext), 4);
+        let ops: Vec<(&str, CpuOp, GpuOp)> = vec![
+            (
+                "add_assign",
+                Box::new(|a| cpu.add_assign(a, &bh)),
+                Box::new(|a| gpu.add_assign(a, &bd)),
+            ),
+            (
+                "sub_assign",
+                Box::new(|a| cpu.sub_assign(a, &bh)),
+                Box::new(|a| gpu.sub_assign(a, &bd)),
+            ),
+            (
+                "neg_assign",
+                Box::new(|a| cpu.neg_assign(a)),
+                Box::new(|a| gpu.neg_assign(a)),
+            ),
+            (
+                "mul_plain_assign",
+                Box::new(|a| cpu.mul_plain_assign(a, &ph)),
+                Box::new(|a| gpu.mul_plain_assign(a, &pd)),
+            ),
+            (
+                "mul_plain_acc",
+                Box::new(|a| cpu.mul_plain_acc(a, &bh, &ph)),
+                Box::new(|a| gpu.mul_plain_acc(a, &bd, &pd)),
+            ),
+            (
+                "add_component_assign",
+                Box::new(|a| cpu.add_component_assign(a, 1, &ph)),
+                Box::new(|a| gpu.add_component_assign(a, 1, &pd)),
+            ),
+            (
+                "copy_component",
+                Box::new(|a| cpu.copy_component(&bh, 1, a, 0)),
+                Box::new(|a| gpu.copy_component(&bd, 1, a, 0)),
+            ),
+            ("ntt", Box::new(|a| cpu.ntt(a)), Box::new(|a| gpu.ntt(a))),
+            ("intt", Box::new(|a| cpu.intt(a)), Box::new(|a| gpu.intt(a))),
+        ];
+        for (name, fc, fg) in ops {
+            let (mut x, mut y) = (ah.clone(), gpu.duplicate(&ad).unwrap());
+            fc(&mut x).unwrap();
+            fg(&mut y).unwrap();
+            p.same(&format!("{name} (extended {ext})"), &x, &y);
+        }
+        let count = ah.active_slots().count();
+        let scalars: Vec<u64> = (0..count as u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let (mut x, mut y) = (ah.clone(), gpu.duplicate(&ad).unwrap());
+        cpu.mul_scalar_assign(&mut x, &scalars).unwrap();
+        gpu.mul_scalar_assign(&mut y, &scalars).unwrap();
+        p.same("mul_scalar_assign", &x, &y);
+        cpu.add_scalar_assign(&mut x, 1, &scalars).unwrap();
+        gpu.add_scalar_assign(&mut y, 1, &scalars).unwrap();
+        p.same("add_scalar_assign", &x, &y);
+        assert!(gpu.mul_scalar_assign(&mut y, &scalars[1..]).is_err());
+        // Round trip through the NTT is the identity.
+        gpu.ntt(&mut y).unwrap();
+        gpu.intt(&mut y).unwrap();
+        p.same("ntt/intt round trip", &x, &y);
+    }
+
+    // Tensor at the lower of two levels.
+    let (ah, ad) = p.random(sh(2, top, false), 5);
+    let (bh, bd) = p.random(sh(2, top - 1, false), 6);
+    p.same(
+        "tensor",
+        &cpu.tensor(&ah, &bh).unwrap(),
+        &gpu.tensor(&ad, &bd).unwrap(),
+    );
+    assert!(
+        gpu.tensor(&ad, &gpu.zeros(sh(3, top, false)).unwrap())
+            .is_err()
+    );
+
+    // Automorphisms.
+    let two_n = 2 * ring.n() as u64;
+    for (g, mapped) in [
+        (5u64, 2usize),
+        (25, 1),
+        (two_n - 1, 2),
+        (5u64.pow(7) % two_n, 2),
+    ] {
+        let (mut oh, mut od) = p.random(sh(2, mid, false), 7);
+        cpu.automorphism_into(&ah, g, &mut oh, mapped).unwrap();
+        gpu.automorphism_into(&ad, g, &mut od, mapped).unwrap();
+        p.same(&format!("automorphism g={g} mapped={mapped}"), &oh, &od);
+    }
+    assert!(
+        gpu.automorphism_into(&ad, 4, &mut gpu.zeros(sh(2, top, false)).unwrap(), 2)
+            .is_err()
+    );
+
+    // Rescale at the top and a middle level.
+    for level in [top, mid.max(1)] {
+        let (mut x, mut y) = p.random(sh(3, level, false), 8);
+        cpu.rescale(&mut x).unwrap();
+        gpu.rescale(&mut y).unwrap();
+        p.same(&format!("rescale from {level}"), &x, &y);
+    }
+    let (_, mut z) = p.random(sh(2, 0, false), 9);
+    assert!(gpu.rescale(&mut z).is_err());
+
+    // Key switching parts at several levels.
+    for level in [top, mid, 0] {
+        let (ch, cd) = p.random(sh(3, level, false), 10);
+        let (kh, kd) = p.random(sh(2 * ring.digits().len(), top, true), 11);
+        for component in [0, 2] {
+            let eh = cpu.mod_up(&ch, component).unwrap();
+            let ed = gpu.mod_up(&cd, component).unwrap();
+            p.same(
+                &format!("mod_up level {level} component {component}"),
+                &eh,
+                &ed,
+            );
+        }
+        let eh = cpu.mod_up(&ch, 1).unwrap();
+        let ed = gpu.mod_up(&cd, 1).unwrap();
+        let (mut acc_h, mut acc_d) = p.random(sh(2, level, true), 12);
+        cpu.key_product(&eh, &kh, None, &mut acc_h).unwrap();
+        gpu.key_product(&ed, &kd, None, &mut acc_d).unwrap();
+        p.same(&format!("key_product level {level}"), &acc_h, &acc_d);
+        cpu.key_product(&eh, &kh, Some(5), &mut acc_h).unwrap();
+        gpu.key_product(&ed, &kd, Some(5), &mut acc_d).unwrap();
+        p.same(&format!("key_product galois level {level}"), &acc_h, &acc_d);
+        for rescale in [false, true] {
+            if rescale && level == 0 {
+                continue;
+            }
+            let (mut oh, mut od) = p.random(sh(2, level, false), 13);
+            cpu.mod_down_into(&acc_h, &mut oh, rescale).unwrap();
+            gpu.mod_down_into(&acc_d, &mut od, rescale).unwrap();
+            p.same(
+                &format!("mod_down level {level} rescale {rescale}"),
+                &oh,
+                &od,
+            );
+        }
+        // Composites.
+        p.same(
+            &format!("key_switch level {level}"),
+            &cpu.key_switch(&ch, 2, &kh, Some(5)).unwrap(),
+            &gpu.key_switch(&cd, 2, &kd, Some(5)).unwrap(),
+        );
+        if level > 0 {
+            let (ah, ad) = p.random(sh(2, level, false), 14);
+            let (bh, bd) = p.random(sh(2, level, false), 15);
+            p.same(
+                "mul_relin rescale",
+                &cpu.mul_relin(&ah, &bh, &kh, true).unwrap(),
+                &gpu.mul_relin(&ad, &bd, &kd, true).unwrap(),
+            );
+            let hc = cpu.rotate_hoisted(&ah, &[(5, &kh), (25, &kh)]).unwrap();
+            let hg = gpu.rotate_hoisted(&ad, &[(5, &kd), (25, &kd)]).unwrap();
+            for (x, y) in hc.iter().zip(&hg) {
+                p.same("rotate_hoisted", x, y);
+            }
+        }
+    }
+    gpu.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_backend_matches_cpu_n13() {
+    check_all(ring(13, 6, 2, 3));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_backend_matches_cpu_n16() {
+    check_all(ring(16, 25, 7, 3));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_small_ring_and_odd_digits() {
+    // N below one NTT tile, one prime per digit.
+    check_all(ring(10, 4, 1, 4));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_pool_returns_to_baseline() {
+    let dev = device();
+    let p = Pair::new(ring(13, 6, 2, 3));
+    let top = p.ring.max_level();
+    let gpu = &p.gpu;
+    let key = gpu
+        .sample_uniform(
+            &seed(4),
+            Domain::KeySwitchA,
+            0,
+            Shape {
+                components: 6,
+                level: top,
+                extended: true,
+            },
+        )
+        .unwrap();
+    let round = || {
+        let a = gpu
+            .sample_uniform(
+                &seed(5),
+                Domain::PublicA,
+                0,
+                Shape {
+                    components: 2,
+                    level: top,
+                    extended: false,
+                },
+            )
+            .unwrap();
+        let b = gpu.duplicate(&a).unwrap();
+        let mut c = gpu.mul_relin(&a, &b, &key, true).unwrap();
+        gpu.ntt(&mut c).unwrap();
+        let r = gpu.rotate_hoisted(&a, &[(5, &key), (25, &key)]).unwrap();
+        let _ = gpu.download(&r[0]).unwrap();
+    };
+    round();
+    gpu.synchronize().unwrap();
+    let base = dev.pool_stats().unwrap();
+    for _ in 0..50 {
+        round();
+    }
+    gpu.synchronize().unwrap();
+    let after = dev.pool_stats().unwrap();
+    eprintln!("pool: baseline {base:?}, after {after:?}");
+    assert_eq!(after.in_use, base.in_use, "in-use bytes return to baseline");
+    assert!(after.peak >= after.in_use && after.reserved >= after.in_use);
+    assert!(
+        after.reserved >= base.reserved,
+        "freed memory stays cached (release threshold)"
+    );
+}
+
+/// CKKS end to end on a backend: returns the downloaded ciphertexts and the decoded values.
+fn ckks_run<B: Backend>(ctx: ckks::Context<B>) -> (Vec<RnsPoly>, Vec<fhe_math::fft::Complex64>) {
+    let be = ctx.backend().clone();
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(10)).unwrap();
+    let rlk = kg.relin_key_with_seeds(&sk, seed(11), &seed(12)).unwrap();
+    let ev = ckks::Evaluator::new(&ctx).unwrap();
+    let g = ev.rotation_element(1);
+    let gk = kg
+        .galois_key_with_seeds(&sk, g, seed(13), &seed(14))
+        .unwrap();
+    let keys = rlwe::GaloisKeys {
+        keys: [(g, gk)].into_iter().collect(),
+        fingerprint: ctx.params().fingerprint(),
+    };
+    let enc = ckks::Encoder::new(&ctx).unwrap();
+    let slots = enc.max_slots();
+    let top = ctx.params().max_level();
+    let x: Vec<f64> = (0..slots)
+        .map(|i| (i as f64 / slots as f64) - 0.5)
+        .collect();
+    let y: Vec<f64> = (0..slots).map(|i| ((i * 7 % 13) as f64) / 13.0).collect();
+    let px = enc.encode_real(&x, top).unwrap();
+    let py = enc.encode_real(&y, top).unwrap();
+    let cx = rlwe::encrypt::encrypt_sk_with_seeds(&be, &sk, &px, seed(20), &seed(21)).unwrap();
+    let cy = rlwe::encrypt::encrypt_sk_with_seeds(&be, &sk, &py, seed(22), &seed(23)).unwrap();
+    let prod = ev.mul_relin_rescale(&cx, &cy, &rlk).unwrap();
+    let rot = ev.rotate(&prod, 1, &keys).unwrap();
+    let pt = rlwe::encrypt::decrypt(&be, &sk, &rot).unwrap();
+    let out = enc.decode(&pt).unwrap();
+    // Approximate correctness: slot i holds x[i+1] * y[i+1].
+    for (i, o) in out.iter().enumerate().take(64) {
+        let j = (i + 1) % slots;
+        assert!(
+            (o.re - x[j] * y[j]).abs() < 1e-3,
+            "slot {i}: {} vs {}",
+            o.re,
+            x[j] * y[j]
+        );
+    }
+    let polys = [&cx.poly, &cy.poly, &prod.poly, &rot.poly, &pt.poly]
+        .iter()
+        .map(|p| be.download(p).unwrap())
+        .collect();
+    (polys, out)
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_ckks_end_to_end_matches_cpu() {
+    let params = ckks::Parameters::new(&ckks::params::N13).unwrap();
+    let cpu_ctx = ckks::Context::cpu(params.clone()).unwrap();
+    let ring = cpu_ctx.backend().ring().clone();
+    let gpu_ctx =
+        ckks::Context::with_backend(params, CudaBackend::new(device(), ring).unwrap()).unwrap();
+    let (cpu_polys, cpu_out) = ckks_run(cpu_ctx);
+    let (gpu_polys, gpu_out) = ckks_run(gpu_ctx);
+    for (i, (c, g)) in cpu_polys.iter().zip(&gpu_polys).enumerate() {
+        assert_same(&format!("ckks buffer {i}"), c, g);
+    }
+    for (a, b) in cpu_out.iter().zip(&gpu_out) {
+        assert_eq!(a.re.to_bits(), b.re.to_bits());
+        assert_eq!(a.im.to_bits(), b.im.to_bits());
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_device_reports() {
+    let d = device();
+    assert!(!d.name().is_empty());
+    assert!(d.arch().starts_with("sm_"));
+    assert!(matches!(
+        Device::new(1 << 20),
+        Err(fhe_cuda::Error::NoDevice { .. })
+    ));
+}

@@ -1,0 +1,70 @@
+//! Every kernel module compiles with NVRTC for sm_90 (needs only libnvrtc, no GPU).
+//! Run in CI by `crates/fhe-cuda/ci-nvrtc.sh`.
+
+fn compile(module: &str) {
+    match fhe_cuda::kernels::compile(module, "sm_90") {
+        Ok(ptx) => assert!(
+            ptx.to_src().contains(".entry"),
+            "{module}: no kernel entry in the PTX"
+        ),
+        Err(e) => panic!("{module}: {e}"),
+    }
+}
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_ntt() {
+    compile("ntt");
+}
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_elementwise() {
+    compile("elementwise");
+}
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_keyswitch() {
+    compile("keyswitch");
+}
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_automorphism() {
+    compile("automorphism");
+}
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_sampler() {
+    compile("sampler");
+}
+
+#[test]
+fn every_module_has_a_source() {
+    for m in fhe_cuda::kernels::MODULES {
+        assert!(
+            fhe_cuda::kernels::source(m).is_some_and(|s| !s.contains("#include \"")),
+            "{m}"
+        );
+    }
+    assert!(fhe_cuda::kernels::compile("nope", "sm_90").is_err());
+}
+
+/// Without a driver or device, opening one is an error value, never a panic.
+#[test]
+fn missing_device_is_an_error() {
+    match fhe_cuda::Device::new(0) {
+        Ok(d) => assert!(!d.name().is_empty()),
+        Err(e) => assert!(
+            matches!(
+                e,
+                fhe_cuda::Error::NoDriver
+                    | fhe_cuda::Error::NoDevice { .. }
+                    | fhe_cuda::Error::NoNvrtc
+            ),
+            "{e}"
+        ),
+    }
+}

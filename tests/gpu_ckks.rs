@@ -1,0 +1,170 @@
+//! CKKS on the CUDA backend: the precision bounds of the CPU tests, and every evaluator operator
+//! bit-identical to the CPU backend for the same seeds. `#[ignore]`d on machines without a GPU
+//! (run with `--include-ignored` on the GPU machine); the device helper panics when no device is
+//! found, so these tests never pass silently.
+
+use gpufhe::ckks::params::{CAT, N13, N16_L24_D3, ParametersLiteral};
+use gpufhe::ckks::precision::{InputGenerator, measure};
+use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
+use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::math::fft::Complex64;
+use gpufhe::math::sampler::Seed;
+use gpufhe::math::{Backend, RnsPoly};
+use gpufhe::rlwe::{GaloisKeys, encrypt};
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+fn device() -> Arc<Device> {
+    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
+    DEV.get_or_init(|| {
+        let d = Device::new(0)
+            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+        d.warm_up().expect("kernel modules compile");
+        d
+    })
+    .clone()
+}
+
+fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
+    let params = Parameters::new(lit).unwrap();
+    let backend = CudaBackend::new(device(), ring_for(&params).unwrap()).unwrap();
+    Context::with_backend(params, backend).unwrap()
+}
+
+fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
+    Context::cpu(Parameters::new(lit).unwrap()).unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_precision_n13() {
+    let r = measure(&gpu_context(&N13), 1, false).unwrap();
+    println!("GPU N13: {r:?}");
+    assert!(r.fresh_public_key >= 21.0 && r.add >= 21.0, "{r:?}");
+    assert!(
+        r.mul_relin_rescale >= 19.0 && r.rotate >= 19.0 && r.conjugate >= 19.0,
+        "{r:?}"
+    );
+    assert!(r.fresh_secret_key >= 27.0, "{r:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_precision_chain_of_ten_cat() {
+    let r = measure(&gpu_context(&CAT), 3, true).unwrap();
+    println!("GPU CAT: {r:?}");
+    assert!(r.chain_of_ten.expect("16 levels") >= 15.0, "{r:?}");
+}
+
+fn seed(b: u8) -> Seed {
+    Seed([b; 32])
+}
+
+/// Runs every evaluator operator with fixed seeds and returns each result on the host.
+fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
+    let be = ctx.backend();
+    let enc = Encoder::new(ctx).unwrap();
+    let eval = Evaluator::new(ctx).unwrap();
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
+    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
+    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let mut keys = BTreeMap::new();
+    for (i, g) in eval
+        .galois_elements(&[1, 2, 4, 5], true)
+        .into_iter()
+        .enumerate()
+    {
+        keys.insert(
+            g,
+            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
+                .unwrap(),
+        );
+    }
+    let gk = GaloisKeys {
+        keys,
+        fingerprint: ctx.params().fingerprint(),
+    };
+    let top = ctx.params().max_level();
+    let mut rng = InputGenerator::new(9);
+    let x = rng.unit_complex(enc.max_slots());
+    let y = rng.real(enc.max_slots());
+    let px = enc.encode(&x, top).unwrap();
+    let py = enc.encode(&y, top).unwrap();
+    let cx = encrypt::encrypt_pk_with_seed(be, &pk, &px, &seed(30)).unwrap();
+    let cy = encrypt::encrypt_sk_with_seeds(be, &sk, &py, seed(31), &seed(32)).unwrap();
+    let mut out = Vec::new();
+    let mut keep = |name: &str, p: &B::Poly| out.push((name.to_string(), be.download(p).unwrap()));
+    keep("encode", &px.poly);
+    keep("encrypt_pk", &cx.poly);
+    keep("encrypt_sk", &cy.poly);
+    keep("decrypt", &encrypt::decrypt(be, &sk, &cx).unwrap().poly);
+    keep("add", &eval.add(&cx, &cy).unwrap().poly);
+    keep("sub", &eval.sub(&cx, &cy).unwrap().poly);
+    keep("negate", &eval.negate(&cx).unwrap().poly);
+    keep("add_plain", &eval.add_plain(&cx, &py).unwrap().poly);
+    keep(
+        "add_const",
+        &eval.add_const(&cx, Complex64::new(0.5, 0.25)).unwrap().poly,
+    );
+    let prod = eval.mul(&cx, &cy).unwrap();
+    keep("mul", &prod.poly);
+    keep("square", &eval.square(&cx).unwrap().poly);
+    let relin = eval.relinearize(prod, &rlk).unwrap();
+    keep("relinearize", &relin.poly);
+    keep("rescale", &eval.rescale(&relin).unwrap().poly);
+    keep(
+        "mul_relin_rescale",
+        &eval.mul_relin_rescale(&cx, &cy, &rlk).unwrap().poly,
+    );
+    keep("mul_plain", &eval.mul_plain(&cx, &py).unwrap().poly);
+    keep("mul_const", &eval.mul_const(&cx, 0.3).unwrap().poly);
+    keep("mul_int", &eval.mul_int(&cx, -7).unwrap().poly);
+    keep(
+        "drop_to_level",
+        &eval.drop_to_level(&cx, top - 2).unwrap().poly,
+    );
+    keep("rotate_1", &eval.rotate(&cx, 1, &gk).unwrap().poly);
+    keep("rotate_7_composed", &eval.rotate(&cx, 7, &gk).unwrap().poly);
+    keep("conjugate", &eval.conjugate(&cx, &gk).unwrap().poly);
+    for (i, ct) in eval
+        .rotate_hoisted(&cx, &[1, 2, 5], &gk)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        keep(&format!("rotate_hoisted_{i}"), &ct.poly);
+    }
+    keep("inner_sum_8", &eval.inner_sum(&cx, 8, &gk).unwrap().poly);
+    keep("galois_key", &gk.keys.values().next().unwrap().poly);
+    keep("relin_key", &rlk.0.poly);
+    keep("public_key", &pk.poly);
+    out
+}
+
+fn compare(lit: &ParametersLiteral) {
+    let cpu = all_operators(&cpu_context(lit));
+    let gpu = all_operators(&gpu_context(lit));
+    assert_eq!(cpu.len(), gpu.len());
+    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
+        assert!(c == g, "{name}: GPU result differs from the CPU backend");
+    }
+    // Repeated runs give identical bits.
+    let again = all_operators(&gpu_context(lit));
+    assert!(
+        gpu.iter().zip(&again).all(|(a, b)| a.1 == b.1),
+        "GPU results are not reproducible"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_ckks_operators_bit_identical_n13() {
+    compare(&N13);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_ckks_operators_bit_identical_n16_l24_d3() {
+    compare(&N16_L24_D3);
+}
