@@ -10,9 +10,9 @@
 //!
 //! Every operand is a fresh top-level ciphertext. `CKKS_BENCH_SETS` (comma-separated, default
 //! `N13,CAT`) selects the parameter sets; CAT uses 10 flat samples so that a full run takes a few
-//! minutes on two cores. Key and ciphertext sizes are printed as `SIZE|...` lines: they are
-//! **computed** (limbs × N × 8 bytes, seeded `a` halves counted as the 32-byte seed the wire
-//! format stores), not measured serialized blob lengths.
+//! minutes on two cores. Key and ciphertext sizes are printed as `SIZE|...` lines: the real
+//! serialized blob lengths (`Context::*_to_bytes`), each beside the size computed from the
+//! parameters (limbs × N × 8 bytes, seeded `a` halves counted as a 32-byte seed).
 //!
 //! Run: `cargo bench --bench ckks_cpu -- --noplot` (see `benchmarks/cpu_compare.sh`).
 
@@ -32,54 +32,25 @@ fn random_real(n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
-/// Prints the computed sizes of keys and ciphertexts at a parameter set.
-fn print_sizes(name: &str, params: &Parameters) {
-    let n = params.n();
+/// Sizes computed from the parameters: limbs × N × 8 bytes, seeded `a` halves as a 32-byte seed.
+struct Computed {
+    secret_key: usize,
+    public_key: usize,
+    switching_key: usize,
+    ciphertext: usize,
+    ciphertext_seeded: usize,
+}
+
+fn computed_sizes(params: &Parameters) -> Computed {
+    let limb = params.n() * 8;
     let q = params.moduli_q().len();
-    let p = params.moduli_p().len();
-    let dnum = params.dnum();
-    let limb = n * 8;
-    let sizes = [
-        ("secret_key", SEED_BYTES, "the 32-byte seed".to_string()),
-        (
-            "public_key",
-            q * limb + SEED_BYTES,
-            format!("b over Q ({q} limbs) + seed of a"),
-        ),
-        (
-            "relin_key",
-            dnum * (q + p) * limb + SEED_BYTES,
-            format!(
-                "dnum {dnum} x b_j over QP ({} limbs) + seed of the a_j",
-                q + p
-            ),
-        ),
-        (
-            "galois_key",
-            dnum * (q + p) * limb + SEED_BYTES,
-            format!(
-                "dnum {dnum} x b_j over QP ({} limbs) + seed of the a_j",
-                q + p
-            ),
-        ),
-        (
-            "ciphertext",
-            2 * q * limb,
-            format!("2 components over Q ({q} limbs)"),
-        ),
-        (
-            "ciphertext_sk_seeded",
-            q * limb + SEED_BYTES,
-            "fresh secret-key ciphertext: c0 + seed of c1".to_string(),
-        ),
-        (
-            "ciphertext_level0",
-            2 * limb,
-            "2 components at level 0".to_string(),
-        ),
-    ];
-    for (what, bytes, how) in sizes {
-        println!("SIZE|ckks/{name}|{what}|{bytes}|computed: {how}, N = {n}, 8 bytes per word");
+    let qp = q + params.moduli_p().len();
+    Computed {
+        secret_key: SEED_BYTES,
+        public_key: q * limb + SEED_BYTES,
+        switching_key: params.dnum() * qp * limb + SEED_BYTES,
+        ciphertext: 2 * q * limb,
+        ciphertext_seeded: q * limb + SEED_BYTES,
     }
 }
 
@@ -91,7 +62,6 @@ struct Timing {
 
 fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, t: &Timing) {
     let params = Parameters::new(lit).expect("parameters");
-    print_sizes(name, &params);
     let ctx = Context::cpu(params.clone()).expect("context");
     let enc = Encoder::new(&ctx).expect("encoder");
     let eval = Evaluator::new(&ctx).expect("evaluator");
@@ -125,6 +95,63 @@ fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, t: &Timing)
     let c3 = eval.mul(&cx, &cy).expect("multiply");
     let m2 = eval.mul_relin(&cx, &cy, &rlk).expect("multiply");
     let dup = |ct: &Ciphertext<CpuBackend>| ct.duplicate(be).expect("duplicate");
+
+    // Sizes: real serialized blob lengths (ctx.*_to_bytes) beside the computed estimate.
+    let est = computed_sizes(&params);
+    let one_galois = kg
+        .galois_keys(&sk, &[eval.rotation_element(1)])
+        .expect("galois key");
+    let seeded = encrypt::encrypt_sk(be, &sk, &px).expect("encrypt");
+    let q_limbs = params.moduli_q().len();
+    let qp_limbs = q_limbs + params.moduli_p().len();
+    let dnum = params.dnum();
+    let sizes = [
+        (
+            "secret_key",
+            ctx.secret_key_to_bytes(&sk).expect("serialize").len(),
+            est.secret_key,
+            "fingerprint + seed".to_string(),
+        ),
+        (
+            "public_key",
+            ctx.public_key_to_bytes(&pk).expect("serialize").len(),
+            est.public_key,
+            format!("b over Q ({q_limbs} limbs) + seed of a"),
+        ),
+        (
+            "relin_key",
+            ctx.relin_key_to_bytes(&rlk).expect("serialize").len(),
+            est.switching_key,
+            format!("dnum {dnum} x b_j over QP ({qp_limbs} limbs) + seed of the a_j"),
+        ),
+        (
+            "galois_key",
+            ctx.galois_keys_to_bytes(&one_galois)
+                .expect("serialize")
+                .len(),
+            est.switching_key,
+            format!("one key: dnum {dnum} x b_j over QP ({qp_limbs} limbs) + seed"),
+        ),
+        (
+            "ciphertext",
+            ctx.ciphertext_to_bytes(&cx).expect("serialize").len(),
+            est.ciphertext,
+            format!("fresh public-key ciphertext: 2 components over Q ({q_limbs} limbs)"),
+        ),
+        (
+            "ciphertext_sk_seeded",
+            ctx.ciphertext_to_bytes(&seeded).expect("serialize").len(),
+            est.ciphertext_seeded,
+            "fresh secret-key ciphertext: c0 + seed of c1".to_string(),
+        ),
+    ];
+    for (what, blob, computed, how) in sizes {
+        println!(
+            "SIZE|ckks/{name}|{what}|{blob}|serialized blob length (ctx.*_to_bytes); computed {computed} = {how}, N = {}, 8 bytes per word",
+            params.n()
+        );
+    }
+    drop(one_galois);
 
     let mut g = c.benchmark_group(format!("ckks/{name}"));
     g.sample_size(t.samples)

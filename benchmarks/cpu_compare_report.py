@@ -206,10 +206,11 @@ def main():
             peer_sz = psz[0] if psz else {}
             pairs = [("secret_key", "secret_key"), ("public_key", "public_key"), ("relin_key", "relin_key"),
                      ("galois_key", "one_rotation_key"), ("ciphertext", "fresh_ciphertext"),
-                     ("ciphertext_sk_seeded", None), ("ciphertext_level0", None)]
-            md += ["Sizes in bytes. Ours are **computed** (limbs × N × 8, seeded `a` as a 32-byte seed), "
-                   "not serialized blob lengths; OpenFHE's are serialized BINARY lengths (full `a`).", "",
-                   "| object | ours (computed) | OpenFHE (serialized) | how ours is counted |",
+                     ("ciphertext_sk_seeded", None)]
+            md += ["Sizes in bytes: ours are serialized blob lengths (`Context::*_to_bytes`, bincode, seeded "
+                   "`a`), with the size computed from the parameters in the last column; OpenFHE's are "
+                   "serialized BINARY lengths (full `a`).", "",
+                   "| object | ours (serialized) | OpenFHE (serialized) | ours: computed estimate |",
                    "| --- | ---: | ---: | --- |"]
             for ours_k, peer_k in pairs:
                 if ours_k in osz:
