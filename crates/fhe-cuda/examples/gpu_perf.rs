@@ -25,8 +25,12 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
     be.synchronize().unwrap();
     let mut v = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
-        let a = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
-        let b = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+        let a = ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .unwrap();
+        let b = ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .unwrap();
         a.record(s).unwrap();
         f();
         b.record(s).unwrap();
@@ -104,10 +108,14 @@ fn main() {
     let rot = time(&be, "rotate_hoisted (1 key)", || {
         drop(be.rotate_hoisted(&a, &[(5, &gkey)]).unwrap())
     });
-    let keys: Vec<(u64, &fhe_cuda::DevicePoly)> =
-        (1..=8).map(|i| (5u64.pow(i) % (2 * ring.n() as u64), &gkey)).collect();
+    let keys: Vec<(u64, &fhe_cuda::DevicePoly)> = (1..=8)
+        .map(|i| (5u64.pow(i) % (2 * ring.n() as u64), &gkey))
+        .collect();
     time(&be, "rotate_hoisted (8 keys)", || {
         drop(be.rotate_hoisted(&a, &keys).unwrap())
     });
-    println!("SUMMARY {} mul_relin_rescale {mrr:.1} us rotate {rot:.1} us", dev.name());
+    println!(
+        "SUMMARY {} mul_relin_rescale {mrr:.1} us rotate {rot:.1} us",
+        dev.name()
+    );
 }

@@ -53,14 +53,12 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
 // that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
 // shared memory C * 2^S words. Grid: x over groups of C sub-problems of a limb, y over limbs.
-__device__ __forceinline__ void ntt_pass(const LimbSet& ls, const u64* slots, const u64* tw,
-                                         const u64* tws, const u64* consts, u32 logn, u32 S,
-                                         u32 L, u32 logC, bool inverse, bool last) {
+__device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u64* slots,
+                                         const u64* tw, const u64* tws, const u64* consts,
+                                         u32 logn, u32 S, u32 L, u32 logC, bool inverse,
+                                         bool last) {
     extern __shared__ u64 sh[];
-    const u32 idx = blockIdx.y;
     const u32 n = 1u << logn;
-    const u32 s = limbset_slot(ls, idx);
-    u64* a = limbset_ptr(ls, idx);
     const u64 q = slots[s * SLOT_STRIDE];
     const u64 two_q = 2 * q;
     const u64* w_tab = tw + (u64)s * n;
@@ -85,7 +83,7 @@ __device__ __forceinline__ void ntt_pass(const LimbSet& ls, const u64* slots, co
         return ((p >> L) << (S + L)) | (mid << L) | (p & lmask);
     };
 
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = a[global(e)];
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[global(e)];
     __syncthreads();
 
     const u32 rounds4 = S / 2;
@@ -194,17 +192,31 @@ __device__ __forceinline__ void ntt_pass(const LimbSet& ls, const u64* slots, co
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) a[global(e)] = sh[e];
 }
 
-// Forward pass: stages on bits [L, L+S) from the highest; `last` != 0 on the pass with bit 0.
-extern "C" __global__ void ntt_forward_pass(LimbSet ls, const u64* slots, const u64* tw,
+// Up to MAX_LIST limbs, each read from src[i] and written to dst[i] (equal for in place), with
+// the modulus of slot[i]. Mirrors `LimbList` in Rust.
+#define MAX_LIST 128
+struct LimbList {
+    u64 src[MAX_LIST];
+    u64 dst[MAX_LIST];
+    u32 slot[MAX_LIST];
+};
+
+// Forward pass over limb blockIdx.y of the list: stages on bits [L, L+S) from the highest;
+// `last` != 0 on the pass with bit 0.
+extern "C" __global__ void ntt_forward_pass(LimbList ll, const u64* slots, const u64* tw,
                                             const u64* tw_shoup, u32 logn, u32 S, u32 L,
                                             u32 logC, u32 last) {
-    ntt_pass(ls, slots, tw, tw_shoup, nullptr, logn, S, L, logC, false, last != 0);
+    u32 i = blockIdx.y;
+    ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, tw, tw_shoup, nullptr,
+             logn, S, L, logC, false, last != 0);
 }
 
 // Inverse pass: stages on bits [L, L+S) from the lowest; the pass with bit logn-1 applies the
 // n^-1 scaling and ends canonical.
-extern "C" __global__ void ntt_inverse_pass(LimbSet ls, const u64* slots, const u64* itw,
+extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const u64* itw,
                                             const u64* itw_shoup, const u64* consts, u32 logn,
                                             u32 S, u32 L, u32 logC) {
-    ntt_pass(ls, slots, itw, itw_shoup, consts, logn, S, L, logC, true, false);
+    u32 i = blockIdx.y;
+    ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
+             logn, S, L, logC, true, false);
 }

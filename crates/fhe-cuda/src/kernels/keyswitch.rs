@@ -79,7 +79,9 @@ pub(crate) fn key_product(
     key_spc: u32,
     digits: u32,
     map: u64,
+    assign: bool,
 ) -> Result<()> {
+    let assign = assign as u32;
     let f = cx.dev.function("keyswitch", "keyswitch_key_product")?;
     let slots = cx.slots();
     launch!(
@@ -93,6 +95,7 @@ pub(crate) fn key_product(
         &key_spc,
         &digits,
         &map,
+        &assign,
         &slots
     )
 }
@@ -116,6 +119,85 @@ pub(crate) fn mod_down_finish(
         &acc,
         &conv,
         &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_top(LimbSet top, LimbSet out, LimbSet acc, pinv, slots)`.
+pub(crate) fn mod_down_top(
+    cx: &Ctx,
+    top: LimbSet,
+    out: LimbSet,
+    acc: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx.dev.function("keyswitch", "keyswitch_mod_down_top")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, top.count()),
+        &top,
+        &out,
+        &acc,
+        &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_rescale_prepare(conv, cspc, LimbSet top, level, pinv, slots)`.
+pub(crate) fn mod_down_rescale_prepare(
+    cx: &Ctx,
+    conv: u64,
+    cspc: u32,
+    top: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_rescale_prepare")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    let l = level as u32;
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, 2),
+        &conv,
+        &cspc,
+        &top,
+        &l,
+        &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_rescale_finish(LimbSet out, LimbSet acc, LimbSet z, pinv, rs, slots)`.
+pub(crate) fn mod_down_rescale_finish(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    z: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_rescale_finish")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    let rs = cx.t(cx.layout.rescale[level]);
+    let l = level as u32;
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &z,
+        &pinv,
+        &rs,
+        &l,
         &slots
     )
 }
