@@ -17,6 +17,12 @@ const RUNS: usize = 50;
 const WARM: usize = 5;
 
 fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
+    // GPU_PERF_ONLY=prefix times only the matching operations (for profiler runs).
+    if let Ok(only) = std::env::var("GPU_PERF_ONLY") {
+        if !name.starts_with(&only) {
+            return 0.0;
+        }
+    }
     let s = be.stream();
     let ctx = be.device().context();
     for _ in 0..WARM {
@@ -99,6 +105,17 @@ fn main() {
         be.rescale(&mut o).unwrap();
     });
     time(&be, "duplicate (2x25)", || drop(be.duplicate(&a).unwrap()));
+    let bw = time(&be, "duplicate (key, 192 limbs)", || {
+        drop(be.duplicate(&key).unwrap())
+    });
+    let bytes = 2.0 * (2 * dnum * (ring.q_count() + ring.p_count()) * ring.n() * 8) as f64;
+    if bw > 0.0 {
+        println!(
+            "copy bandwidth {:.2} TB/s -> mul_relin_rescale floor {:.1} us (340 limbs of 0.5 MiB)",
+            bytes / bw / 1e6,
+            340.0 * (ring.n() * 8) as f64 / (bytes / bw)
+        );
+    }
     let mrr = time(&be, "mul_relin_rescale", || {
         drop(be.mul_relin(&a, &b, &key, true).unwrap())
     });

@@ -4,6 +4,7 @@
 
 #define MAX_FROM 64
 #define TARGETS_PER_BLOCK 8
+#define PREPARE_CHUNK 4
 
 // Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
 //   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
@@ -116,7 +117,10 @@ extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, Limb
 extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 cspc, LimbSet top,
                                                               u32 level, const u64* pinv,
                                                               const u64* slots) {
-    u32 c = blockIdx.y;
+    // Grid y: component (low bit) and chunk of PREPARE_CHUNK target limbs.
+    u32 c = blockIdx.y & 1;
+    u32 i0 = (blockIdx.y >> 1) * PREPARE_CHUNK;
+    u32 i1 = min(i0 + PREPARE_CHUNK, level);
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     u32 n = top.n;
     if (k >= n) return;
@@ -126,7 +130,7 @@ extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 csp
     u64 y = mod_sub(w, mul_shoup(z[(u64)level * n + k], pinv[2 * level], pinv[2 * level + 1], ql.q), ql.q);
     u64 half = ql.q >> 1;
     u64 v = mod_add(y, half, ql.q);
-    for (u32 i = 0; i < level; i++) {
+    for (u32 i = i0; i < i1; i++) {
         Mod qi = load_mod(slots, i);
         u64 t = mod_sub(mod_reduce(v, qi), mod_reduce(half, qi), qi.q);
         u64 x = mul_shoup(z[(u64)i * n + k], pinv[2 * i], pinv[2 * i + 1], qi.q);
@@ -155,4 +159,21 @@ extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSe
     u64 a = mul_shoup(x, pinv[2 * s], pinv[2 * s + 1], q);
     u64 d = mod_sub(mod_add(o[k], a, q), zz, q);
     o[k] = mul_shoup(d, rs[2 * s], rs[2 * s + 1], q);
+}
+
+// mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + (acc[0][s] - conv[0][s])
+// * P^-1, out[1][s] = (acc[1][s] - conv[1][s]) * P^-1 (the automorphism of c_0 and the zero
+// initialisation of the output folded in). `src` is the one-component set of c_0 at out's slots.
+extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv,
+                                                         LimbSet src, const u32* map,
+                                                         const u64* pinv, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 s = limbset_slot(out, idx);
+    Mod m = load_mod(slots, s);
+    u32 per = out.q_cnt + out.p_cnt;
+    u64 base = idx < per ? limbset_ptr(src, idx)[map[k]] : 0;
+    u64 d = mod_sub(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], m.q);
+    limbset_ptr(out, idx)[k] = mod_add(base, mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
 }

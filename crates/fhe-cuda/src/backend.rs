@@ -640,13 +640,16 @@ impl Backend for CudaBackend {
         keys.iter()
             .map(|&(g, key)| {
                 let acc = self.key_acc(&ext, key, Some(g))?;
-                let mut out = self.zeros(Shape {
+                // (σ_g(c_0), 0) + mod_down(acc), the automorphism folded into the last step.
+                let mut out = self.alloc_zero_inactive(Shape {
                     components: 2,
                     level,
                     extended: false,
                 })?;
-                self.automorphism_into(c, g, &mut out, 1)?;
-                self.mod_down_impl(&acc, &mut out, false)?;
+                if g.is_multiple_of(2) {
+                    return Err(shape_err(format!("rotate: bad Galois element {g}")));
+                }
+                self.mod_down_rot(&acc, &mut out, Some((c, g)))?;
                 Ok(out)
             })
             .collect()
@@ -758,6 +761,26 @@ impl CudaBackend {
 
     /// `mod_down_into` (shapes checked here).
     fn mod_down_impl(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
+        self.mod_down_any(acc, out, rescale, None)
+    }
+
+    /// `out = (σ_g(c_0), 0) + ⌊acc / P⌉` (the contents of `out` are not read).
+    fn mod_down_rot(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rot: Option<(&DevicePoly, u64)>,
+    ) -> Result<()> {
+        self.mod_down_any(acc, out, false, rot)
+    }
+
+    fn mod_down_any(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rescale: bool,
+        rot: Option<(&DevicePoly, u64)>,
+    ) -> Result<()> {
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
@@ -852,6 +875,15 @@ impl CudaBackend {
                 level,
             )?;
             out.shape.level = level - 1;
+        } else if let Some((c, g)) = rot {
+            self.check(c)?;
+            check_covers(out, c, "rotate")?;
+            kernels::ntt::forward(&cx, lc)?;
+            let la = acc.like(self.s(), &lo);
+            let map = self.galois_map(g)?;
+            let (mp, _g) = map.device_ptr(self.s());
+            let src = c.like(self.s(), &lo).components(0, 1);
+            kernels::keyswitch::mod_down_finish_rot(&cx, lo, la, lc, src, mp, level)?;
         } else {
             kernels::ntt::forward(&cx, lc)?;
             let la = acc.like(self.s(), &lo);

@@ -7,6 +7,8 @@ use cudarc::driver::LaunchConfig;
 
 /// `TARGETS_PER_BLOCK` of keyswitch.cu.
 const TARGETS_PER_BLOCK: u32 = 8;
+/// `PREPARE_CHUNK` of keyswitch.cu.
+const PREPARE_CHUNK: u32 = 4;
 /// `MAX_FROM` of keyswitch.cu.
 const MAX_FROM: usize = 64;
 
@@ -163,7 +165,7 @@ pub(crate) fn mod_down_rescale_prepare(
     launch!(
         cx.stream,
         f,
-        grid(cx.n, 2),
+        grid(cx.n, 2 * l.div_ceil(PREPARE_CHUNK)),
         &conv,
         &cspc,
         &top,
@@ -198,6 +200,36 @@ pub(crate) fn mod_down_rescale_finish(
         &pinv,
         &rs,
         &l,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv, LimbSet src, map,
+/// pinv, slots)`.
+pub(crate) fn mod_down_finish_rot(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    conv: LimbSet,
+    src: LimbSet,
+    map: u64,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_finish_rot")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &conv,
+        &src,
+        &map,
+        &pinv,
         &slots
     )
 }

@@ -71,9 +71,9 @@ fn chunks(limbs: &[Limb]) -> impl Iterator<Item = (LimbList, u32)> + '_ {
 /// Largest log n done in one pass.
 const ONE_PASS_MAX: u32 = 11;
 /// Elements per block (shared memory: 8 bytes each), as a power of two.
-const LOG_ELEMS: u32 = 11;
+const LOG_ELEMS: u32 = 10;
 /// Threads per block, at most.
-const MAX_THREADS: u32 = 256;
+const MAX_THREADS: u32 = 128;
 
 /// `(log elements, max threads)` per block; `FHE_NTT_LOG_ELEMS` / `FHE_NTT_THREADS` override the
 /// defaults (for tuning runs).
