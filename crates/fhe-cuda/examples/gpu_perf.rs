@@ -13,24 +13,32 @@ use fhe_math::backend::Backend;
 use fhe_math::poly::Shape;
 use fhe_math::sampler::{Domain, Seed};
 
-const RUNS: usize = 50;
-const WARM: usize = 5;
+fn env_or(k: &str, d: usize) -> usize {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
 
 fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
     // GPU_PERF_ONLY=prefix times only the matching operations (for profiler runs).
-    if let Ok(only) = std::env::var("GPU_PERF_ONLY") {
-        if !name.starts_with(&only) {
-            return 0.0;
-        }
+    if let Ok(only) = std::env::var("GPU_PERF_ONLY")
+        && !name.starts_with(&only)
+    {
+        return 0.0;
     }
+    let (runs, warm) = (
+        env_or("GPU_PERF_RUNS", 50).max(1),
+        env_or("GPU_PERF_WARM", 5),
+    );
     let s = be.stream();
     let ctx = be.device().context();
-    for _ in 0..WARM {
+    for _ in 0..warm {
         f();
     }
     be.synchronize().unwrap();
-    let mut v = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
+    let mut v = Vec::with_capacity(runs);
+    for _ in 0..runs {
         let a = ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .unwrap();
@@ -44,11 +52,11 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
     }
     be.synchronize().unwrap();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let med = v[RUNS / 2];
+    let med = v[runs / 2];
     println!(
         "{name:<28} median {med:>9.1} us   min {:>9.1}   max {:>9.1}",
         v[0],
-        v[RUNS - 1]
+        v[runs - 1]
     );
     med
 }

@@ -20,9 +20,14 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* qhatinv, const u64* qhatinv_shoup,
                                              const u64* h, const u64* to_slots, u32 to_cnt,
                                              const u64* h_in, const u64* h_out,
-                                             const u64* qmodp, u64* out, const u64* slots) {
+                                             const u64* qmodp, u64* out, const u64* slots,
+                                             const u64* cp_src, u64* cp_dst, u32 cp_cnt) {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
+    // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's
+    // own NTT-form limbs into the raised buffer).
+    if (blockIdx.y == 0)
+        for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
     const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
     const u32 tc = min((u32)TARGETS_PER_BLOCK, to_cnt - t0);
     // One pass over the sources; the sums of this block's targets stay in registers (the
@@ -40,14 +45,21 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
         for (u32 t = 0; t < TARGETS_PER_BLOCK; t++)
             if (t < tc) acc[t] += (u128)v * col[(u64)t * from_cnt];
     }
+    // alpha < from_cnt <= MAX_FROM is below every modulus. With at most 32 sources the sums stay
+    // below 2^127, so the correction alpha·(p - Q mod p) joins the sum before the one reduction.
     u64 alpha = (u64)(f >> 64);
 #pragma unroll
     for (u32 t = 0; t < TARGETS_PER_BLOCK; t++) {
         if (t >= tc) break;
         u32 s = (u32)to_slots[t0 + t];
         Mod m = load_mod(slots, s);
-        u64 y = reduce_u128(acc[t], m);
-        if (qmodp) y = mod_sub(y, reduce_u128((u128)mod_reduce(alpha, m) * qmodp[t0 + t], m), m.q);
+        u64 y;
+        if (qmodp && from_cnt <= 32) {
+            y = reduce_u128(acc[t] + (u128)alpha * (m.q - qmodp[t0 + t]), m);
+        } else {
+            y = reduce_u128(acc[t], m);
+            if (qmodp) y = mod_sub(y, reduce_u128((u128)alpha * qmodp[t0 + t], m), m.q);
+        }
         out[(u64)s * n + k] = mod_sub(y, h_out[t0 + t], m.q);
     }
 }
@@ -132,7 +144,7 @@ extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 csp
     u64 v = mod_add(y, half, ql.q);
     for (u32 i = i0; i < i1; i++) {
         Mod qi = load_mod(slots, i);
-        u64 t = mod_sub(mod_reduce(v, qi), mod_reduce(half, qi), qi.q);
+        u64 t = mod_sub(reduce_u64(v, qi), reduce_u64(half, qi), qi.q);
         u64 x = mul_shoup(z[(u64)i * n + k], pinv[2 * i], pinv[2 * i + 1], qi.q);
         z[(u64)i * n + k] = mod_add(x, t, qi.q);
     }

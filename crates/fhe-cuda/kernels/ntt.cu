@@ -54,15 +54,16 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
 // shared memory C * 2^S words. Grid: x over groups of C sub-problems of a limb, y over limbs.
 __device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u64* slots,
-                                         const u64* tw, const u64* tws, const u64* consts,
+                                         const u64* __restrict__ tw,
+                                         const u64* __restrict__ tws, const u64* consts,
                                          u32 logn, u32 S, u32 L, u32 logC, bool inverse,
                                          bool last) {
     extern __shared__ u64 sh[];
     const u32 n = 1u << logn;
     const u64 q = slots[s * SLOT_STRIDE];
     const u64 two_q = 2 * q;
-    const u64* w_tab = tw + (u64)s * n;
-    const u64* ws_tab = tws + (u64)s * n;
+    const u64* __restrict__ w_tab = tw + (u64)s * n;
+    const u64* __restrict__ ws_tab = tws + (u64)s * n;
     const u32 C = 1u << logC;
     const u32 E = C << S;
     const bool strided = L > 0;
@@ -83,6 +84,7 @@ __device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u6
         return ((p >> L) << (S + L)) | (mid << L) | (p & lmask);
     };
 
+#pragma unroll 4
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[global(e)];
     __syncthreads();
 
@@ -94,6 +96,7 @@ __device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u6
         u32 rb = inverse ? 2 * r : S - 2 - 2 * r;
         u32 d = strided ? (C << rb) : (1u << rb);
         u32 su = S - 2;
+#pragma unroll 2
         for (u32 qd = threadIdx.x; qd < (E >> 2); qd += blockDim.x) {
             u32 c, uu;
             if (strided) {
@@ -156,6 +159,7 @@ __device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u6
         u32 rb = inverse ? S - 1 : 0;
         u32 d = strided ? (C << rb) : (1u << rb);
         u32 su = S - 1;
+#pragma unroll 2
         for (u32 pr = threadIdx.x; pr < (E >> 1); pr += blockDim.x) {
             u32 c, uu;
             if (strided) {
@@ -189,6 +193,7 @@ __device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u6
         __syncthreads();
     }
 
+#pragma unroll 4
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) a[global(e)] = sh[e];
 }
 

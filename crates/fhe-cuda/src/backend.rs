@@ -554,7 +554,7 @@ impl Backend for CudaBackend {
             x.dst = y.dst;
         }
         kernels::ntt::inverse_list(&cx, &inv)?;
-        let (tp, ep) = (tmp.ptr(self.s()), ext.ptr(self.s()));
+        let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
         let n = self.inner.ring.n() as u64;
         let spc = ext.slots_per_component() as u64;
         let le = ext.limbs(self.s());
@@ -562,14 +562,19 @@ impl Backend for CudaBackend {
         for (j, up) in ups.iter().enumerate() {
             let d = &up.digit;
             let (lo, cnt) = (d.start as u32, d.len() as u32);
-            // Digit limbs: the input's NTT-form limbs themselves.
-            let dst = Self::q_only(le, lo, cnt).components(j as u32, 1);
-            ew::binary(&cx, dst, Self::q_only(lc, lo, cnt), ew::OP_COPY)?;
+            // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
+            let cspc = c.slots_per_component() as u64;
+            let copy = (
+                cptr + 8 * (component as u64 * cspc + lo as u64) * n,
+                ep + 8 * (j as u64 * spc + lo as u64) * n,
+                cnt,
+            );
             kernels::keyswitch::convert(
                 &cx,
                 &up.conv,
                 tp + 8 * d.start as u64 * n,
                 ep + 8 * j as u64 * spc * n,
+                copy,
             )?;
             // The converted limbs go back to NTT form.
             let comp = le.components(j as u32, 1);
@@ -858,6 +863,7 @@ impl CudaBackend {
                 conv_layout,
                 tp + 8 * (c * tspc + q_cap as u64) * n,
                 cp + 8 * c * q_cap as u64 * n,
+                (0, 0, 0),
             )?;
         }
         let lc = conv.limbs(self.s());

@@ -15,7 +15,15 @@ const MAX_FROM: usize = 64;
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
-pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Result<()> {
+/// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none).
+pub(crate) fn convert(
+    cx: &Ctx,
+    conv: &ConvLayout,
+    input: u64,
+    out: u64,
+    copy: (u64, u64, u32),
+) -> Result<()> {
+    let (cp_src, cp_dst, cp_cnt) = copy;
     if conv.from_cnt > MAX_FROM {
         return Err(Error::Unsupported {
             what: format!(
@@ -66,7 +74,10 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         &h_out,
         &qmodp,
         &out,
-        &slots
+        &slots,
+        &cp_src,
+        &cp_dst,
+        &cp_cnt
     )
 }
 
