@@ -60,6 +60,14 @@ __device__ __forceinline__ u64 mod_reduce(u64 x, const Mod& m) {
     return reduce_u128((u128)x, m);
 }
 
+// x mod q for a 64-bit x, with the high word of the Barrett constant only: the quotient
+// estimate floor(x·bhi / 2^64) is at most 2 below floor(x / q), so r < 3q < 2^63.
+__device__ __forceinline__ u64 reduce_u64(u64 x, const Mod& m) {
+    u64 r = x - __umul64hi(x, m.bhi) * m.q;
+    r = r >= m.q ? r - m.q : r;
+    return r >= m.q ? r - m.q : r;
+}
+
 __device__ __forceinline__ u64 mod_mul(u64 a, u64 b, const Mod& m) {
     return reduce_u128((u128)a * b, m);
 }

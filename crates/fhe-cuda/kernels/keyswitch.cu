@@ -4,6 +4,7 @@
 
 #define MAX_FROM 64
 #define TARGETS_PER_BLOCK 8
+#define PREPARE_CHUNK 4
 
 // Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
 //   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
@@ -19,34 +20,47 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* qhatinv, const u64* qhatinv_shoup,
                                              const u64* h, const u64* to_slots, u32 to_cnt,
                                              const u64* h_in, const u64* h_out,
-                                             const u64* qmodp, u64* out, const u64* slots) {
+                                             const u64* qmodp, u64* out, const u64* slots,
+                                             const u64* cp_src, u64* cp_dst, u32 cp_cnt) {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    u64 v[MAX_FROM];
+    // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's
+    // own NTT-form limbs into the raised buffer).
+    if (blockIdx.y == 0)
+        for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
+    const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
+    const u32 tc = min((u32)TARGETS_PER_BLOCK, to_cnt - t0);
+    // One pass over the sources; the sums of this block's targets stay in registers (the
+    // unrolled loops index `acc` with constants only). Rows past the last target are not read.
+    u128 acc[TARGETS_PER_BLOCK];
+#pragma unroll
+    for (u32 t = 0; t < TARGETS_PER_BLOCK; t++) acc[t] = 0;
+    u128 f = 0;
     for (u32 i = 0; i < from_cnt; i++) {
-        u64 q = slots[(from_slot0 + i) * SLOT_STRIDE];
-        v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], q), qhatinv[i], qhatinv_shoup[i], q);
+        Mod mi = load_mod(slots, from_slot0 + i);
+        u64 v = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], mi.q), qhatinv[i], qhatinv_shoup[i], mi.q);
+        if (qmodp) f += (u128)v * mi.bhi + (u128)__umul64hi(v, mi.blo);
+        const u64* col = h + (u64)t0 * from_cnt + i;
+#pragma unroll
+        for (u32 t = 0; t < TARGETS_PER_BLOCK; t++)
+            if (t < tc) acc[t] += (u128)v * col[(u64)t * from_cnt];
     }
-    u64 alpha = 0;
-    if (qmodp) {
-        u128 f = 0;
-        for (u32 i = 0; i < from_cnt; i++) {
-            Mod mi = load_mod(slots, from_slot0 + i);
-            f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
-        }
-        alpha = (u64)(f >> 64);
-    }
-    u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
-    u32 t1 = min(t0 + TARGETS_PER_BLOCK, to_cnt);
-    for (u32 t = t0; t < t1; t++) {
-        const u64* row = h + (u64)t * from_cnt;
-        u128 acc = 0;
-        for (u32 i = 0; i < from_cnt; i++) acc += (u128)v[i] * row[i];
-        u32 s = (u32)to_slots[t];
+    // alpha < from_cnt <= MAX_FROM is below every modulus. With at most 32 sources the sums stay
+    // below 2^127, so the correction alpha·(p - Q mod p) joins the sum before the one reduction.
+    u64 alpha = (u64)(f >> 64);
+#pragma unroll
+    for (u32 t = 0; t < TARGETS_PER_BLOCK; t++) {
+        if (t >= tc) break;
+        u32 s = (u32)to_slots[t0 + t];
         Mod m = load_mod(slots, s);
-        u64 y = reduce_u128(acc, m);
-        if (qmodp) y = mod_sub(y, reduce_u128((u128)mod_reduce(alpha, m) * qmodp[t], m), m.q);
-        out[(u64)s * n + k] = mod_sub(y, h_out[t], m.q);
+        u64 y;
+        if (qmodp && from_cnt <= 32) {
+            y = reduce_u128(acc[t] + (u128)alpha * (m.q - qmodp[t0 + t]), m);
+        } else {
+            y = reduce_u128(acc[t], m);
+            if (qmodp) y = mod_sub(y, reduce_u128((u128)alpha * qmodp[t0 + t], m), m.q);
+        }
+        out[(u64)s * n + k] = mod_sub(y, h_out[t0 + t], m.q);
     }
 }
 
@@ -54,9 +68,10 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
 // Barrett reduction; src(k) = map[k] when map is non-null (hoisted rotation), else k.
 // `acc` is the one-component set of component 0 (component 1 at +spc*n); ext and key are
 // addressed with the same slots and their own slots-per-component.
+// With `assign` != 0 the sums start from zero instead of acc (acc is only written).
 extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u32 ext_spc,
                                                  const u64* key, u32 key_spc, u32 digits,
-                                                 const u32* map, const u64* slots) {
+                                                 const u32* map, u32 assign, const u64* slots) {
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     u32 n = acc.n;
@@ -65,7 +80,11 @@ extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u3
     u64* a0 = limbset_ptr(acc, idx);
     u64* a1 = a0 + (u64)acc.spc * n;
     u32 src = map ? map[k] : k;
-    u128 sum0 = a0[k], sum1 = a1[k];
+    u128 sum0 = 0, sum1 = 0;
+    if (!assign) {
+        sum0 = a0[k];
+        sum1 = a1[k];
+    }
     for (u32 j = 0; j < digits; j++) {
         u64 e = ext[((u64)j * ext_spc + s) * n + src];
         sum0 += (u128)e * key[((u64)(2 * j) * key_spc + s) * n + k];
@@ -88,4 +107,85 @@ extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, L
     u64* o = limbset_ptr(out, idx);
     u64 d = mod_sub(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], m.q);
     o[k] = mod_add(o[k], mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
+}
+
+// mod_down fused with the rescale, step 1 (top limb, NTT form): w_c = out[c][l] + acc[c][l] * P^-1
+// mod q_l, written to `top` (the one-slot set of slot l, 2 components).
+extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, LimbSet acc,
+                                                  const u64* pinv, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= top.n) return;
+    u32 s = limbset_slot(top, idx);
+    u64 q = slots[s * SLOT_STRIDE];
+    u64 a = mul_shoup(limbset_ptr(acc, idx)[k], pinv[2 * s], pinv[2 * s + 1], q);
+    limbset_ptr(top, idx)[k] = mod_add(limbset_ptr(out, idx)[k], a, q);
+}
+
+// Step 2 (coefficient form), per coefficient k and component c (grid y): the top limb of the
+// mod_down result y = INTT(w)[k] - conv[c][l][k] * P^-1 mod q_l, then for i < l
+// z[c][i][k] = conv[c][i][k] * P^-1 + ((y + q_l/2) mod q_i) - (q_l/2 mod q_i), in place in conv.
+// `conv` is the 2-component buffer (slots per component `cspc`), `top` as in step 1.
+extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 cspc, LimbSet top,
+                                                              u32 level, const u64* pinv,
+                                                              const u64* slots) {
+    // Grid y: component (low bit) and chunk of PREPARE_CHUNK target limbs.
+    u32 c = blockIdx.y & 1;
+    u32 i0 = (blockIdx.y >> 1) * PREPARE_CHUNK;
+    u32 i1 = min(i0 + PREPARE_CHUNK, level);
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 n = top.n;
+    if (k >= n) return;
+    u64* z = conv + (u64)c * cspc * n;
+    Mod ql = load_mod(slots, level);
+    u64 w = limbset_ptr(top, c)[k];
+    u64 y = mod_sub(w, mul_shoup(z[(u64)level * n + k], pinv[2 * level], pinv[2 * level + 1], ql.q), ql.q);
+    u64 half = ql.q >> 1;
+    u64 v = mod_add(y, half, ql.q);
+    for (u32 i = i0; i < i1; i++) {
+        Mod qi = load_mod(slots, i);
+        u64 t = mod_sub(reduce_u64(v, qi), reduce_u64(half, qi), qi.q);
+        u64 x = mul_shoup(z[(u64)i * n + k], pinv[2 * i], pinv[2 * i + 1], qi.q);
+        z[(u64)i * n + k] = mod_add(x, t, qi.q);
+    }
+}
+
+// Step 3 (NTT form, i < l): out[c][i] <- (out[c][i] + acc[c][i] * P^-1 - z[c][i]) * q_l^-1 mod q_i,
+// `rs` holding the rescale constants (value, shoup) by slot; slot l (now inactive) gets the plain
+// mod_down result out[c][l] + (acc[c][l] - z[c][l]) * P^-1, as on the CPU.
+extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSet acc, LimbSet z,
+                                                             const u64* pinv, const u64* rs,
+                                                             u32 level, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 s = limbset_slot(out, idx);
+    u64 q = slots[s * SLOT_STRIDE];
+    u64* o = limbset_ptr(out, idx);
+    u64 x = limbset_ptr(acc, idx)[k], zz = limbset_ptr(z, idx)[k];
+    if (s == level) {
+        // The dropped top limb keeps the mod_down result (as the CPU leaves it): z is conv here.
+        o[k] = mod_add(o[k], mul_shoup(mod_sub(x, zz, q), pinv[2 * s], pinv[2 * s + 1], q), q);
+        return;
+    }
+    u64 a = mul_shoup(x, pinv[2 * s], pinv[2 * s + 1], q);
+    u64 d = mod_sub(mod_add(o[k], a, q), zz, q);
+    o[k] = mul_shoup(d, rs[2 * s], rs[2 * s + 1], q);
+}
+
+// mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + (acc[0][s] - conv[0][s])
+// * P^-1, out[1][s] = (acc[1][s] - conv[1][s]) * P^-1 (the automorphism of c_0 and the zero
+// initialisation of the output folded in). `src` is the one-component set of c_0 at out's slots.
+extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv,
+                                                         LimbSet src, const u32* map,
+                                                         const u64* pinv, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 s = limbset_slot(out, idx);
+    Mod m = load_mod(slots, s);
+    u32 per = out.q_cnt + out.p_cnt;
+    u64 base = idx < per ? limbset_ptr(src, idx)[map[k]] : 0;
+    u64 d = mod_sub(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], m.q);
+    limbset_ptr(out, idx)[k] = mod_add(base, mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
 }

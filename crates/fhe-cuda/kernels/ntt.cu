@@ -1,122 +1,227 @@
 // Negacyclic NTT over all limbs of a limb set (fhe-math `NttTable` contract: forward takes
 // natural-order coefficients to bit-reversed evaluations, inverse is its exact inverse with
-// the n^-1 scaling). Butterflies keep canonical values, so the output bits are those of the
-// CPU's lazy implementation.
+// the n^-1 scaling). Canonical input and output; the result is unique, so it is bit-identical
+// to the CPU's.
 //
 // Tables (by slot s, n entries each): fwd[s*n + k] = psi^brv(k), with Shoup companions;
 // inv likewise for psi^-1; `consts[4*s..]` = n^-1, its Shoup companion, n^-1 * psi^(-n/2), its
 // Shoup companion.
 //
-// Stages whose butterflies span more than one tile run as one launch each over global memory
-// (ntt_forward_stage / ntt_inverse_stage); the stages inside a tile of `tile` contiguous
-// coefficients run in one launch in shared memory (ntt_forward_tail / ntt_inverse_head), one
-// block per tile and limb, tile/2 threads each.
+// Hierarchical design: a stage acts on one bit b of the coefficient index (pairs j, j | 2^b),
+// twiddle index 2^(logn-1-b) + (j >> (b+1)). A pass runs the S stages of the bits
+// [L, L+S) of the index in shared memory: a sub-problem is the 2^S elements that share the bits
+// outside that range; a block loads C sub-problems (consecutive in the (high, low) bits, so
+// global accesses are coalesced), runs radix-4 rounds (two stages per round, one barrier) and a
+// radix-2 round when S is odd, and writes back. One launch per pass covers every limb.
+// n <= 2^11 runs as one pass; larger n as two (forward: high bits then low bits; inverse: low
+// bits then high bits).
+//
+// Lazy ranges stay inside the NTT: the forward keeps values in [0, 4q) between stages (and
+// between its two passes), the inverse in [0, 2q); both end canonical (q < 2^61).
 #include "common.cuh"
 
-// Forward (Cooley-Tukey) stage m over global memory: groups i < m of span t = n / (2m).
-// Grid: x over the n/2 butterflies, y over limbs.
-extern "C" __global__ void ntt_forward_stage(LimbSet ls, const u64* slots, const u64* tw,
-                                             const u64* tw_shoup, u32 m, u32 t) {
-    u32 idx = blockIdx.y;
-    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 n = ls.n;
-    if (b >= n / 2) return;
-    u32 s = limbset_slot(ls, idx);
-    u64* a = limbset_ptr(ls, idx);
-    u64 q = slots[s * SLOT_STRIDE];
-    u32 i = b / t;
-    u32 j = 2 * i * t + (b % t);
-    u64 w = tw[(u64)s * n + m + i], ws = tw_shoup[(u64)s * n + m + i];
-    u64 u = a[j];
-    u64 v = mul_shoup(a[j + t], w, ws, q);
-    a[j] = mod_add(u, v, q);
-    a[j + t] = mod_sub(u, v, q);
+// a * w mod q in [0, 2q) for any a < 2^64 (Shoup, lazy).
+__device__ __forceinline__ u64 mul_shoup_lazy(u64 a, u64 w, u64 ws, u64 q) {
+    return a * w - __umul64hi(a, ws) * q;
 }
 
-// All forward stages with span t < tile, in shared memory. Block: tile/2 threads, tile words of
-// dynamic shared memory. Grid: x over tiles (n / tile), y over limbs.
-extern "C" __global__ void ntt_forward_tail(LimbSet ls, const u64* slots, const u64* tw,
-                                            const u64* tw_shoup, u32 tile) {
+__device__ __forceinline__ u64 csub(u64 a, u64 b) { return a >= b ? a - b : a; }
+
+// Forward (Cooley-Tukey) butterfly, lazy: x, y in [0, 4q) -> [0, 4q).
+__device__ __forceinline__ void fwd_bf(u64& x, u64& y, u64 w, u64 ws, u64 q, u64 two_q) {
+    u64 u = csub(x, two_q);
+    u64 v = mul_shoup_lazy(y, w, ws, q);
+    x = u + v;
+    y = u + two_q - v;
+}
+
+// Inverse (Gentleman-Sande) butterfly, lazy: x, y in [0, 2q) -> [0, 2q).
+__device__ __forceinline__ void inv_bf(u64& x, u64& y, u64 w, u64 ws, u64 q, u64 two_q) {
+    u64 u = x, v = y;
+    x = csub(u + v, two_q);
+    y = mul_shoup_lazy(u + two_q - v, w, ws, q);
+}
+
+// Last inverse stage with the n^-1 scaling: canonical outputs.
+__device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q, u64 two_q) {
+    u64 u = x, v = y;
+    x = csub(mul_shoup_lazy(u + v, c[0], c[1], q), q);
+    y = csub(mul_shoup_lazy(u + two_q - v, c[2], c[3], q), q);
+}
+
+// One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
+// `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
+// that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
+// shared memory C * 2^S words. Grid: x over groups of C sub-problems of a limb, y over limbs.
+__device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u64* slots,
+                                         const u64* __restrict__ tw,
+                                         const u64* __restrict__ tws, const u64* consts,
+                                         u32 logn, u32 S, u32 L, u32 logC, bool inverse,
+                                         bool last) {
     extern __shared__ u64 sh[];
-    u32 idx = blockIdx.y;
-    u32 n = ls.n;
-    u32 s = limbset_slot(ls, idx);
-    u64* a = limbset_ptr(ls, idx) + (u64)blockIdx.x * tile;
-    u64 q = slots[s * SLOT_STRIDE];
-    const u64* w_tab = tw + (u64)s * n;
-    const u64* ws_tab = tw_shoup + (u64)s * n;
-    for (u32 e = threadIdx.x; e < tile; e += blockDim.x) sh[e] = a[e];
-    __syncthreads();
-    // First stage handled here has span tile/2: m = n / tile groups before this tile's.
-    for (u32 t = tile / 2, m = n / tile; t >= 1; t >>= 1, m <<= 1) {
-        for (u32 b = threadIdx.x; b < tile / 2; b += blockDim.x) {
-            u32 gi = b / t;
-            u32 j = 2 * gi * t + (b % t);
-            u32 group = blockIdx.x * (tile / (2 * t)) + gi;
-            u64 w = w_tab[m + group], ws = ws_tab[m + group];
-            u64 u = sh[j];
-            u64 v = mul_shoup(sh[j + t], w, ws, q);
-            sh[j] = mod_add(u, v, q);
-            sh[j + t] = mod_sub(u, v, q);
+    const u32 n = 1u << logn;
+    const u64 q = slots[s * SLOT_STRIDE];
+    const u64 two_q = 2 * q;
+    const u64* __restrict__ w_tab = tw + (u64)s * n;
+    const u64* __restrict__ ws_tab = tws + (u64)s * n;
+    const u32 C = 1u << logC;
+    const u32 E = C << S;
+    const bool strided = L > 0;
+    const u32 lmask = (1u << L) - 1;
+    const u32 p0 = blockIdx.x * C; // first sub-problem of the block
+
+    // Local index e -> global index.
+    auto global = [&](u32 e) -> u32 {
+        u32 c, mid;
+        if (strided) {
+            mid = e >> logC;
+            c = e & (C - 1);
+        } else {
+            c = e >> S;
+            mid = e & ((1u << S) - 1);
         }
-        __syncthreads();
-    }
-    for (u32 e = threadIdx.x; e < tile; e += blockDim.x) a[e] = sh[e];
-}
+        u32 p = p0 + c;
+        return ((p >> L) << (S + L)) | (mid << L) | (p & lmask);
+    };
 
-// Inverse (Gentleman-Sande) stages with span t < tile, in shared memory (the first stages of the
-// inverse). When tile == n this includes the last stage with the n^-1 scaling.
-extern "C" __global__ void ntt_inverse_head(LimbSet ls, const u64* slots, const u64* itw,
-                                            const u64* itw_shoup, const u64* consts, u32 tile) {
-    extern __shared__ u64 sh[];
-    u32 idx = blockIdx.y;
-    u32 n = ls.n;
-    u32 s = limbset_slot(ls, idx);
-    u64* a = limbset_ptr(ls, idx) + (u64)blockIdx.x * tile;
-    u64 q = slots[s * SLOT_STRIDE];
-    const u64* w_tab = itw + (u64)s * n;
-    const u64* ws_tab = itw_shoup + (u64)s * n;
-    for (u32 e = threadIdx.x; e < tile; e += blockDim.x) sh[e] = a[e];
+#pragma unroll 4
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[global(e)];
     __syncthreads();
-    for (u32 t = 1, h = n / 2; t < tile; t <<= 1, h >>= 1) {
-        bool last = (h == 1);
-        for (u32 b = threadIdx.x; b < tile / 2; b += blockDim.x) {
-            u32 gi = b / t;
-            u32 j = 2 * gi * t + (b % t);
-            u64 u = sh[j], v = sh[j + t];
-            if (last) {
-                sh[j] = mul_shoup(mod_add(u, v, q), consts[4 * s], consts[4 * s + 1], q);
-                sh[j + t] = mul_shoup(mod_sub(u, v, q), consts[4 * s + 2], consts[4 * s + 3], q);
+
+    const u32 rounds4 = S / 2;
+    const bool odd = S & 1;
+    // Quads: (c, u) with u in [0, 2^(S-2)); pairs likewise with u in [0, 2^(S-1)).
+    for (u32 r = 0; r < rounds4; r++) {
+        // Lower bit of the two this round handles (local mid-bit numbering).
+        u32 rb = inverse ? 2 * r : S - 2 - 2 * r;
+        u32 d = strided ? (C << rb) : (1u << rb);
+        u32 su = S - 2;
+#pragma unroll 2
+        for (u32 qd = threadIdx.x; qd < (E >> 2); qd += blockDim.x) {
+            u32 c, uu;
+            if (strided) {
+                uu = qd >> logC;
+                c = qd & (C - 1);
             } else {
-                u32 group = blockIdx.x * (tile / (2 * t)) + gi;
-                sh[j] = mod_add(u, v, q);
-                sh[j + t] = mul_shoup(mod_sub(u, v, q), w_tab[h + group], ws_tab[h + group], q);
+                c = qd >> su;
+                uu = qd & ((1u << su) - 1);
             }
+            u32 mid0 = ((uu >> rb) << (rb + 2)) | (uu & ((1u << rb) - 1));
+            u32 e0 = strided ? (mid0 << logC) + c : (c << S) + mid0;
+            u32 p = p0 + c;
+            u32 hi = p >> L;
+            // Group index of the quad at the higher bit: j >> (L + rb + 2).
+            u32 gq = (hi << (S - rb - 2)) | (mid0 >> (rb + 2));
+            u64 x0 = sh[e0], x1 = sh[e0 + d], x2 = sh[e0 + 2 * d], x3 = sh[e0 + 3 * d];
+            if (!inverse) {
+                // Higher bit first: m = 2^(logn - 1 - (L + rb + 1)).
+                u32 m = 1u << (logn - 2 - L - rb);
+                u32 i1 = m + gq;
+                u64 w = w_tab[i1], ws = ws_tab[i1];
+                fwd_bf(x0, x2, w, ws, q, two_q);
+                fwd_bf(x1, x3, w, ws, q, two_q);
+                u32 i2 = 2 * m + 2 * gq;
+                fwd_bf(x0, x1, w_tab[i2], ws_tab[i2], q, two_q);
+                fwd_bf(x2, x3, w_tab[i2 + 1], ws_tab[i2 + 1], q, two_q);
+                if (last && rb == 0 && !odd) {
+                    x0 = csub(csub(x0, two_q), q);
+                    x1 = csub(csub(x1, two_q), q);
+                    x2 = csub(csub(x2, two_q), q);
+                    x3 = csub(csub(x3, two_q), q);
+                }
+            } else {
+                // Lower bit first: h = 2^(logn - 1 - (L + rb)).
+                u32 h = 1u << (logn - 1 - L - rb);
+                u32 i1 = h + 2 * gq;
+                inv_bf(x0, x1, w_tab[i1], ws_tab[i1], q, two_q);
+                inv_bf(x2, x3, w_tab[i1 + 1], ws_tab[i1 + 1], q, two_q);
+                u32 h2 = h >> 1;
+                if (h2 == 1) {
+                    const u64* cs = consts + 4 * s;
+                    inv_bf_last(x0, x2, cs, q, two_q);
+                    inv_bf_last(x1, x3, cs, q, two_q);
+                } else {
+                    u32 i2 = h2 + gq;
+                    u64 w = w_tab[i2], ws = ws_tab[i2];
+                    inv_bf(x0, x2, w, ws, q, two_q);
+                    inv_bf(x1, x3, w, ws, q, two_q);
+                }
+            }
+            sh[e0] = x0;
+            sh[e0 + d] = x1;
+            sh[e0 + 2 * d] = x2;
+            sh[e0 + 3 * d] = x3;
         }
         __syncthreads();
     }
-    for (u32 e = threadIdx.x; e < tile; e += blockDim.x) a[e] = sh[e];
+    if (odd) {
+        // Forward: the remaining bit is 0; inverse: the remaining bit is S - 1.
+        u32 rb = inverse ? S - 1 : 0;
+        u32 d = strided ? (C << rb) : (1u << rb);
+        u32 su = S - 1;
+#pragma unroll 2
+        for (u32 pr = threadIdx.x; pr < (E >> 1); pr += blockDim.x) {
+            u32 c, uu;
+            if (strided) {
+                uu = pr >> logC;
+                c = pr & (C - 1);
+            } else {
+                c = pr >> su;
+                uu = pr & ((1u << su) - 1);
+            }
+            u32 mid0 = ((uu >> rb) << (rb + 1)) | (uu & ((1u << rb) - 1));
+            u32 e0 = strided ? (mid0 << logC) + c : (c << S) + mid0;
+            u32 p = p0 + c;
+            u32 hi = p >> L;
+            u32 g = (hi << (S - rb - 1)) | (mid0 >> (rb + 1));
+            u32 m = 1u << (logn - 1 - L - rb);
+            u64 x0 = sh[e0], x1 = sh[e0 + d];
+            if (!inverse) {
+                fwd_bf(x0, x1, w_tab[m + g], ws_tab[m + g], q, two_q);
+                if (last) {
+                    x0 = csub(csub(x0, two_q), q);
+                    x1 = csub(csub(x1, two_q), q);
+                }
+            } else if (m == 1) {
+                inv_bf_last(x0, x1, consts + 4 * s, q, two_q);
+            } else {
+                inv_bf(x0, x1, w_tab[m + g], ws_tab[m + g], q, two_q);
+            }
+            sh[e0] = x0;
+            sh[e0 + d] = x1;
+        }
+        __syncthreads();
+    }
+
+#pragma unroll 4
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) a[global(e)] = sh[e];
 }
 
-// Inverse stage h over global memory (span t = n / (2h)); h == 1 is the last stage with the
-// scaling folded in.
-extern "C" __global__ void ntt_inverse_stage(LimbSet ls, const u64* slots, const u64* itw,
-                                             const u64* itw_shoup, const u64* consts, u32 h, u32 t) {
-    u32 idx = blockIdx.y;
-    u32 b = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 n = ls.n;
-    if (b >= n / 2) return;
-    u32 s = limbset_slot(ls, idx);
-    u64* a = limbset_ptr(ls, idx);
-    u64 q = slots[s * SLOT_STRIDE];
-    u32 i = b / t;
-    u32 j = 2 * i * t + (b % t);
-    u64 u = a[j], v = a[j + t];
-    if (h == 1) {
-        a[j] = mul_shoup(mod_add(u, v, q), consts[4 * s], consts[4 * s + 1], q);
-        a[j + t] = mul_shoup(mod_sub(u, v, q), consts[4 * s + 2], consts[4 * s + 3], q);
-    } else {
-        a[j] = mod_add(u, v, q);
-        a[j + t] = mul_shoup(mod_sub(u, v, q), itw[(u64)s * n + h + i], itw_shoup[(u64)s * n + h + i], q);
-    }
+// Up to MAX_LIST limbs, each read from src[i] and written to dst[i] (equal for in place), with
+// the modulus of slot[i]. Mirrors `LimbList` in Rust.
+#define MAX_LIST 128
+struct LimbList {
+    u64 src[MAX_LIST];
+    u64 dst[MAX_LIST];
+    u32 slot[MAX_LIST];
+};
+
+// Forward pass over limb blockIdx.y of the list: stages on bits [L, L+S) from the highest;
+// `last` != 0 on the pass with bit 0.
+extern "C" __global__ void ntt_forward_pass(LimbList ll, const u64* slots, const u64* tw,
+                                            const u64* tw_shoup, u32 logn, u32 S, u32 L,
+                                            u32 logC, u32 last) {
+    u32 i = blockIdx.y;
+    ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, tw, tw_shoup, nullptr,
+             logn, S, L, logC, false, last != 0);
+}
+
+// Inverse pass: stages on bits [L, L+S) from the lowest; the pass with bit logn-1 applies the
+// n^-1 scaling and ends canonical.
+extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const u64* itw,
+                                            const u64* itw_shoup, const u64* consts, u32 logn,
+                                            u32 S, u32 L, u32 logC) {
+    u32 i = blockIdx.y;
+    ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
+             logn, S, L, logC, true, false);
 }

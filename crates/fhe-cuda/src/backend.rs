@@ -164,6 +164,25 @@ impl CudaBackend {
         })
     }
 
+    /// A buffer of `shape` whose inactive `Q` slots are zero (like the CPU's) and whose active
+    /// limbs are unspecified (the caller writes every one of them).
+    fn alloc_zero_inactive(&self, shape: Shape) -> Result<DevicePoly> {
+        let mut p = self.alloc(shape)?;
+        let (n, spc, qc) = (p.n, p.slots_per_component(), p.q_capacity);
+        if shape.level + 1 < qc {
+            for c in 0..shape.components {
+                let lo = (c * spc + shape.level + 1) * n;
+                let hi = (c * spc + qc) * n;
+                let mut v = p.data.slice_mut(lo..hi);
+                self.inner
+                    .stream
+                    .memset_zeros(&mut v)
+                    .map_err(drv("memset"))?;
+            }
+        }
+        Ok(p)
+    }
+
     /// The device index map of `X -> X^g` (uploaded once per element).
     fn galois_map(&self, g: u64) -> Result<Arc<CudaSlice<u32>>> {
         let g = g % (2 * self.inner.ring.n() as u64);
@@ -458,7 +477,8 @@ impl Backend for CudaBackend {
             return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
         }
         let level = a.shape.level.min(b.shape.level);
-        let out = self.zeros(Shape {
+        // Every active limb is written; the inactive ones are zero, as on the CPU.
+        let out = self.alloc_zero_inactive(Shape {
             components: 3,
             level,
             extended: false,
@@ -514,43 +534,61 @@ impl Backend for CudaBackend {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
-        let ext = self.zeros(Shape {
+        // Every active limb of `ext` is written: digit limbs copied, the others converted.
+        let ext = self.alloc_zero_inactive(Shape {
             components: ups.len(),
             level,
             extended: true,
         })?;
-        // Coefficient form of the component (all active Q limbs: the digits partition them).
+        // Coefficient form of the component (all active Q limbs: the digits partition them),
+        // transformed out of place.
         let tmp = self.alloc(Shape {
             components: 1,
             level,
             extended: false,
         })?;
         let lt = tmp.limbs(self.s());
-        ew::binary(
-            &cx,
-            lt,
-            c.like(self.s(), &lt).components(component as u32, 1),
-            ew::OP_COPY,
-        )?;
-        kernels::ntt::inverse(&cx, lt)?;
-        let (tp, ep) = (tmp.ptr(self.s()), ext.ptr(self.s()));
+        let lc = c.like(self.s(), &lt).components(component as u32, 1);
+        let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
+        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+            x.dst = y.dst;
+        }
+        kernels::ntt::inverse_list(&cx, &inv)?;
+        let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
         let n = self.inner.ring.n() as u64;
         let spc = ext.slots_per_component() as u64;
         let le = ext.limbs(self.s());
+        let mut fwd = Vec::new();
         for (j, up) in ups.iter().enumerate() {
             let d = &up.digit;
-            let dst = Self::q_only(le, d.start as u32, d.len() as u32).components(j as u32, 1);
-            let src = Self::q_only(lt, d.start as u32, d.len() as u32);
-            ew::binary(&cx, dst, src, ew::OP_COPY)?;
+            let (lo, cnt) = (d.start as u32, d.len() as u32);
+            // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
+            let cspc = c.slots_per_component() as u64;
+            let copy = (
+                cptr + 8 * (component as u64 * cspc + lo as u64) * n,
+                ep + 8 * (j as u64 * spc + lo as u64) * n,
+                cnt,
+            );
             kernels::keyswitch::convert(
                 &cx,
                 &up.conv,
                 tp + 8 * d.start as u64 * n,
                 ep + 8 * j as u64 * spc * n,
+                copy,
             )?;
+            // The converted limbs go back to NTT form.
+            let comp = le.components(j as u32, 1);
+            fwd.extend(Self::q_only(comp, 0, lo).limbs());
+            fwd.extend(
+                LimbSet {
+                    q_lo: lo + cnt,
+                    q_cnt: level as u32 + 1 - lo - cnt,
+                    ..comp
+                }
+                .limbs(),
+            );
         }
-        // Back to NTT form: digit limbs return exactly to their input values.
-        kernels::ntt::forward(&cx, le)?;
+        kernels::ntt::forward_list(&cx, &fwd)?;
         Ok(ext)
     }
 
@@ -576,84 +614,50 @@ impl Backend for CudaBackend {
         }
         check_covers(acc, ext, "key_product")?;
         check_covers(acc, key, "key_product")?;
-        let map = galois.map(|g| self.galois_map(g)).transpose()?;
-        let mp = map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0);
-        let la = acc.limbs(self.s()).components(0, 1);
-        kernels::keyswitch::key_product(
-            &self.cx(),
-            la,
-            ext.ptr(self.s()),
-            ext.slots_per_component() as u32,
-            key.ptr(self.s()),
-            key.slots_per_component() as u32,
-            digits as u32,
-            mp,
-        )?;
-        Ok(())
+        self.key_product_impl(ext, key, galois, acc, false)
     }
 
     fn mod_down_into(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
-        self.check(acc)?;
-        self.check(out)?;
-        let level = out.shape.level;
-        if !acc.shape.extended
-            || acc.shape.components < 2
-            || out.shape.components != 2
-            || acc.shape.level != level
-            || out.shape.extended
-        {
-            return Err(shape_err(
-                "mod_down: accumulator over Q·P and a 2-component output at its level are needed",
-            ));
-        }
-        let conv_layout = self
-            .inner
-            .layout
-            .mod_down
-            .get(level)
-            .ok_or_else(|| shape_err("mod_down needs special primes"))?;
-        let cx = self.cx();
-        let r = &self.inner.ring;
-        let (q_cap, k) = (r.q_count() as u32, r.p_count() as u32);
-        let n = r.n() as u64;
-        // P limbs of both components in coefficient form.
-        let tmp = self.alloc(Shape {
-            components: 2,
-            level: 0,
-            extended: true,
-        })?;
-        let lt = LimbSet {
-            q_cnt: 0,
-            ..tmp.limbs(self.s())
-        };
-        ew::binary(&cx, lt, acc.like(self.s(), &lt), ew::OP_COPY)?;
-        kernels::ntt::inverse(&cx, lt)?;
-        // Converted to q_0..q_l, back to NTT form.
-        let conv = self.alloc(Shape {
-            components: 2,
-            level,
-            extended: false,
-        })?;
-        let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
-        let tspc = tmp.slots_per_component() as u64;
-        for c in 0..2u64 {
-            kernels::keyswitch::convert(
-                &cx,
-                conv_layout,
-                tp + 8 * (c * tspc + q_cap as u64) * n,
-                cp + 8 * c * q_cap as u64 * n,
-            )?;
-        }
-        let lc = conv.limbs(self.s());
-        kernels::ntt::forward(&cx, lc)?;
-        let lo = out.limbs(self.s());
-        let la = acc.like(self.s(), &lo);
-        kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level)?;
-        let _ = k;
-        if rescale {
-            self.rescale(out)?;
-        }
-        Ok(())
+        self.mod_down_impl(acc, out, rescale)
+    }
+
+    fn relinearize(
+        &self,
+        mut t: DevicePoly,
+        relin_key: &DevicePoly,
+        rescale: bool,
+    ) -> Result<DevicePoly> {
+        // The default body, with the accumulator written (not zeroed, then accumulated).
+        let ext = self.mod_up(&t, 2)?;
+        let acc = self.key_acc(&ext, relin_key, None)?;
+        self.truncate_components(&mut t, 2)?;
+        self.mod_down_impl(&acc, &mut t, rescale)?;
+        Ok(t)
+    }
+
+    fn rotate_hoisted(
+        &self,
+        c: &DevicePoly,
+        keys: &[(u64, &DevicePoly)],
+    ) -> Result<Vec<DevicePoly>> {
+        let level = c.shape.level;
+        let ext = self.mod_up(c, 1)?;
+        keys.iter()
+            .map(|&(g, key)| {
+                let acc = self.key_acc(&ext, key, Some(g))?;
+                // (σ_g(c_0), 0) + mod_down(acc), the automorphism folded into the last step.
+                let mut out = self.alloc_zero_inactive(Shape {
+                    components: 2,
+                    level,
+                    extended: false,
+                })?;
+                if g.is_multiple_of(2) {
+                    return Err(shape_err(format!("rotate: bad Galois element {g}")));
+                }
+                self.mod_down_rot(&acc, &mut out, Some((c, g)))?;
+                Ok(out)
+            })
+            .collect()
     }
 
     fn sample_uniform(
@@ -706,6 +710,194 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
+    /// `key_product` without the shape checks: `acc (+)= Σ_j σ_g(ext_j)·key_{2j+c}`, assigning
+    /// instead of accumulating when `assign`.
+    fn key_product_impl(
+        &self,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        acc: &mut DevicePoly,
+        assign: bool,
+    ) -> Result<()> {
+        let digits = ext.shape.components;
+        let map = galois.map(|g| self.galois_map(g)).transpose()?;
+        let mp = map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0);
+        let la = acc.limbs(self.s()).components(0, 1);
+        kernels::keyswitch::key_product(
+            &self.cx(),
+            la,
+            ext.ptr(self.s()),
+            ext.slots_per_component() as u32,
+            key.ptr(self.s()),
+            key.slots_per_component() as u32,
+            digits as u32,
+            mp,
+            assign,
+        )?;
+        Ok(())
+    }
+
+    /// A fresh accumulator holding `Σ_j σ_g(ext_j)·key_{2j+c}` (written, not zeroed first).
+    fn key_acc(
+        &self,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+    ) -> Result<DevicePoly> {
+        self.check(ext)?;
+        self.check(key)?;
+        let digits = ext.shape.components;
+        if !key.shape.extended
+            || key.shape.components < 2 * digits
+            || !ext.shape.extended
+            || key.shape.level < ext.shape.level
+        {
+            return Err(shape_err("key_product: digits or key have the wrong shape"));
+        }
+        let mut acc = self.alloc_zero_inactive(Shape {
+            components: 2,
+            level: ext.shape.level,
+            extended: true,
+        })?;
+        self.key_product_impl(ext, key, galois, &mut acc, true)?;
+        Ok(acc)
+    }
+
+    /// `mod_down_into` (shapes checked here).
+    fn mod_down_impl(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
+        self.mod_down_any(acc, out, rescale, None)
+    }
+
+    /// `out = (σ_g(c_0), 0) + ⌊acc / P⌉` (the contents of `out` are not read).
+    fn mod_down_rot(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rot: Option<(&DevicePoly, u64)>,
+    ) -> Result<()> {
+        self.mod_down_any(acc, out, false, rot)
+    }
+
+    fn mod_down_any(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rescale: bool,
+        rot: Option<(&DevicePoly, u64)>,
+    ) -> Result<()> {
+        self.check(acc)?;
+        self.check(out)?;
+        let level = out.shape.level;
+        if !acc.shape.extended
+            || acc.shape.components < 2
+            || out.shape.components != 2
+            || acc.shape.level != level
+            || out.shape.extended
+        {
+            return Err(shape_err(
+                "mod_down: accumulator over Q·P and a 2-component output at its level are needed",
+            ));
+        }
+        let conv_layout = self
+            .inner
+            .layout
+            .mod_down
+            .get(level)
+            .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+        if rescale && level == 0 {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
+        }
+        let cx = self.cx();
+        let r = &self.inner.ring;
+        let q_cap = r.q_count() as u32;
+        let n = r.n() as u64;
+        // P limbs of both components in coefficient form (inverse NTT out of place); with the
+        // rescale, also the top limb of out + acc·P^-1 (slot `level` of the same buffer).
+        let tmp = self.alloc(Shape {
+            components: 2,
+            level: 0,
+            extended: true,
+        })?;
+        let lt = LimbSet {
+            q_cnt: 0,
+            ..tmp.limbs(self.s())
+        };
+        let mut inv = acc.like(self.s(), &lt).limbs();
+        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+            x.dst = y.dst;
+        }
+        let top = LimbSet {
+            q_lo: level as u32,
+            q_cnt: 1,
+            p_cnt: 0,
+            ..lt
+        };
+        let lo = out.limbs(self.s());
+        if rescale {
+            let top_out = Self::q_only(lo, level as u32, 1);
+            kernels::keyswitch::mod_down_top(
+                &cx,
+                top,
+                top_out,
+                acc.like(self.s(), &top_out),
+                level,
+            )?;
+            inv.extend(top.limbs());
+        }
+        kernels::ntt::inverse_list(&cx, &inv)?;
+        // Converted to q_0..q_l.
+        let conv = self.alloc(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
+        let tspc = tmp.slots_per_component() as u64;
+        for c in 0..2u64 {
+            kernels::keyswitch::convert(
+                &cx,
+                conv_layout,
+                tp + 8 * (c * tspc + q_cap as u64) * n,
+                cp + 8 * c * q_cap as u64 * n,
+                (0, 0, 0),
+            )?;
+        }
+        let lc = conv.limbs(self.s());
+        if rescale {
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i), one NTT, then
+            // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1.
+            // Slot l keeps conv_l: the dropped limb receives the plain mod_down result.
+            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
+            kernels::ntt::forward(&cx, lc)?;
+            kernels::keyswitch::mod_down_rescale_finish(
+                &cx,
+                lo,
+                acc.like(self.s(), &lo),
+                lc,
+                level,
+            )?;
+            out.shape.level = level - 1;
+        } else if let Some((c, g)) = rot {
+            self.check(c)?;
+            check_covers(out, c, "rotate")?;
+            kernels::ntt::forward(&cx, lc)?;
+            let la = acc.like(self.s(), &lo);
+            let map = self.galois_map(g)?;
+            let (mp, _g) = map.device_ptr(self.s());
+            let src = c.like(self.s(), &lo).components(0, 1);
+            kernels::keyswitch::mod_down_finish_rot(&cx, lo, la, lc, src, mp, level)?;
+        } else {
+            kernels::ntt::forward(&cx, lc)?;
+            let la = acc.like(self.s(), &lo);
+            kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level)?;
+        }
+        Ok(())
+    }
+
     fn binary(&self, a: &mut DevicePoly, b: &DevicePoly, what: &str, op: u32) -> Result<()> {
         self.check(a)?;
         self.check(b)?;

@@ -7,13 +7,23 @@ use cudarc::driver::LaunchConfig;
 
 /// `TARGETS_PER_BLOCK` of keyswitch.cu.
 const TARGETS_PER_BLOCK: u32 = 8;
+/// `PREPARE_CHUNK` of keyswitch.cu.
+const PREPARE_CHUNK: u32 = 4;
 /// `MAX_FROM` of keyswitch.cu.
 const MAX_FROM: usize = 64;
 
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
-pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Result<()> {
+/// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none).
+pub(crate) fn convert(
+    cx: &Ctx,
+    conv: &ConvLayout,
+    input: u64,
+    out: u64,
+    copy: (u64, u64, u32),
+) -> Result<()> {
+    let (cp_src, cp_dst, cp_cnt) = copy;
     if conv.from_cnt > MAX_FROM {
         return Err(Error::Unsupported {
             what: format!(
@@ -64,7 +74,10 @@ pub(crate) fn convert(cx: &Ctx, conv: &ConvLayout, input: u64, out: u64) -> Resu
         &h_out,
         &qmodp,
         &out,
-        &slots
+        &slots,
+        &cp_src,
+        &cp_dst,
+        &cp_cnt
     )
 }
 
@@ -79,7 +92,9 @@ pub(crate) fn key_product(
     key_spc: u32,
     digits: u32,
     map: u64,
+    assign: bool,
 ) -> Result<()> {
+    let assign = assign as u32;
     let f = cx.dev.function("keyswitch", "keyswitch_key_product")?;
     let slots = cx.slots();
     launch!(
@@ -93,6 +108,7 @@ pub(crate) fn key_product(
         &key_spc,
         &digits,
         &map,
+        &assign,
         &slots
     )
 }
@@ -115,6 +131,115 @@ pub(crate) fn mod_down_finish(
         &out,
         &acc,
         &conv,
+        &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_top(LimbSet top, LimbSet out, LimbSet acc, pinv, slots)`.
+pub(crate) fn mod_down_top(
+    cx: &Ctx,
+    top: LimbSet,
+    out: LimbSet,
+    acc: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx.dev.function("keyswitch", "keyswitch_mod_down_top")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, top.count()),
+        &top,
+        &out,
+        &acc,
+        &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_rescale_prepare(conv, cspc, LimbSet top, level, pinv, slots)`.
+pub(crate) fn mod_down_rescale_prepare(
+    cx: &Ctx,
+    conv: u64,
+    cspc: u32,
+    top: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_rescale_prepare")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    let l = level as u32;
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, 2 * l.div_ceil(PREPARE_CHUNK)),
+        &conv,
+        &cspc,
+        &top,
+        &l,
+        &pinv,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_rescale_finish(LimbSet out, LimbSet acc, LimbSet z, pinv, rs, slots)`.
+pub(crate) fn mod_down_rescale_finish(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    z: LimbSet,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_rescale_finish")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    let rs = cx.t(cx.layout.rescale[level]);
+    let l = level as u32;
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &z,
+        &pinv,
+        &rs,
+        &l,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv, LimbSet src, map,
+/// pinv, slots)`.
+pub(crate) fn mod_down_finish_rot(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    conv: LimbSet,
+    src: LimbSet,
+    map: u64,
+    level: usize,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_finish_rot")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &conv,
+        &src,
+        &map,
         &pinv,
         &slots
     )

@@ -1,87 +1,194 @@
 //! Launch wrappers of `kernels/ntt.cu`: forward and inverse negacyclic NTT over every limb of a
-//! limb set (global-memory stages for spans of a tile or more, then one shared-memory launch).
+//! limb set, hierarchical: one shared-memory pass for n <= 2^11, two passes above (each pass is
+//! one launch over all limbs).
 
-use super::{Ctx, LimbSet, grid, launch};
+use super::{Ctx, LimbSet, launch};
 use crate::error::Result;
-use cudarc::driver::LaunchConfig;
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 
-/// Coefficients per shared-memory tile (16 KiB of u64).
-const TILE: u32 = 2048;
+/// `MAX_LIST` of ntt.cu.
+const MAX_LIST: usize = 128;
 
-fn tile_config(n: u32, limbs: u32) -> (u32, LaunchConfig) {
-    let tile = n.min(TILE);
+/// Limbs of one launch, passed by value. Mirrors `struct LimbList` of ntt.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LimbList {
+    src: [u64; MAX_LIST],
+    dst: [u64; MAX_LIST],
+    slot: [u32; MAX_LIST],
+}
+// SAFETY: plain repr(C) arrays matching `struct LimbList` of ntt.cu.
+unsafe impl DeviceRepr for LimbList {}
+
+/// One limb to transform: read at `src`, written at `dst` (equal for in place), modulus of `slot`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limb {
+    pub src: u64,
+    pub dst: u64,
+    pub slot: u32,
+}
+
+impl LimbSet {
+    /// The limbs of the set, in place.
+    pub(crate) fn limbs(&self) -> Vec<Limb> {
+        let per = self.q_cnt + self.p_cnt;
+        (0..self.count())
+            .map(|idx| {
+                let c = self.comp_lo + idx / per;
+                let a = idx % per;
+                let slot = if a < self.q_cnt {
+                    self.q_lo + a
+                } else {
+                    self.p_lo + a - self.q_cnt
+                };
+                let p = self.ptr + 8 * ((c as u64 * self.spc as u64 + slot as u64) * self.n as u64);
+                Limb {
+                    src: p,
+                    dst: p,
+                    slot,
+                }
+            })
+            .collect()
+    }
+}
+
+fn chunks(limbs: &[Limb]) -> impl Iterator<Item = (LimbList, u32)> + '_ {
+    limbs.chunks(MAX_LIST).map(|ch| {
+        let mut l = LimbList {
+            src: [0; MAX_LIST],
+            dst: [0; MAX_LIST],
+            slot: [0; MAX_LIST],
+        };
+        for (i, x) in ch.iter().enumerate() {
+            l.src[i] = x.src;
+            l.dst[i] = x.dst;
+            l.slot[i] = x.slot;
+        }
+        (l, ch.len() as u32)
+    })
+}
+
+/// Largest log n done in one pass.
+const ONE_PASS_MAX: u32 = 11;
+/// Elements per block (shared memory: 8 bytes each), as a power of two.
+const LOG_ELEMS: u32 = 10;
+/// Threads per block, at most.
+const MAX_THREADS: u32 = 128;
+
+/// `(log elements, max threads)` per block; `FHE_NTT_LOG_ELEMS` / `FHE_NTT_THREADS` override the
+/// defaults (for tuning runs).
+fn tuning() -> (u32, u32) {
+    static T: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        let get = |k: &str, d: u32| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        (
+            get("FHE_NTT_LOG_ELEMS", LOG_ELEMS).clamp(3, 12),
+            get("FHE_NTT_THREADS", MAX_THREADS).clamp(32, 1024),
+        )
+    })
+}
+
+/// One pass: stages on index bits `[l, l + s)`.
+#[derive(Clone, Copy)]
+struct Pass {
+    s: u32,
+    l: u32,
+}
+
+fn passes(logn: u32) -> [Pass; 2] {
+    if logn <= ONE_PASS_MAX {
+        [Pass { s: logn, l: 0 }, Pass { s: 0, l: 0 }]
+    } else {
+        let low = logn / 2;
+        [
+            Pass {
+                s: logn - low,
+                l: low,
+            },
+            Pass { s: low, l: 0 },
+        ]
+    }
+}
+
+/// `(logC, config)` of a pass over `limbs` limbs.
+fn config(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
+    // Sub-problems per block: fill LOG_ELEMS, no more than there are, and (strided) no more than
+    // the low bits allow (keeps a block's loads in consecutive words).
+    let (log_elems, max_threads) = tuning();
+    let mut log_c = log_elems.saturating_sub(p.s).min(logn - p.s);
+    if p.l > 0 {
+        log_c = log_c.min(p.l);
+    }
+    let elems = 1u32 << (log_c + p.s);
+    let threads = (elems / 4).clamp(1, max_threads);
     let cfg = LaunchConfig {
-        grid_dim: (n / tile, limbs, 1),
-        block_dim: ((tile / 2).max(1), 1, 1),
-        shared_mem_bytes: tile * 8,
+        grid_dim: (1u32 << (logn - p.s - log_c), limbs, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: elems * 8,
     };
-    (tile, cfg)
+    (log_c, cfg)
 }
 
 /// Forward NTT of every limb of `ls`, in place.
 pub(crate) fn forward(cx: &Ctx, ls: LimbSet) -> Result<()> {
-    let limbs = ls.count();
-    if limbs == 0 {
-        return Ok(());
-    }
-    let n = cx.n;
-    let slots = cx.slots();
-    let (tw, tws) = (cx.t(cx.layout.fwd), cx.t(cx.layout.fwd_shoup));
-    let (tile, cfg) = tile_config(n, limbs);
-    let stage = cx.dev.function("ntt", "ntt_forward_stage")?;
-    let (mut m, mut t) = (1u32, n / 2);
-    while t >= tile {
-        launch!(
-            cx.stream,
-            stage,
-            grid(n / 2, limbs),
-            &ls,
-            &slots,
-            &tw,
-            &tws,
-            &m,
-            &t
-        )?;
-        m *= 2;
-        t /= 2;
-    }
-    let tail = cx.dev.function("ntt", "ntt_forward_tail")?;
-    launch!(cx.stream, tail, cfg, &ls, &slots, &tw, &tws, &tile)
+    forward_list(cx, &ls.limbs())
 }
 
 /// Inverse NTT of every limb of `ls`, in place (scaling by n^-1 included).
 pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
-    let limbs = ls.count();
-    if limbs == 0 {
-        return Ok(());
+    inverse_list(cx, &ls.limbs())
+}
+
+/// Forward NTT of each limb (`src` to `dst`).
+pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
+    let slots = cx.slots();
+    let (tw, tws) = (cx.t(cx.layout.fwd), cx.t(cx.layout.fwd_shoup));
+    let f = cx.dev.function("ntt", "ntt_forward_pass")?;
+    let [p0, p1] = passes(logn);
+    for (mut list, count) in chunks(limbs) {
+        for p in [p0, p1] {
+            if p.s == 0 {
+                continue;
+            }
+            let last: u32 = (p.l == 0) as u32;
+            let (log_c, cfg) = config(logn, p, count);
+            launch!(
+                cx.stream, f, cfg, &list, &slots, &tw, &tws, &logn, &p.s, &p.l, &log_c, &last
+            )?;
+            list.src = list.dst;
+        }
     }
-    let n = cx.n;
+    Ok(())
+}
+
+/// Inverse NTT of each limb (`src` to `dst`), scaling by n^-1 included.
+pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws, consts) = (
         cx.t(cx.layout.inv),
         cx.t(cx.layout.inv_shoup),
         cx.t(cx.layout.ntt_consts),
     );
-    let (tile, cfg) = tile_config(n, limbs);
-    let head = cx.dev.function("ntt", "ntt_inverse_head")?;
-    launch!(cx.stream, head, cfg, &ls, &slots, &tw, &tws, &consts, &tile)?;
-    let stage = cx.dev.function("ntt", "ntt_inverse_stage")?;
-    let mut t = tile;
-    while t < n {
-        let h = n / (2 * t);
-        launch!(
-            cx.stream,
-            stage,
-            grid(n / 2, limbs),
-            &ls,
-            &slots,
-            &tw,
-            &tws,
-            &consts,
-            &h,
-            &t
-        )?;
-        t *= 2;
+    let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
+    let [p0, p1] = passes(logn);
+    for (mut list, count) in chunks(limbs) {
+        for p in [p1, p0] {
+            if p.s == 0 {
+                continue;
+            }
+            let (log_c, cfg) = config(logn, p, count);
+            launch!(
+                cx.stream, f, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.s, &p.l, &log_c
+            )?;
+            list.src = list.dst;
+        }
     }
     Ok(())
 }
