@@ -231,38 +231,7 @@ impl NttTable {
     /// `a` must have length `n` and hold canonical coefficients in natural order; the output is
     /// canonical, in bit-reversed order.
     pub fn forward(&self, a: &mut [u64]) {
-        let n = self.n;
-        debug_assert_eq!(a.len(), n, "NTT input length must be n");
-        let q = self.q.value();
-        let two_q = 2 * q;
-
-        let mut m = 1;
-        let mut t = n >> 1;
-        // All stages but the last: values in [0, 4q).
-        while t > 1 {
-            let tw = &self.fwd[m..2 * m];
-            let tws = &self.fwd_shoup[m..2 * m];
-            for ((block, &w), &ws) in a.chunks_exact_mut(2 * t).zip(tw).zip(tws) {
-                let (x, y) = block.split_at_mut(t);
-                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    let u = csub(*x, two_q);
-                    let v = mul_shoup_lazy(*y, w, ws, q);
-                    *x = u + v;
-                    *y = u + two_q - v;
-                }
-            }
-            m <<= 1;
-            t >>= 1;
-        }
-        // Last stage (t = 1): canonical outputs.
-        let tw = &self.fwd[m..2 * m];
-        let tws = &self.fwd_shoup[m..2 * m];
-        for ((pair, &w), &ws) in a.chunks_exact_mut(2).zip(tw).zip(tws) {
-            let u = csub(pair[0], two_q);
-            let v = mul_shoup_lazy(pair[1], w, ws, q);
-            pair[0] = csub(csub(u + v, two_q), q);
-            pair[1] = csub(csub(u + two_q - v, two_q), q);
-        }
+        forward_impl(self, a)
     }
 
     /// Inverse negacyclic NTT in place, the exact inverse of [`NttTable::forward`] including
@@ -271,37 +240,82 @@ impl NttTable {
     /// `a` must have length `n` and hold canonical values in bit-reversed order; the output is
     /// canonical coefficients in natural order.
     pub fn inverse(&self, a: &mut [u64]) {
-        let n = self.n;
-        debug_assert_eq!(a.len(), n, "NTT input length must be n");
-        let q = self.q.value();
-        let two_q = 2 * q;
+        inverse_impl(self, a)
+    }
+}
 
-        let mut h = n >> 1;
-        let mut t = 1;
-        // All stages but the last: values in [0, 2q).
-        while h > 1 {
-            let tw = &self.inv[h..2 * h];
-            let tws = &self.inv_shoup[h..2 * h];
-            for ((block, &s), &ss) in a.chunks_exact_mut(2 * t).zip(tw).zip(tws) {
-                let (x, y) = block.split_at_mut(t);
-                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    let (u, v) = (*x, *y);
-                    *x = csub(u + v, two_q);
-                    *y = mul_shoup_lazy(u + two_q - v, s, ss, q);
-                }
+/// Body of [`NttTable::forward`], compiled for AVX-512 and AVX2 as well as the baseline and
+/// dispatched at run time (the integer results are identical on every path).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl+avx2", "x86_64+avx2"))]
+fn forward_impl(table: &NttTable, a: &mut [u64]) {
+    let n = table.n;
+    debug_assert_eq!(a.len(), n, "NTT input length must be n");
+    let q = table.q.value();
+    let two_q = 2 * q;
+
+    let mut m = 1;
+    let mut t = n >> 1;
+    // All stages but the last: values in [0, 4q).
+    while t > 1 {
+        let tw = &table.fwd[m..2 * m];
+        let tws = &table.fwd_shoup[m..2 * m];
+        for ((block, &w), &ws) in a.chunks_exact_mut(2 * t).zip(tw).zip(tws) {
+            let (x, y) = block.split_at_mut(t);
+            for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+                let u = csub(*x, two_q);
+                let v = mul_shoup_lazy(*y, w, ws, q);
+                *x = u + v;
+                *y = u + two_q - v;
             }
-            h >>= 1;
-            t <<= 1;
         }
-        // Last stage (h = 1, t = n/2) with the n^-1 scaling folded in: canonical outputs.
-        let (ni, nis) = (self.n_inv, self.n_inv_shoup);
-        let (f, fs) = (self.final_tw, self.final_tw_shoup);
-        let (x, y) = a.split_at_mut(t);
-        for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-            let (u, v) = (*x, *y);
-            *x = csub(mul_shoup_lazy(u + v, ni, nis, q), q);
-            *y = csub(mul_shoup_lazy(u + two_q - v, f, fs, q), q);
+        m <<= 1;
+        t >>= 1;
+    }
+    // Last stage (t = 1): canonical outputs.
+    let tw = &table.fwd[m..2 * m];
+    let tws = &table.fwd_shoup[m..2 * m];
+    for ((pair, &w), &ws) in a.chunks_exact_mut(2).zip(tw).zip(tws) {
+        let u = csub(pair[0], two_q);
+        let v = mul_shoup_lazy(pair[1], w, ws, q);
+        pair[0] = csub(csub(u + v, two_q), q);
+        pair[1] = csub(csub(u + two_q - v, two_q), q);
+    }
+}
+
+/// Body of [`NttTable::inverse`], compiled for AVX-512 and AVX2 as well as the baseline and
+/// dispatched at run time (the integer results are identical on every path).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl+avx2", "x86_64+avx2"))]
+fn inverse_impl(table: &NttTable, a: &mut [u64]) {
+    let n = table.n;
+    debug_assert_eq!(a.len(), n, "NTT input length must be n");
+    let q = table.q.value();
+    let two_q = 2 * q;
+
+    let mut h = n >> 1;
+    let mut t = 1;
+    // All stages but the last: values in [0, 2q).
+    while h > 1 {
+        let tw = &table.inv[h..2 * h];
+        let tws = &table.inv_shoup[h..2 * h];
+        for ((block, &s), &ss) in a.chunks_exact_mut(2 * t).zip(tw).zip(tws) {
+            let (x, y) = block.split_at_mut(t);
+            for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+                let (u, v) = (*x, *y);
+                *x = csub(u + v, two_q);
+                *y = mul_shoup_lazy(u + two_q - v, s, ss, q);
+            }
         }
+        h >>= 1;
+        t <<= 1;
+    }
+    // Last stage (h = 1, t = n/2) with the n^-1 scaling folded in: canonical outputs.
+    let (ni, nis) = (table.n_inv, table.n_inv_shoup);
+    let (f, fs) = (table.final_tw, table.final_tw_shoup);
+    let (x, y) = a.split_at_mut(t);
+    for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+        let (u, v) = (*x, *y);
+        *x = csub(mul_shoup_lazy(u + v, ni, nis, q), q);
+        *y = csub(mul_shoup_lazy(u + two_q - v, f, fs, q), q);
     }
 }
 
