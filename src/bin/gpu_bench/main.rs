@@ -19,6 +19,8 @@
 //!
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
+mod bgv;
+
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
 use clap::Parser;
@@ -41,11 +43,12 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 #[derive(Parser, Debug)]
 #[command(about = "Times CKKS operators on the CUDA backend (event and synchronized wall time)")]
 struct Args {
-    /// Presets to run, comma separated (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16).
+    /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
+    /// with a `bgv:` prefix (bgv:CAT, bgv:CAT_COMPAT, bgv:PHANTOM_INT, bgv:N13).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "CAT,CAT_COMPAT,N16_L24_D3,PHANTOM_N16"
+        default_value = "CAT,CAT_COMPAT,N16_L24_D3,PHANTOM_N16,bgv:CAT_COMPAT,bgv:PHANTOM_INT"
     )]
     presets: Vec<String>,
     /// Timed runs per operator and method (the median is reported).
@@ -239,6 +242,7 @@ struct Row {
 }
 
 struct PresetResult {
+    scheme: &'static str,
     name: String,
     log_n: u32,
     levels: usize,
@@ -608,6 +612,7 @@ fn bench_preset(
     });
     let peak = ps.peak;
     Ok(PresetResult {
+        scheme: "ckks",
         name: name.to_string(),
         log_n: params.log_n(),
         levels: lit.levels,
@@ -642,7 +647,10 @@ fn today() -> String {
 fn run(args: &Args) -> R<()> {
     let presets: Vec<String> = args.presets.iter().map(|s| s.trim().to_string()).collect();
     for p in &presets {
-        preset(p)?;
+        match p.strip_prefix("bgv:") {
+            Some(b) => bgv::preset(b).map(|_| ())?,
+            None => preset(p).map(|_| ())?,
+        }
     }
     if args.reps == 0 {
         return Err("--reps must be at least 1".into());
@@ -670,7 +678,11 @@ fn run(args: &Args) -> R<()> {
     let mut failed: Vec<String> = Vec::new();
     for (i, p) in presets.iter().enumerate() {
         eprintln!("preset {p} ...");
-        match bench_preset(&dev, p, args, bw, 0x5eed + i as u64) {
+        let result = match p.strip_prefix("bgv:") {
+            Some(b) => bgv::bench_preset(&dev, b, args.reps, args.warm, 0x5eed + i as u64),
+            None => bench_preset(&dev, p, args, bw, 0x5eed + i as u64),
+        };
+        match result {
             Ok(r) => results.push(r),
             Err(e) => {
                 eprintln!("preset {p} failed: {e}");
@@ -750,7 +762,7 @@ fn run(args: &Args) -> R<()> {
         for r in &results {
             for row in &r.rows {
                 entries.push(json!({
-                    "scheme": "ckks",
+                    "scheme": r.scheme,
                     "op": row.op,
                     "preset": r.name,
                     "log_n": r.log_n,
