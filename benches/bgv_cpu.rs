@@ -1,0 +1,68 @@
+//! BGV on the CPU backend at OpenFHE's `bgv15` parameters (`shared/peers/openfhe_bench.py`:
+//! N = 2^15, multiplicative depth 12, t = 65537, HYBRID with dnum 3, FIXEDMANUAL; OpenFHE picks
+//! log2 Q = 585), for the side-by-side table in BENCHMARKS.md. Our chain: 60 + 12 × 44 bits
+//! (log2 Q = 588), 4 special primes of 60 bits, dnum 3 (log2 QP = 828, 128-bit secure).
+//!
+//! `cargo bench --bench bgv_cpu`
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use gpufhe::bgv::params::Security;
+use gpufhe::bgv::testing::random_values;
+use gpufhe::bgv::{Context, Encoder, Evaluator, Parameters, ParametersLiteral};
+use std::time::Duration;
+
+/// OpenFHE's `bgv15` shape with our prime selection.
+const OPENFHE_BGV15: ParametersLiteral = ParametersLiteral {
+    log_n: 15,
+    levels: 12,
+    first_prime_bits: 60,
+    prime_bits: 44,
+    special_primes: 4,
+    special_prime_bits: 60,
+    dnum: 3,
+    plaintext_modulus: 65537,
+    security: Security::Bits128,
+};
+
+fn bgv_cpu(c: &mut Criterion) {
+    let params = Parameters::new(&OPENFHE_BGV15).expect("parameters");
+    let ctx = Context::cpu(params.clone()).unwrap();
+    let enc = Encoder::new(&ctx);
+    let eval = Evaluator::new(&ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let gk = kg
+        .galois_keys(&sk, &eval.galois_elements(&[1], false).unwrap())
+        .unwrap();
+    let (n, t, top) = (params.n(), params.t(), params.max_level());
+    let px = enc.encode(&random_values(1, n, t), top).unwrap();
+    let py = enc.encode(&random_values(2, n, t), top).unwrap();
+    let cx = ctx.encrypt_pk(&pk, &px).unwrap();
+    let cy = ctx.encrypt_pk(&pk, &py).unwrap();
+
+    let mut g = c.benchmark_group("bgv/OPENFHE_BGV15");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    g.bench_function("encrypt", |b| b.iter(|| ctx.encrypt_pk(&pk, &px).unwrap()));
+    g.bench_function("add", |b| b.iter(|| eval.add(&cx, &cy).unwrap()));
+    g.bench_function("mul_relin_no_switch", |b| {
+        b.iter(|| eval.relinearize(eval.mul(&cx, &cy).unwrap(), &rlk).unwrap())
+    });
+    g.bench_function("mod_switch", |b| {
+        b.iter_batched(
+            || eval.mul(&cx, &cy).unwrap(),
+            |p| eval.mod_switch(&p).unwrap(),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("rotate_1", |b| {
+        b.iter(|| eval.rotate_rows(&cx, 1, &gk).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bgv_cpu);
+criterion_main!(benches);
