@@ -53,7 +53,7 @@ fn bgv_cpu(c: &mut Criterion) {
     });
     g.bench_function("mod_switch", |b| {
         b.iter_batched(
-            || eval.mul(&cx, &cy).unwrap(),
+            || eval.relinearize(eval.mul(&cx, &cy).unwrap(), &rlk).unwrap(),
             |p| eval.mod_switch(&p).unwrap(),
             BatchSize::LargeInput,
         )
