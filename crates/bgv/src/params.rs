@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use fhe_math::Modulus;
 use fhe_math::primes::{is_prime, ntt_primes};
-use fhe_math::security::{MAX_LOG_N, MIN_LOG_N, max_log_qp_128};
-use num_bigint::BigUint;
+use fhe_math::security::{MAX_LOG_N, MIN_LOG_N};
+use rlwe::chain;
 use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
@@ -237,24 +237,6 @@ fn invalid(what: impl Into<String>) -> Error {
     Error::InvalidParameters { what: what.into() }
 }
 
-fn log2_product(primes: &[u64]) -> f64 {
-    primes.iter().map(|&q| (q as f64).log2()).sum()
-}
-
-fn big_product(primes: &[u64]) -> BigUint {
-    primes.iter().fold(BigUint::from(1u8), |acc, &q| acc * q)
-}
-
-/// FNV-1a (64-bit) over `bytes`, continuing from `h`.
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
-}
-
 impl Parameters {
     /// Validates `literal`, chooses the primes and returns BGV parameters. Fails (never panics)
     /// on out-of-range fields, missing primes, a special modulus smaller than the largest digit,
@@ -299,26 +281,7 @@ impl Parameters {
                     lit.levels, lit.special_primes
                 ))
             })?;
-        if !(1..=q_count).contains(&lit.dnum) {
-            return Err(invalid(format!(
-                "dnum = {} is outside 1..=levels + 1 ({q_count})",
-                lit.dnum
-            )));
-        }
-        let alpha = q_count.div_ceil(lit.dnum);
-        let digits: Vec<Range<usize>> = (0..q_count)
-            .step_by(alpha)
-            .map(|s| s..(s + alpha).min(q_count))
-            .collect();
-        if digits.len() != lit.dnum {
-            return Err(invalid(format!(
-                "dnum = {} does not partition {q_count} primes: digits of ceil({q_count}/{}) = \
-                 {alpha} primes give {} digits",
-                lit.dnum,
-                lit.dnum,
-                digits.len()
-            )));
-        }
+        let digits = chain::digit_partition(q_count, lit.dnum).map_err(invalid)?;
         let t = lit.plaintext_modulus;
         let min_bits = lit.first_prime_bits.min(lit.prime_bits);
         if t < 2 || t >= 1u64 << (min_bits - 1) {
@@ -338,32 +301,18 @@ impl Parameters {
         let mut moduli_q = vec![q0];
         moduli_q.extend(rest);
 
-        let log2_q = log2_product(&moduli_q);
-        let log2_p = log2_product(&moduli_p);
-        let p_big = big_product(&moduli_p);
-        if let Some(d) = digits
-            .iter()
-            .find(|d| big_product(&moduli_q[(*d).clone()]) > p_big)
+        let log2_q = chain::log2_product(&moduli_q);
+        let log2_p = chain::log2_product(&moduli_p);
+        chain::check_special_covers_digits(&moduli_q, &moduli_p, &digits).map_err(invalid)?;
+        if lit.security == Security::Bits128
+            && let Some((log2_qp, bound)) =
+                chain::exceeds_security_bound(lit.log_n, &moduli_q, &moduli_p)
         {
-            return Err(invalid(format!(
-                "log2 P = {log2_p:.3} is below the largest digit's log2 = {:.3}; add special \
-                 primes or raise dnum",
-                log2_product(&moduli_q[d.clone()])
-            )));
-        }
-        let log2_qp = log2_q + log2_p;
-        if lit.security == Security::Bits128 {
-            let bound = max_log_qp_128(lit.log_n)
-                .ok_or_else(|| invalid(format!("no security bound for log_n = {}", lit.log_n)))?;
-            // Exact: QP < 2^bound.
-            let bits = (big_product(&moduli_q) * &p_big).bits() as f64;
-            if bits > bound {
-                return Err(Error::NotSecure {
-                    log2_qp,
-                    bound,
-                    log_n: lit.log_n,
-                });
-            }
+            return Err(Error::NotSecure {
+                log2_qp,
+                bound,
+                log_n: lit.log_n,
+            });
         }
         let tm = Modulus::new(t)?;
         let mut q_inv_mod_t = vec![1u64];
@@ -396,9 +345,8 @@ impl Parameters {
     /// FNV-1a over: the scheme tag, then as `u64` little-endian: `n`, the number of Q primes
     /// and each Q prime, the number of P primes and each P prime, `dnum`, `t`.
     fn compute_fingerprint(&self) -> u64 {
-        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut h = fnv1a(OFFSET, &self.tag);
-        let mut put = |v: u64| h = fnv1a(h, &v.to_le_bytes());
+        let mut h = chain::fnv1a(chain::FNV_OFFSET, &self.tag);
+        let mut put = |v: u64| h = chain::fnv1a(h, &v.to_le_bytes());
         put(self.n as u64);
         put(self.moduli_q.len() as u64);
         self.moduli_q.iter().for_each(|&q| put(q));
@@ -472,7 +420,7 @@ impl Parameters {
 
     /// log2 of `Q_l = q_0 ⋯ q_l`.
     pub fn log2_q_at(&self, level: usize) -> f64 {
-        log2_product(&self.moduli_q[..=level.min(self.max_level())])
+        chain::log2_product(&self.moduli_q[..=level.min(self.max_level())])
     }
 
     /// log2 P.
@@ -573,7 +521,7 @@ mod tests {
             (CAT_COMPAT, 881.0),
         ] {
             let p = build(&lit);
-            assert!(p.log2_qp() <= max_log_qp_128(lit.log_n).unwrap());
+            assert!(p.log2_qp() <= fhe_math::security::max_log_qp_128(lit.log_n).unwrap());
             assert!((p.log2_qp() - want).abs() < 0.05, "{}", p.log2_qp());
         }
         let e = Parameters::new(&ParametersLiteral {

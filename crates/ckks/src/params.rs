@@ -21,7 +21,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use fhe_math::primes::{ntt_prime_nearest, ntt_primes};
-use fhe_math::security::{MAX_LOG_N, MIN_LOG_N, max_log_qp_128};
+use fhe_math::security::{MAX_LOG_N, MIN_LOG_N};
+use rlwe::chain;
 use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
@@ -241,20 +242,6 @@ fn invalid(what: impl Into<String>) -> Error {
     Error::InvalidParameters { what: what.into() }
 }
 
-fn log2_product(primes: &[u64]) -> f64 {
-    primes.iter().map(|&q| (q as f64).log2()).sum()
-}
-
-/// FNV-1a (64-bit) over `bytes`, continuing from `h`.
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
-}
-
 impl Parameters {
     /// Validates `literal`, chooses the primes and the scale ladder, and returns the
     /// parameters. Fails (never panics) on out-of-range fields, missing primes, a special
@@ -302,26 +289,7 @@ impl Parameters {
                     lit.levels, lit.special_primes
                 ))
             })?;
-        if !(1..=q_count).contains(&lit.dnum) {
-            return Err(invalid(format!(
-                "dnum = {} is outside 1..=levels + 1 ({q_count})",
-                lit.dnum
-            )));
-        }
-        let alpha = q_count.div_ceil(lit.dnum);
-        let digits: Vec<Range<usize>> = (0..q_count)
-            .step_by(alpha)
-            .map(|s| s..(s + alpha).min(q_count))
-            .collect();
-        if digits.len() != lit.dnum {
-            return Err(invalid(format!(
-                "dnum = {} does not partition {q_count} primes: digits of ceil({q_count}/{}) = \
-                 {alpha} primes give {} digits",
-                lit.dnum,
-                lit.dnum,
-                digits.len()
-            )));
-        }
+        let digits = chain::digit_partition(q_count, lit.dnum).map_err(invalid)?;
 
         let n = 1usize << lit.log_n;
         let two_n = 2 * n as u64;
@@ -344,38 +312,18 @@ impl Parameters {
         }
         scales[0] = delta;
 
-        let log2_q = log2_product(&moduli_q);
-        let log2_p = log2_product(&moduli_p);
-        let largest_digit = digits
-            .iter()
-            .map(|d| log2_product(&moduli_q[d.clone()]))
-            .fold(0.0, f64::max);
-        // Compare exactly when the logs are close: P and the digit as integers.
-        if log2_p < largest_digit && !p_covers_digits(&moduli_p, &moduli_q, &digits) {
-            return Err(invalid(format!(
-                "log2 P = {log2_p:.3} is below the largest digit's log2 = {largest_digit:.3}; \
-                 add special primes or raise dnum"
-            )));
-        }
-        let log2_qp = log2_q + log2_p;
-        if lit.security == Security::Bits128 {
-            // log_n was range-checked above, so the bound exists.
-            let bound = max_log_qp_128(lit.log_n)
-                .ok_or_else(|| invalid(format!("no security bound for log_n = {}", lit.log_n)))?;
-            // Near the bound, f64 round-off decides nothing: check QP < 2^bound exactly.
-            let all: Vec<u64> = moduli_q.iter().chain(&moduli_p).copied().collect();
-            let over = if (log2_qp - bound).abs() < 1e-3 {
-                product_bit_length(&all) as f64 > bound
-            } else {
-                log2_qp > bound
-            };
-            if over {
-                return Err(Error::NotSecure {
-                    log2_qp,
-                    bound,
-                    log_n: lit.log_n,
-                });
-            }
+        let log2_q = chain::log2_product(&moduli_q);
+        let log2_p = chain::log2_product(&moduli_p);
+        chain::check_special_covers_digits(&moduli_q, &moduli_p, &digits).map_err(invalid)?;
+        if lit.security == Security::Bits128
+            && let Some((log2_qp, bound)) =
+                chain::exceeds_security_bound(lit.log_n, &moduli_q, &moduli_p)
+        {
+            return Err(Error::NotSecure {
+                log2_qp,
+                bound,
+                log_n: lit.log_n,
+            });
         }
 
         let mut p = Parameters {
@@ -397,9 +345,8 @@ impl Parameters {
     /// each Q prime, the number of P primes and each P prime, `dnum`, the number of scales and
     /// each scale's IEEE-754 bit pattern.
     fn compute_fingerprint(&self) -> u64 {
-        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut h = fnv1a(OFFSET, b"ckks");
-        let mut put = |v: u64| h = fnv1a(h, &v.to_le_bytes());
+        let mut h = chain::fnv1a(chain::FNV_OFFSET, b"ckks");
+        let mut put = |v: u64| h = chain::fnv1a(h, &v.to_le_bytes());
         put(self.n as u64);
         put(self.moduli_q.len() as u64);
         self.moduli_q.iter().for_each(|&q| put(q));
@@ -514,54 +461,6 @@ impl Parameters {
     }
 }
 
-/// The product of `primes` as little-endian base-2^32 limbs (each stored in a `u64`).
-fn big_product(primes: &[u64]) -> Vec<u64> {
-    let mut acc = vec![1u64];
-    for &q in primes {
-        let (lo, hi) = (q & 0xffff_ffff, q >> 32);
-        let mut out = vec![0u64; acc.len() + 3];
-        for (i, &a) in acc.iter().enumerate() {
-            for (j, f) in [lo, hi].into_iter().enumerate() {
-                let mut k = i + j;
-                let mut carry = a * f; // both factors < 2^32
-                while carry != 0 {
-                    let s = out[k] + (carry & 0xffff_ffff);
-                    out[k] = s & 0xffff_ffff;
-                    carry = (carry >> 32) + (s >> 32);
-                    k += 1;
-                }
-            }
-        }
-        while out.len() > 1 && out.last() == Some(&0) {
-            out.pop();
-        }
-        acc = out;
-    }
-    acc
-}
-
-/// Compares two normalized base-2^32 numbers from [`big_product`].
-fn big_cmp(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
-    a.len()
-        .cmp(&b.len())
-        .then_with(|| a.iter().rev().cmp(b.iter().rev()))
-}
-
-/// The bit length of the product of `primes` (exact): the product is `< 2^bits`.
-fn product_bit_length(primes: &[u64]) -> u64 {
-    let p = big_product(primes);
-    let top = *p.last().unwrap_or(&0);
-    32 * (p.len() as u64 - 1) + u64::from(64 - top.leading_zeros())
-}
-
-/// Whether the integer `P` is at least every digit's product (exact).
-fn p_covers_digits(moduli_p: &[u64], moduli_q: &[u64], digits: &[Range<usize>]) -> bool {
-    let p = big_product(moduli_p);
-    digits
-        .iter()
-        .all(|d| big_cmp(&p, &big_product(&moduli_q[d.clone()])) != std::cmp::Ordering::Less)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,7 +502,7 @@ mod tests {
         for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13] {
             assert_eq!(lit.security, Security::Bits128);
             let p = build(&lit);
-            assert!(p.log2_qp() <= max_log_qp_128(lit.log_n).unwrap());
+            assert!(p.log2_qp() <= fhe_math::security::max_log_qp_128(lit.log_n).unwrap());
         }
         let nominal = [
             (CAT, 880.0),
@@ -624,31 +523,10 @@ mod tests {
         assert_eq!(p.moduli_p().len(), 1);
         assert!(p.moduli_p()[0] >> 55 == 1, "56-bit special prime");
         assert!((p.log2_qp() - 881.0).abs() < 0.01);
-        let all: Vec<u64> = p.moduli_q().iter().chain(p.moduli_p()).copied().collect();
-        assert_eq!(product_bit_length(&all), 881, "QP < 2^881 exactly");
-    }
-
-    #[test]
-    fn exact_products() {
-        assert_eq!(product_bit_length(&[]), 1);
-        assert_eq!(product_bit_length(&[3]), 2);
-        assert_eq!(product_bit_length(&[u64::MAX, u64::MAX]), 128);
-        assert_eq!(product_bit_length(&[1 << 40, 1 << 40, 1 << 20]), 101);
-        assert_eq!(
-            big_cmp(&big_product(&[1 << 40, 1 << 20]), &big_product(&[1 << 60])),
-            std::cmp::Ordering::Equal
+        assert!(
+            rlwe::chain::exceeds_security_bound(15, p.moduli_q(), p.moduli_p()).is_none(),
+            "QP < 2^881 exactly"
         );
-        assert!(p_covers_digits(
-            &[1 << 60],
-            &[1 << 30, 1 << 30, 7],
-            &[0..2, 2..3]
-        ));
-        let whole = [Range { start: 0, end: 2 }];
-        assert!(!p_covers_digits(
-            &[(1 << 60) - 1],
-            &[1 << 30, 1 << 30],
-            &whole
-        ));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! switching (with hoisting), and ciphertext metadata. Everything is generic over a
 //! [`fhe_math::backend::Backend`].
 
+pub mod chain;
 pub mod ciphertext;
 pub mod encrypt;
 pub mod error;
