@@ -123,14 +123,34 @@ fn every_operator_is_exact_n13() {
         .unwrap();
     s.check("encrypt_sk", &sk_ct, &a);
     let e = &s.eval;
-    s.check("add", &e.add(&ca, &cb).unwrap(), &zip(&a, &b, |x, y| (x + y) % t));
-    s.check("sub", &e.sub(&ca, &cb).unwrap(), &zip(&a, &b, |x, y| (x + t - y) % t));
+    s.check(
+        "add",
+        &e.add(&ca, &cb).unwrap(),
+        &zip(&a, &b, |x, y| (x + y) % t),
+    );
+    s.check(
+        "sub",
+        &e.sub(&ca, &cb).unwrap(),
+        &zip(&a, &b, |x, y| (x + t - y) % t),
+    );
     let neg: Vec<u64> = a.iter().map(|&x| (t - x) % t).collect();
     s.check("negate", &e.negate(&ca).unwrap(), &neg);
     let pb = s.enc.encode(&b, s.ctx.level()).unwrap();
-    s.check("add_plain", &e.add_plain(&ca, &pb).unwrap(), &zip(&a, &b, |x, y| (x + y) % t));
-    s.check("sub_plain", &e.sub_plain(&ca, &pb).unwrap(), &zip(&a, &b, |x, y| (x + t - y) % t));
-    s.check("mul_plain", &e.mul_plain(&ca, &pb).unwrap(), &zip(&a, &b, mulm));
+    s.check(
+        "add_plain",
+        &e.add_plain(&ca, &pb).unwrap(),
+        &zip(&a, &b, |x, y| (x + y) % t),
+    );
+    s.check(
+        "sub_plain",
+        &e.sub_plain(&ca, &pb).unwrap(),
+        &zip(&a, &b, |x, y| (x + t - y) % t),
+    );
+    s.check(
+        "mul_plain",
+        &e.mul_plain(&ca, &pb).unwrap(),
+        &zip(&a, &b, mulm),
+    );
     s.check(
         "mul_scalar",
         &e.mul_scalar(&ca, -7).unwrap(),
@@ -139,7 +159,11 @@ fn every_operator_is_exact_n13() {
     let ab = zip(&a, &b, mulm);
     let prod = e.mul(&ca, &cb).unwrap();
     s.check("mul (3 components)", &prod, &ab);
-    s.check("add (3 + 2 components)", &e.add(&prod, &ca).unwrap(), &zip(&ab, &a, |x, y| (x + y) % t));
+    s.check(
+        "add (3 + 2 components)",
+        &e.add(&prod, &ca).unwrap(),
+        &zip(&ab, &a, |x, y| (x + y) % t),
+    );
     let rel = e.relinearize(prod, &s.rlk).unwrap();
     s.check("relinearize", &rel, &ab);
     s.check("mul_relin", &e.mul_relin(&ca, &cb, &s.rlk).unwrap(), &ab);
@@ -158,14 +182,22 @@ fn every_operator_is_exact_n13() {
         );
     }
     // No key for 7: composed from the power-of-two keys 1, 2, 4.
-    s.check("rotate_rows 7 (composed)", &e.rotate_rows(&ca, 7, &s.gk).unwrap(), &rot_rows(&a, 7));
+    s.check(
+        "rotate_rows 7 (composed)",
+        &e.rotate_rows(&ca, 7, &s.gk).unwrap(),
+        &rot_rows(&a, 7),
+    );
     let hoisted = e.rotate_rows_hoisted(&ca, &[1, 0, 5, -3], &s.gk).unwrap();
     for (ct, step) in hoisted.iter().zip([1, 0, 5, -3]) {
         s.check(&format!("hoisted {step}"), ct, &rot_rows(&a, step));
     }
     let half = n / 2;
     let swapped: Vec<u64> = (0..n).map(|i| a[(i + half) % n]).collect();
-    s.check("rotate_columns", &e.rotate_columns(&ca, &s.gk).unwrap(), &swapped);
+    s.check(
+        "rotate_columns",
+        &e.rotate_columns(&ca, &s.gk).unwrap(),
+        &swapped,
+    );
     // Coefficient encoding.
     let pc = s.enc.encode_unbatch(&a, s.ctx.level()).unwrap();
     let cc = s.ctx.encrypt_pk_with_seed(&s.pk, &pc, &seed(30)).unwrap();
@@ -218,7 +250,10 @@ fn serialization_round_trip_and_malformed_input() {
         let bytes = s.ctx.ciphertext_to_bytes(ct).unwrap();
         let back = s.ctx.ciphertext_from_bytes(&bytes).unwrap();
         let dec = Decryptor::new(&s.ctx, &s.sk);
-        assert_eq!(dec.decrypt_coeffs(&back).unwrap(), dec.decrypt_coeffs(ct).unwrap());
+        assert_eq!(
+            dec.decrypt_coeffs(&back).unwrap(),
+            dec.decrypt_coeffs(ct).unwrap()
+        );
         for len in (0..bytes.len()).step_by(997).chain([bytes.len() - 1]) {
             assert!(s.ctx.ciphertext_from_bytes(&bytes[..len]).is_err(), "{len}");
         }

@@ -370,8 +370,9 @@ mod tests {
         let t = 65537;
         let level = 2;
         let tables = ScaleRoundTables::new(&ring, level, t).unwrap();
-        let basis = crate::rns::RnsBasis::new(q.iter().map(|&v| Modulus::new(v).unwrap()).collect())
-            .unwrap();
+        let basis =
+            crate::rns::RnsBasis::new(q.iter().map(|&v| Modulus::new(v).unwrap()).collect())
+                .unwrap();
         let qb = basis.product().clone();
         let shape = Shape {
             components: 2,
@@ -384,7 +385,9 @@ mod tests {
         for poly in [&mut a, &mut b] {
             for c in 0..2 {
                 for j in 0..n {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let v: BigUint = BigUint::from(x) * BigUint::from(x.rotate_left(17)) * x;
                     let v = v % &qb;
                     for s in 0..=level {
@@ -411,7 +414,12 @@ mod tests {
                 })
                 .collect()
         };
-        let (a0, a1, b0, b1) = (centred(&a, 0), centred(&a, 1), centred(&b, 0), centred(&b, 1));
+        let (a0, a1, b0, b1) = (
+            centred(&a, 0),
+            centred(&a, 1),
+            centred(&b, 0),
+            centred(&b, 1),
+        );
         let d0 = negacyclic(&a0, &b0);
         let mut d1 = negacyclic(&a0, &b1);
         for (x, y) in d1.iter_mut().zip(negacyclic(&a1, &b0)) {
