@@ -3,9 +3,10 @@
 //! This root crate re-exports the workspace crates so that one dependency gives the whole
 //! library: [`math`] (exact arithmetic, NTT, RNS, the `Backend` trait and the CPU backend),
 //! [`rlwe`] (keys, encryption, key switching), [`ckks`] (approximate arithmetic on
-//! complex vectors), [`bgv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
+//! complex vectors), [`bgv`] and [`bfv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
 //! backend).
 
+pub use bfv;
 pub use bgv;
 pub use ckks;
 pub use fhe_cuda as cuda;

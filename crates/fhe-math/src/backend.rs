@@ -17,6 +17,7 @@ use crate::error::Result;
 use crate::poly::{RnsPoly, Shape};
 use crate::ring::RingContext;
 use crate::sampler::{Domain, Seed};
+use crate::scale_round::ScaleRoundTables;
 use std::sync::Arc;
 
 /// A compute backend bound to one [`RingContext`].
@@ -204,6 +205,51 @@ pub trait Backend: Clone + Send + Sync + 'static {
         })?;
         self.mod_down_into(&acc, &mut out, false)?;
         Ok(out)
+    }
+
+    /// The BFV ciphertext product: `⌊(t/Q_l)·(a ⊗ b)⌉ mod Q_l` for two 2-component buffers in
+    /// NTT form at the tables' level `l`, returned as 3 components in NTT form. Integer-only
+    /// (see [`crate::scale_round`]); a backend overriding it must give the same bits.
+    ///
+    /// The default body runs the reference computation on the host: inverse NTT of copies on
+    /// the device, download, [`ScaleRoundTables::tensor_scale_round_host`], upload, forward NTT.
+    fn tensor_scale_round(
+        &self,
+        a: &Self::Poly,
+        b: &Self::Poly,
+        tables: &ScaleRoundTables,
+    ) -> Result<Self::Poly> {
+        let level = tables.level();
+        for p in [a, b] {
+            let s = self.shape(p);
+            if s.components != 2 || s.level != level || s.extended {
+                return Err(crate::Error::ShapeMismatch {
+                    what: format!(
+                        "tensor with scale-and-round needs 2-component buffers at level {level}, \
+                         got {} components at level {}",
+                        s.components, s.level
+                    ),
+                });
+            }
+        }
+        let mut ac = self.duplicate(a)?;
+        self.intt(&mut ac)?;
+        let ha = self.download(&ac)?;
+        let hb = {
+            let mut bc = self.duplicate(b)?;
+            self.intt(&mut bc)?;
+            self.download(&bc)?
+        };
+        let ring = self.ring();
+        let mut out = ring.zeros(Shape {
+            components: 3,
+            level,
+            extended: false,
+        })?;
+        tables.tensor_scale_round_host(ring, &ha, &hb, &mut out)?;
+        let mut d = self.upload(&out)?;
+        self.ntt(&mut d)?;
+        Ok(d)
     }
 
     /// Multiply, relinearize and optionally rescale two 2-component ciphertexts in NTT form.

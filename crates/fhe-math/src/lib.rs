@@ -17,6 +17,7 @@ pub mod primes;
 pub mod ring;
 pub mod rns;
 pub mod sampler;
+pub mod scale_round;
 pub mod security;
 #[cfg(test)]
 mod test_util;
@@ -29,3 +30,4 @@ pub use ntt::NttTable;
 pub use poly::{RnsPoly, Shape};
 pub use ring::RingContext;
 pub use rns::{BasisConverter, RnsBasis};
+pub use scale_round::ScaleRoundTables;

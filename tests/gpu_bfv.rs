@@ -1,0 +1,164 @@
+//! BFV on the CUDA backend: every evaluator operator bit-identical to the CPU backend for the
+//! same seeds (the integer-only scale-and-round included), and exact against the plaintext
+//! computation mod t. `#[ignore]`d without a GPU (run with `--include-ignored` on the GPU
+//! machine); the device helper panics when no device is found, so these never pass silently.
+
+use gpufhe::bfv::params::{self, N13};
+use gpufhe::bfv::testing::random_values;
+use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
+use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::math::Backend;
+use gpufhe::math::sampler::Seed;
+use gpufhe::rlwe::GaloisKeys;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+fn device() -> Arc<Device> {
+    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
+    DEV.get_or_init(|| {
+        let d = Device::new(0)
+            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+        d.warm_up().expect("kernel modules compile");
+        d
+    })
+    .clone()
+}
+
+fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
+    let params = params::new(lit).unwrap();
+    let ring = gpufhe::bgv::context::ring_for(&params).unwrap();
+    let backend = CudaBackend::new(device(), ring).unwrap();
+    Context::with_backend(params, backend).unwrap()
+}
+
+fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
+    Context::cpu(params::new(lit).unwrap()).unwrap()
+}
+
+fn seed(b: u8) -> Seed {
+    Seed([b; 32])
+}
+
+fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
+    let h = be.download(p).unwrap();
+    let mut out = Vec::new();
+    for c in 0..h.components() {
+        for s in 0..=h.level() {
+            out.extend_from_slice(h.limb(c, s));
+        }
+    }
+    out
+}
+
+fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
+    let be = ctx.backend();
+    let (n, t) = (ctx.params().n(), ctx.params().t());
+    let top = ctx.level();
+    let enc = ctx.encoder();
+    let eval = Evaluator::new(ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
+    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
+    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let mut keys = BTreeMap::new();
+    for (i, g) in eval
+        .galois_elements(&[1, 2, 4, 5], true)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        keys.insert(
+            g,
+            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
+                .unwrap(),
+        );
+    }
+    let gk = GaloisKeys {
+        keys,
+        fingerprint: ctx.params().fingerprint(),
+    };
+    let dec = Decryptor::new(ctx, &sk);
+    let x = random_values(1, n, t);
+    let y = random_values(2, n, t);
+    let px = enc.encode(&x, top).unwrap();
+    let py = enc.encode(&y, top).unwrap();
+    let cx = ctx.encrypt_pk_with_seed(&pk, &px, &seed(30)).unwrap();
+    let cy = ctx
+        .encrypt_sk_with_seeds(&sk, &py, seed(31), &seed(32))
+        .unwrap();
+    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
+    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
+    let xx: Vec<u64> = x.iter().map(|&a| mul(a, a)).collect();
+    let sum: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| (a + b) % t).collect();
+    let diff: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| (a + t - b) % t).collect();
+    let neg: Vec<u64> = x.iter().map(|&a| (t - a) % t).collect();
+    let half = n / 2;
+    let rot = |v: &[u64], k: usize| -> Vec<u64> {
+        (0..n)
+            .map(|i| v[(i / half) * half + (i % half + k) % half])
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut keep = |name: &str, ct: &gpufhe::bfv::Ciphertext<B>, want: &[u64]| {
+        assert!(
+            dec.decrypt(ct).unwrap() == want,
+            "{name}: differs from the plaintext computation on {}",
+            be.device_name()
+        );
+        out.push((name.to_string(), active(be, &ct.inner.poly)));
+    };
+    keep("encrypt_pk", &cx, &x);
+    keep("encrypt_sk", &cy, &y);
+    keep("add", &eval.add(&cx, &cy).unwrap(), &sum);
+    keep("sub", &eval.sub(&cx, &cy).unwrap(), &diff);
+    keep("negate", &eval.negate(&cx).unwrap(), &neg);
+    keep("add_plain", &eval.add_plain(&cx, &py).unwrap(), &sum);
+    keep("sub_plain", &eval.sub_plain(&cx, &py).unwrap(), &diff);
+    keep("mul_plain", &eval.mul_plain(&cx, &py).unwrap(), &xy);
+    let prod = eval.mul(&cx, &cy).unwrap();
+    keep("mul", &prod, &xy);
+    keep("square", &eval.square(&cx).unwrap(), &xx);
+    let relin = eval.relinearize(prod, &rlk).unwrap();
+    keep("relinearize", &relin, &xy);
+    keep("mul_relin", &eval.mul_relin(&cx, &cy, &rlk).unwrap(), &xy);
+    keep(
+        "rotate_rows_1",
+        &eval.rotate_rows(&cx, 1, &gk).unwrap(),
+        &rot(&x, 1),
+    );
+    keep(
+        "rotate_rows_7",
+        &eval.rotate_rows(&cx, 7, &gk).unwrap(),
+        &rot(&x, 7),
+    );
+    let swapped: Vec<u64> = x[half..].iter().chain(&x[..half]).copied().collect();
+    keep(
+        "rotate_columns",
+        &eval.rotate_columns(&cx, &gk).unwrap(),
+        &swapped,
+    );
+    for (ct, k) in eval
+        .rotate_rows_hoisted(&relin, &[1, 2, 5], &gk)
+        .unwrap()
+        .iter()
+        .zip([1, 2, 5])
+    {
+        keep(&format!("rotate_rows_hoisted_{k}"), ct, &rot(&xy, k));
+    }
+    let x3: Vec<u64> = x.iter().map(|&a| mul(mul(a, a), a)).collect();
+    keep("pow_3", &eval.pow(&cx, 3, &rlk).unwrap(), &x3);
+    out.push(("relin_key".into(), active(be, &rlk.0.poly)));
+    out.push(("public_key".into(), active(be, &pk.poly)));
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bfv_operators_bit_identical_n13() {
+    let cpu = all_operators(&cpu_context(&N13));
+    let gpu = all_operators(&gpu_context(&N13));
+    assert_eq!(cpu.len(), gpu.len());
+    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
+        assert!(c == g, "{name}: GPU result differs from the CPU backend");
+    }
+}
