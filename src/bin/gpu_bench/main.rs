@@ -19,7 +19,7 @@
 //!
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
-mod bgv;
+mod integer;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -44,11 +44,11 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 #[command(about = "Times CKKS operators on the CUDA backend (event and synchronized wall time)")]
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
-    /// with a `bgv:` prefix (bgv:CAT, bgv:CAT_COMPAT, bgv:PHANTOM_INT, bgv:N13).
+    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "CAT,CAT_COMPAT,N16_L24_D3,PHANTOM_N16,bgv:CAT_COMPAT,bgv:PHANTOM_INT"
+        default_value = "CAT,CAT_COMPAT,N16_L24_D3,PHANTOM_N16,bgv:CAT_COMPAT,bgv:PHANTOM_INT,bfv:CAT_COMPAT,bfv:PHANTOM_INT"
     )]
     presets: Vec<String>,
     /// Timed runs per operator and method (the median is reported).
@@ -69,6 +69,17 @@ struct Args {
     /// Size of the device-to-device copy for the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 2048)]
     copy_mib: usize,
+}
+
+/// `(Some("bgv" | "bfv"), rest)` for an integer-scheme preset name, else `(None, name)`.
+fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
+    if let Some(rest) = name.strip_prefix("bgv:") {
+        (Some("bgv"), rest)
+    } else if let Some(rest) = name.strip_prefix("bfv:") {
+        (Some("bfv"), rest)
+    } else {
+        (None, name)
+    }
 }
 
 fn preset(name: &str) -> R<ParametersLiteral> {
@@ -647,9 +658,9 @@ fn today() -> String {
 fn run(args: &Args) -> R<()> {
     let presets: Vec<String> = args.presets.iter().map(|s| s.trim().to_string()).collect();
     for p in &presets {
-        match p.strip_prefix("bgv:") {
-            Some(b) => bgv::preset(b).map(|_| ())?,
-            None => preset(p).map(|_| ())?,
+        match scheme_of(p) {
+            (Some(_), b) => integer::preset(b).map(|_| ())?,
+            (None, _) => preset(p).map(|_| ())?,
         }
     }
     if args.reps == 0 {
@@ -678,9 +689,11 @@ fn run(args: &Args) -> R<()> {
     let mut failed: Vec<String> = Vec::new();
     for (i, p) in presets.iter().enumerate() {
         eprintln!("preset {p} ...");
-        let result = match p.strip_prefix("bgv:") {
-            Some(b) => bgv::bench_preset(&dev, b, args.reps, args.warm, 0x5eed + i as u64),
-            None => bench_preset(&dev, p, args, bw, 0x5eed + i as u64),
+        let result = match scheme_of(p) {
+            (Some(scheme), b) => {
+                integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
+            }
+            (None, _) => bench_preset(&dev, p, args, bw, 0x5eed + i as u64),
         };
         match result {
             Ok(r) => results.push(r),
