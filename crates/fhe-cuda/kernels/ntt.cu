@@ -225,3 +225,159 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
     ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
              logn, S, L, logC, true, false);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Register-blocked pass (used for 3 <= S <= 11): each thread owns 8 elements of one sub-problem
+// and runs up to three stages on them in registers (a radix-8 round), so a pass of S stages is
+// ceil(S / 3) rounds with ceil(S / 3) - 1 shared-memory exchanges; the first round loads from
+// global memory and the last stores to it directly. T = 2^(S-3) threads per sub-problem,
+// C = 2^logC sub-problems per block. Same stages, same twiddles and same lazy ranges as
+// `ntt_pass`, so the output is the same.
+//
+// Round windows (3 bits of the local index, [lo, lo + 3)): the forward runs the bits from the
+// top, [S-3, S), [S-6, S-3), ..., and a last window [0, 3) that runs only the bits not yet done;
+// the inverse from the bottom. In a window the element k of thread t has local index
+// mid = ((t >> lo) << (lo + 3)) | (k << lo) | (t & (2^lo - 1)).
+//
+// Shared layout: strided (L > 0, lanes walk the sub-problems first) mid * (C + 1) + c;
+// otherwise e + (e >> 3) with e = c * 2^S + mid (padding against bank conflicts).
+template <int S, bool STRIDED, bool INV>
+__device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
+                                            const u64* __restrict__ tw,
+                                            const u64* __restrict__ tws, const u64* consts,
+                                            u32 logn, u32 L, u32 logC, bool last) {
+    extern __shared__ u64 sh[];
+    constexpr u32 LT = S - 3;
+    constexpr int NR = (S + 2) / 3;
+    const u64 q = slots[s * SLOT_STRIDE];
+    const u64 two_q = 2 * q;
+    const u64 n = 1ull << logn;
+    const u64* __restrict__ w_tab = tw + (u64)s * n;
+    const u64* __restrict__ ws_tab = tws + (u64)s * n;
+    const u32 C = 1u << logC;
+    u32 c, t;
+    if (STRIDED) {
+        c = threadIdx.x & (C - 1);
+        t = threadIdx.x >> logC;
+    } else {
+        c = threadIdx.x >> LT;
+        t = threadIdx.x & ((1u << LT) - 1);
+    }
+    const u32 p = blockIdx.x * C + c;
+    const u32 hi = p >> L;
+    const u32 lowp = p & ((1u << L) - 1);
+    const u64 gbase = ((u64)hi << (S + L)) | lowp;
+    auto sidx = [&](u32 mid) -> u32 {
+        if (STRIDED) return mid * (C + 1) + c;
+        u32 e = (c << S) + mid;
+        return e + (e >> 3);
+    };
+
+    u64 x[8];
+#pragma unroll
+    for (int r = 0; r < NR; r++) {
+        // Window and stage bits of this round (compile-time after unrolling).
+        const int lo = INV ? (3 * r < S - 3 ? 3 * r : S - 3) : (S - 3 * (r + 1) > 0 ? S - 3 * (r + 1) : 0);
+        const int b_lo = INV ? 3 * r : lo;                                   // lowest stage bit
+        const int b_hi = INV ? (3 * r + 3 < S ? 3 * r + 3 : S) : S - 3 * r;   // one past the top
+        const u32 tlo = t & ((1u << lo) - 1);
+        const u32 thi = t >> lo;
+        const u32 mbase = (thi << (lo + 3)) | tlo;
+        if (r == 0) {
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                x[k] = src[gbase | ((u64)(mbase | ((u32)k << lo)) << L)];
+        } else {
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < 8; k++) x[k] = sh[sidx(mbase | ((u32)k << lo))];
+        }
+        if (!INV) {
+#pragma unroll
+            for (int b = b_hi - 1; b >= b_lo; b--) {
+                const int kb = b - lo;
+                const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
+                                 (thi << (2 - kb));
+#pragma unroll
+                for (int j = 0; j < (4 >> kb); j++) {
+                    const u64 w = w_tab[base + j], ws = ws_tab[base + j];
+#pragma unroll
+                    for (int i = 0; i < (1 << kb); i++) {
+                        const int k0 = (j << (kb + 1)) | i;
+                        fwd_bf(x[k0], x[k0 | (1 << kb)], w, ws, q, two_q);
+                    }
+                }
+            }
+        } else {
+#pragma unroll
+            for (int b = b_lo; b < b_hi; b++) {
+                const int kb = b - lo;
+                const u32 h = 1u << (logn - 1 - L - b);
+                if (h == 1) {
+                    const u64* cs = consts + 4 * s;
+#pragma unroll
+                    for (int k0 = 0; k0 < 8; k0++)
+                        if (!(k0 & (1 << kb))) inv_bf_last(x[k0], x[k0 | (1 << kb)], cs, q, two_q);
+                } else {
+                    const u32 base = h + (hi << (S - b - 1)) + (thi << (2 - kb));
+#pragma unroll
+                    for (int j = 0; j < (4 >> kb); j++) {
+                        const u64 w = w_tab[base + j], ws = ws_tab[base + j];
+#pragma unroll
+                        for (int i = 0; i < (1 << kb); i++) {
+                            const int k0 = (j << (kb + 1)) | i;
+                            inv_bf(x[k0], x[k0 | (1 << kb)], w, ws, q, two_q);
+                        }
+                    }
+                }
+            }
+        }
+        if (r == NR - 1) {
+            if (!INV && last) {
+#pragma unroll
+                for (int k = 0; k < 8; k++) x[k] = csub(csub(x[k], two_q), q);
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                a[gbase | ((u64)(mbase | ((u32)k << lo)) << L)] = x[k];
+        } else {
+            if (r > 0) __syncthreads();
+#pragma unroll
+            for (int k = 0; k < 8; k++) sh[sidx(mbase | ((u32)k << lo))] = x[k];
+        }
+    }
+}
+
+#define NTT_R8(S)                                                                              \
+    extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots, const u64* tw,    \
+                                             const u64* tws, u32 logn, u32 L, u32 logC,        \
+                                             u32 last) {                                       \
+        u32 i = blockIdx.y;                                                                    \
+        if (L > 0)                                                                             \
+            ntt_pass_r8<S, true, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
+                                        slots, tw, tws, nullptr, logn, L, logC, last != 0);    \
+        else                                                                                   \
+            ntt_pass_r8<S, false, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],   \
+                                         slots, tw, tws, nullptr, logn, L, logC, last != 0);   \
+    }                                                                                          \
+    extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots, const u64* tw,    \
+                                             const u64* tws, const u64* consts, u32 logn,      \
+                                             u32 L, u32 logC) {                                \
+        u32 i = blockIdx.y;                                                                    \
+        if (L > 0)                                                                             \
+            ntt_pass_r8<S, true, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],     \
+                                       slots, tw, tws, consts, logn, L, logC, false);          \
+        else                                                                                   \
+            ntt_pass_r8<S, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
+                                        slots, tw, tws, consts, logn, L, logC, false);         \
+    }
+
+NTT_R8(3)
+NTT_R8(4)
+NTT_R8(5)
+NTT_R8(6)
+NTT_R8(7)
+NTT_R8(8)
+NTT_R8(9)
+NTT_R8(10)
+NTT_R8(11)

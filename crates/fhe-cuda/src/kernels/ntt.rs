@@ -134,6 +134,90 @@ fn config(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
     (log_c, cfg)
 }
 
+/// Register-blocked kernels (`ntt_pass_r8` of ntt.cu), by S = 3..=11.
+const R8_FWD: [&str; 9] = [
+    "ntt_fwd_r8_3",
+    "ntt_fwd_r8_4",
+    "ntt_fwd_r8_5",
+    "ntt_fwd_r8_6",
+    "ntt_fwd_r8_7",
+    "ntt_fwd_r8_8",
+    "ntt_fwd_r8_9",
+    "ntt_fwd_r8_10",
+    "ntt_fwd_r8_11",
+];
+const R8_INV: [&str; 9] = [
+    "ntt_inv_r8_3",
+    "ntt_inv_r8_4",
+    "ntt_inv_r8_5",
+    "ntt_inv_r8_6",
+    "ntt_inv_r8_7",
+    "ntt_inv_r8_8",
+    "ntt_inv_r8_9",
+    "ntt_inv_r8_10",
+    "ntt_inv_r8_11",
+];
+/// Threads per block of the register-blocked pass, at most (non-strided passes);
+/// `FHE_NTT_R8_LOG_THREADS` (log) and `FHE_NTT_R8_LOG_C` override these two (tuning runs).
+const R8_THREADS: u32 = 128;
+/// Sub-problems per block of a strided register-blocked pass, at most.
+const R8_LOG_C_STRIDED: u32 = 4;
+
+/// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
+fn r8(p: Pass) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        std::env::var("FHE_NTT_R8")
+            .map(|v| v != "0")
+            .unwrap_or(true)
+    });
+    on && (3..=11).contains(&p.s)
+}
+
+/// `(logC, config)` of a register-blocked pass over `limbs` limbs: 8 elements per thread.
+fn config_r8(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
+    static T: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    let (log_threads, log_c_strided) = *T.get_or_init(|| {
+        let get = |k: &str, d: u32| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        (
+            get("FHE_NTT_R8_LOG_THREADS", R8_THREADS.trailing_zeros()).clamp(3, 9),
+            get("FHE_NTT_R8_LOG_C", R8_LOG_C_STRIDED).clamp(0, 6),
+        )
+    });
+    let lt = p.s - 3;
+    let subs = logn - p.s; // log of the sub-problems per limb
+    let log_c = if p.l > 0 {
+        log_c_strided.min(p.l).min(subs).min(10 - lt)
+    } else {
+        log_threads.saturating_sub(lt).min(subs)
+    };
+    let sz = 1u32 << p.s;
+    let words = |c: u32| {
+        if p.l > 0 {
+            sz * (c + 1)
+        } else {
+            c * sz + c * sz / 8
+        }
+    };
+    // Within the default 48 KiB of dynamic shared memory.
+    let mut log_c = log_c;
+    while log_c > 0 && words(1 << log_c) * 8 > 48 * 1024 {
+        log_c -= 1;
+    }
+    let (c, words) = (1u32 << log_c, words(1 << log_c));
+    let cfg = LaunchConfig {
+        grid_dim: (1u32 << (subs - log_c), limbs, 1),
+        block_dim: (c << lt, 1, 1),
+        shared_mem_bytes: words * 8,
+    };
+    (log_c, cfg)
+}
+
 /// Forward NTT of every limb of `ls`, in place.
 pub(crate) fn forward(cx: &Ctx, ls: LimbSet) -> Result<()> {
     forward_list(cx, &ls.limbs())
@@ -157,10 +241,18 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
                 continue;
             }
             let last: u32 = (p.l == 0) as u32;
-            let (log_c, cfg) = config(logn, p, count);
-            launch!(
-                cx.stream, f, cfg, &list, &slots, &tw, &tws, &logn, &p.s, &p.l, &log_c, &last
-            )?;
+            if r8(p) {
+                let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
+                let (log_c, cfg) = config_r8(logn, p, count);
+                launch!(
+                    cx.stream, f8, cfg, &list, &slots, &tw, &tws, &logn, &p.l, &log_c, &last
+                )?;
+            } else {
+                let (log_c, cfg) = config(logn, p, count);
+                launch!(
+                    cx.stream, f, cfg, &list, &slots, &tw, &tws, &logn, &p.s, &p.l, &log_c, &last
+                )?;
+            }
             list.src = list.dst;
         }
     }
@@ -183,10 +275,18 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             if p.s == 0 {
                 continue;
             }
-            let (log_c, cfg) = config(logn, p, count);
-            launch!(
-                cx.stream, f, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.s, &p.l, &log_c
-            )?;
+            if r8(p) {
+                let f8 = cx.dev.function("ntt", R8_INV[p.s as usize - 3])?;
+                let (log_c, cfg) = config_r8(logn, p, count);
+                launch!(
+                    cx.stream, f8, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.l, &log_c
+                )?;
+            } else {
+                let (log_c, cfg) = config(logn, p, count);
+                launch!(
+                    cx.stream, f, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.s, &p.l, &log_c
+                )?;
+            }
             list.src = list.dst;
         }
     }
