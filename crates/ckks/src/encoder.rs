@@ -176,12 +176,26 @@ impl<B: Backend> Encoder<B> {
             .enumerate()
             .for_each(|(chunk, out)| {
                 let mut residues = vec![0u64; level + 1];
+                let q0 = basis.moduli()[0];
                 for (i, c) in out.iter_mut().enumerate() {
                     let k = chunk * 1024 + i;
                     for (s, r) in residues.iter_mut().enumerate() {
                         *r = host.limb(0, s)[k];
                     }
-                    *c = basis.to_f64_centered(&residues) / scale;
+                    // Fast path: the centred residue mod q_0 is the value itself when it is
+                    // congruent to every other residue (it lies in (-q_0/2, q_0/2], so inside
+                    // (-Q/2, Q/2], and the CRT makes it unique). Otherwise the full CRT lift.
+                    let x0 = q0.center(residues[0]);
+                    let small = basis.moduli()[1..]
+                        .iter()
+                        .zip(&residues[1..])
+                        .all(|(m, &r)| m.reduce_i64(x0) == r);
+                    let value = if small {
+                        x0 as f64
+                    } else {
+                        basis.to_f64_centered(&residues)
+                    };
+                    *c = value / scale;
                 }
             });
         Ok(self.fft.decode(&coeffs, slots)?)
