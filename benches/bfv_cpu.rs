@@ -1,0 +1,60 @@
+//! BFV on the CPU backend at OpenFHE's `bfv15` shape (`shared/peers/openfhe_bench.py`: N = 2^15,
+//! t = 65537, HYBRID with dnum 3; OpenFHE picks log2 Q = 480). Our chain: 8 × 60 bits
+//! (log2 Q = 480), 3 special primes of 60 bits, dnum 3 (log2 QP = 660, 128-bit secure).
+//!
+//! `cargo bench --bench bfv_cpu`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gpufhe::bfv::testing::random_values;
+use gpufhe::bfv::{Context, Evaluator, ParametersLiteral, Security, params};
+use std::time::Duration;
+
+/// OpenFHE's `bfv15` shape with our prime selection.
+const OPENFHE_BFV15: ParametersLiteral = ParametersLiteral {
+    log_n: 15,
+    levels: 7,
+    first_prime_bits: 60,
+    prime_bits: 60,
+    special_primes: 3,
+    special_prime_bits: 60,
+    dnum: 3,
+    plaintext_modulus: 65537,
+    security: Security::Bits128,
+};
+
+fn bfv_cpu(c: &mut Criterion) {
+    let params = params::new(&OPENFHE_BFV15).expect("parameters");
+    let ctx = Context::cpu(params.clone()).unwrap();
+    let enc = ctx.encoder();
+    let eval = Evaluator::new(&ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let gk = kg
+        .galois_keys(&sk, &eval.galois_elements(&[1], false).unwrap())
+        .unwrap();
+    let (n, t, top) = (params.n(), params.t(), params.max_level());
+    let px = enc.encode(&random_values(1, n, t), top).unwrap();
+    let py = enc.encode(&random_values(2, n, t), top).unwrap();
+    let cx = ctx.encrypt_pk(&pk, &px).unwrap();
+    let cy = ctx.encrypt_pk(&pk, &py).unwrap();
+
+    let mut g = c.benchmark_group("bfv/OPENFHE_BFV15");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    g.bench_function("encrypt", |b| b.iter(|| ctx.encrypt_pk(&pk, &px).unwrap()));
+    g.bench_function("add", |b| b.iter(|| eval.add(&cx, &cy).unwrap()));
+    g.bench_function("multiply", |b| b.iter(|| eval.mul(&cx, &cy).unwrap()));
+    g.bench_function("mul_relin", |b| {
+        b.iter(|| eval.mul_relin(&cx, &cy, &rlk).unwrap())
+    });
+    g.bench_function("rotate_1", |b| {
+        b.iter(|| eval.rotate_rows(&cx, 1, &gk).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bfv_cpu);
+criterion_main!(benches);
