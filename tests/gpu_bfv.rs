@@ -162,3 +162,87 @@ fn gpu_bfv_operators_bit_identical_n13() {
         assert!(c == g, "{name}: GPU result differs from the CPU backend");
     }
 }
+
+/// Median µs of `runs` calls of `f`, each followed by a device synchronization.
+fn median_us(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut v: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            f();
+            t0.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[runs / 2]
+}
+
+/// Timing (prints, asserts only equality): BFV `mul` at N = 2^15 (PHANTOM_INT) on the GPU, and
+/// the host round trip of the trait's default `tensor_scale_round` body for comparison.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bfv_mul_timing_n15() {
+    use gpufhe::math::poly::Shape;
+    let ctx = gpu_context(&params::PHANTOM_INT);
+    let be = ctx.backend();
+    let (n, t) = (ctx.params().n(), ctx.params().t());
+    let top = ctx.level();
+    let enc = ctx.encoder();
+    let eval = Evaluator::new(&ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
+    let px = enc.encode(&random_values(1, n, t), top).unwrap();
+    let py = enc.encode(&random_values(2, n, t), top).unwrap();
+    let cx = ctx
+        .encrypt_sk_with_seeds(&sk, &px, seed(3), &seed(4))
+        .unwrap();
+    let cy = ctx
+        .encrypt_sk_with_seeds(&sk, &py, seed(5), &seed(6))
+        .unwrap();
+    for _ in 0..3 {
+        eval.mul(&cx, &cy).unwrap();
+    }
+    be.synchronize().unwrap();
+    let gpu = median_us(20, || {
+        eval.mul(&cx, &cy).unwrap();
+        be.synchronize().unwrap();
+    });
+    // The default body: inverse NTT of copies, download, host reference, upload, NTT.
+    let tables = ctx.tables();
+    let (a, b) = (&cx.inner.poly, &cy.inner.poly);
+    let host_path = || {
+        let mut ac = be.duplicate(a).unwrap();
+        be.intt(&mut ac).unwrap();
+        let ha = be.download(&ac).unwrap();
+        let mut bc = be.duplicate(b).unwrap();
+        be.intt(&mut bc).unwrap();
+        let hb = be.download(&bc).unwrap();
+        let mut out = be
+            .ring()
+            .zeros(Shape {
+                components: 3,
+                level: tables.level(),
+                extended: false,
+            })
+            .unwrap();
+        tables
+            .tensor_scale_round_host(be.ring(), &ha, &hb, &mut out)
+            .unwrap();
+        let mut d = be.upload(&out).unwrap();
+        be.ntt(&mut d).unwrap();
+        be.synchronize().unwrap();
+        d
+    };
+    let want = active(be, &host_path());
+    assert!(
+        active(be, &be.tensor_scale_round(a, b, tables).unwrap()) == want,
+        "tensor_scale_round differs from the host path"
+    );
+    let host = median_us(5, || {
+        host_path();
+    });
+    println!(
+        "TIMING bfv mul N=2^15 ({} Q limbs, {} B limbs): device {gpu:.0} us, host path {host:.0} us (median)",
+        top + 1,
+        tables.aux_moduli().len()
+    );
+}

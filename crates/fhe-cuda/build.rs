@@ -35,7 +35,14 @@ fn main() {
     let out_dir = env::var("OUT_DIR").expect("OUT_DIR is set by cargo");
     let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
     println!("cargo:rerun-if-changed={}", kernels.display());
-    for name in ["ntt", "elementwise", "keyswitch", "automorphism", "sampler"] {
+    for name in [
+        "ntt",
+        "elementwise",
+        "keyswitch",
+        "automorphism",
+        "sampler",
+        "scale_round",
+    ] {
         let path = kernels.join(format!("{name}.cu"));
         println!("cargo:rerun-if-changed={}", path.display());
         let mut src = String::new();

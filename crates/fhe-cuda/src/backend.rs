@@ -17,6 +17,7 @@ use fhe_math::error::{Error, Result};
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
+use fhe_math::scale_round::ScaleRoundTables;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +28,14 @@ struct Inner {
     tables: CudaSlice<u64>,
     layout: TableLayout,
     galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
+    /// Device tables of each [`ScaleRoundTables`] used, by fingerprint (uploaded once).
+    scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
+}
+
+/// The device tables of one [`ScaleRoundTables`].
+struct SrDevice {
+    buf: CudaSlice<u64>,
+    layout: kernels::scale_round::SrLayout,
 }
 
 /// The CUDA backend: device buffers ([`DevicePoly`]) and fused kernels, bound to one ring and one
@@ -64,6 +73,139 @@ fn drv(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
 }
 
 impl CudaBackend {
+    /// The device tables of `t`, uploaded at first use.
+    fn sr_tables(&self, t: &ScaleRoundTables) -> Result<Arc<SrDevice>> {
+        let ring = &self.inner.ring;
+        let ql = t.moduli().len();
+        if t.aux_ntt().first().is_none_or(|x| x.n() != ring.n())
+            || ql > ring.q_count()
+            || t.moduli()
+                .iter()
+                .enumerate()
+                .any(|(s, m)| m.value() != ring.modulus(s).value())
+        {
+            return Err(shape_err(
+                "scale-and-round tables were built for another ring",
+            ));
+        }
+        let key = kernels::scale_round::fingerprint(t);
+        let mut cache = self.inner.scale_round.lock().expect("cache lock");
+        if let Some(d) = cache.get(&key) {
+            return Ok(d.clone());
+        }
+        let (host, layout) = kernels::scale_round::build(ring, t);
+        let buf = self
+            .inner
+            .stream
+            .clone_htod(&host)
+            .map_err(drv("table upload"))?;
+        let d = Arc::new(SrDevice { buf, layout });
+        cache.insert(key, d.clone());
+        Ok(d)
+    }
+
+    /// [`Backend::tensor_scale_round`] on the device (shapes checked): the steps of
+    /// [`ScaleRoundTables::tensor_scale_round_host`], each a kernel over all limbs.
+    fn tensor_scale_round_impl(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        tables: &ScaleRoundTables,
+    ) -> Result<DevicePoly> {
+        let sr = self.sr_tables(tables)?;
+        let lay = &sr.layout;
+        let (ql, bl) = (lay.ql, lay.bl);
+        let total = ql + bl;
+        let n = self.inner.ring.n();
+        let (srp, _g) = sr.buf.device_ptr(self.s());
+        let scx = Ctx {
+            dev: &self.inner.device,
+            stream: &self.inner.stream,
+            tables: srp,
+            layout: &lay.ring,
+            n: n as u32,
+        };
+        let alloc = |words: usize| {
+            // SAFETY: every word is written by a kernel below before it is read.
+            unsafe { self.inner.stream.alloc::<u64>(words) }.map_err(drv("alloc"))
+        };
+        // tmp: [a0, a1, b0, b1][ql][n] in coefficient form; ext: the same over Q ∪ B in NTT form.
+        let tmp = alloc(4 * ql * n)?;
+        let ext = alloc(4 * total * n)?;
+        let d = alloc(3 * total * n)?;
+        let r = alloc(3 * bl * n)?;
+        let (tp, _g1) = tmp.device_ptr(self.s());
+        let (ep, _g2) = ext.device_ptr(self.s());
+        let (dp, _g3) = d.device_ptr(self.s());
+        let (rp, _g4) = r.device_ptr(self.s());
+        let w = 8 * n as u64;
+        let set = |ptr: u64, spc: usize, comps: u32, q_lo: usize, q_cnt: usize| LimbSet {
+            ptr,
+            n: n as u32,
+            spc: spc as u32,
+            comp_lo: 0,
+            comps,
+            q_lo: q_lo as u32,
+            q_cnt: q_cnt as u32,
+            p_lo: 0,
+            p_cnt: 0,
+        };
+        // Step 1: coefficient form of the inputs (out of place), exact centred lift to B; the
+        // Q limbs of ext are the inputs' NTT-form limbs (copied by the conversion).
+        let mut inv = Vec::new();
+        for (x, p) in [a, b].into_iter().enumerate() {
+            let src = Self::q_only(p.limbs(self.s()), 0, ql as u32);
+            let dst = set(tp + 2 * x as u64 * ql as u64 * w, ql, 2, 0, ql);
+            for (mut l, m) in src.limbs().into_iter().zip(dst.limbs()) {
+                l.dst = m.dst;
+                inv.push(l);
+            }
+        }
+        kernels::ntt::inverse_list(&scx, &inv)?;
+        for (x, p) in [a, b].into_iter().enumerate() {
+            let pp = p.ptr(self.s());
+            let pspc = p.slots_per_component() as u64;
+            for c in 0..2u64 {
+                let idx = 2 * x as u64 + c;
+                kernels::keyswitch::convert(
+                    &scx,
+                    &lay.q_to_b,
+                    tp + idx * ql as u64 * w,
+                    ep + idx * total as u64 * w,
+                    (pp + c * pspc * w, ep + idx * total as u64 * w, ql as u32),
+                )?;
+            }
+        }
+        kernels::ntt::forward(&scx, set(ep, total, 4, ql, bl))?;
+        // Step 2: tensor over Q ∪ B, back to coefficient form.
+        let lo = set(dp, total, 1, 0, total);
+        let la = set(ep, total, 1, 0, total);
+        let lb = set(ep + 2 * total as u64 * w, total, 1, 0, total);
+        ew::tensor(&scx, lo, la, lb)?;
+        kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
+        // Step 3: scale and round into B.
+        kernels::scale_round::to_b(&scx, lay, dp, rp)?;
+        // Step 4: exact centred conversion back to Q, then NTT form.
+        let out = self.alloc_zero_inactive(Shape {
+            components: 3,
+            level: ql - 1,
+            extended: false,
+        })?;
+        let op = out.ptr(self.s());
+        let ospc = out.slots_per_component() as u64;
+        for c in 0..3u64 {
+            kernels::keyswitch::convert(
+                &scx,
+                &lay.b_to_q,
+                rp + c * bl as u64 * w,
+                op + c * ospc * w,
+                (0, 0, 0),
+            )?;
+        }
+        kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
+        Ok(out)
+    }
+
     /// A backend for `ring` on stream 0 of `device`: uploads every table of the ring once.
     pub fn new(device: Arc<Device>, ring: Arc<RingContext>) -> crate::Result<Self> {
         Self::on_stream(device.clone(), device.stream(0).clone(), ring)
@@ -93,6 +235,7 @@ impl CudaBackend {
                 tables,
                 layout,
                 galois: Mutex::new(HashMap::new()),
+                scale_round: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -488,6 +631,27 @@ impl Backend for CudaBackend {
         let lb = b.like(self.s(), &lo);
         ew::tensor(&self.cx(), lo, la, lb)?;
         Ok(out)
+    }
+
+    fn tensor_scale_round(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        tables: &ScaleRoundTables,
+    ) -> Result<DevicePoly> {
+        let level = tables.level();
+        for p in [a, b] {
+            self.check(p)?;
+            let s = p.shape;
+            if s.components != 2 || s.level != level || s.extended {
+                return Err(shape_err(format!(
+                    "tensor with scale-and-round needs 2-component buffers at level {level}, \
+                     got {} components at level {}",
+                    s.components, s.level
+                )));
+            }
+        }
+        self.tensor_scale_round_impl(a, b, tables)
     }
 
     fn automorphism_into(

@@ -336,6 +336,45 @@ fn gpu_small_ring_and_odd_digits() {
     check_all(ring(10, 4, 1, 4));
 }
 
+/// `tensor_scale_round` (BFV's integer scale-and-round product) on the GPU against the CPU's
+/// host reference, bit for bit, at the top level and one below.
+fn check_scale_round(ring: Arc<RingContext>, t: u64) {
+    let pair = Pair::new(ring.clone());
+    let top = ring.max_level();
+    for level in [top, top - 1] {
+        let tables = fhe_math::ScaleRoundTables::new(&ring, level, t).unwrap();
+        let shape = Shape {
+            components: 2,
+            level,
+            extended: false,
+        };
+        let (ha, da) = pair.random(shape, 1 + level as u32);
+        let (hb, db) = pair.random(shape, 40 + level as u32);
+        let want = pair.cpu.tensor_scale_round(&ha, &hb, &tables).unwrap();
+        // Twice: the second call reuses the cached device tables.
+        for _ in 0..2 {
+            let got = pair.gpu.tensor_scale_round(&da, &db, &tables).unwrap();
+            pair.same(
+                &format!("tensor_scale_round n={} level {level}", ring.n()),
+                &want,
+                &got,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_tensor_scale_round_matches_cpu_n13() {
+    check_scale_round(ring(13, 4, 1, 1), 65537);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_tensor_scale_round_matches_cpu_n15() {
+    check_scale_round(ring(15, 12, 2, 3), (1 << 31) - 1);
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_pool_returns_to_baseline() {

@@ -42,6 +42,12 @@ fn nvrtc_sampler() {
 }
 
 #[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_scale_round() {
+    compile("scale_round");
+}
+
+#[test]
 fn every_module_has_a_source() {
     for m in fhe_cuda::kernels::MODULES {
         assert!(

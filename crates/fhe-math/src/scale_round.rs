@@ -26,7 +26,8 @@
 //! Every step is integer arithmetic with a fixed order of exact sums, so any backend that
 //! follows this contract gives the same bits. The default body of
 //! [`crate::Backend::tensor_scale_round`] runs [`ScaleRoundTables::tensor_scale_round_host`]
-//! on the host (the tables here are also what a fused device kernel would upload).
+//! on the host; the CUDA backend overrides it with device kernels that upload these tables
+//! (`fhe-cuda`'s `kernels/scale_round.cu` and the exact basis conversion) and give the same bits.
 //!
 //! `convert_exact` may be off by `Q` when its input is below `2L·Q/2^64` (probability about
 //! `2^-58` per coefficient): in step 1 this adds a tiny multiple of the other operand to the
@@ -171,6 +172,57 @@ impl ScaleRoundTables {
     /// The auxiliary primes `b_0 … b_{k-1}`.
     pub fn aux_moduli(&self) -> &[Modulus] {
         &self.b
+    }
+
+    /// The ring moduli `q_0 … q_l` (GPU upload).
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.q
+    }
+
+    /// The NTT tables of the auxiliary primes (GPU upload).
+    pub fn aux_ntt(&self) -> &[NttTable] {
+        &self.b_ntt
+    }
+
+    /// The exact `Q -> B` converter of step 1 (GPU upload).
+    pub fn q_to_b(&self) -> &BasisConverter {
+        &self.q_to_b
+    }
+
+    /// The exact `B -> Q` converter of step 4 (GPU upload).
+    pub fn b_to_q(&self) -> &BasisConverter {
+        &self.b_to_q
+    }
+
+    /// Centring offsets (GPU upload): `(⌊Q/2⌋ mod q_i, ⌊Q/2⌋ mod b_k, ⌊B/2⌋ mod b_k,
+    /// ⌊B/2⌋ mod q_i)`.
+    pub fn half_offsets(&self) -> (&[u64], &[u64], &[u64], &[u64]) {
+        (
+            &self.half_q_q,
+            &self.half_q_b,
+            &self.half_b_b,
+            &self.half_b_q,
+        )
+    }
+
+    /// `((QB/q_i)^{-1} mod q_i, Shoup companion)` per `i` (GPU upload).
+    pub fn qb_hat_inv(&self) -> &[(u64, u64)] {
+        &self.qb_hat_inv
+    }
+
+    /// Row-major `[k][i]`: `⌊t·B/q_i⌋ mod b_k` (GPU upload).
+    pub fn omega(&self) -> &[u64] {
+        &self.omega
+    }
+
+    /// `⌊θ_i·2^64⌋` per `i` (GPU upload).
+    pub fn theta(&self) -> &[u64] {
+        &self.theta
+    }
+
+    /// `t·Q^{-1} mod b_k` per `k` (GPU upload).
+    pub fn t_q_inv(&self) -> &[u64] {
+        &self.t_q_inv
     }
 
     /// The largest rounding error of one output coefficient: `1/2 + (l+1)/8`.

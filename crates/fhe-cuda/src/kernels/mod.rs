@@ -10,13 +10,21 @@ pub mod elementwise;
 pub mod keyswitch;
 pub mod ntt;
 pub mod sampler;
+pub mod scale_round;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 /// Names of all kernel modules (the `.cu` file stems).
-pub const MODULES: [&str; 5] = ["ntt", "elementwise", "keyswitch", "automorphism", "sampler"];
+pub const MODULES: [&str; 6] = [
+    "ntt",
+    "elementwise",
+    "keyswitch",
+    "automorphism",
+    "sampler",
+    "scale_round",
+];
 
 /// The self-contained source of a kernel module.
 pub fn source(module: &str) -> Option<&'static str> {
@@ -26,6 +34,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "keyswitch" => include_str!(concat!(env!("OUT_DIR"), "/keyswitch.cu")),
         "automorphism" => include_str!(concat!(env!("OUT_DIR"), "/automorphism.cu")),
         "sampler" => include_str!(concat!(env!("OUT_DIR"), "/sampler.cu")),
+        "scale_round" => include_str!(concat!(env!("OUT_DIR"), "/scale_round.cu")),
         _ => return None,
     })
 }
