@@ -5,6 +5,7 @@
 //! `cargo bench --bench bfv_cpu`
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::random_values;
 use gpufhe::bfv::{Context, Evaluator, ParametersLiteral, Security, params};
 use std::time::Duration;

@@ -6,6 +6,7 @@
 //! `cargo bench --bench bgv_cpu`
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::Security;
 use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{Context, Encoder, Evaluator, Parameters, ParametersLiteral};

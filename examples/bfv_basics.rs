@@ -6,6 +6,7 @@
 //! Run with `cargo run --release --example bfv_basics`. The last line is `exact: true` only
 //! when every decrypted result equals the same computation on plaintext mod t.
 
+use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::random_values;
 use gpufhe::bfv::{Ciphertext, Context, Decryptor, Evaluator, params};
 use gpufhe::math::CpuBackend;

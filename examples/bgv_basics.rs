@@ -7,6 +7,7 @@
 //! Run with `cargo run --release --example bgv_basics`. The last line is `exact: true` only
 //! when every decrypted result equals the same computation on plaintext mod t.
 
+use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, params};
 use gpufhe::math::CpuBackend;

@@ -3,6 +3,7 @@
 //! computation mod t. `#[ignore]`d without a GPU (run with `--include-ignored` on the GPU
 //! machine); the device helper panics when no device is found, so these never pass silently.
 
+use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::params::{self, N13};
 use gpufhe::bfv::testing::random_values;
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};

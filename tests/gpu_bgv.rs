@@ -3,6 +3,7 @@
 //! without a GPU (run with `--include-ignored` on the GPU machine); the device helper panics
 //! when no device is found, so these tests never pass silently.
 
+use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::{CAT, N13, ParametersLiteral};
 use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};

@@ -2,6 +2,7 @@
 //! bound against the measured noise, the depth limit found by a multiplication chain, and
 //! malformed serialized input.
 
+use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
 use bfv::testing::random_values;
 use bfv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, ParametersLiteral};

@@ -23,6 +23,7 @@ pub mod error;
 pub mod evaluator;
 pub mod noise;
 pub mod params;
+pub mod rotations;
 pub mod testing;
 
 pub use ciphertext::{Ciphertext, Plaintext};
@@ -33,3 +34,4 @@ pub use encoding::{PlainModulus, PrimeFieldSlots, SlotStructure};
 pub use error::{Error, Result};
 pub use evaluator::Evaluator;
 pub use params::{Parameters, ParametersLiteral, Security};
+pub use rotations::RowRotations;

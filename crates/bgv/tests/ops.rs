@@ -1,6 +1,7 @@
 //! BGV operators against the plaintext computation mod t (exact equality), the noise bound
 //! against the measured noise, the depth limit of the presets, and serialization.
 
+use bgv::RowRotations;
 use bgv::params::{N13, ParametersLiteral, TEST_N11_INSECURE};
 use bgv::testing::random_values;
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};

@@ -4,7 +4,7 @@
 use super::{Lcg, PresetResult, R, Row, Timer, Timing};
 use gpufhe::bgv::context::ring_for;
 use gpufhe::bgv::testing::random_values;
-use gpufhe::bgv::{ParametersLiteral, params};
+use gpufhe::bgv::{ParametersLiteral, RowRotations, params};
 use gpufhe::cuda::{CudaBackend, Device};
 use serde_json::json;
 use std::sync::Arc;
