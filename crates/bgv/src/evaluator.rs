@@ -34,7 +34,6 @@ use crate::encoder::Encoder;
 use crate::error::{Error, Result};
 use crate::noise::add_bits;
 use fhe_math::backend::Backend;
-use fhe_math::poly::Shape;
 use rlwe::{RelinKey, SwitchingKey, keyswitch};
 
 /// Evaluates operations on BGV ciphertexts of one context.
@@ -264,39 +263,12 @@ impl<B: Backend> Evaluator<B> {
         let b = b2.as_ref().unwrap_or(b);
         let bits = add_bits(a.noise_bits, b.noise_bits);
         self.check_noise(op, bits, a.level())?;
-        let be = self.be();
-        let (ca, cb) = (self.components(a), self.components(b));
-        if cb > ca {
-            let mut grown = be.zeros(Shape {
-                components: cb,
-                level: a.level(),
-                extended: false,
-            })?;
-            for c in 0..ca {
-                be.copy_component(&a.inner.poly, c, &mut grown, c)?;
-            }
-            a.inner.poly = grown;
-        }
-        if cb == self.components(a) {
-            if subtract {
-                be.sub_assign(&mut a.inner.poly, &b.inner.poly)?
-            } else {
-                be.add_assign(&mut a.inner.poly, &b.inner.poly)?
-            }
-        } else {
-            for c in 0..cb {
-                let mut t = be.zeros(Shape {
-                    components: 1,
-                    level: a.level(),
-                    extended: false,
-                })?;
-                be.copy_component(&b.inner.poly, c, &mut t, 0)?;
-                if subtract {
-                    be.neg_assign(&mut t)?;
-                }
-                be.add_component_assign(&mut a.inner.poly, c, &t)?;
-            }
-        }
+        rlwe::ciphertext::combine_components(
+            self.be(),
+            &mut a.inner.poly,
+            &b.inner.poly,
+            subtract,
+        )?;
         a.noise_bits = bits;
         a.inner.seed = None;
         Ok(())

@@ -109,35 +109,7 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn combine(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>, subtract: bool) -> Result<()> {
-        let be = self.be();
-        let (ca, cb) = (self.components(a), self.components(b));
-        if cb > ca {
-            let mut grown = be.zeros(be.shape(&b.poly))?;
-            for c in 0..ca {
-                be.copy_component(&a.poly, c, &mut grown, c)?;
-            }
-            a.poly = grown;
-        }
-        if cb == self.components(a) {
-            if subtract {
-                be.sub_assign(&mut a.poly, &b.poly)?
-            } else {
-                be.add_assign(&mut a.poly, &b.poly)?
-            }
-        } else {
-            for c in 0..cb {
-                let mut t = be.zeros(fhe_math::poly::Shape {
-                    components: 1,
-                    level: a.meta.level,
-                    extended: false,
-                })?;
-                be.copy_component(&b.poly, c, &mut t, 0)?;
-                if subtract {
-                    be.neg_assign(&mut t)?;
-                }
-                be.add_component_assign(&mut a.poly, c, &t)?;
-            }
-        }
+        rlwe::ciphertext::combine_components(self.be(), &mut a.poly, &b.poly, subtract)?;
         a.seed = None;
         Ok(())
     }

@@ -60,3 +60,46 @@ impl<B: Backend> Plaintext<B> {
         })
     }
 }
+
+/// `a ± b` in place for ciphertext buffers of 2 or 3 components at `a`'s level: when `b` has
+/// more components, `a` grows (zero components added); when fewer, only `b`'s are combined.
+/// Shared by every scheme's addition and subtraction.
+pub fn combine_components<B: Backend>(
+    backend: &B,
+    a: &mut B::Poly,
+    b: &B::Poly,
+    subtract: bool,
+) -> fhe_math::Result<()> {
+    let (sa, sb) = (backend.shape(a), backend.shape(b));
+    let one = fhe_math::poly::Shape {
+        components: 1,
+        level: sa.level,
+        extended: false,
+    };
+    if sb.components > sa.components {
+        let mut grown = backend.zeros(fhe_math::poly::Shape {
+            components: sb.components,
+            ..sa
+        })?;
+        for c in 0..sa.components {
+            backend.copy_component(a, c, &mut grown, c)?;
+        }
+        *a = grown;
+    }
+    if sb.components == backend.shape(a).components {
+        return if subtract {
+            backend.sub_assign(a, b)
+        } else {
+            backend.add_assign(a, b)
+        };
+    }
+    for c in 0..sb.components {
+        let mut t = backend.zeros(one)?;
+        backend.copy_component(b, c, &mut t, 0)?;
+        if subtract {
+            backend.neg_assign(&mut t)?;
+        }
+        backend.add_component_assign(a, c, &t)?;
+    }
+    Ok(())
+}
