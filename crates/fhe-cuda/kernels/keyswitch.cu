@@ -64,6 +64,95 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
     }
 }
 
+// The unrolled conversion for FROM sources: the v_i stay in registers, then the block's targets
+// are summed one at a time (a chain of FROM multiply-adds into one u128), so a thread holds
+// FROM + 2 words of state instead of TARGETS_PER_BLOCK u128 sums: fewer registers, more warps
+// in flight to hide the multiply latency. Same sums as `keyswitch_convert` (exact u128 sums do not
+// depend on the order), so the same bits.
+template <int FROM>
+__device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_slot0,
+                                                 const u64* qhatinv, const u64* qhatinv_shoup,
+                                                 const u64* h, const u64* to_slots, u32 to_cnt,
+                                                 const u64* h_in, const u64* h_out,
+                                                 const u64* qmodp, u64* out, const u64* slots,
+                                                 const u64* cp_src, u64* cp_dst, u32 cp_cnt) {
+    __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
+    __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
+    const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
+    const u32 tc = min((u32)TARGETS_PER_BLOCK, to_cnt - t0);
+    for (u32 j = threadIdx.x; j < tc * FROM; j += blockDim.x) row[j] = h[(u64)t0 * FROM + j];
+    for (u32 t = threadIdx.x; t < tc; t += blockDim.x) {
+        u32 sl = (u32)to_slots[t0 + t];
+        tgt_c[t * 6 + 0] = slots[sl * SLOT_STRIDE];
+        tgt_c[t * 6 + 1] = slots[sl * SLOT_STRIDE + 1];
+        tgt_c[t * 6 + 2] = slots[sl * SLOT_STRIDE + 2];
+        tgt_c[t * 6 + 3] = sl;
+        tgt_c[t * 6 + 4] = h_out[t0 + t];
+        tgt_c[t * 6 + 5] = qmodp ? qmodp[t0 + t] : 0;
+    }
+    __syncthreads();
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    if (blockIdx.y == 0)
+        for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
+    u64 v[FROM];
+    u128 f = 0;
+#pragma unroll
+    for (int i = 0; i < FROM; i++) {
+        Mod mi = load_mod(slots, from_slot0 + i);
+        v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], mi.q), qhatinv[i], qhatinv_shoup[i],
+                         mi.q);
+        if (qmodp) f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
+    }
+    const u64 alpha = (u64)(f >> 64);
+#pragma unroll 2
+    for (u32 t = 0; t < tc; t++) {
+        const u64* r = row + t * FROM;
+        u128 acc = 0;
+#pragma unroll
+        for (int i = 0; i < FROM; i++) acc += (u128)v[i] * r[i];
+        const u64* c = tgt_c + t * 6;
+        Mod m;
+        m.q = c[0];
+        m.bhi = c[1];
+        m.blo = c[2];
+        // FROM <= 16 <= 32: the correction joins the sum before the one reduction (as in
+        // `keyswitch_convert`).
+        if (qmodp) acc += (u128)alpha * (m.q - c[5]);
+        u64 y = reduce_u128(acc, m);
+        out[c[3] * n + k] = mod_sub(y, c[4], m.q);
+    }
+}
+
+#define CONVERT_PARAMS                                                                          \
+    const u64 *in, u32 n, u32 from_slot0, u32 from_cnt, const u64 *qhatinv,                     \
+        const u64 *qhatinv_shoup, const u64 *h, const u64 *to_slots, u32 to_cnt,                \
+        const u64 *h_in, const u64 *h_out, const u64 *qmodp, u64 *out, const u64 *slots,        \
+        const u64 *cp_src, u64 *cp_dst, u32 cp_cnt
+// Unrolled variants for 1..=16 sources (the launcher picks `keyswitch_convert_f<from_cnt>`;
+// `keyswitch_convert` above handles any count).
+#define CONVERT_F(F)                                                                            \
+    extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS) {                         \
+        convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
+                            h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt);            \
+    }
+CONVERT_F(1)
+CONVERT_F(2)
+CONVERT_F(3)
+CONVERT_F(4)
+CONVERT_F(5)
+CONVERT_F(6)
+CONVERT_F(7)
+CONVERT_F(8)
+CONVERT_F(9)
+CONVERT_F(10)
+CONVERT_F(11)
+CONVERT_F(12)
+CONVERT_F(13)
+CONVERT_F(14)
+CONVERT_F(15)
+CONVERT_F(16)
+
 // acc_c += sum_j ext_j[src(k)] * key_{2j+c}[k] for c in {0, 1}, exactly in 128 bits, then one
 // Barrett reduction; src(k) = map[k] when map is non-null (hoisted rotation), else k.
 // `acc` is the one-component set of component 0 (component 1 at +spc*n); ext and key are

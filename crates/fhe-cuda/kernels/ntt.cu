@@ -25,7 +25,12 @@ __device__ __forceinline__ u64 mul_shoup_lazy(u64 a, u64 w, u64 ws, u64 q) {
     return a * w - __umul64hi(a, ws) * q;
 }
 
-__device__ __forceinline__ u64 csub(u64 a, u64 b) { return a >= b ? a - b : a; }
+// a - b if a >= b, else a; for a, b < 2^63 (every value of this file is below 4q < 2^63), so
+// the sign bit of a - b decides (one 32-bit compare instead of a 64-bit one).
+__device__ __forceinline__ u64 csub(u64 a, u64 b) {
+    u64 d = a - b;
+    return (long long)d < 0 ? a : d;
+}
 
 // Forward (Cooley-Tukey) butterfly, lazy: x, y in [0, 4q) -> [0, 4q).
 __device__ __forceinline__ void fwd_bf(u64& x, u64& y, u64 w, u64 ws, u64 q, u64 two_q) {
@@ -227,7 +232,8 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 }
 
 // ---------------------------------------------------------------------------------------------
-// Register-blocked pass (used for 3 <= S <= 11): each thread owns 8 elements of one sub-problem
+// Register-blocked pass (used for 3 <= S <= 11; twiddles read as (w, w_shoup) pairs from the
+// interleaved table): each thread owns 8 elements of one sub-problem
 // and runs up to three stages on them in registers (a radix-8 round), so a pass of S stages is
 // ceil(S / 3) rounds with ceil(S / 3) - 1 shared-memory exchanges; the first round loads from
 // global memory and the last stores to it directly. T = 2^(S-3) threads per sub-problem,
@@ -243,17 +249,16 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // otherwise e + (e >> 3) with e = c * 2^S + mid (padding against bank conflicts).
 template <int S, bool STRIDED, bool INV>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
-                                            const u64* __restrict__ tw,
-                                            const u64* __restrict__ tws, const u64* consts,
-                                            u32 logn, u32 L, u32 logC, bool last) {
+                                            const ulonglong2* __restrict__ twp,
+                                            const u64* consts, u32 logn, u32 L, u32 logC,
+                                            bool last) {
     extern __shared__ u64 sh[];
     constexpr u32 LT = S - 3;
     constexpr int NR = (S + 2) / 3;
     const u64 q = slots[s * SLOT_STRIDE];
     const u64 two_q = 2 * q;
-    const u64 n = 1ull << logn;
-    const u64* __restrict__ w_tab = tw + (u64)s * n;
-    const u64* __restrict__ ws_tab = tws + (u64)s * n;
+    // (twiddle, Shoup companion) pairs of this slot: one 16-byte load per twiddle.
+    const ulonglong2* __restrict__ w_tab = twp + ((u64)s << logn);
     const u32 C = 1u << logC;
     u32 c, t;
     if (STRIDED) {
@@ -300,11 +305,11 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                  (thi << (2 - kb));
 #pragma unroll
                 for (int j = 0; j < (4 >> kb); j++) {
-                    const u64 w = w_tab[base + j], ws = ws_tab[base + j];
+                    const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
                         const int k0 = (j << (kb + 1)) | i;
-                        fwd_bf(x[k0], x[k0 | (1 << kb)], w, ws, q, two_q);
+                        fwd_bf(x[k0], x[k0 | (1 << kb)], wp.x, wp.y, q, two_q);
                     }
                 }
             }
@@ -322,11 +327,11 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (2 - kb));
 #pragma unroll
                     for (int j = 0; j < (4 >> kb); j++) {
-                        const u64 w = w_tab[base + j], ws = ws_tab[base + j];
+                        const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
                             const int k0 = (j << (kb + 1)) | i;
-                            inv_bf(x[k0], x[k0 | (1 << kb)], w, ws, q, two_q);
+                            inv_bf(x[k0], x[k0 | (1 << kb)], wp.x, wp.y, q, two_q);
                         }
                     }
                 }
@@ -349,27 +354,27 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 }
 
 #define NTT_R8(S)                                                                              \
-    extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots, const u64* tw,    \
-                                             const u64* tws, u32 logn, u32 L, u32 logC,        \
+    extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                   \
+                                             const ulonglong2* twp, u32 logn, u32 L, u32 logC, \
                                              u32 last) {                                       \
         u32 i = blockIdx.y;                                                                    \
         if (L > 0)                                                                             \
             ntt_pass_r8<S, true, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, tw, tws, nullptr, logn, L, logC, last != 0);    \
+                                        slots, twp, nullptr, logn, L, logC, last != 0);        \
         else                                                                                   \
             ntt_pass_r8<S, false, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],   \
-                                         slots, tw, tws, nullptr, logn, L, logC, last != 0);   \
+                                         slots, twp, nullptr, logn, L, logC, last != 0);       \
     }                                                                                          \
-    extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots, const u64* tw,    \
-                                             const u64* tws, const u64* consts, u32 logn,      \
-                                             u32 L, u32 logC) {                                \
+    extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                   \
+                                             const ulonglong2* twp, const u64* consts,         \
+                                             u32 logn, u32 L, u32 logC) {                      \
         u32 i = blockIdx.y;                                                                    \
         if (L > 0)                                                                             \
             ntt_pass_r8<S, true, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],     \
-                                       slots, tw, tws, consts, logn, L, logC, false);          \
+                                       slots, twp, consts, logn, L, logC, false);              \
         else                                                                                   \
             ntt_pass_r8<S, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, tw, tws, consts, logn, L, logC, false);         \
+                                        slots, twp, consts, logn, L, logC, false);             \
     }
 
 NTT_R8(3)

@@ -1,12 +1,15 @@
 //! The ring's precomputed tables, packed into one device buffer at `CudaBackend::new`.
 //!
 //! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, 0]`;
-//! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup; per slot
-//! `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
+//! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup, then the same
+//! interleaved as `[slot][k][twiddle, shoup]` pairs (one 16-byte load per twiddle in the
+//! register-blocked NTT pass); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
 //! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
 //! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
 
+use fhe_math::ntt::NttTable;
 use fhe_math::ring::RingContext;
+use fhe_math::rns::BasisConverter;
 use std::ops::Range;
 
 /// One basis conversion in the table buffer.
@@ -47,6 +50,10 @@ pub(crate) struct TableLayout {
     pub fwd_shoup: usize,
     pub inv: usize,
     pub inv_shoup: usize,
+    /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned).
+    pub fwd_pair: usize,
+    /// `[slot][k][2]`: inverse twiddle and Shoup companion, interleaved (16-byte aligned).
+    pub inv_pair: usize,
     pub ntt_consts: usize,
     /// `[level]`: offset of (value, shoup) pairs indexed by slot `i < level`.
     pub rescale: Vec<usize>,
@@ -59,29 +66,51 @@ pub(crate) struct TableLayout {
     pub cdt: usize,
 }
 
-/// Builds the host image of the table buffer and its layout.
-pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
-    let n = ring.n();
-    let s_count = ring.q_count() + ring.p_count();
-    let mut buf: Vec<u64> = Vec::new();
+/// Offsets of the per-slot constants and NTT tables (the first part of a table buffer).
+pub(crate) struct NttOffsets {
+    pub slots: usize,
+    pub fwd: usize,
+    pub fwd_shoup: usize,
+    pub inv: usize,
+    pub inv_shoup: usize,
+    pub fwd_pair: usize,
+    pub inv_pair: usize,
+    pub ntt_consts: usize,
+}
+
+/// Appends the slot rows `[q, barrett_hi, barrett_lo, 0]` and the NTT tables of `ntts` (one
+/// per slot, in slot order) to `buf`.
+pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttOffsets {
     let slots = buf.len();
-    for m in ring.moduli() {
-        let (hi, lo) = m.barrett_constant();
-        buf.extend_from_slice(&[m.value(), hi, lo, 0]);
+    for t in ntts {
+        let (hi, lo) = t.modulus().barrett_constant();
+        buf.extend_from_slice(&[t.modulus().value(), hi, lo, 0]);
     }
-    let push_all = |buf: &mut Vec<u64>, f: &dyn Fn(usize) -> Vec<u64>| {
+    let push_all = |buf: &mut Vec<u64>, f: &dyn Fn(&NttTable) -> Vec<u64>| {
         let off = buf.len();
-        for s in 0..s_count {
-            buf.extend(f(s));
+        for t in ntts {
+            buf.extend(f(t));
         }
         off
     };
-    let fwd = push_all(&mut buf, &|s| ring.ntt(s).forward_twiddles().to_vec());
-    let fwd_shoup = push_all(&mut buf, &|s| ring.ntt(s).forward_twiddles_shoup().to_vec());
-    let inv = push_all(&mut buf, &|s| ring.ntt(s).inverse_twiddles().to_vec());
-    let inv_shoup = push_all(&mut buf, &|s| ring.ntt(s).inverse_twiddles_shoup().to_vec());
-    let ntt_consts = push_all(&mut buf, &|s| {
-        let t = ring.ntt(s);
+    let pairs = |w: &[u64], ws: &[u64]| -> Vec<u64> {
+        w.iter().zip(ws).flat_map(|(&a, &b)| [a, b]).collect()
+    };
+    let fwd = push_all(buf, &|t| t.forward_twiddles().to_vec());
+    let fwd_shoup = push_all(buf, &|t| t.forward_twiddles_shoup().to_vec());
+    let inv = push_all(buf, &|t| t.inverse_twiddles().to_vec());
+    let inv_shoup = push_all(buf, &|t| t.inverse_twiddles_shoup().to_vec());
+    // The buffer is allocated 256-byte aligned: an even word offset is 16-byte aligned.
+    if buf.len() % 2 == 1 {
+        buf.push(0);
+    }
+    let fwd_pair = push_all(buf, &|t| {
+        pairs(t.forward_twiddles(), t.forward_twiddles_shoup())
+    });
+    let inv_pair = push_all(buf, &|t| {
+        pairs(t.inverse_twiddles(), t.inverse_twiddles_shoup())
+    });
+    let ntt_consts = push_all(buf, &|t| {
         vec![
             t.n_inv(),
             t.n_inv_shoup(),
@@ -89,44 +118,64 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             t.inverse_final_twiddle_shoup(),
         ]
     });
-    debug_assert_eq!(buf.len(), ntt_consts + 4 * s_count);
-    let _ = n;
+    NttOffsets {
+        slots,
+        fwd,
+        fwd_shoup,
+        inv,
+        inv_shoup,
+        fwd_pair,
+        inv_pair,
+        ntt_consts,
+    }
+}
 
-    let push_conv = |buf: &mut Vec<u64>,
-                     conv: &fhe_math::rns::BasisConverter,
-                     from_slot0: usize,
-                     to_slots: &[usize],
-                     h_in: &[u64],
-                     h_out: &[u64],
-                     exact: bool| {
-        let qhatinv = buf.len();
-        buf.extend_from_slice(conv.q_hat_inv());
-        buf.extend_from_slice(conv.q_hat_inv_shoup());
-        let h = buf.len();
-        buf.extend_from_slice(conv.q_hat_mod_p());
-        let ts = buf.len();
-        buf.extend(to_slots.iter().map(|&s| s as u64));
-        let hi = buf.len();
-        buf.extend_from_slice(h_in);
-        let ho = buf.len();
-        buf.extend_from_slice(h_out);
-        let q_mod_p = exact.then(|| {
-            let o = buf.len();
-            buf.extend_from_slice(conv.q_mod_p());
-            o
-        });
-        ConvLayout {
-            q_mod_p,
-            h_in: hi,
-            h_out: ho,
-            from_slot0,
-            from_cnt: conv.from().len(),
-            qhatinv,
-            h,
-            to_slots: ts,
-            to_cnt: to_slots.len(),
-        }
-    };
+/// Appends one basis conversion's tables (`q̂^-1` and Shoup companions, the `[to][from]` matrix,
+/// the target slot list, the centring offsets, and `Q mod p_j` when `exact`) to `buf`.
+pub(crate) fn push_conv(
+    buf: &mut Vec<u64>,
+    conv: &BasisConverter,
+    from_slot0: usize,
+    to_slots: &[usize],
+    h_in: &[u64],
+    h_out: &[u64],
+    exact: bool,
+) -> ConvLayout {
+    let qhatinv = buf.len();
+    buf.extend_from_slice(conv.q_hat_inv());
+    buf.extend_from_slice(conv.q_hat_inv_shoup());
+    let h = buf.len();
+    buf.extend_from_slice(conv.q_hat_mod_p());
+    let ts = buf.len();
+    buf.extend(to_slots.iter().map(|&s| s as u64));
+    let hi = buf.len();
+    buf.extend_from_slice(h_in);
+    let ho = buf.len();
+    buf.extend_from_slice(h_out);
+    let q_mod_p = exact.then(|| {
+        let o = buf.len();
+        buf.extend_from_slice(conv.q_mod_p());
+        o
+    });
+    ConvLayout {
+        q_mod_p,
+        h_in: hi,
+        h_out: ho,
+        from_slot0,
+        from_cnt: conv.from().len(),
+        qhatinv,
+        h,
+        to_slots: ts,
+        to_cnt: to_slots.len(),
+    }
+}
+
+/// Builds the host image of the table buffer and its layout.
+pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
+    let s_count = ring.q_count() + ring.p_count();
+    let mut buf: Vec<u64> = Vec::new();
+    let ntts: Vec<&NttTable> = (0..s_count).map(|s| ring.ntt(s)).collect();
+    let offsets = push_slots_and_ntt(&mut buf, &ntts);
 
     let mut rescale = Vec::new();
     let mut mod_down = Vec::new();
@@ -176,12 +225,14 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
     (
         buf,
         TableLayout {
-            slots,
-            fwd,
-            fwd_shoup,
-            inv,
-            inv_shoup,
-            ntt_consts,
+            slots: offsets.slots,
+            fwd: offsets.fwd,
+            fwd_shoup: offsets.fwd_shoup,
+            inv: offsets.inv,
+            inv_shoup: offsets.inv_shoup,
+            fwd_pair: offsets.fwd_pair,
+            inv_pair: offsets.inv_pair,
+            ntt_consts: offsets.ntt_consts,
             rescale,
             mod_down,
             p_inv,

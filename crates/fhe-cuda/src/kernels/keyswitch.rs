@@ -12,6 +12,45 @@ const PREPARE_CHUNK: u32 = 4;
 /// `MAX_FROM` of keyswitch.cu.
 const MAX_FROM: usize = 64;
 
+/// Unrolled conversion kernels `keyswitch_convert_f1` ..= `_f16` of keyswitch.cu, by source
+/// count.
+const CONVERT_UNROLLED: [&str; 16] = [
+    "keyswitch_convert_f1",
+    "keyswitch_convert_f2",
+    "keyswitch_convert_f3",
+    "keyswitch_convert_f4",
+    "keyswitch_convert_f5",
+    "keyswitch_convert_f6",
+    "keyswitch_convert_f7",
+    "keyswitch_convert_f8",
+    "keyswitch_convert_f9",
+    "keyswitch_convert_f10",
+    "keyswitch_convert_f11",
+    "keyswitch_convert_f12",
+    "keyswitch_convert_f13",
+    "keyswitch_convert_f14",
+    "keyswitch_convert_f15",
+    "keyswitch_convert_f16",
+];
+
+/// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
+/// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
+fn convert_kernel(from_cnt: usize) -> &'static str {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        std::env::var("FHE_CONVERT_UNROLLED")
+            .map(|v| v != "0")
+            .unwrap_or(true)
+    });
+    match from_cnt
+        .checked_sub(1)
+        .and_then(|i| CONVERT_UNROLLED.get(i))
+    {
+        Some(name) if on => name,
+        _ => "keyswitch_convert",
+    }
+}
+
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
@@ -32,7 +71,9 @@ pub(crate) fn convert(
             ),
         });
     }
-    let f = cx.dev.function("keyswitch", "keyswitch_convert")?;
+    let f = cx
+        .dev
+        .function("keyswitch", convert_kernel(conv.from_cnt))?;
     let (from_slot0, from_cnt, to_cnt) = (
         conv.from_slot0 as u32,
         conv.from_cnt as u32,

@@ -62,8 +62,14 @@ pub fn compile(module: &str, arch: &str) -> Result<Ptx> {
     if !nvrtc_present() {
         return Err(Error::NoNvrtc);
     }
+    let mut options = compile_options(arch);
+    // Tuning runs only: extra NVRTC options for one module, e.g.
+    // FHE_NVRTC_OPTS_NTT="--maxrregcount=40" (whitespace-separated).
+    if let Ok(extra) = std::env::var(format!("FHE_NVRTC_OPTS_{}", module.to_uppercase())) {
+        options.extend(extra.split_whitespace().map(String::from));
+    }
     let opts = CompileOptions {
-        options: compile_options(arch),
+        options,
         name: Some(format!("{module}.cu")),
         ..Default::default()
     };

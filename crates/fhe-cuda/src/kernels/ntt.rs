@@ -233,6 +233,7 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws) = (cx.t(cx.layout.fwd), cx.t(cx.layout.fwd_shoup));
+    let twp = cx.t(cx.layout.fwd_pair);
     let f = cx.dev.function("ntt", "ntt_forward_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
@@ -245,7 +246,7 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
                 let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
                 let (log_c, cfg) = config_r8(logn, p, count);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &tw, &tws, &logn, &p.l, &log_c, &last
+                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
                 )?;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
@@ -268,6 +269,7 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
         cx.t(cx.layout.inv_shoup),
         cx.t(cx.layout.ntt_consts),
     );
+    let twp = cx.t(cx.layout.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
@@ -279,7 +281,7 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
                 let f8 = cx.dev.function("ntt", R8_INV[p.s as usize - 3])?;
                 let (log_c, cfg) = config_r8(logn, p, count);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.l, &log_c
+                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c
                 )?;
             } else {
                 let (log_c, cfg) = config(logn, p, count);

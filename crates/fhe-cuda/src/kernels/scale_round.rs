@@ -5,11 +5,10 @@
 
 use super::{Ctx, launch};
 use crate::error::Result;
-use crate::tables::{ConvLayout, TableLayout};
+use crate::tables::{ConvLayout, TableLayout, push_conv, push_slots_and_ntt};
 use cudarc::driver::LaunchConfig;
 use fhe_math::ntt::NttTable;
 use fhe_math::ring::RingContext;
-use fhe_math::rns::BasisConverter;
 use fhe_math::scale_round::ScaleRoundTables;
 
 /// `SR_TARGETS` of scale_round.cu.
@@ -50,65 +49,12 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
         .chain(t.aux_ntt().iter())
         .collect();
     let mut buf: Vec<u64> = Vec::new();
-    let slots = buf.len();
-    for m in t.moduli().iter().chain(t.aux_moduli()) {
-        let (hi, lo) = m.barrett_constant();
-        buf.extend_from_slice(&[m.value(), hi, lo, 0]);
-    }
-    let push_all = |buf: &mut Vec<u64>, f: &dyn Fn(&NttTable) -> Vec<u64>| {
-        let off = buf.len();
-        for x in &ntts {
-            buf.extend(f(x));
-        }
-        off
-    };
-    let fwd = push_all(&mut buf, &|x| x.forward_twiddles().to_vec());
-    let fwd_shoup = push_all(&mut buf, &|x| x.forward_twiddles_shoup().to_vec());
-    let inv = push_all(&mut buf, &|x| x.inverse_twiddles().to_vec());
-    let inv_shoup = push_all(&mut buf, &|x| x.inverse_twiddles_shoup().to_vec());
-    let ntt_consts = push_all(&mut buf, &|x| {
-        vec![
-            x.n_inv(),
-            x.n_inv_shoup(),
-            x.inverse_final_twiddle(),
-            x.inverse_final_twiddle_shoup(),
-        ]
-    });
-    let push_conv = |buf: &mut Vec<u64>,
-                     conv: &BasisConverter,
-                     from_slot0: usize,
-                     to_slots: std::ops::Range<usize>,
-                     h_in: &[u64],
-                     h_out: &[u64]| {
-        let qhatinv = buf.len();
-        buf.extend_from_slice(conv.q_hat_inv());
-        buf.extend_from_slice(conv.q_hat_inv_shoup());
-        let h = buf.len();
-        buf.extend_from_slice(conv.q_hat_mod_p());
-        let ts = buf.len();
-        let to_cnt = to_slots.len();
-        buf.extend(to_slots.map(|s| s as u64));
-        let hi = buf.len();
-        buf.extend_from_slice(h_in);
-        let ho = buf.len();
-        buf.extend_from_slice(h_out);
-        let qmp = buf.len();
-        buf.extend_from_slice(conv.q_mod_p());
-        ConvLayout {
-            from_slot0,
-            from_cnt: conv.from().len(),
-            qhatinv,
-            h,
-            to_slots: ts,
-            to_cnt,
-            h_in: hi,
-            h_out: ho,
-            q_mod_p: Some(qmp),
-        }
-    };
+    let o = push_slots_and_ntt(&mut buf, &ntts);
     let (hqq, hqb, hbb, hbq) = t.half_offsets();
-    let q_to_b = push_conv(&mut buf, t.q_to_b(), 0, ql..ql + bl, hqq, hqb);
-    let b_to_q = push_conv(&mut buf, t.b_to_q(), ql, 0..ql, hbb, hbq);
+    let to_b: Vec<usize> = (ql..ql + bl).collect();
+    let to_q: Vec<usize> = (0..ql).collect();
+    let q_to_b = push_conv(&mut buf, t.q_to_b(), 0, &to_b, hqq, hqb, true);
+    let b_to_q = push_conv(&mut buf, t.b_to_q(), ql, &to_q, hbb, hbq, true);
     let qbhat = buf.len();
     buf.extend(t.qb_hat_inv().iter().map(|p| p.0));
     buf.extend(t.qb_hat_inv().iter().map(|p| p.1));
@@ -120,12 +66,14 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     buf.extend_from_slice(t.t_q_inv());
     let layout = SrLayout {
         ring: TableLayout {
-            slots,
-            fwd,
-            fwd_shoup,
-            inv,
-            inv_shoup,
-            ntt_consts,
+            slots: o.slots,
+            fwd: o.fwd,
+            fwd_shoup: o.fwd_shoup,
+            inv: o.inv,
+            inv_shoup: o.inv_shoup,
+            fwd_pair: o.fwd_pair,
+            inv_pair: o.inv_pair,
+            ntt_consts: o.ntt_consts,
             rescale: Vec::new(),
             mod_down: Vec::new(),
             p_inv: Vec::new(),
