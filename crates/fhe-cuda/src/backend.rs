@@ -10,6 +10,7 @@ use crate::device::Device;
 use crate::error::Error as CudaError;
 use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
 use crate::poly::DevicePoly;
+use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
 use crate::tables::{self, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use fhe_math::backend::Backend;
@@ -30,6 +31,8 @@ struct Inner {
     galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
     /// Device tables of each [`ScaleRoundTables`] used, by fingerprint (uploaded once).
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
+    /// The workspace of internal temporaries (this instance's stream only).
+    scratch: Scratch,
 }
 
 /// The device tables of one [`ScaleRoundTables`].
@@ -125,10 +128,9 @@ impl CudaBackend {
             layout: &lay.ring,
             n: n as u32,
         };
-        let alloc = |words: usize| {
-            // SAFETY: every word is written by a kernel below before it is read.
-            unsafe { self.inner.stream.alloc::<u64>(words) }.map_err(drv("alloc"))
-        };
+        // Scratch buffers (every word read is written by a kernel below first); they live to the
+        // end of this call, after the last kernel that uses them is enqueued.
+        let alloc = |words: usize| self.scratch_words(words);
         // tmp: [a0, a1, b0, b1][ql][n] in coefficient form; ext: the same over Q ∪ B in NTT form.
         let tmp = alloc(4 * ql * n)?;
         let ext = alloc(4 * total * n)?;
@@ -211,7 +213,7 @@ impl CudaBackend {
         Self::on_stream(device.clone(), device.stream(0).clone(), ring)
     }
 
-    /// A backend for `ring` on a given stream of `device`.
+    /// A backend for `ring` on a given stream of `device`, with its own scratch workspace.
     pub fn on_stream(
         device: Arc<Device>,
         stream: Arc<CudaStream>,
@@ -229,6 +231,7 @@ impl CudaBackend {
             .map_err(CudaError::driver("table upload"))?;
         Ok(CudaBackend {
             inner: Arc::new(Inner {
+                scratch: Scratch::new(stream.clone()),
                 device,
                 stream,
                 ring,
@@ -248,6 +251,13 @@ impl CudaBackend {
     /// The stream this backend enqueues on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.inner.stream
+    }
+
+    /// Statistics of this backend's scratch workspace (shared by its clones; a backend made with
+    /// [`CudaBackend::on_stream`] has its own). Its bytes are part of the device pool's in-use
+    /// bytes.
+    pub fn scratch_stats(&self) -> ScratchStats {
+        self.inner.scratch.stats()
     }
 
     fn cx(&self) -> Ctx<'_> {
@@ -326,6 +336,24 @@ impl CudaBackend {
         Ok(p)
     }
 
+    /// A scratch buffer of `shape` (unspecified contents, including the inactive slots), lent
+    /// from the backend's workspace until the guard drops: keep the guard alive until the last
+    /// kernel using it has been enqueued.
+    fn scratch(&self, shape: Shape) -> Result<ScratchPoly<'_>> {
+        self.validate_shape(shape)?;
+        let r = &self.inner.ring;
+        let p_count = if shape.extended { r.p_count() } else { 0 };
+        let len = shape.components * (r.q_count() + p_count) * r.n();
+        Ok(self
+            .scratch_words(len)?
+            .into_poly(shape, r.n(), r.q_count(), p_count))
+    }
+
+    /// `words` scratch words (unspecified contents), lent as by [`CudaBackend::scratch`].
+    fn scratch_words(&self, words: usize) -> Result<ScratchBuf<'_>> {
+        self.inner.scratch.take(words).map_err(drv("scratch alloc"))
+    }
+
     /// The device index map of `X -> X^g` (uploaded once per element).
     fn galois_map(&self, g: u64) -> Result<Arc<CudaSlice<u32>>> {
         let g = g % (2 * self.inner.ring.n() as u64);
@@ -378,7 +406,7 @@ impl CudaBackend {
     fn rescale_impl(&self, a: &mut DevicePoly) -> Result<()> {
         let level = a.shape.level;
         let cx = self.cx();
-        let t = self.alloc(Shape {
+        let t = self.scratch(Shape {
             components: a.shape.components,
             level,
             extended: false,
@@ -691,68 +719,9 @@ impl Backend for CudaBackend {
     }
 
     fn mod_up(&self, c: &DevicePoly, component: usize) -> Result<DevicePoly> {
-        self.check(c)?;
-        if component >= c.shape.components || c.shape.extended {
-            return Err(shape_err("mod_up needs a component of a buffer over Q"));
-        }
-        let level = c.shape.level;
-        let ups = &self.inner.layout.mod_up[level];
-        let cx = self.cx();
-        // Every active limb of `ext` is written: digit limbs copied, the others converted.
-        let ext = self.alloc_zero_inactive(Shape {
-            components: ups.len(),
-            level,
-            extended: true,
-        })?;
-        // Coefficient form of the component (all active Q limbs: the digits partition them),
-        // transformed out of place.
-        let tmp = self.alloc(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
-        let lt = tmp.limbs(self.s());
-        let lc = c.like(self.s(), &lt).components(component as u32, 1);
-        let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
-        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
-            x.dst = y.dst;
-        }
-        kernels::ntt::inverse_list(&cx, &inv)?;
-        let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
-        let n = self.inner.ring.n() as u64;
-        let spc = ext.slots_per_component() as u64;
-        let le = ext.limbs(self.s());
-        let mut fwd = Vec::new();
-        for (j, up) in ups.iter().enumerate() {
-            let d = &up.digit;
-            let (lo, cnt) = (d.start as u32, d.len() as u32);
-            // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
-            let cspc = c.slots_per_component() as u64;
-            let copy = (
-                cptr + 8 * (component as u64 * cspc + lo as u64) * n,
-                ep + 8 * (j as u64 * spc + lo as u64) * n,
-                cnt,
-            );
-            kernels::keyswitch::convert(
-                &cx,
-                &up.conv,
-                tp + 8 * d.start as u64 * n,
-                ep + 8 * j as u64 * spc * n,
-                copy,
-            )?;
-            // The converted limbs go back to NTT form.
-            let comp = le.components(j as u32, 1);
-            fwd.extend(Self::q_only(comp, 0, lo).limbs());
-            fwd.extend(
-                LimbSet {
-                    q_lo: lo + cnt,
-                    q_cnt: level as u32 + 1 - lo - cnt,
-                    ..comp
-                }
-                .limbs(),
-            );
-        }
-        kernels::ntt::forward_list(&cx, &fwd)?;
+        // Returned to the caller: inactive slots zero, as on the CPU.
+        let mut ext = self.alloc_zero_inactive(self.mod_up_shape(c, component)?)?;
+        self.mod_up_into(c, component, &mut ext)?;
         Ok(ext)
     }
 
@@ -791,9 +760,12 @@ impl Backend for CudaBackend {
         relin_key: &DevicePoly,
         rescale: bool,
     ) -> Result<DevicePoly> {
-        // The default body, with the accumulator written (not zeroed, then accumulated).
-        let ext = self.mod_up(&t, 2)?;
-        let acc = self.key_acc(&ext, relin_key, None)?;
+        // The default body, with the accumulator written (not zeroed, then accumulated); the
+        // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
+        let mut ext = self.scratch(self.mod_up_shape(&t, 2)?)?;
+        self.mod_up_into(&t, 2, &mut ext)?;
+        let mut acc = self.scratch(Self::acc_shape(&ext))?;
+        self.key_acc(&ext, relin_key, None, &mut acc)?;
         self.truncate_components(&mut t, 2)?;
         self.mod_down_impl(&acc, &mut t, rescale)?;
         Ok(t)
@@ -805,10 +777,14 @@ impl Backend for CudaBackend {
         keys: &[(u64, &DevicePoly)],
     ) -> Result<Vec<DevicePoly>> {
         let level = c.shape.level;
-        let ext = self.mod_up(c, 1)?;
+        // Scratch digits and one scratch accumulator reused by every rotation (stream order),
+        // alive until the last mod_down is enqueued.
+        let mut ext = self.scratch(self.mod_up_shape(c, 1)?)?;
+        self.mod_up_into(c, 1, &mut ext)?;
+        let mut acc = self.scratch(Self::acc_shape(&ext))?;
         keys.iter()
             .map(|&(g, key)| {
-                let acc = self.key_acc(&ext, key, Some(g))?;
+                self.key_acc(&ext, key, Some(g), &mut acc)?;
                 // (σ_g(c_0), 0) + mod_down(acc), the automorphism folded into the last step.
                 let mut out = self.alloc_zero_inactive(Shape {
                     components: 2,
@@ -902,13 +878,96 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// A fresh accumulator holding `Σ_j σ_g(ext_j)·key_{2j+c}` (written, not zeroed first).
+    /// The shape of `mod_up(c, component)`'s output (shapes checked).
+    fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
+        self.check(c)?;
+        if component >= c.shape.components || c.shape.extended {
+            return Err(shape_err("mod_up needs a component of a buffer over Q"));
+        }
+        let level = c.shape.level;
+        Ok(Shape {
+            components: self.inner.layout.mod_up[level].len(),
+            level,
+            extended: true,
+        })
+    }
+
+    /// `mod_up` into `ext`, of shape `mod_up_shape(c, component)`: every active limb of `ext` is
+    /// written (digit limbs copied, the others converted), the inactive ones are not touched.
+    fn mod_up_into(&self, c: &DevicePoly, component: usize, ext: &mut DevicePoly) -> Result<()> {
+        let level = c.shape.level;
+        let ups = &self.inner.layout.mod_up[level];
+        let cx = self.cx();
+        // Coefficient form of the component (all active Q limbs: the digits partition them),
+        // transformed out of place.
+        let tmp = self.scratch(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        let lt = tmp.limbs(self.s());
+        let lc = c.like(self.s(), &lt).components(component as u32, 1);
+        let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
+        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+            x.dst = y.dst;
+        }
+        kernels::ntt::inverse_list(&cx, &inv)?;
+        let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
+        let n = self.inner.ring.n() as u64;
+        let spc = ext.slots_per_component() as u64;
+        let le = ext.limbs(self.s());
+        let mut fwd = Vec::new();
+        for (j, up) in ups.iter().enumerate() {
+            let d = &up.digit;
+            let (lo, cnt) = (d.start as u32, d.len() as u32);
+            // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
+            let cspc = c.slots_per_component() as u64;
+            let copy = (
+                cptr + 8 * (component as u64 * cspc + lo as u64) * n,
+                ep + 8 * (j as u64 * spc + lo as u64) * n,
+                cnt,
+            );
+            kernels::keyswitch::convert(
+                &cx,
+                &up.conv,
+                tp + 8 * d.start as u64 * n,
+                ep + 8 * j as u64 * spc * n,
+                copy,
+            )?;
+            // The converted limbs go back to NTT form.
+            let comp = le.components(j as u32, 1);
+            fwd.extend(Self::q_only(comp, 0, lo).limbs());
+            fwd.extend(
+                LimbSet {
+                    q_lo: lo + cnt,
+                    q_cnt: level as u32 + 1 - lo - cnt,
+                    ..comp
+                }
+                .limbs(),
+            );
+        }
+        kernels::ntt::forward_list(&cx, &fwd)?;
+        Ok(())
+    }
+
+    /// The accumulator shape for `ext` (2 components over `Q_l·P`).
+    fn acc_shape(ext: &DevicePoly) -> Shape {
+        Shape {
+            components: 2,
+            level: ext.shape.level,
+            extended: true,
+        }
+    }
+
+    /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` (written, not accumulated; `acc` of
+    /// [`CudaBackend::acc_shape`], its inactive slots untouched).
     fn key_acc(
         &self,
         ext: &DevicePoly,
         key: &DevicePoly,
         galois: Option<u64>,
-    ) -> Result<DevicePoly> {
+        acc: &mut DevicePoly,
+    ) -> Result<()> {
         self.check(ext)?;
         self.check(key)?;
         let digits = ext.shape.components;
@@ -919,13 +978,7 @@ impl CudaBackend {
         {
             return Err(shape_err("key_product: digits or key have the wrong shape"));
         }
-        let mut acc = self.alloc_zero_inactive(Shape {
-            components: 2,
-            level: ext.shape.level,
-            extended: true,
-        })?;
-        self.key_product_impl(ext, key, galois, &mut acc, true)?;
-        Ok(acc)
+        self.key_product_impl(ext, key, galois, acc, true)
     }
 
     /// `mod_down_into` (shapes checked here).
@@ -981,7 +1034,7 @@ impl CudaBackend {
         let n = r.n() as u64;
         // P limbs of both components in coefficient form (inverse NTT out of place); with the
         // rescale, also the top limb of out + acc·P^-1 (slot `level` of the same buffer).
-        let tmp = self.alloc(Shape {
+        let tmp = self.scratch(Shape {
             components: 2,
             level: 0,
             extended: true,
@@ -1014,7 +1067,7 @@ impl CudaBackend {
         }
         kernels::ntt::inverse_list(&cx, &inv)?;
         // Converted to q_0..q_l.
-        let conv = self.alloc(Shape {
+        let conv = self.scratch(Shape {
             components: 2,
             level,
             extended: false,

@@ -26,16 +26,20 @@
 //! - Samplers: ChaCha20 on the GPU in fhe-math's layout (one thread per ChaCha block).
 //! - Memory: buffers come from the driver's stream-ordered pool on the backend's stream; event
 //!   tracking is disabled, so a buffer must only be used on its backend's stream (or ordered with
-//!   explicit events). Temporaries are per call (no scratch workspace yet).
+//!   explicit events). Operators' internal temporaries are borrowed from the backend's
+//!   [`scratch`] workspace (reused in stream order, no host synchronization), so after the first
+//!   call of an operator only the buffers it returns are allocated.
 
 pub mod backend;
 pub mod device;
 pub mod error;
 pub mod kernels;
 pub mod poly;
+pub mod scratch;
 mod tables;
 
 pub use backend::CudaBackend;
 pub use device::{Device, PoolStats};
 pub use error::{Error, Result};
 pub use poly::DevicePoly;
+pub use scratch::ScratchStats;

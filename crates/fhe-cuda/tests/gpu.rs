@@ -379,6 +379,8 @@ fn gpu_tensor_scale_round_matches_cpu_n15() {
 #[ignore = "needs a CUDA device"]
 fn gpu_pool_returns_to_baseline() {
     let dev = device();
+    dev.synchronize().unwrap();
+    let before_backend = dev.pool_stats().unwrap();
     let p = Pair::new(ring(13, 6, 2, 3));
     let top = p.ring.max_level();
     let gpu = &p.gpu;
@@ -417,10 +419,19 @@ fn gpu_pool_returns_to_baseline() {
         let _ = gpu.download(&r[0]).unwrap();
     };
     // A warm-up round fills the backend's caches (the Galois index maps of 5 and 25 are uploaded
-    // once, on first use, and live as long as the backend); the baseline is taken after it.
+    // once, on first use, and live as long as the backend) and its scratch workspace (the
+    // operators' internal temporaries, kept for reuse; see `fhe_cuda::scratch`); the baseline is
+    // taken after it, so it includes the warm scratch, which must not grow afterwards. Every
+    // object the rounds create is dropped within the round, so in-use bytes return to the
+    // baseline exactly; dropping the backend at the end returns the tables, maps and scratch.
     round();
     gpu.synchronize().unwrap();
     let base = dev.pool_stats().unwrap();
+    let scratch = gpu.scratch_stats();
+    assert!(
+        base.in_use >= scratch.bytes,
+        "the scratch is part of the pool's in-use bytes"
+    );
     dev.reset_pool_peak().unwrap();
     round();
     gpu.synchronize().unwrap();
@@ -430,7 +441,20 @@ fn gpu_pool_returns_to_baseline() {
     }
     gpu.synchronize().unwrap();
     let after = dev.pool_stats().unwrap();
-    eprintln!("pool: baseline {base:?}, after the first iteration {first:?}, after 1000 {after:?}");
+    let scratch_after = gpu.scratch_stats();
+    eprintln!(
+        "pool: baseline {base:?}, after the first iteration {first:?}, after 1000 {after:?}; \
+         scratch after the warm-up {scratch:?}, after 1000 {scratch_after:?}"
+    );
+    assert_eq!(
+        (
+            scratch_after.allocations,
+            scratch_after.bytes,
+            scratch_after.lent
+        ),
+        (scratch.allocations, scratch.bytes, 0),
+        "the scratch neither grows nor leaks borrows after the warm-up round"
+    );
     assert_eq!(
         after.in_use, base.in_use,
         "in-use bytes return to the baseline"
@@ -442,6 +466,14 @@ fn gpu_pool_returns_to_baseline() {
     assert!(
         after.reserved >= after.in_use,
         "freed memory stays cached (release threshold)"
+    );
+    drop(key);
+    drop(p);
+    dev.synchronize().unwrap();
+    assert_eq!(
+        dev.pool_stats().unwrap().in_use,
+        before_backend.in_use,
+        "dropping the backend frees its tables, Galois maps and scratch"
     );
 }
 
@@ -521,4 +553,233 @@ fn gpu_device_reports() {
         Device::new(1 << 20),
         Err(fhe_cuda::Error::NoDevice { .. })
     ));
+}
+
+/// One operator of the scratch tests: its name, the GPU call (outputs returned, inputs made
+/// inside) and the CPU backend's outputs for the same inputs.
+type ScratchOp<'a> = (
+    &'static str,
+    Box<dyn Fn() -> Vec<fhe_cuda::DevicePoly> + 'a>,
+    Vec<RnsPoly>,
+);
+
+/// Operators take their internal temporaries from the backend's scratch workspace: after one
+/// warm-up call, further calls of relinearize (plain and with the fused rescale), mul_relin with
+/// rescale, rotate_hoisted, rescale (BGV's modulus switch is this rescale between two scalar
+/// multiplications) and tensor_scale_round make no scratch allocation, the pool never grows,
+/// in-use bytes return to the post-warm-up level once the outputs are dropped, a later call needs
+/// no more transient memory than the warm-up call less what the scratch kept, and every result is
+/// bit-identical to the CPU backend's.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_scratch_no_allocation_after_warm_up() {
+    const CALLS: usize = 20;
+    let dev = device();
+    let ring = ring(14, 8, 2, 3);
+    let p = Pair::new(ring.clone());
+    let (cpu, gpu) = (&p.cpu, &p.gpu);
+    let top = ring.max_level();
+    let sh = |components, level, extended| Shape {
+        components,
+        level,
+        extended,
+    };
+    let (kh, kd) = p.random(sh(2 * ring.digits().len(), top, true), 11);
+    let (ah, ad) = p.random(sh(2, top, false), 14);
+    let (bh, bd) = p.random(sh(2, top, false), 15);
+    let (th, td) = p.random(sh(3, top, false), 16);
+    let (mh, md) = p.random(sh(3, top - 2, false), 17);
+    let tables = fhe_math::ScaleRoundTables::new(&ring, top, 65537).unwrap();
+    let rescaled = |x: &RnsPoly| {
+        let mut x = x.clone();
+        cpu.rescale(&mut x).unwrap();
+        x
+    };
+    let ops: Vec<ScratchOp> = vec![
+        (
+            "relinearize",
+            Box::new(|| {
+                vec![
+                    gpu.relinearize(gpu.duplicate(&td).unwrap(), &kd, false)
+                        .unwrap(),
+                ]
+            }),
+            vec![cpu.relinearize(th.clone(), &kh, false).unwrap()],
+        ),
+        (
+            "relinearize + rescale",
+            Box::new(|| {
+                vec![
+                    gpu.relinearize(gpu.duplicate(&td).unwrap(), &kd, true)
+                        .unwrap(),
+                ]
+            }),
+            vec![cpu.relinearize(th.clone(), &kh, true).unwrap()],
+        ),
+        (
+            "relinearize + rescale, lower level",
+            Box::new(|| {
+                vec![
+                    gpu.relinearize(gpu.duplicate(&md).unwrap(), &kd, true)
+                        .unwrap(),
+                ]
+            }),
+            vec![cpu.relinearize(mh.clone(), &kh, true).unwrap()],
+        ),
+        (
+            "mul_relin_rescale",
+            Box::new(|| vec![gpu.mul_relin(&ad, &bd, &kd, true).unwrap()]),
+            vec![cpu.mul_relin(&ah, &bh, &kh, true).unwrap()],
+        ),
+        (
+            "rotate_hoisted",
+            Box::new(|| {
+                gpu.rotate_hoisted(&ad, &[(5, &kd), (25, &kd), (125, &kd)])
+                    .unwrap()
+            }),
+            cpu.rotate_hoisted(&ah, &[(5, &kh), (25, &kh), (125, &kh)])
+                .unwrap(),
+        ),
+        (
+            "rescale",
+            Box::new(|| {
+                let mut y = gpu.duplicate(&td).unwrap();
+                gpu.rescale(&mut y).unwrap();
+                vec![y]
+            }),
+            vec![rescaled(&th)],
+        ),
+        (
+            "tensor_scale_round",
+            Box::new(|| vec![gpu.tensor_scale_round(&ad, &bd, &tables).unwrap()]),
+            vec![cpu.tensor_scale_round(&ah, &bh, &tables).unwrap()],
+        ),
+    ];
+    for (name, run, want) in &ops {
+        // Warm-up call: fills the scratch (and per-backend caches: Galois maps, B tables).
+        gpu.synchronize().unwrap();
+        let pre = dev.pool_stats().unwrap();
+        let pre_scratch = gpu.scratch_stats();
+        dev.reset_pool_peak().unwrap();
+        let got = run();
+        gpu.synchronize().unwrap();
+        let warm_peak = dev.pool_stats().unwrap().peak;
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            p.same(&format!("{name} (warm-up) output {i}"), w, g);
+        }
+        drop(got);
+        gpu.synchronize().unwrap();
+        let base = dev.pool_stats().unwrap();
+        let scratch = gpu.scratch_stats();
+        let kept = scratch.bytes.saturating_sub(pre_scratch.bytes);
+        dev.reset_pool_peak().unwrap();
+        for call in 0..CALLS {
+            let got = run();
+            if call + 1 == CALLS {
+                for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                    p.same(&format!("{name} call {call} output {i}"), w, g);
+                }
+            }
+        }
+        gpu.synchronize().unwrap();
+        let after = dev.pool_stats().unwrap();
+        let after_scratch = gpu.scratch_stats();
+        eprintln!(
+            "{name}: pool before {pre:?}, after warm-up {base:?}, after {CALLS} calls {after:?}; \
+             scratch after warm-up {scratch:?}, after {CALLS} calls {after_scratch:?}"
+        );
+        assert_eq!(
+            after_scratch.allocations, scratch.allocations,
+            "{name}: no scratch allocation after the warm-up call"
+        );
+        assert_eq!(after_scratch.bytes, scratch.bytes, "{name}: scratch bytes");
+        assert_eq!(
+            after_scratch.lent, 0,
+            "{name}: every scratch buffer returned"
+        );
+        assert!(
+            after_scratch.takes >= scratch.takes + CALLS as u64,
+            "{name}: the operator borrows from the scratch"
+        );
+        assert_eq!(
+            after.in_use, base.in_use,
+            "{name}: in-use bytes back to the base"
+        );
+        assert_eq!(after.reserved, base.reserved, "{name}: no pool growth");
+        assert!(
+            after.peak_reserved <= base.reserved,
+            "{name}: no pool growth during the calls"
+        );
+        assert!(
+            after.peak.saturating_sub(base.in_use) + kept <= warm_peak.saturating_sub(pre.in_use),
+            "{name}: a later call allocates at most the warm-up call's transient bytes less the \
+             scratch it kept (later peak {} over the base, kept {kept}, warm-up peak {} over {})",
+            after.peak.saturating_sub(base.in_use),
+            warm_peak,
+            pre.in_use
+        );
+    }
+    // The same operators in a mixed order: the workspace is shared by all of them.
+    let scratch = gpu.scratch_stats();
+    for round in 0..3 {
+        for i in 0..ops.len() {
+            let _ = (ops[(i * 3 + round) % ops.len()].1)();
+        }
+    }
+    gpu.synchronize().unwrap();
+    assert_eq!(gpu.scratch_stats().allocations, scratch.allocations);
+    assert!(scratch.buffers <= scratch.peak_lent);
+    // A backend on another stream has its own workspace.
+    let other = CudaBackend::on_stream(dev.clone(), dev.stream(1).clone(), ring.clone()).unwrap();
+    assert_eq!(other.scratch_stats().allocations, 0);
+    let _ = other.rescale(&mut other.duplicate(&td).unwrap());
+    other.synchronize().unwrap();
+    assert!(other.scratch_stats().allocations > 0);
+    assert_eq!(gpu.scratch_stats().allocations, scratch.allocations);
+}
+
+/// Two threads share one backend (one stream, one scratch workspace): their enqueues interleave,
+/// each live scratch borrow is a distinct buffer, and every result stays bit-identical to the CPU.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_scratch_shared_by_two_threads() {
+    let p = Pair::new(ring(13, 6, 2, 3));
+    let top = p.ring.max_level();
+    let sh = |components, level, extended| Shape {
+        components,
+        level,
+        extended,
+    };
+    let (kh, kd) = p.random(sh(2 * p.ring.digits().len(), top, true), 21);
+    let inputs: Vec<_> = (0..2u32)
+        .map(|t| {
+            let a = p.random(sh(2, top, false), 22 + 2 * t);
+            let b = p.random(sh(2, top, false), 23 + 2 * t);
+            let want = p.cpu.mul_relin(&a.0, &b.0, &kh, true).unwrap();
+            let rot = p.cpu.rotate_hoisted(&want, &[(5, &kh), (25, &kh)]).unwrap();
+            (a.1, b.1, want, rot)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for (t, (ad, bd, want, rot)) in inputs.iter().enumerate() {
+            let (gpu, kd) = (p.gpu.clone(), &kd);
+            let p = &p;
+            s.spawn(move || {
+                for i in 0..200 {
+                    let c = gpu.mul_relin(ad, bd, kd, true).unwrap();
+                    let r = gpu.rotate_hoisted(&c, &[(5, kd), (25, kd)]).unwrap();
+                    if i % 50 == 49 {
+                        p.same(&format!("thread {t} call {i}: mul_relin_rescale"), want, &c);
+                        for (j, (w, g)) in rot.iter().zip(&r).enumerate() {
+                            p.same(&format!("thread {t} call {i}: rotation {j}"), w, g);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let st = p.gpu.scratch_stats();
+    eprintln!("scratch after two threads: {st:?}");
+    assert_eq!(st.lent, 0);
+    assert!(st.buffers <= st.peak_lent);
 }
