@@ -69,13 +69,21 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
 // FROM + 2 words of state instead of TARGETS_PER_BLOCK u128 sums: fewer registers, more warps
 // in flight to hide the multiply latency. Same sums as `keyswitch_convert` (exact u128 sums do not
 // depend on the order), so the same bits.
+//
+// With `top_w` non-null (mod_down fused with the rescale, targets = slots 0..=level in order),
+// the output is `keyswitch_mod_down_rescale_prepare`'s z instead of the plain conversion: each
+// thread also forms target `level` (conv_l), y = top_w[k] - conv_l·P^-1 mod q_l, and writes
+// z_i = conv_i·P^-1 + ((y + q_l/2) mod q_i) - (q_l/2 mod q_i) for i < level, conv_l at slot l
+// (the same values the separate prepare kernel computes, one global round trip fewer).
 template <int FROM>
 __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_slot0,
                                                  const u64* qhatinv, const u64* qhatinv_shoup,
                                                  const u64* h, const u64* to_slots, u32 to_cnt,
                                                  const u64* h_in, const u64* h_out,
                                                  const u64* qmodp, u64* out, const u64* slots,
-                                                 const u64* cp_src, u64* cp_dst, u32 cp_cnt) {
+                                                 const u64* cp_src, u64* cp_dst, u32 cp_cnt,
+                                                 const u64* top_w, u32 level,
+                                                 const u64* pinv) {
     __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
     __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
     const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
@@ -105,22 +113,39 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         if (qmodp) f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
     }
     const u64 alpha = (u64)(f >> 64);
-#pragma unroll 2
-    for (u32 t = 0; t < tc; t++) {
-        const u64* r = row + t * FROM;
+    // Target t's converted value (FROM <= 16 <= 32: the overflow correction joins the sum before
+    // the one reduction, as in `keyswitch_convert`).
+    auto target = [&](const u64* r, const Mod& m, u64 q_mod_p, u64 off) -> u64 {
         u128 acc = 0;
 #pragma unroll
         for (int i = 0; i < FROM; i++) acc += (u128)v[i] * r[i];
+        if (qmodp) acc += (u128)alpha * (m.q - q_mod_p);
+        return mod_sub(reduce_u128(acc, m), off, m.q);
+    };
+    u64 half = 0, rounded = 0;
+    if (top_w) {
+        // conv_l from row `level` of the global matrix (not necessarily in this block's group).
+        Mod ml = load_mod(slots, level);
+        u64 conv_l = target(h + (u64)level * FROM, ml, qmodp[level], h_out[level]);
+        u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ml.q),
+                        ml.q);
+        half = ml.q >> 1;
+        rounded = mod_add(y, half, ml.q);
+    }
+#pragma unroll 2
+    for (u32 t = 0; t < tc; t++) {
         const u64* c = tgt_c + t * 6;
         Mod m;
         m.q = c[0];
         m.bhi = c[1];
         m.blo = c[2];
-        // FROM <= 16 <= 32: the correction joins the sum before the one reduction (as in
-        // `keyswitch_convert`).
-        if (qmodp) acc += (u128)alpha * (m.q - c[5]);
-        u64 y = reduce_u128(acc, m);
-        out[c[3] * n + k] = mod_sub(y, c[4], m.q);
+        const u32 s = (u32)c[3];
+        u64 y = target(row + t * FROM, m, c[5], c[4]);
+        if (top_w && s != level) {
+            u64 corr = mod_sub(reduce_u64(rounded, m), reduce_u64(half, m), m.q);
+            y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);
+        }
+        out[(u64)s * n + k] = y;
     }
 }
 
@@ -131,10 +156,14 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         const u64 *cp_src, u64 *cp_dst, u32 cp_cnt
 // Unrolled variants for 1..=16 sources (the launcher picks `keyswitch_convert_f<from_cnt>`;
 // `keyswitch_convert` above handles any count).
+// They take three more parameters, (top_w, level, pinv), for the fused mod_down rescale (null
+// top_w: plain conversion).
 #define CONVERT_F(F)                                                                            \
-    extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS) {                         \
+    extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,         \
+                                                      u32 level, const u64* pinv) {             \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
-                            h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt);            \
+                            h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
+                            level, pinv);                                                       \
     }
 CONVERT_F(1)
 CONVERT_F(2)

@@ -175,6 +175,7 @@ impl CudaBackend {
                     tp + idx * ql as u64 * w,
                     ep + idx * total as u64 * w,
                     (pp + c * pspc * w, ep + idx * total as u64 * w, ql as u32),
+                    None,
                 )?;
             }
         }
@@ -202,6 +203,7 @@ impl CudaBackend {
                 rp + c * bl as u64 * w,
                 op + c * ospc * w,
                 (0, 0, 0),
+                None,
             )?;
         }
         kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
@@ -933,6 +935,7 @@ impl CudaBackend {
                 tp + 8 * d.start as u64 * n,
                 ep + 8 * j as u64 * spc * n,
                 copy,
+                None,
             )?;
             // The converted limbs go back to NTT form.
             let comp = le.components(j as u32, 1);
@@ -1074,21 +1077,26 @@ impl CudaBackend {
         })?;
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let tspc = tmp.slots_per_component() as u64;
+        let tops = top.limbs();
+        let mut fused = true;
         for c in 0..2u64 {
-            kernels::keyswitch::convert(
+            fused &= kernels::keyswitch::convert(
                 &cx,
                 conv_layout,
                 tp + 8 * (c * tspc + q_cap as u64) * n,
                 cp + 8 * c * q_cap as u64 * n,
                 (0, 0, 0),
+                rescale.then(|| (tops[c as usize].dst, level)),
             )?;
         }
         let lc = conv.limbs(self.s());
         if rescale {
-            // z_i = conv_i·P^-1 + (rounded top limb mod q_i), one NTT, then
-            // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1.
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (fused into the conversion when
+            // its kernel is unrolled), one NTT, then out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1.
             // Slot l keeps conv_l: the dropped limb receives the plain mod_down result.
-            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
+            if !fused {
+                kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
+            }
             kernels::ntt::forward(&cx, lc)?;
             kernels::keyswitch::mod_down_rescale_finish(
                 &cx,

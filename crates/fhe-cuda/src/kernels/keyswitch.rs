@@ -55,13 +55,18 @@ fn convert_kernel(from_cnt: usize) -> &'static str {
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
 /// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none).
+/// `rescale_top` = `(address of the coefficient-form top limb w, level)` asks for the fused
+/// mod_down rescale output (z of `keyswitch_mod_down_rescale_prepare`); it is honoured only by
+/// the unrolled kernels, and the return value says whether it was (else the caller runs the
+/// prepare kernel).
 pub(crate) fn convert(
     cx: &Ctx,
     conv: &ConvLayout,
     input: u64,
     out: u64,
     copy: (u64, u64, u32),
-) -> Result<()> {
+    rescale_top: Option<(u64, usize)>,
+) -> Result<bool> {
     let (cp_src, cp_dst, cp_cnt) = copy;
     if conv.from_cnt > MAX_FROM {
         return Err(Error::Unsupported {
@@ -71,9 +76,9 @@ pub(crate) fn convert(
             ),
         });
     }
-    let f = cx
-        .dev
-        .function("keyswitch", convert_kernel(conv.from_cnt))?;
+    let name = convert_kernel(conv.from_cnt);
+    let unrolled = name != "keyswitch_convert";
+    let f = cx.dev.function("keyswitch", name)?;
     let (from_slot0, from_cnt, to_cnt) = (
         conv.from_slot0 as u32,
         conv.from_cnt as u32,
@@ -98,6 +103,34 @@ pub(crate) fn convert(
         block_dim: (super::BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
+    if !unrolled {
+        launch!(
+            cx.stream,
+            f,
+            cfg,
+            &input,
+            &n,
+            &from_slot0,
+            &from_cnt,
+            &qhi,
+            &qhis,
+            &h,
+            &ts,
+            &to_cnt,
+            &h_in,
+            &h_out,
+            &qmodp,
+            &out,
+            &slots,
+            &cp_src,
+            &cp_dst,
+            &cp_cnt
+        )?;
+        return Ok(false);
+    }
+    let (top_w, level) = rescale_top.unwrap_or((0, 0));
+    let pinv = rescale_top.map_or(0, |(_, l)| cx.t(cx.layout.p_inv[l]));
+    let level = level as u32;
     launch!(
         cx.stream,
         f,
@@ -118,8 +151,12 @@ pub(crate) fn convert(
         &slots,
         &cp_src,
         &cp_dst,
-        &cp_cnt
-    )
+        &cp_cnt,
+        &top_w,
+        &level,
+        &pinv
+    )?;
+    Ok(rescale_top.is_some())
 }
 
 /// `keyswitch_key_product(LimbSet acc, ext, ext_spc, key, key_spc, digits, map, slots)`.
