@@ -33,6 +33,22 @@ const CONVERT_UNROLLED: [&str; 16] = [
     "keyswitch_convert_f16",
 ];
 
+/// Threads per block of the unrolled conversion kernels (`FHE_CONVERT_BLOCK` overrides it for
+/// tuning runs: 32..=1024, a power of two).
+fn convert_block() -> u32 {
+    static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *B.get_or_init(|| {
+        std::env::var("FHE_CONVERT_BLOCK")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|b| b.is_power_of_two() && (32..=1024).contains(b))
+            .unwrap_or(CONVERT_BLOCK)
+    })
+}
+
+/// Default of [`convert_block`].
+const CONVERT_BLOCK: u32 = 256;
+
 /// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
 /// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
 fn convert_kernel(from_cnt: usize) -> &'static str {
@@ -94,13 +110,14 @@ pub(crate) fn convert(
     let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
     let slots = cx.slots();
     let n = cx.n;
+    let block = if unrolled {
+        convert_block()
+    } else {
+        super::BLOCK
+    };
     let cfg = LaunchConfig {
-        grid_dim: (
-            n.div_ceil(super::BLOCK),
-            to_cnt.div_ceil(TARGETS_PER_BLOCK),
-            1,
-        ),
-        block_dim: (super::BLOCK, 1, 1),
+        grid_dim: (n.div_ceil(block), to_cnt.div_ceil(TARGETS_PER_BLOCK), 1),
+        block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
     if !unrolled {
