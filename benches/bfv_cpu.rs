@@ -7,7 +7,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::random_values;
-use gpufhe::bfv::{Context, Evaluator, ParametersLiteral, Security, params};
+use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral, Security, params};
 use std::time::Duration;
 
 /// OpenFHE's `bfv15` shape with our prime selection.
@@ -57,5 +57,31 @@ fn bfv_cpu(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bfv_cpu);
+/// Decryption and the exact noise budget at the `PHANTOM_INT` preset (N = 2^15, 14 primes).
+fn bfv_decrypt(c: &mut Criterion) {
+    let params = params::new(&params::PHANTOM_INT).expect("parameters");
+    let ctx = Context::cpu(params.clone()).unwrap();
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let (n, t) = (params.n(), params.t());
+    let px = ctx
+        .encoder()
+        .encode(&random_values(1, n, t), params.max_level())
+        .unwrap();
+    let cx = ctx.encrypt_pk(&pk, &px).unwrap();
+    let dec = Decryptor::new(&ctx, &sk);
+
+    let mut g = c.benchmark_group("bfv/PHANTOM_INT");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    g.bench_function("decrypt", |b| b.iter(|| dec.decrypt(&cx).unwrap()));
+    g.bench_function("noise_budget", |b| {
+        b.iter(|| dec.noise_budget(&cx).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bfv_cpu, bfv_decrypt);
 criterion_main!(benches);

@@ -9,7 +9,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::Security;
 use gpufhe::bgv::testing::random_values;
-use gpufhe::bgv::{Context, Encoder, Evaluator, Parameters, ParametersLiteral};
+use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, ParametersLiteral};
 use std::time::Duration;
 
 /// OpenFHE's `bgv15` shape with our prime selection.
@@ -65,5 +65,33 @@ fn bgv_cpu(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bgv_cpu);
+/// Decryption at the `PHANTOM_INT` preset (N = 2^15, 14 primes): a fresh ciphertext at the
+/// top level (13 levels above 0) and one switched down to level 6.
+fn bgv_decrypt(c: &mut Criterion) {
+    let params = Parameters::new(&gpufhe::bgv::params::PHANTOM_INT).expect("parameters");
+    let ctx = Context::cpu(params.clone()).unwrap();
+    let enc = Encoder::new(&ctx);
+    let eval = Evaluator::new(&ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let (n, t, top) = (params.n(), params.t(), params.max_level());
+    let px = enc.encode(&random_values(1, n, t), top).unwrap();
+    let cx = ctx.encrypt_pk(&pk, &px).unwrap();
+    let mid = eval.mod_switch_to(&cx, 6).unwrap();
+    let dec = Decryptor::new(&ctx, &sk);
+
+    let mut g = c.benchmark_group("bgv/PHANTOM_INT");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    g.bench_function("decrypt_top", |b| b.iter(|| dec.decrypt(&cx).unwrap()));
+    g.bench_function("decrypt_level6", |b| b.iter(|| dec.decrypt(&mid).unwrap()));
+    g.bench_function("noise_budget_top", |b| {
+        b.iter(|| dec.noise_budget(&cx).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bgv_cpu, bgv_decrypt);
 criterion_main!(benches);
