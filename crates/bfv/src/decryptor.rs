@@ -1,9 +1,9 @@
 //! [`Decryptor`]: BFV decryption `m = ⌊t·[c_0 + c_1·s (+ c_2·s²)]_Q / Q⌉ mod t` and the exact
 //! noise budget `log2(Q/2) - log2 ‖[t·(c_0 + c_1·s)]_Q‖_∞` (SEAL's invariant noise budget), both
-//! with word arithmetic only ([`fhe_math::rns::CrtDecoder`]). Below
+//! with word arithmetic only ([`fhe_math::crt_decode::CrtDecoder`]). Below
 //! [`bgv::decryptor::MIN_BUDGET_BITS`] decryption returns [`Error::NoiseBudgetExhausted`].
 //!
-//! **Decryption** ([`fhe_math::rns::CrtDecoder::scale_round`]): with `y_i = [x_i·(Q/q_i)^{-1}]_{q_i}`,
+//! **Decryption** ([`fhe_math::crt_decode::CrtDecoder::scale_round`]): with `y_i = [x_i·(Q/q_i)^{-1}]_{q_i}`,
 //! `t·x/Q ≡ Σ_i y_i·t/q_i (mod t)`; each `t/q_i` is an integer plus a 128-bit fraction, the
 //! 192-bit products are summed exactly, and the sum `F̃` underestimates the true `F` by less
 //! than `E = Σ_i q_i·2^-128 ≤ L·2^-67` (at most `L·2^-64` for any word moduli). Then

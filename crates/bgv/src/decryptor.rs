@@ -21,7 +21,7 @@ use crate::ciphertext::Ciphertext;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use fhe_math::backend::Backend;
-use fhe_math::rns::CrtDecoder;
+use fhe_math::crt_decode::CrtDecoder;
 use fhe_math::{Modulus, RnsPoly};
 use rlwe::SecretKey;
 use std::sync::OnceLock;

@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod cpu;
+pub mod crt_decode;
 pub mod error;
 pub mod fft;
 pub mod galois;
