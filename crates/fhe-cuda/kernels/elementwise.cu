@@ -123,3 +123,21 @@ extern "C" __global__ void elementwise_rescale_finish(LimbSet a, LimbSet t, cons
     Mod m = load_mod(slots, s);
     x[k] = mul_shoup(mod_sub(x[k], y[k], m.q), consts[2 * s], consts[2 * s + 1], m.q);
 }
+
+// BGV's modulus switch, step 2 (t preserved): `t` holds the correction of t^-1·a's top limb, so
+// a[c][i] <- a[c][i]·q_l^-1 - t[c][i]·(t·q_l^-1) mod q_i, the residues of
+// t·(t^-1·a - t)·q_l^-1; `tq` holds t·q_l^-1 by limb position (Shoup).
+extern "C" __global__ void elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t,
+                                                            const u64* consts, Scalars tq,
+                                                            const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u32 s = limbset_slot(a, idx);
+    u32 pos = idx % (a.q_cnt + a.p_cnt);
+    u64* x = limbset_ptr(a, idx);
+    const u64* y = limbset_ptr(t, idx);
+    Mod m = load_mod(slots, s);
+    u64 u = mul_shoup(x[k], consts[2 * s], consts[2 * s + 1], m.q);
+    x[k] = mod_sub(u, mul_shoup(y[k], tq.w[pos], tq.ws[pos], m.q), m.q);
+}

@@ -227,6 +227,31 @@ extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, L
     o[k] = mod_add(o[k], mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
 }
 
+// Constants by slot, with Shoup companions, passed by value (the layout of `Scalars` in
+// elementwise.cu, indexed by slot here).
+#define MAX_SLOT_PAIRS 64
+struct SlotPairs {
+    u64 w[MAX_SLOT_PAIRS];
+    u64 ws[MAX_SLOT_PAIRS];
+};
+
+// mod_down preserving a message mod t (BGV), last step: `conv` is the conversion of
+// t^-1·acc_P, so out[c][s] += acc[c][s]·P^-1 - conv[c][s]·(t·P^-1) mod q_s (`tp` by slot), the
+// residues of t·(t^-1·out + (t^-1·acc - conv)·P^-1).
+extern "C" __global__ void keyswitch_mod_down_finish_mod_t(LimbSet out, LimbSet acc, LimbSet conv,
+                                                           const u64* pinv, SlotPairs tp,
+                                                           const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 s = limbset_slot(out, idx);
+    Mod m = load_mod(slots, s);
+    u64* o = limbset_ptr(out, idx);
+    u64 a = mul_shoup(limbset_ptr(acc, idx)[k], pinv[2 * s], pinv[2 * s + 1], m.q);
+    u64 c = mul_shoup(limbset_ptr(conv, idx)[k], tp.w[s], tp.ws[s], m.q);
+    o[k] = mod_add(o[k], mod_sub(a, c, m.q), m.q);
+}
+
 // mod_down fused with the rescale, step 1 (top limb, NTT form): w_c = out[c][l] + acc[c][l] * P^-1
 // mod q_l, written to `top` (the one-slot set of slot l, 2 components).
 extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, LimbSet acc,

@@ -405,7 +405,28 @@ impl CudaBackend {
     }
 
     /// Rescales every component of `a` (NTT form, not extended, level >= 1) by its top prime.
-    fn rescale_impl(&self, a: &mut DevicePoly) -> Result<()> {
+    /// Per-slot `(t·c_s mod q_s, shoup)` for `s` in `slots`, `c_s` given by `c(s)`: the
+    /// constants that fold a BGV `t` scaling into a kernel's existing multiplier.
+    fn times_t(
+        &self,
+        t: u64,
+        slots: std::ops::Range<usize>,
+        c: impl Fn(usize) -> u64,
+    ) -> Vec<(u64, u64)> {
+        let r = &self.inner.ring;
+        slots
+            .map(|s| {
+                let m = r.modulus(s);
+                let w = m.mul(m.reduce(t), c(s));
+                (w, m.shoup(w))
+            })
+            .collect()
+    }
+
+    /// Rescales every component of `a` by its top prime, preserving a message mod `t` when
+    /// `t != 1` (`t·⌊t^-1·a / q_l⌉`, [`Backend::rescale_mod_t`]): the `t^-1` goes on the copied
+    /// top limb and the `t` into the final multiplier.
+    fn rescale_impl(&self, a: &mut DevicePoly, t_mod: u64) -> Result<()> {
         let level = a.shape.level;
         let cx = self.cx();
         let t = self.scratch(Shape {
@@ -422,11 +443,31 @@ impl CudaBackend {
             Self::q_only(all_a, level as u32, 1),
             ew::OP_COPY,
         )?;
+        if t_mod != 1 {
+            let m = self.inner.ring.modulus(level);
+            let inv = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
+                level,
+                reason: "t is not invertible modulo the top prime",
+            })?;
+            ew::scalar(
+                &cx,
+                top_t,
+                &ew::Scalars::new(&[(inv, m.shoup(inv))])?,
+                ew::OP_MUL,
+            )?;
+        }
         kernels::ntt::inverse(&cx, top_t)?;
         let low_t = Self::q_only(all_t, 0, level as u32);
         ew::rescale_prepare(&cx, low_t, level as u32)?;
         kernels::ntt::forward(&cx, low_t)?;
-        ew::rescale_finish(&cx, Self::q_only(all_a, 0, level as u32), low_t, level)?;
+        let low_a = Self::q_only(all_a, 0, level as u32);
+        if t_mod == 1 {
+            ew::rescale_finish(&cx, low_a, low_t, level)?;
+        } else {
+            let k = self.inner.ring.rescale_constants(level);
+            let tq = self.times_t(t_mod, 0..level, |s| k[s].value);
+            ew::rescale_finish_mod_t(&cx, low_a, low_t, level, &ew::Scalars::new(&tq)?)?;
+        }
         a.shape.level = level - 1;
         Ok(())
     }
@@ -717,7 +758,19 @@ impl Backend for CudaBackend {
                 reason: "cannot rescale a buffer at level 0 or over Q·P",
             });
         }
-        self.rescale_impl(a)
+        self.rescale_impl(a, 1)
+    }
+
+    fn rescale_mod_t(&self, a: &mut DevicePoly, t: u64) -> Result<()> {
+        self.check(a)?;
+        let level = a.shape.level;
+        if level == 0 || a.shape.extended {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
+        }
+        self.rescale_impl(a, t)
     }
 
     fn mod_up(&self, c: &DevicePoly, component: usize) -> Result<DevicePoly> {
@@ -754,6 +807,20 @@ impl Backend for CudaBackend {
 
     fn mod_down_into(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
         self.mod_down_impl(acc, out, rescale)
+    }
+
+    fn mod_down_into_mod_t(
+        &self,
+        acc: &mut DevicePoly,
+        out: &mut DevicePoly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<()> {
+        if rescale || t == 1 {
+            // The fused rescale keeps the scalings around it (the default body).
+            return fhe_math::backend::scaled_mod_down_into_mod_t(self, acc, out, rescale, t);
+        }
+        self.mod_down_any(acc, out, false, None, t)
     }
 
     fn relinearize(
@@ -986,7 +1053,7 @@ impl CudaBackend {
 
     /// `mod_down_into` (shapes checked here).
     fn mod_down_impl(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None)
+        self.mod_down_any(acc, out, rescale, None, 1)
     }
 
     /// `out = (σ_g(c_0), 0) + ⌊acc / P⌉` (the contents of `out` are not read).
@@ -996,7 +1063,7 @@ impl CudaBackend {
         out: &mut DevicePoly,
         rot: Option<(&DevicePoly, u64)>,
     ) -> Result<()> {
-        self.mod_down_any(acc, out, false, rot)
+        self.mod_down_any(acc, out, false, rot, 1)
     }
 
     fn mod_down_any(
@@ -1005,7 +1072,9 @@ impl CudaBackend {
         out: &mut DevicePoly,
         rescale: bool,
         rot: Option<(&DevicePoly, u64)>,
+        t_mod: u64,
     ) -> Result<()> {
+        debug_assert!(t_mod == 1 || (!rescale && rot.is_none()));
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
@@ -1069,6 +1138,21 @@ impl CudaBackend {
             inv.extend(top.limbs());
         }
         kernels::ntt::inverse_list(&cx, &inv)?;
+        if t_mod != 1 {
+            // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t).
+            let r = &self.inner.ring;
+            let inv_t = (q_cap as usize..q_cap as usize + r.p_count())
+                .map(|s| {
+                    let m = r.modulus(s);
+                    let w = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
+                        level,
+                        reason: "t is not invertible modulo a special prime",
+                    })?;
+                    Ok((w, m.shoup(w)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            ew::scalar(&cx, lt, &ew::Scalars::new(&inv_t)?, ew::OP_MUL)?;
+        }
         // Converted to q_0..q_l.
         let conv = self.scratch(Shape {
             components: 2,
@@ -1115,6 +1199,17 @@ impl CudaBackend {
             let (mp, _g) = map.device_ptr(self.s());
             let src = c.like(self.s(), &lo).components(0, 1);
             kernels::keyswitch::mod_down_finish_rot(&cx, lo, la, lc, src, mp, level)?;
+        } else if t_mod != 1 {
+            kernels::ntt::forward(&cx, lc)?;
+            let la = acc.like(self.s(), &lo);
+            let table = self
+                .inner
+                .ring
+                .mod_down_table(level)
+                .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+            let tp = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
+            let tp = ew::Scalars::new(&tp)?;
+            kernels::keyswitch::mod_down_finish_mod_t(&cx, lo, la, lc, level, &tp)?;
         } else {
             kernels::ntt::forward(&cx, lc)?;
             let la = acc.like(self.s(), &lo);

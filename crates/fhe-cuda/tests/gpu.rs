@@ -254,6 +254,11 @@ fn check_all(ring: Arc<RingContext>) {
         cpu.rescale(&mut x).unwrap();
         gpu.rescale(&mut y).unwrap();
         p.same(&format!("rescale from {level}"), &x, &y);
+        // BGV's t-preserving modulus switch (CUDA folds the t scalings into its kernels).
+        let (mut x, mut y) = p.random(sh(2, level, false), 16);
+        cpu.rescale_mod_t(&mut x, 65537).unwrap();
+        gpu.rescale_mod_t(&mut y, 65537).unwrap();
+        p.same(&format!("rescale_mod_t from {level}"), &x, &y);
     }
     let (_, mut z) = p.random(sh(2, 0, false), 9);
     assert!(gpu.rescale(&mut z).is_err());
@@ -289,6 +294,18 @@ fn check_all(ring: Arc<RingContext>) {
             gpu.mod_down_into(&acc_d, &mut od, rescale).unwrap();
             p.same(
                 &format!("mod_down level {level} rescale {rescale}"),
+                &oh,
+                &od,
+            );
+            // BGV's t-preserving variant (acc may be overwritten: work on copies).
+            let (mut ah2, mut ad2) = (acc_h.clone(), gpu.duplicate(&acc_d).unwrap());
+            let (mut oh, mut od) = p.random(sh(2, level, false), 17);
+            cpu.mod_down_into_mod_t(&mut ah2, &mut oh, rescale, 65537)
+                .unwrap();
+            gpu.mod_down_into_mod_t(&mut ad2, &mut od, rescale, 65537)
+                .unwrap();
+            p.same(
+                &format!("mod_down_mod_t level {level} rescale {rescale}"),
                 &oh,
                 &od,
             );

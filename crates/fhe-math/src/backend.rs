@@ -147,6 +147,38 @@ pub trait Backend: Clone + Send + Sync + 'static {
     /// `out` by its top prime (the same bits as calling [`Backend::rescale`] afterwards).
     fn mod_down_into(&self, acc: &Self::Poly, out: &mut Self::Poly, rescale: bool) -> Result<()>;
 
+    /// [`Backend::mod_down_into`] preserving a message modulo `t` (BGV key switching):
+    /// `out <- t·(t^{-1}·out + ⌊t^{-1}·acc / P⌉)` over `Q_l`, with the same optional rescale
+    /// inside the brackets, so `out` decrypts to the same message mod `t` (times `q_l^{-1}`
+    /// with the rescale). `acc` may be overwritten. `t = 1` is plain `mod_down_into`.
+    /// The default body scales by `t^{-1}` and `t` around `mod_down_into`; a backend may fold
+    /// the scalings into its kernels (the residues are the same).
+    fn mod_down_into_mod_t(
+        &self,
+        acc: &mut Self::Poly,
+        out: &mut Self::Poly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<()> {
+        scaled_mod_down_into_mod_t(self, acc, out, rescale, t)
+    }
+
+    /// [`Backend::rescale`] preserving a message modulo `t` (BGV's modulus switch):
+    /// `a <- t·⌊t^{-1}·a / q_l⌉` over `q_0..q_{l-1}`; the result decrypts to `q_l^{-1}·m mod t`.
+    /// `t = 1` is plain `rescale`. The default body scales around `rescale`; a backend may fold
+    /// the scalings into its kernels (the residues are the same).
+    fn rescale_mod_t(&self, a: &mut Self::Poly, t: u64) -> Result<()> {
+        if t == 1 {
+            return self.rescale(a);
+        }
+        let (fwd, inv) = t_constants(self.ring(), t)?;
+        let shape = self.shape(a);
+        self.mul_scalar_assign(a, &scalars_for(self.ring(), shape, &inv))?;
+        self.rescale(a)?;
+        let shape = self.shape(a);
+        self.mul_scalar_assign(a, &scalars_for(self.ring(), shape, &fwd))
+    }
+
     /// Uniform polynomial(s) in NTT form from a seed: slot `s` of component `c` uses the stream
     /// `(domain, poly_index + c, s)` of the randomness layout.
     fn sample_uniform(
@@ -312,4 +344,50 @@ pub trait Backend: Clone + Send + Sync + 'static {
             })
             .collect()
     }
+}
+
+/// The default body of [`Backend::mod_down_into_mod_t`] (for overrides that fold the scalings
+/// only in some cases): `t^{-1}` on `acc` and `out`, [`Backend::mod_down_into`], then `t`.
+pub fn scaled_mod_down_into_mod_t<B: Backend>(
+    be: &B,
+    acc: &mut B::Poly,
+    out: &mut B::Poly,
+    rescale: bool,
+    t: u64,
+) -> Result<()> {
+    if t == 1 {
+        return be.mod_down_into(acc, out, rescale);
+    }
+    let (fwd, inv) = t_constants(be.ring(), t)?;
+    let sa = be.shape(acc);
+    be.mul_scalar_assign(acc, &scalars_for(be.ring(), sa, &inv))?;
+    let so = be.shape(out);
+    be.mul_scalar_assign(out, &scalars_for(be.ring(), so, &inv))?;
+    be.mod_down_into(acc, out, rescale)?;
+    let so = be.shape(out);
+    be.mul_scalar_assign(out, &scalars_for(be.ring(), so, &fwd))
+}
+
+/// Per-slot constants `t mod p` and `t^{-1} mod p` for every prime of the ring; an error when
+/// `t` is not invertible modulo some prime.
+pub fn t_constants(ring: &RingContext, t: u64) -> Result<(Vec<u64>, Vec<u64>)> {
+    let mut fwd = Vec::with_capacity(ring.moduli().len());
+    let mut inv = Vec::with_capacity(ring.moduli().len());
+    for m in ring.moduli() {
+        let r = m.reduce(t);
+        fwd.push(r);
+        inv.push(m.inv(r)?);
+    }
+    Ok((fwd, inv))
+}
+
+/// The entries of the per-slot table `x` for the active limbs of `shape` (Q slots up to the
+/// level, then the special slots when extended), in limb order.
+pub fn scalars_for(ring: &RingContext, shape: Shape, x: &[u64]) -> Vec<u64> {
+    let p = if shape.extended {
+        ring.q_count()..ring.q_count() + ring.p_count()
+    } else {
+        0..0
+    };
+    (0..=shape.level).chain(p).map(|s| x[s]).collect()
 }

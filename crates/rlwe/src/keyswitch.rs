@@ -106,31 +106,17 @@ pub fn apply_galois_hoisted<B: Backend>(
         .collect())
 }
 
-/// `x mod` every active prime of a buffer of `shape` (`Q` slots then, when extended, `P`).
-fn scalars_for<B: Backend>(backend: &B, shape: Shape, x: &[u64]) -> Vec<u64> {
-    let ring = backend.ring();
-    let p = if shape.extended {
-        ring.q_count()..ring.q_count() + ring.p_count()
-    } else {
-        0..0
-    };
-    (0..=shape.level).chain(p).map(|s| x[s]).collect()
-}
-
-/// Per-slot constants `t mod p` and `t^{-1} mod p` for every prime of the ring.
-fn t_constants<B: Backend>(backend: &B, t: u64) -> Result<(Vec<u64>, Vec<u64>)> {
-    let ring = backend.ring();
-    let mut fwd = Vec::with_capacity(ring.moduli().len());
-    let mut inv = Vec::with_capacity(ring.moduli().len());
-    for m in ring.moduli() {
-        let r = m.reduce(t);
-        fwd.push(r);
-        inv.push(m.inv(r).map_err(|_| Error::InvalidOperand {
-            op: "switch keys",
-            reason: format!("t = {t} is not invertible modulo {}", m.value()),
-        })?);
+/// An error unless `t` is invertible modulo every prime of the ring.
+fn check_t<B: Backend>(backend: &B, t: u64) -> Result<()> {
+    for m in backend.ring().moduli() {
+        if m.inv(m.reduce(t)).is_err() {
+            return Err(Error::InvalidOperand {
+                op: "switch keys",
+                reason: format!("t = {t} is not invertible modulo {}", m.value()),
+            });
+        }
     }
-    Ok((fwd, inv))
+    Ok(())
 }
 
 /// `out += ⌊acc/P⌉` (optionally fused with a rescale) preserving the message mod `t`; see the
@@ -142,18 +128,8 @@ fn mod_down_mod_t<B: Backend>(
     rescale: bool,
     t: u64,
 ) -> Result<()> {
-    if t == 1 {
-        backend.mod_down_into(&acc, out, rescale)?;
-        return Ok(());
-    }
-    let (fwd, inv) = t_constants(backend, t)?;
-    let sa = backend.shape(&acc);
-    backend.mul_scalar_assign(&mut acc, &scalars_for(backend, sa, &inv))?;
-    let so = backend.shape(out);
-    backend.mul_scalar_assign(out, &scalars_for(backend, so, &inv))?;
-    backend.mod_down_into(&acc, out, rescale)?;
-    let so = backend.shape(out);
-    backend.mul_scalar_assign(out, &scalars_for(backend, so, &fwd))?;
+    check_t(backend, t)?;
+    backend.mod_down_into_mod_t(&mut acc, out, rescale, t)?;
     Ok(())
 }
 
@@ -168,15 +144,8 @@ pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> 
             reason: "the ciphertext is at level 0".into(),
         });
     }
-    if t == 1 {
-        backend.rescale(poly)?;
-        return Ok(());
-    }
-    let (fwd, inv) = t_constants(backend, t)?;
-    backend.mul_scalar_assign(poly, &scalars_for(backend, shape, &inv))?;
-    backend.rescale(poly)?;
-    let shape = backend.shape(poly);
-    backend.mul_scalar_assign(poly, &scalars_for(backend, shape, &fwd))?;
+    check_t(backend, t)?;
+    backend.rescale_mod_t(poly, t)?;
     Ok(())
 }
 

@@ -93,6 +93,32 @@ pub(crate) fn rescale_prepare(cx: &Ctx, t: LimbSet, level: u32) -> Result<()> {
     launch!(cx.stream, f, grid(cx.n, t.count()), &t, &level, &slots)
 }
 
+/// `elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t, const u64* consts, Scalars tq,
+/// const u64* slots)`: `tq` holds `t·q_l^-1` by limb position.
+pub(crate) fn rescale_finish_mod_t(
+    cx: &Ctx,
+    a: LimbSet,
+    t: LimbSet,
+    level: usize,
+    tq: &Scalars,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("elementwise", "elementwise_rescale_finish_mod_t")?;
+    let slots = cx.slots();
+    let consts = cx.t(cx.layout.rescale[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, a.count()),
+        &a,
+        &t,
+        &consts,
+        tq,
+        &slots
+    )
+}
+
 /// `elementwise_rescale_finish(LimbSet a, LimbSet t, const u64* consts, const u64* slots)`.
 pub(crate) fn rescale_finish(cx: &Ctx, a: LimbSet, t: LimbSet, level: usize) -> Result<()> {
     let f = cx

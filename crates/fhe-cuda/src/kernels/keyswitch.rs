@@ -1,5 +1,6 @@
 //! Launch wrappers of `kernels/keyswitch.cu`.
 
+use super::elementwise::Scalars;
 use super::{Ctx, LimbSet, grid, launch};
 use crate::error::{Error, Result};
 use crate::tables::ConvLayout;
@@ -204,6 +205,34 @@ pub(crate) fn key_product(
         &digits,
         &map,
         &assign,
+        &slots
+    )
+}
+
+/// `keyswitch_mod_down_finish_mod_t(LimbSet out, LimbSet acc, LimbSet conv, pinv, SlotPairs tp,
+/// slots)`: `tp` holds `t·P^-1 mod q_s` by slot (the layout of [`Scalars`], indexed by slot).
+pub(crate) fn mod_down_finish_mod_t(
+    cx: &Ctx,
+    out: LimbSet,
+    acc: LimbSet,
+    conv: LimbSet,
+    level: usize,
+    tp: &Scalars,
+) -> Result<()> {
+    let f = cx
+        .dev
+        .function("keyswitch", "keyswitch_mod_down_finish_mod_t")?;
+    let slots = cx.slots();
+    let pinv = cx.t(cx.layout.p_inv[level]);
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &acc,
+        &conv,
+        &pinv,
+        tp,
         &slots
     )
 }
