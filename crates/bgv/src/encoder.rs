@@ -10,7 +10,6 @@ use crate::ciphertext::Plaintext;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use fhe_math::backend::Backend;
-use fhe_math::poly::Shape;
 use rlwe::Meta;
 
 /// Encodes and decodes BGV plaintexts.
@@ -76,19 +75,9 @@ impl<B: Backend> Encoder<B> {
         let centred: Vec<i64> = coeffs.iter().map(|&c| plain.center(c)).collect();
         let norm: f64 = centred.iter().map(|&c| c.unsigned_abs() as f64).sum();
         let backend = self.ctx.backend();
-        let ring = backend.ring();
-        let mut host = ring.zeros(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
-        for s in 0..=level {
-            let m = ring.modulus(s);
-            for (dst, &v) in host.limb_mut(0, s).iter_mut().zip(&centred) {
-                *dst = m.reduce_i64(v);
-            }
-        }
-        let mut poly = backend.upload(&host)?;
+        // The backend reduces the centred coefficients into every limb (on the GPU only the
+        // 8·N bytes of `centred` cross).
+        let mut poly = backend.upload_lifted_i64(&centred, level)?;
         backend.ntt(&mut poly)?;
         Ok(Plaintext {
             inner: rlwe::Plaintext {

@@ -10,7 +10,6 @@ use crate::error::{Error, Result};
 use fhe_math::Modulus;
 use fhe_math::backend::Backend;
 use fhe_math::fft::{Complex64, SpecialFft};
-use fhe_math::poly::Shape;
 use fhe_math::rns::RnsBasis;
 use rayon::prelude::*;
 use rlwe::{Meta, Plaintext};
@@ -90,12 +89,6 @@ impl<B: Backend> Encoder<B> {
         let mut coeffs = vec![0f64; n];
         self.fft.encode(values, slots, &mut coeffs)?;
         let backend = self.ctx.backend();
-        let ring = backend.ring();
-        let mut host = ring.zeros(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
         let limit = 2f64.powi(126);
         if let Some(&c) = coeffs.iter().find(|&&c| {
             let v = (c * scale).round();
@@ -107,22 +100,13 @@ impl<B: Backend> Encoder<B> {
             .par_iter()
             .map(|&c| (c * scale).round() as i128)
             .collect();
-        let limbs = host.components() * host.slots_per_component();
-        host.raw_mut()
-            .par_chunks_mut(n)
-            .take(limbs)
-            .enumerate()
-            .for_each(|(s, limb)| {
-                if s > level {
-                    return;
-                }
-                let m = ring.modulus(s);
-                for (dst, &v) in limb.iter_mut().zip(&ints) {
-                    let r = m.reduce_u128(v.unsigned_abs());
-                    *dst = if v < 0 { m.neg(r) } else { r };
-                }
-            });
-        let mut poly = backend.upload(&host)?;
+        // The backend reduces the integers into every limb (on the GPU: 8 or 16 bytes per
+        // coefficient cross instead of 8 per limb); 64-bit words when every value fits.
+        let narrow: Option<Vec<i64>> = ints.iter().map(|&v| i64::try_from(v).ok()).collect();
+        let mut poly = match narrow {
+            Some(v) => backend.upload_lifted_i64(&v, level)?,
+            None => backend.upload_lifted(&ints, level)?,
+        };
         backend.ntt(&mut poly)?;
         Ok(Plaintext {
             poly,
@@ -152,12 +136,25 @@ impl<B: Backend> Encoder<B> {
             .into());
         }
         let backend = self.ctx.backend();
-        let mut poly = backend.duplicate(&pt.poly)?;
-        if pt.meta.ntt {
-            backend.intt(&mut poly)?;
-        }
-        let host = backend.download(&poly)?;
-        self.decode_host(&host, pt.meta.scale, slots)
+        let coeff_form;
+        let poly = if pt.meta.ntt {
+            let mut p = backend.duplicate(&pt.poly)?;
+            backend.intt(&mut p)?;
+            coeff_form = p;
+            &coeff_form
+        } else {
+            &pt.poly
+        };
+        // Only the centred residues mod q_0 cross; the full limbs only when some coefficient is
+        // not congruent to them (then it needs the CRT).
+        let small = backend.download_centered_q0(poly)?;
+        let host = if small.iter().all(Option::is_some) {
+            None
+        } else {
+            Some(backend.download(poly)?)
+        };
+        let level = backend.shape(poly).level;
+        self.finish_decode(&small, host.as_ref(), level, pt.meta.scale, slots)
     }
 
     /// Decodes a host polynomial (coefficient form) with the given scale.
@@ -167,33 +164,53 @@ impl<B: Backend> Encoder<B> {
         scale: f64,
         slots: usize,
     ) -> Result<Vec<Complex64>> {
-        let level = host.level();
-        let basis = &self.bases[level];
-        let n = host.n();
+        let small = fhe_math::backend::centered_q0_host(self.ctx.backend().ring(), host)?;
+        self.finish_decode(&small, Some(host), host.level(), scale, slots)
+    }
+
+    /// Decodes from the centred residues mod `q_0` ([`Backend::download_centered_q0`]):
+    /// `Some(x)` is the coefficient's value; a `None` is lifted from `host`'s limbs with the
+    /// CRT to a centred f64 (`host` is needed only when some entry is `None`).
+    fn finish_decode(
+        &self,
+        small: &[Option<i64>],
+        host: Option<&fhe_math::poly::RnsPoly>,
+        level: usize,
+        scale: f64,
+        slots: usize,
+    ) -> Result<Vec<Complex64>> {
+        if host.is_none() && small.iter().any(Option::is_none) {
+            return Err(fhe_math::Error::ShapeMismatch {
+                what: "cannot decode: a large coefficient needs the full limbs".into(),
+            }
+            .into());
+        }
+        let basis = self.bases.get(level).ok_or(Error::InvalidLevel {
+            level,
+            max_level: self.bases.len() - 1,
+        })?;
+        let n = small.len();
         let mut coeffs = vec![0f64; n];
         coeffs
             .par_chunks_mut(1024)
+            .zip(small.par_chunks(1024))
             .enumerate()
-            .for_each(|(chunk, out)| {
+            .for_each(|(chunk, (out, small))| {
                 let mut residues = vec![0u64; level + 1];
-                let q0 = basis.moduli()[0];
-                for (i, c) in out.iter_mut().enumerate() {
-                    let k = chunk * 1024 + i;
-                    for (s, r) in residues.iter_mut().enumerate() {
-                        *r = host.limb(0, s)[k];
-                    }
-                    // Fast path: the centred residue mod q_0 is the value itself when it is
-                    // congruent to every other residue (it lies in (-q_0/2, q_0/2], so inside
-                    // (-Q/2, Q/2], and the CRT makes it unique). Otherwise the full CRT lift.
-                    let x0 = q0.center(residues[0]);
-                    let small = basis.moduli()[1..]
-                        .iter()
-                        .zip(&residues[1..])
-                        .all(|(m, &r)| m.reduce_i64(x0) == r);
-                    let value = if small {
-                        x0 as f64
-                    } else {
-                        basis.to_f64_centered(&residues)
+                for (i, (c, x)) in out.iter_mut().zip(small).enumerate() {
+                    // The centred residue mod q_0 is the value itself when it is congruent to
+                    // every other residue (it lies in (-q_0/2, q_0/2], so inside (-Q/2, Q/2],
+                    // and the CRT makes it unique). Otherwise the full CRT lift.
+                    let value = match x {
+                        Some(x) => *x as f64,
+                        // `host` is present (checked above).
+                        None => host.map_or(f64::NAN, |host| {
+                            let k = chunk * 1024 + i;
+                            for (s, r) in residues.iter_mut().enumerate() {
+                                *r = host.limb(0, s)[k];
+                            }
+                            basis.to_f64_centered(&residues)
+                        }),
                     };
                     *c = value / scale;
                 }
@@ -209,3 +226,72 @@ impl<B: Backend> Encoder<B> {
 
 /// Shared handle to an encoder.
 pub type SharedEncoder<B> = Arc<Encoder<B>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{Parameters, TEST_N11_INSECURE};
+    use fhe_math::CpuBackend;
+
+    /// Encoding against an independent host lift (`rem_euclid` per limb, then the NTT), and
+    /// decoding (centred residues mod `q_0`, CRT fallback) against `decode_host` and the input:
+    /// small coefficients (64-bit upload, fast path) and coefficients far beyond `q_0`
+    /// (128-bit upload, CRT fallback).
+    #[test]
+    fn encode_decode_small_and_large_coefficients() {
+        let ctx = Context::<CpuBackend>::cpu(Parameters::new(&TEST_N11_INSECURE).unwrap()).unwrap();
+        let enc = Encoder::new(&ctx).unwrap();
+        let be = ctx.backend();
+        let ring = be.ring();
+        let n = ctx.params().n();
+        let slots = enc.max_slots();
+        let v: Vec<Complex64> = (0..slots)
+            .map(|j| {
+                Complex64::new(
+                    (j as f64 / slots as f64) - 0.5,
+                    ((j * 7) % 11) as f64 / 11.0,
+                )
+            })
+            .collect();
+        for (level, scale) in [
+            (ring.max_level(), 2f64.powi(40)),
+            (ring.max_level(), 2f64.powi(100)),
+            (3, 2f64.powi(90)),
+            (0, 2f64.powi(40)),
+        ] {
+            let pt = enc.encode_with(&v, level, scale, slots).unwrap();
+            let mut coeffs = vec![0f64; n];
+            SpecialFft::new(n)
+                .unwrap()
+                .encode(&v, slots, &mut coeffs)
+                .unwrap();
+            for s in 0..=level {
+                let q = ring.modulus(s).value() as i128;
+                let mut want: Vec<u64> = coeffs
+                    .iter()
+                    .map(|&c| ((c * scale).round() as i128).rem_euclid(q) as u64)
+                    .collect();
+                ring.ntt(s).forward(&mut want);
+                assert_eq!(pt.poly.limb(0, s), &want[..], "level {level} slot {s}");
+            }
+            let got = enc.decode(&pt).unwrap();
+            let mut host = be.duplicate(&pt.poly).unwrap();
+            be.intt(&mut host).unwrap();
+            let small = be.download_centered_q0(&host).unwrap();
+            let all_small = small.iter().all(Option::is_some);
+            assert_eq!(
+                all_small,
+                level == 0 || scale < 2f64.powi(59),
+                "level {level}"
+            );
+            let reference = enc.decode_host(&host, scale, slots).unwrap();
+            for (j, ((g, r), w)) in got.iter().zip(&reference).zip(&v).enumerate() {
+                assert_eq!(
+                    (g.re.to_bits(), g.im.to_bits()),
+                    (r.re.to_bits(), r.im.to_bits())
+                );
+                assert!((g - w).norm() < 1e-9, "level {level} slot {j}: {g} vs {w}");
+            }
+        }
+    }
+}

@@ -141,3 +141,52 @@ extern "C" __global__ void elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t
     u64 u = mul_shoup(x[k], consts[2 * s], consts[2 * s + 1], m.q);
     x[k] = mod_sub(u, mul_shoup(y[k], tq.w[pos], tq.ws[pos], m.q), m.q);
 }
+
+// RNS lift of an integer polynomial: limb idx of `a` (one component, Q slots) <- v_k mod q_s,
+// canonical, with v_k the k-th signed integer of `src`: two's complement i128 as two words
+// (low, high) when `wide`, else one i64 word. The same values as `Modulus::reduce_u128` of |v|
+// followed by `neg` when v < 0.
+extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide, const u64* slots) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    u128 mag;
+    bool neg;
+    if (wide) {
+        u128 v = ((u128)src[2 * k + 1] << 64) | (u128)src[2 * k];
+        neg = (long long)src[2 * k + 1] < 0;
+        mag = neg ? (u128)0 - v : v;
+    } else {
+        u64 v = src[k];
+        neg = (long long)v < 0;
+        mag = (u128)(neg ? 0 - v : v);
+    }
+    Mod m = load_mod(slots, limbset_slot(a, idx));
+    u64 r = reduce_u128(mag, m);
+    limbset_ptr(a, idx)[k] = neg ? mod_neg(r, m.q) : r;
+}
+
+// Small coefficients of component 0 of `a` (coefficient form, Q slots 0..q_cnt-1, q_lo = 0):
+// x = the centred residue of limb 0 (x in [-(q_0-1)/2, (q_0-1)/2], so |x| < 2^60), and
+// flag = 1 when x mod q_s equals limb s for every other slot. Writes out[k] = (x << 1) | flag
+// (two's complement). One thread per coefficient, looping over the limbs.
+extern "C" __global__ void elementwise_centered_q0(LimbSet a, u64* out, const u64* slots) {
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.n) return;
+    Mod m0 = load_mod(slots, 0);
+    u64 r0 = limbset_ptr(a, 0)[k];
+    bool neg = r0 > (m0.q >> 1);
+    long long x = neg ? (long long)r0 - (long long)m0.q : (long long)r0;
+    u64 mag = neg ? m0.q - r0 : r0;
+    u64 flag = 1;
+    for (u32 i = 1; i < a.q_cnt; i++) {
+        Mod m = load_mod(slots, limbset_slot(a, i));
+        u64 r = mod_reduce(mag, m);
+        if (neg) r = mod_neg(r, m.q);
+        if (r != limbset_ptr(a, i)[k]) {
+            flag = 0;
+            break;
+        }
+    }
+    out[k] = ((u64)x << 1) | flag;
+}

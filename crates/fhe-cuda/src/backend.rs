@@ -524,6 +524,74 @@ impl Backend for CudaBackend {
         Ok(host)
     }
 
+    fn upload_lifted(&self, coeffs: &[i128], level: usize) -> Result<DevicePoly> {
+        fhe_math::backend::check_lift_args(&self.inner.ring, coeffs.len(), level)?;
+        // i128 is stored as (low, high) little-endian words on every host CUDA supports, the
+        // layout `elementwise_lift` reads with `wide = 1`.
+        let src = self
+            .inner
+            .stream
+            .clone_htod(coeffs)
+            .map_err(drv("upload"))?;
+        let (sp, _g) = src.device_ptr(self.s());
+        // A one-component buffer whose inactive slots are zero and whose limbs 0..=level are
+        // all written by `elementwise_lift`.
+        let p = self.alloc_zero_inactive(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        ew::lift(&self.cx(), p.limbs(self.s()), sp, true)?;
+        Ok(p)
+    }
+
+    fn upload_lifted_i64(&self, coeffs: &[i64], level: usize) -> Result<DevicePoly> {
+        fhe_math::backend::check_lift_args(&self.inner.ring, coeffs.len(), level)?;
+        let src = self
+            .inner
+            .stream
+            .clone_htod(coeffs)
+            .map_err(drv("upload"))?;
+        let (sp, _g) = src.device_ptr(self.s());
+        // A one-component buffer whose inactive slots are zero and whose limbs 0..=level are
+        // all written by `elementwise_lift`.
+        let p = self.alloc_zero_inactive(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        ew::lift(&self.cx(), p.limbs(self.s()), sp, false)?;
+        Ok(p)
+    }
+
+    fn download_centered_q0(&self, p: &DevicePoly) -> Result<Vec<Option<i64>>> {
+        self.check(p)?;
+        if p.shape.extended {
+            return Err(shape_err(
+                "cannot take centred residues of an extended buffer (basis Q·P)",
+            ));
+        }
+        let n = p.n;
+        // SAFETY: every word is written by `elementwise_centered_q0` before it is read.
+        let out = unsafe { self.inner.stream.alloc::<u64>(n) }.map_err(drv("alloc"))?;
+        let a = Self::q_only(p.limbs(self.s()), 0, p.shape.level as u32 + 1).components(0, 1);
+        {
+            let (op, _g) = out.device_ptr(self.s());
+            ew::centered_q0(&self.cx(), a, op)?;
+        }
+        let mut words = vec![0u64; n];
+        self.inner
+            .stream
+            .memcpy_dtoh(&out, &mut words)
+            .map_err(drv("download"))?;
+        self.synchronize()?;
+        // out[k] = (x << 1) | flag with |x| < 2^60: an arithmetic shift recovers x.
+        Ok(words
+            .into_iter()
+            .map(|w| (w & 1 == 1).then_some(w as i64 >> 1))
+            .collect())
+    }
+
     fn duplicate(&self, p: &DevicePoly) -> Result<DevicePoly> {
         let data = self
             .inner

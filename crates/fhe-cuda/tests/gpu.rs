@@ -353,6 +353,153 @@ fn gpu_small_ring_and_odd_digits() {
     check_all(ring(10, 4, 1, 4));
 }
 
+/// SplitMix64 words from `seed` (reproducible test inputs).
+fn words(seed: u64, count: usize) -> Vec<u64> {
+    let mut s = seed;
+    (0..count)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+/// `n` random i128 of every bit length and sign, with zero and the extremes first.
+fn random_i128(seed: u64, n: usize) -> Vec<i128> {
+    let w = words(seed, 4 * n);
+    let mut v: Vec<i128> = (0..n)
+        .map(|k| {
+            let x =
+                ((w[4 * k] as u128) << 64 | w[4 * k + 1] as u128) as i128 >> (w[4 * k + 2] % 128);
+            if w[4 * k + 3] & 1 == 1 { -x } else { x }
+        })
+        .collect();
+    let ext = [
+        0,
+        1,
+        -1,
+        i128::MAX,
+        i128::MIN,
+        i128::MIN + 1,
+        i64::MIN as i128,
+        u64::MAX as i128,
+    ];
+    v[..ext.len()].copy_from_slice(&ext);
+    v
+}
+
+/// `upload_lifted`, `upload_lifted_i64` and `download_centered_q0` against the CPU backend
+/// (whose bodies are the trait's host defaults), at several levels.
+fn check_lift(ring: Arc<RingContext>) {
+    let p = Pair::new(ring.clone());
+    let (cpu, gpu) = (&p.cpu, &p.gpu);
+    let n = ring.n();
+    let top = ring.max_level();
+    let v = random_i128(1, n);
+    let v64: Vec<i64> = random_i128(2, n).iter().map(|&x| x as i64).collect();
+    let half_q0 = (ring.modulus(0).value() - 1) / 2;
+    // Small centred values (flags true), some at and just beyond q_0's centred range, then
+    // values far beyond it (flags false above level 0).
+    let mut small: Vec<i128> = words(3, n)
+        .iter()
+        .map(|&w| (w >> 14) as i128 - (1i128 << 49))
+        .collect();
+    small[..4].copy_from_slice(&[
+        half_q0 as i128,
+        -(half_q0 as i128),
+        half_q0 as i128 + 1,
+        -(half_q0 as i128) - 1,
+    ]);
+    for x in small[3 * n / 4..].iter_mut() {
+        *x <<= 50;
+    }
+    for level in [0, 1, top / 2, top] {
+        let what = |m: &str| format!("{m} n={n} level {level}");
+        let want = cpu.upload_lifted(&v, level).unwrap();
+        let got = gpu.upload_lifted(&v, level).unwrap();
+        p.same(&what("upload_lifted"), &want, &got);
+        // Inactive slots are zero, as on the CPU.
+        let g = gpu.download(&got).unwrap();
+        assert!(
+            (level + 1..ring.q_count()).all(|s| g.limb(0, s).iter().all(|&x| x == 0)),
+            "{}",
+            what("upload_lifted inactive slots")
+        );
+        p.same(
+            &what("upload_lifted_i64"),
+            &cpu.upload_lifted_i64(&v64, level).unwrap(),
+            &gpu.upload_lifted_i64(&v64, level).unwrap(),
+        );
+        // The i64 and i128 entry points agree on the same integers.
+        let wide: Vec<i128> = v64.iter().map(|&x| x as i128).collect();
+        p.same(
+            &what("upload_lifted i64 = i128"),
+            &cpu.upload_lifted(&wide, level).unwrap(),
+            &gpu.upload_lifted_i64(&v64, level).unwrap(),
+        );
+
+        // Centred residues: random polynomials (large, flags false above level 0), lifted
+        // small and large values, and the second component of a 2-component buffer ignored.
+        let (rh, rd) = p.random(
+            Shape {
+                components: 2,
+                level,
+                extended: false,
+            },
+            level as u32,
+        );
+        let sh = cpu.upload_lifted(&small, level).unwrap();
+        let sd = gpu.upload_lifted(&small, level).unwrap();
+        for (name, h, d) in [("random", &rh, &rd), ("small", &sh, &sd)] {
+            let c = cpu.download_centered_q0(h).unwrap();
+            let g = gpu.download_centered_q0(d).unwrap();
+            if let Some(k) = (0..n).find(|&k| c[k] != g[k]) {
+                panic!(
+                    "{}: coefficient {k}: cpu {:?} gpu {:?}",
+                    what(&format!("download_centered_q0 {name}")),
+                    c[k],
+                    g[k]
+                );
+            }
+            let somes = c.iter().filter(|x| x.is_some()).count();
+            if level == 0 {
+                assert_eq!(somes, n, "{}", what("level 0: every value is small"));
+            } else if name == "small" {
+                assert_eq!(somes, 3 * n / 4 - 2, "{}", what("small values"));
+                assert_eq!(c[0], Some(half_q0 as i64));
+                assert_eq!(c[1], Some(-(half_q0 as i64)));
+            }
+        }
+    }
+    // Bad arguments are errors on both backends.
+    assert!(gpu.upload_lifted(&v[1..], 0).is_err());
+    assert!(gpu.upload_lifted_i64(&v64, top + 1).is_err());
+    let ext = gpu
+        .zeros(Shape {
+            components: 1,
+            level: top,
+            extended: true,
+        })
+        .unwrap();
+    assert!(gpu.download_centered_q0(&ext).is_err());
+    gpu.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_lift_and_centered_q0_match_cpu_n13() {
+    check_lift(ring(13, 6, 2, 3));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_lift_and_centered_q0_match_cpu_n16() {
+    check_lift(ring(16, 25, 7, 3));
+}
+
 /// `tensor_scale_round` (BFV's integer scale-and-round product) on the GPU against the CPU's
 /// host reference, bit for bit, at the top level and one below.
 fn check_scale_round(ring: Arc<RingContext>, t: u64) {

@@ -18,6 +18,7 @@ use crate::poly::{RnsPoly, Shape};
 use crate::ring::RingContext;
 use crate::sampler::{Domain, Seed};
 use crate::scale_round::ScaleRoundTables;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// A compute backend bound to one [`RingContext`].
@@ -42,6 +43,44 @@ pub trait Backend: Clone + Send + Sync + 'static {
 
     /// Copies a device buffer to the host.
     fn download(&self, p: &Self::Poly) -> Result<RnsPoly>;
+
+    /// The RNS lift of an integer polynomial: a one-component buffer at `level`, coefficient
+    /// form, whose limb `s` (for `s <= level`) holds `coeffs[k] mod q_s` canonically in
+    /// `[0, q_s)` (a negative `v` gives `q_s - (|v| mod q_s)`, or 0). This is how encoders put a
+    /// message on the device: `16·N` bytes cross instead of `8·N·(L+1)`.
+    ///
+    /// Errors: `coeffs.len() != N` ([`crate::Error::ShapeMismatch`]), `level > L`
+    /// ([`crate::Error::InvalidLevel`]). The default body reduces on the host and calls
+    /// [`Backend::upload`]; an override must give the same bits.
+    fn upload_lifted(&self, coeffs: &[i128], level: usize) -> Result<Self::Poly> {
+        let host = lift_host(self.ring(), coeffs, level, |v| (v < 0, v.unsigned_abs()))?;
+        self.upload(&host)
+    }
+
+    /// [`Backend::upload_lifted`] for 64-bit coefficients (`8·N` bytes cross): limb `s` holds
+    /// `coeffs[k] mod q_s`, the same values as the 128-bit method for the same integers.
+    fn upload_lifted_i64(&self, coeffs: &[i64], level: usize) -> Result<Self::Poly> {
+        let host = lift_host(self.ring(), coeffs, level, |v| {
+            (v < 0, v.unsigned_abs() as u128)
+        })?;
+        self.upload(&host)
+    }
+
+    /// The small coefficients of component 0 of `p` (read as coefficient form, level `l`):
+    /// for each coefficient `k`, with `x_k = [p_{0,k}]_{q_0}` the centred residue modulo `q_0`
+    /// (in `[-(q_0-1)/2, (q_0-1)/2]`), `Some(x_k)` when `x_k ≡ p_{s,k} (mod q_s)` for every
+    /// other active slot `s = 1..=l`, else `None`. `Some(x)` means `x` is the coefficient's
+    /// centred value modulo `Q_l = q_0···q_l` (it is congruent to every residue and lies in
+    /// `(-Q_l/2, Q_l/2]`, so the CRT makes it unique); for `None` the caller needs the full
+    /// limbs ([`Backend::download`]) and a CRT lift. At level 0 every entry is `Some`.
+    ///
+    /// Only `8·N` bytes need cross instead of `8·N·(L+1)`. Errors: an extended buffer
+    /// ([`crate::Error::ShapeMismatch`]). The default body downloads the buffer and runs
+    /// [`centered_q0_host`]; an override must give the same values.
+    fn download_centered_q0(&self, p: &Self::Poly) -> Result<Vec<Option<i64>>> {
+        let host = self.download(p)?;
+        centered_q0_host(self.ring(), &host)
+    }
 
     /// A copy of a buffer on the device.
     fn duplicate(&self, p: &Self::Poly) -> Result<Self::Poly>;
@@ -390,4 +429,234 @@ pub fn scalars_for(ring: &RingContext, shape: Shape, x: &[u64]) -> Vec<u64> {
         0..0
     };
     (0..=shape.level).chain(p).map(|s| x[s]).collect()
+}
+
+/// Checks the arguments of [`Backend::upload_lifted`] (`N` coefficients, `level <= L`).
+pub fn check_lift_args(ring: &RingContext, len: usize, level: usize) -> Result<()> {
+    if len != ring.n() {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "cannot lift a polynomial: {len} coefficients given, the ring has N = {}",
+                ring.n()
+            ),
+        });
+    }
+    if level > ring.max_level() {
+        return Err(crate::Error::InvalidLevel {
+            level,
+            reason: "above the top level",
+        });
+    }
+    Ok(())
+}
+
+/// The host side of [`Backend::upload_lifted`]: `coeffs` (split by `sign_mag` into sign and
+/// magnitude) reduced into every active slot of a one-component buffer at `level`.
+fn lift_host<T: Copy + Sync>(
+    ring: &RingContext,
+    coeffs: &[T],
+    level: usize,
+    sign_mag: impl Fn(T) -> (bool, u128) + Sync,
+) -> Result<RnsPoly> {
+    check_lift_args(ring, coeffs.len(), level)?;
+    let mut host = ring.zeros(Shape {
+        components: 1,
+        level,
+        extended: false,
+    })?;
+    let n = ring.n();
+    host.raw_mut()
+        .par_chunks_mut(n)
+        .take(level + 1)
+        .enumerate()
+        .for_each(|(s, limb)| {
+            let m = ring.modulus(s);
+            for (dst, &v) in limb.iter_mut().zip(coeffs) {
+                let (neg, mag) = sign_mag(v);
+                let r = m.reduce_u128(mag);
+                *dst = if neg { m.neg(r) } else { r };
+            }
+        });
+    Ok(host)
+}
+
+/// The host side of [`Backend::download_centered_q0`] on a host buffer `p` of `ring`
+/// (component 0, coefficient form): `Some(x)` with `x = [p_{0,k}]_{q_0}` centred when
+/// `x mod q_s = p_{s,k}` for every other active slot `s`, else `None`.
+pub fn centered_q0_host(ring: &RingContext, p: &RnsPoly) -> Result<Vec<Option<i64>>> {
+    ring.check(p)?;
+    if p.shape().extended {
+        return Err(crate::Error::ShapeMismatch {
+            what: "cannot take centred residues of an extended buffer (basis Q·P)".into(),
+        });
+    }
+    let level = p.level();
+    let q0 = ring.modulus(0);
+    let limb0 = p.limb(0, 0);
+    let mut out = vec![None; p.n()];
+    out.par_chunks_mut(1024)
+        .enumerate()
+        .for_each(|(chunk, out)| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let k = chunk * 1024 + i;
+                let x = q0.center(limb0[k]);
+                let small = (1..=level).all(|s| ring.modulus(s).reduce_i64(x) == p.limb(0, s)[k]);
+                *o = small.then_some(x);
+            }
+        });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CpuBackend;
+    use crate::primes::ntt_primes;
+    use crate::rns::RnsBasis;
+    use crate::test_util::rand_poly;
+
+    /// N = 2^10, q_0 of 60 bits and four 40-bit primes, one special prime, two digits.
+    fn ring() -> Arc<RingContext> {
+        let n = 1 << 10;
+        let mut qs = ntt_primes(60, 2 * n as u64, 1, &[]).unwrap();
+        qs.extend(ntt_primes(40, 2 * n as u64, 4, &qs).unwrap());
+        let ps = ntt_primes(60, 2 * n as u64, 1, &qs).unwrap();
+        RingContext::new(n, &qs, &ps, vec![0..3, 3..5]).unwrap()
+    }
+
+    /// Random i128 coefficients of every size, with the extremes.
+    fn ints(n: usize) -> Vec<i128> {
+        let r = rand_poly(7, 4 * n, u64::MAX);
+        let mut v: Vec<i128> = (0..n)
+            .map(|k| {
+                let w = ((r[4 * k] as u128) << 64 | r[4 * k + 1] as u128) as i128;
+                // A random bit length in 0..=127, either sign.
+                let v = w >> (r[4 * k + 2] % 128);
+                if r[4 * k + 3] & 1 == 1 { -v } else { v }
+            })
+            .collect();
+        v[..6].copy_from_slice(&[0, 1, -1, i128::MAX, i128::MIN, i128::MIN + 1]);
+        v
+    }
+
+    // The default bodies (CpuBackend keeps them) against `rem_euclid`, at every level.
+    #[test]
+    fn upload_lifted_default_matches_rem_euclid() {
+        let ring = ring();
+        let be = CpuBackend::new(ring.clone());
+        let v = ints(ring.n());
+        let v64: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+        for level in 0..=ring.max_level() {
+            let p = be.upload_lifted(&v, level).unwrap();
+            let p64 = be.upload_lifted_i64(&v64, level).unwrap();
+            assert_eq!(
+                p.shape(),
+                Shape {
+                    components: 1,
+                    level,
+                    extended: false
+                }
+            );
+            for s in 0..ring.q_count() {
+                let q = ring.modulus(s).value();
+                if s > level {
+                    assert!(p.limb(0, s).iter().all(|&x| x == 0), "inactive slot {s}");
+                    continue;
+                }
+                for (k, (&x, &y)) in p.limb(0, s).iter().zip(p64.limb(0, s)).enumerate() {
+                    assert_eq!(x, v[k].rem_euclid(q as i128) as u64, "slot {s} coeff {k}");
+                    assert_eq!(y, (v64[k] as i128).rem_euclid(q as i128) as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn upload_lifted_rejects_bad_arguments() {
+        let ring = ring();
+        let be = CpuBackend::new(ring.clone());
+        let n = ring.n();
+        assert!(matches!(
+            be.upload_lifted(&vec![0; n - 1], 0),
+            Err(crate::Error::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            be.upload_lifted_i64(&vec![0; n + 1], 0),
+            Err(crate::Error::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            be.upload_lifted(&vec![0; n], ring.max_level() + 1),
+            Err(crate::Error::InvalidLevel { .. })
+        ));
+        let ext = ring
+            .zeros(Shape {
+                components: 1,
+                level: 0,
+                extended: true,
+            })
+            .unwrap();
+        assert!(matches!(
+            be.download_centered_q0(&ext),
+            Err(crate::Error::ShapeMismatch { .. })
+        ));
+    }
+
+    // The default body against the big-integer CRT: `Some(x)` exactly when the centred value
+    // `V` modulo `Q_l` lies in q_0's centred range, and then `x = V`.
+    #[test]
+    fn download_centered_q0_default_matches_crt() {
+        let ring = ring();
+        let be = CpuBackend::new(ring.clone());
+        let n = ring.n();
+        let half_q0 = (ring.modulus(0).value() - 1) / 2;
+        // Lifted small values (some at q_0's bounds), large lifted values, uniform residues.
+        let mut v: Vec<i128> = rand_poly(3, n, 1 << 50)
+            .iter()
+            .map(|&x| x as i128 - (1 << 49))
+            .collect();
+        v[..4].copy_from_slice(&[
+            half_q0 as i128,
+            -(half_q0 as i128),
+            half_q0 as i128 + 1,
+            -(half_q0 as i128) - 1,
+        ]);
+        for x in v[n / 2..].iter_mut() {
+            *x <<= 40;
+        }
+        for level in 0..=ring.max_level() {
+            let basis = RnsBasis::new(ring.moduli()[..=level].to_vec()).unwrap();
+            let lifted = be.upload_lifted(&v, level).unwrap();
+            let uniform = be
+                .sample_uniform(
+                    &Seed([9; 32]),
+                    Domain::Other,
+                    0,
+                    Shape {
+                        components: 2,
+                        level,
+                        extended: false,
+                    },
+                )
+                .unwrap();
+            for p in [&lifted, &uniform] {
+                let got = be.download_centered_q0(p).unwrap();
+                let mut somes = 0;
+                for (k, g) in got.iter().enumerate() {
+                    let res: Vec<u64> = (0..=level).map(|s| p.limb(0, s)[k]).collect();
+                    let value = basis.reconstruct_centered(&res);
+                    let want = i64::try_from(&value)
+                        .ok()
+                        .filter(|x| x.unsigned_abs() <= half_q0);
+                    assert_eq!(*g, want, "level {level} coeff {k}: value {value}");
+                    assert!(level > 0 || g.is_some(), "level 0: every value is small");
+                    somes += g.is_some() as usize;
+                }
+                if std::ptr::eq(p, &lifted) && level > 0 {
+                    // The first half is small (except the two just outside q_0's range), the
+                    // second half (shifted by 2^40) is not.
+                    assert_eq!(somes, n / 2 - 2, "level {level}: small values");
+                }
+            }
+        }
+    }
 }

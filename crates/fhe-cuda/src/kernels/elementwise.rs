@@ -128,3 +128,22 @@ pub(crate) fn rescale_finish(cx: &Ctx, a: LimbSet, t: LimbSet, level: usize) -> 
     let consts = cx.t(cx.layout.rescale[level]);
     launch!(cx.stream, f, grid(cx.n, a.count()), &a, &t, &consts, &slots)
 }
+
+/// `elementwise_lift(LimbSet a, const u64* src, u32 wide, const u64* slots)`: every limb of `a`
+/// (one component, `Q` slots) gets the signed integers at `src` reduced modulo its prime; `src`
+/// holds `n` i128 as (low, high) word pairs when `wide`, else `n` i64 words.
+pub(crate) fn lift(cx: &Ctx, a: LimbSet, src: u64, wide: bool) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_lift")?;
+    let slots = cx.slots();
+    let wide = wide as u32;
+    launch!(cx.stream, f, grid(cx.n, a.count()), &a, &src, &wide, &slots)
+}
+
+/// `elementwise_centered_q0(LimbSet a, u64* out, const u64* slots)`: `out[k] = (x_k << 1) | flag_k`
+/// for the `n` coefficients of `a`'s first component (`Q` slots from 0), `x_k` centred mod `q_0`,
+/// `flag_k` whether it is congruent to every other limb. One launch, one thread per coefficient.
+pub(crate) fn centered_q0(cx: &Ctx, a: LimbSet, out: u64) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_centered_q0")?;
+    let slots = cx.slots();
+    launch!(cx.stream, f, grid(cx.n, 1), &a, &out, &slots)
+}
