@@ -89,23 +89,28 @@ impl<B: Backend> Encoder<B> {
         let mut coeffs = vec![0f64; n];
         self.fft.encode(values, slots, &mut coeffs)?;
         let backend = self.ctx.backend();
+        // Scale and round once; |v| < 2^126 is required, and when every |v| < 2^63 the
+        // integers cross as i64 (8 bytes per coefficient instead of 16).
+        let rounded: Vec<f64> = coeffs.iter().map(|&c| (c * scale).round()).collect();
         let limit = 2f64.powi(126);
-        if let Some(&c) = coeffs.iter().find(|&&c| {
-            let v = (c * scale).round();
-            !v.is_finite() || v.abs() >= limit
-        }) {
-            return Err(Error::ValueTooLarge { value: c, scale });
+        if let Some(i) = rounded
+            .iter()
+            .position(|v| !v.is_finite() || v.abs() >= limit)
+        {
+            return Err(Error::ValueTooLarge {
+                value: coeffs[i],
+                scale,
+            });
         }
-        let ints: Vec<i128> = coeffs
-            .par_iter()
-            .map(|&c| (c * scale).round() as i128)
-            .collect();
         // The backend reduces the integers into every limb (on the GPU: 8 or 16 bytes per
-        // coefficient cross instead of 8 per limb); 64-bit words when every value fits.
-        let narrow: Option<Vec<i64>> = ints.iter().map(|&v| i64::try_from(v).ok()).collect();
-        let mut poly = match narrow {
-            Some(v) => backend.upload_lifted_i64(&v, level)?,
-            None => backend.upload_lifted(&ints, level)?,
+        // coefficient cross instead of 8 per limb).
+        let i64_limit = 2f64.powi(63);
+        let mut poly = if rounded.iter().all(|v| v.abs() < i64_limit) {
+            let ints: Vec<i64> = rounded.iter().map(|&v| v as i64).collect();
+            backend.upload_lifted_i64(&ints, level)?
+        } else {
+            let ints: Vec<i128> = rounded.iter().map(|&v| v as i128).collect();
+            backend.upload_lifted(&ints, level)?
         };
         backend.ntt(&mut poly)?;
         Ok(Plaintext {

@@ -25,8 +25,13 @@
 //! in reverse order. Both are `O(s log s)` plus `O(n)` for reading / writing coefficients.
 
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
 pub use num_complex::Complex64;
+
+/// Butterflies per work item of the parallel stages (below two of these, a stage runs on one
+/// thread).
+const PAR_CHUNK: usize = 2048;
 
 /// Smallest supported `log2 n`.
 const MIN_LOG_N: u32 = 2;
@@ -42,6 +47,11 @@ pub struct SpecialFft {
     roots: Vec<Complex64>,
     /// `rot_group[j] = 5^j mod 2n` for `0 <= j < n/2`.
     rot_group: Vec<usize>,
+    /// Per stage `log2 ℓ` (`ℓ = 2..=n/2`), the `ℓ/2` butterfly twiddles `ξ_{4ℓ}^{5^j mod 4ℓ}`
+    /// (`roots[twiddle_index(j, ℓ)]`) in butterfly order, so a stage reads them sequentially.
+    stage_tw: Vec<Vec<Complex64>>,
+    /// The same for the inverse: `roots[2n - twiddle_index(j, ℓ)]` (the conjugates).
+    stage_tw_inv: Vec<Vec<Complex64>>,
 }
 
 impl SpecialFft {
@@ -84,11 +94,30 @@ impl SpecialFft {
             rot_group.push(g);
             g = (g * 5) % two_n;
         }
-        Ok(Self {
+        let mut fft = Self {
             n,
             roots,
             rot_group,
-        })
+            stage_tw: Vec::new(),
+            stage_tw_inv: Vec::new(),
+        };
+        // Index log2 ℓ; entries 0 (ℓ = 1) and above n/2 stay empty.
+        for log_len in 0..=n.trailing_zeros() {
+            let len = 1usize << log_len;
+            let (fwd, inv) = if (2..=n / 2).contains(&len) {
+                (0..len / 2)
+                    .map(|j| {
+                        let idx = fft.twiddle_index(j, len);
+                        (fft.roots[idx], fft.roots[two_n - idx])
+                    })
+                    .unzip()
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            fft.stage_tw.push(fwd);
+            fft.stage_tw_inv.push(inv);
+        }
+        Ok(fft)
     }
 
     /// The ring degree `n` (the polynomial `m` lives in `R[X]/(X^n + 1)`).
@@ -185,17 +214,13 @@ impl SpecialFft {
         bit_reverse(w);
         let mut len = 2;
         while len <= s {
-            let lenh = len / 2;
-            for block in w.chunks_exact_mut(len) {
-                let (lo, hi) = block.split_at_mut(lenh);
-                for (j, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    let t = self.roots[self.twiddle_index(j, len)];
-                    let u = *a;
-                    let v = *b * t;
-                    *a = u + v;
-                    *b = u - v;
-                }
-            }
+            let tw = &self.stage_tw[len.trailing_zeros() as usize];
+            for_each_butterfly(w, len, tw, |a, b, t| {
+                let u = *a;
+                let v = *b * t;
+                *a = u + v;
+                *b = u - v;
+            });
             len *= 2;
         }
     }
@@ -203,27 +228,64 @@ impl SpecialFft {
     /// In place: the exact inverse of [`Self::special_fft`].
     fn inverse_special_fft(&self, w: &mut [Complex64]) {
         let s = w.len();
-        let two_n = 2 * self.n;
         let mut len = s;
         while len >= 2 {
-            let lenh = len / 2;
-            for block in w.chunks_exact_mut(len) {
-                let (lo, hi) = block.split_at_mut(lenh);
-                for (j, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    // The index is odd·(2n/4ℓ) > 0, so 2n - idx is in range; ζ^{2n-idx} = conj(t).
-                    let t_conj = self.roots[two_n - self.twiddle_index(j, len)];
-                    let u = *a;
-                    let v = *b;
-                    *a = u + v;
-                    *b = (u - v) * t_conj;
-                }
-            }
+            // ζ^{2n-idx} = conj(ζ^idx): the inverse twiddles.
+            let tw = &self.stage_tw_inv[len.trailing_zeros() as usize];
+            for_each_butterfly(w, len, tw, |a, b, t_conj| {
+                let u = *a;
+                let v = *b;
+                *a = u + v;
+                *b = (u - v) * t_conj;
+            });
             len /= 2;
         }
         bit_reverse(w);
         let inv = 1.0 / s as f64;
-        for x in w.iter_mut() {
-            *x *= inv;
+        if s >= 2 * PAR_CHUNK {
+            w.par_iter_mut().for_each(|x| *x *= inv);
+        } else {
+            w.iter_mut().for_each(|x| *x *= inv);
+        }
+    }
+}
+
+/// Applies `f(a, b, tw[j])` to every butterfly `(block[j], block[j + len/2])` of every block of
+/// `len` elements. Each butterfly is computed the same way whatever the split, so the result
+/// does not depend on the threads: large stages run on rayon, over blocks when there are many
+/// and within the blocks otherwise.
+fn for_each_butterfly<F>(w: &mut [Complex64], len: usize, tw: &[Complex64], f: F)
+where
+    F: Fn(&mut Complex64, &mut Complex64, Complex64) + Sync,
+{
+    let lenh = len / 2;
+    let run = |lo: &mut [Complex64], hi: &mut [Complex64], tw: &[Complex64]| {
+        for ((a, b), &t) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
+            f(a, b, t);
+        }
+    };
+    if w.len() < 4 * PAR_CHUNK {
+        for block in w.chunks_exact_mut(len) {
+            let (lo, hi) = block.split_at_mut(lenh);
+            run(lo, hi, tw);
+        }
+    } else if lenh <= PAR_CHUNK {
+        // Many blocks: whole blocks per work item.
+        let per = (PAR_CHUNK / lenh).max(1) * len;
+        w.par_chunks_mut(per).for_each(|chunk| {
+            for block in chunk.chunks_exact_mut(len) {
+                let (lo, hi) = block.split_at_mut(lenh);
+                run(lo, hi, tw);
+            }
+        });
+    } else {
+        // Few large blocks: split each block's butterflies.
+        for block in w.chunks_exact_mut(len) {
+            let (lo, hi) = block.split_at_mut(lenh);
+            lo.par_chunks_mut(PAR_CHUNK)
+                .zip(hi.par_chunks_mut(PAR_CHUNK))
+                .zip(tw.par_chunks(PAR_CHUNK))
+                .for_each(|((lo, hi), tw)| run(lo, hi, tw));
         }
     }
 }
