@@ -5,7 +5,8 @@
 //! 2-component ciphertext, the tensor product, `mod_up` of one component (all digits),
 //! `key_product` (inner product with the key over Q·P, with and without a Galois map),
 //! `mod_down_into` (both components), the fast basis conversion of one digit alone, the
-//! automorphism of a ciphertext, and `rescale`. Sets: `CKKS_BENCH_SETS` (default `N13,CAT`).
+//! automorphism of a ciphertext, and `rescale`. Sets: `CKKS_BENCH_SETS` (default `N13,CAT`;
+//! `FFT` adds the host special FFT of encoding and decoding at N = 2^15 and 2^16).
 //!
 //! Run: `cargo bench --bench ckks_parts -- --noplot`.
 
@@ -156,7 +157,36 @@ fn selected(name: &str) -> bool {
     sets.split(',').any(|s| s.trim().eq_ignore_ascii_case(name))
 }
 
+/// The host special FFT of encoding / decoding (full slots), ids `parts/fft_2^k/{encode,decode}`.
+fn special_fft(c: &mut Criterion) {
+    for log_n in [15u32, 16] {
+        let n = 1usize << log_n;
+        let fft = gpufhe::math::fft::SpecialFft::new(n).expect("fft");
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let z: Vec<gpufhe::math::fft::Complex64> = (0..n / 2)
+            .map(|_| {
+                gpufhe::math::fft::Complex64::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                )
+            })
+            .collect();
+        let mut coeffs = vec![0.0; n];
+        let mut g = c.benchmark_group(format!("parts/fft_2^{log_n}"));
+        g.bench_function("encode", |b| {
+            b.iter(|| fft.encode(black_box(&z), n / 2, &mut coeffs).unwrap())
+        });
+        g.bench_function("decode", |b| {
+            b.iter(|| fft.decode(black_box(&coeffs), n / 2).unwrap())
+        });
+        g.finish();
+    }
+}
+
 fn ckks_parts(c: &mut Criterion) {
+    if selected("FFT") {
+        special_fft(c);
+    }
     if selected("N13") {
         bench_set(c, "N13", &ckks::params::N13, 30);
     }
