@@ -21,7 +21,13 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* h, const u64* to_slots, u32 to_cnt,
                                              const u64* h_in, const u64* h_out,
                                              const u64* qmodp, u64* out, const u64* slots,
-                                             const u64* cp_src, u64* cp_dst, u32 cp_cnt) {
+                                             const u64* cp_src, u64* cp_dst, u32 cp_cnt,
+                                             const u64* top_w, u32 level, const u64* pinv) {
+    // (top_w, level, pinv): the signature of the unrolled kernels; the generic one never fuses
+    // the rescale preparation and ignores them.
+    (void)top_w;
+    (void)level;
+    (void)pinv;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's

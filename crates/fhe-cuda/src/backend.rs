@@ -405,6 +405,31 @@ impl CudaBackend {
     }
 
     /// Rescales every component of `a` (NTT form, not extended, level >= 1) by its top prime.
+    /// Uploads signed integer coefficients (`T` = i64, or i128 with `wide`) and reduces them
+    /// into every limb of a new one-component buffer at `level` (`elementwise_lift`; inactive
+    /// slots zero).
+    fn lift_words<T: cudarc::driver::DeviceRepr>(
+        &self,
+        coeffs: &[T],
+        level: usize,
+        wide: bool,
+    ) -> Result<DevicePoly> {
+        fhe_math::backend::check_lift_args(&self.inner.ring, coeffs.len(), level)?;
+        let src = self
+            .inner
+            .stream
+            .clone_htod(coeffs)
+            .map_err(drv("upload"))?;
+        let (sp, _g) = src.device_ptr(self.s());
+        let p = self.alloc_zero_inactive(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        ew::lift(&self.cx(), p.limbs(self.s()), sp, wide)?;
+        Ok(p)
+    }
+
     /// Per-slot `(t·c_s mod q_s, shoup)` for `s` in `slots`, `c_s` given by `c(s)`: the
     /// constants that fold a BGV `t` scaling into a kernel's existing multiplier.
     fn times_t(
@@ -525,43 +550,13 @@ impl Backend for CudaBackend {
     }
 
     fn upload_lifted(&self, coeffs: &[i128], level: usize) -> Result<DevicePoly> {
-        fhe_math::backend::check_lift_args(&self.inner.ring, coeffs.len(), level)?;
         // i128 is stored as (low, high) little-endian words on every host CUDA supports, the
         // layout `elementwise_lift` reads with `wide = 1`.
-        let src = self
-            .inner
-            .stream
-            .clone_htod(coeffs)
-            .map_err(drv("upload"))?;
-        let (sp, _g) = src.device_ptr(self.s());
-        // A one-component buffer whose inactive slots are zero and whose limbs 0..=level are
-        // all written by `elementwise_lift`.
-        let p = self.alloc_zero_inactive(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
-        ew::lift(&self.cx(), p.limbs(self.s()), sp, true)?;
-        Ok(p)
+        self.lift_words(coeffs, level, true)
     }
 
     fn upload_lifted_i64(&self, coeffs: &[i64], level: usize) -> Result<DevicePoly> {
-        fhe_math::backend::check_lift_args(&self.inner.ring, coeffs.len(), level)?;
-        let src = self
-            .inner
-            .stream
-            .clone_htod(coeffs)
-            .map_err(drv("upload"))?;
-        let (sp, _g) = src.device_ptr(self.s());
-        // A one-component buffer whose inactive slots are zero and whose limbs 0..=level are
-        // all written by `elementwise_lift`.
-        let p = self.alloc_zero_inactive(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
-        ew::lift(&self.cx(), p.limbs(self.s()), sp, false)?;
-        Ok(p)
+        self.lift_words(coeffs, level, false)
     }
 
     fn download_centered_q0(&self, p: &DevicePoly) -> Result<Vec<Option<i64>>> {

@@ -121,31 +121,6 @@ pub(crate) fn convert(
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
-    if !unrolled {
-        launch!(
-            cx.stream,
-            f,
-            cfg,
-            &input,
-            &n,
-            &from_slot0,
-            &from_cnt,
-            &qhi,
-            &qhis,
-            &h,
-            &ts,
-            &to_cnt,
-            &h_in,
-            &h_out,
-            &qmodp,
-            &out,
-            &slots,
-            &cp_src,
-            &cp_dst,
-            &cp_cnt
-        )?;
-        return Ok(false);
-    }
     let (top_w, level) = rescale_top.unwrap_or((0, 0));
     let pinv = rescale_top.map_or(0, |(_, l)| cx.t(cx.layout.p_inv[l]));
     let level = level as u32;
@@ -174,7 +149,8 @@ pub(crate) fn convert(
         &level,
         &pinv
     )?;
-    Ok(rescale_top.is_some())
+    // The generic kernel takes the three rescale parameters too, and ignores them.
+    Ok(unrolled && rescale_top.is_some())
 }
 
 /// `keyswitch_key_product(LimbSet acc, ext, ext_spc, key, key_spc, digits, map, slots)`.
