@@ -219,20 +219,6 @@ extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u3
     a1[k] = reduce_u128(sum1, m);
 }
 
-// mod_down, last step: out[c][s] += (acc[c][s] - conv[c][s]) * P^-1 mod q_s (Shoup), `pinv`
-// holding (value, shoup) pairs by slot.
-extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv,
-                                                     const u64* pinv, const u64* slots) {
-    u32 idx = blockIdx.y;
-    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= out.n) return;
-    u32 s = limbset_slot(out, idx);
-    Mod m = load_mod(slots, s);
-    u64* o = limbset_ptr(out, idx);
-    u64 d = mod_sub(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], m.q);
-    o[k] = mod_add(o[k], mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
-}
-
 // Constants by slot, with Shoup companions, passed by value (the layout of `Scalars` in
 // elementwise.cu, indexed by slot here).
 #define MAX_SLOT_PAIRS 64
@@ -241,21 +227,30 @@ struct SlotPairs {
     u64 ws[MAX_SLOT_PAIRS];
 };
 
-// mod_down preserving a message mod t (BGV), last step: `conv` is the conversion of
-// t^-1·acc_P, so out[c][s] += acc[c][s]·P^-1 - conv[c][s]·(t·P^-1) mod q_s (`tp` by slot), the
-// residues of t·(t^-1·out + (t^-1·acc - conv)·P^-1).
-extern "C" __global__ void keyswitch_mod_down_finish_mod_t(LimbSet out, LimbSet acc, LimbSet conv,
-                                                           const u64* pinv, SlotPairs tp,
-                                                           const u64* slots) {
+// The term mod_down adds at slot s: (acc - conv)·P^-1 mod q_s, or, preserving a message mod t
+// (BGV, `use_t`; `conv` is then the conversion of t^-1·acc_P), acc·P^-1 - conv·(t·P^-1) with
+// t·P^-1 in `tp` by slot: the residues of t·(t^-1·acc - conv)·P^-1. `pinv` holds
+// (value, shoup) pairs of P^-1 by slot.
+__device__ __forceinline__ u64 mod_down_term(u64 a, u64 c, u32 s, const u64* pinv,
+                                             const SlotPairs& tp, u32 use_t, u64 q) {
+    if (use_t)
+        return mod_sub(mul_shoup(a, pinv[2 * s], pinv[2 * s + 1], q),
+                       mul_shoup(c, tp.w[s], tp.ws[s], q), q);
+    return mul_shoup(mod_sub(a, c, q), pinv[2 * s], pinv[2 * s + 1], q);
+}
+
+// mod_down, last step: out[c][s] += mod_down_term(acc[c][s], conv[c][s]).
+extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv,
+                                                     const u64* pinv, SlotPairs tp, u32 use_t,
+                                                     const u64* slots) {
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
     u32 s = limbset_slot(out, idx);
-    Mod m = load_mod(slots, s);
+    u64 q = slots[s * SLOT_STRIDE];
     u64* o = limbset_ptr(out, idx);
-    u64 a = mul_shoup(limbset_ptr(acc, idx)[k], pinv[2 * s], pinv[2 * s + 1], m.q);
-    u64 c = mul_shoup(limbset_ptr(conv, idx)[k], tp.w[s], tp.ws[s], m.q);
-    o[k] = mod_add(o[k], mod_sub(a, c, m.q), m.q);
+    u64 d = mod_down_term(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], s, pinv, tp, use_t, q);
+    o[k] = mod_add(o[k], d, q);
 }
 
 // mod_down fused with the rescale, step 1 (top limb, NTT form): w_c = out[c][l] + acc[c][l] * P^-1
@@ -322,19 +317,21 @@ extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSe
     o[k] = mul_shoup(d, rs[2 * s], rs[2 * s + 1], q);
 }
 
-// mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + (acc[0][s] - conv[0][s])
-// * P^-1, out[1][s] = (acc[1][s] - conv[1][s]) * P^-1 (the automorphism of c_0 and the zero
-// initialisation of the output folded in). `src` is the one-component set of c_0 at out's slots.
+// mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + term(0, s),
+// out[1][s] = term(1, s) with term = mod_down_term(acc, conv) (the automorphism of c_0 and the
+// zero initialisation of the output folded in). `src` is the one-component set of c_0 at out's
+// slots.
 extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv,
                                                          LimbSet src, const u32* map,
-                                                         const u64* pinv, const u64* slots) {
+                                                         const u64* pinv, SlotPairs tp,
+                                                         u32 use_t, const u64* slots) {
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
     u32 s = limbset_slot(out, idx);
-    Mod m = load_mod(slots, s);
+    u64 q = slots[s * SLOT_STRIDE];
     u32 per = out.q_cnt + out.p_cnt;
     u64 base = idx < per ? limbset_ptr(src, idx)[map[k]] : 0;
-    u64 d = mod_sub(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], m.q);
-    limbset_ptr(out, idx)[k] = mod_add(base, mul_shoup(d, pinv[2 * s], pinv[2 * s + 1], m.q), m.q);
+    u64 d = mod_down_term(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], s, pinv, tp, use_t, q);
+    limbset_ptr(out, idx)[k] = mod_add(base, d, q);
 }

@@ -879,34 +879,41 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<()> {
-        if rescale || t == 1 {
+        if rescale && t != 1 {
             // The fused rescale keeps the scalings around it (the default body).
             return fhe_math::backend::scaled_mod_down_into_mod_t(self, acc, out, rescale, t);
         }
-        self.mod_down_any(acc, out, false, None, t)
+        self.mod_down_any(acc, out, rescale, None, t)
     }
 
-    fn relinearize(
+    fn relinearize_mod_t(
         &self,
-        mut t: DevicePoly,
+        mut c: DevicePoly,
         relin_key: &DevicePoly,
         rescale: bool,
+        t: u64,
     ) -> Result<DevicePoly> {
         // The default body, with the accumulator written (not zeroed, then accumulated); the
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
-        let mut ext = self.scratch(self.mod_up_shape(&t, 2)?)?;
-        self.mod_up_into(&t, 2, &mut ext)?;
+        let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
+        self.mod_up_into(&c, 2, &mut ext)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
         self.key_acc(&ext, relin_key, None, &mut acc)?;
-        self.truncate_components(&mut t, 2)?;
-        self.mod_down_impl(&acc, &mut t, rescale)?;
-        Ok(t)
+        self.truncate_components(&mut c, 2)?;
+        if rescale && t != 1 {
+            // BGV's fused modulus switch keeps the scalings around the fused mod_down.
+            fhe_math::backend::scaled_mod_down_into_mod_t(self, &mut acc, &mut c, true, t)?;
+        } else {
+            self.mod_down_any(&acc, &mut c, rescale, None, t)?;
+        }
+        Ok(c)
     }
 
-    fn rotate_hoisted(
+    fn rotate_hoisted_mod_t(
         &self,
         c: &DevicePoly,
         keys: &[(u64, &DevicePoly)],
+        t: u64,
     ) -> Result<Vec<DevicePoly>> {
         let level = c.shape.level;
         // Scratch digits and one scratch accumulator reused by every rotation (stream order),
@@ -926,7 +933,7 @@ impl Backend for CudaBackend {
                 if g.is_multiple_of(2) {
                     return Err(shape_err(format!("rotate: bad Galois element {g}")));
                 }
-                self.mod_down_rot(&acc, &mut out, Some((c, g)))?;
+                self.mod_down_any(&acc, &mut out, false, Some((c, g)), t)?;
                 Ok(out)
             })
             .collect()
@@ -1119,16 +1126,6 @@ impl CudaBackend {
         self.mod_down_any(acc, out, rescale, None, 1)
     }
 
-    /// `out = (σ_g(c_0), 0) + ⌊acc / P⌉` (the contents of `out` are not read).
-    fn mod_down_rot(
-        &self,
-        acc: &DevicePoly,
-        out: &mut DevicePoly,
-        rot: Option<(&DevicePoly, u64)>,
-    ) -> Result<()> {
-        self.mod_down_any(acc, out, false, rot, 1)
-    }
-
     fn mod_down_any(
         &self,
         acc: &DevicePoly,
@@ -1137,7 +1134,11 @@ impl CudaBackend {
         rot: Option<(&DevicePoly, u64)>,
         t_mod: u64,
     ) -> Result<()> {
-        debug_assert!(t_mod == 1 || (!rescale && rot.is_none()));
+        if t_mod != 1 && rescale {
+            return Err(shape_err(
+                "mod_down: the fused rescale does not take a message modulus (use the scaled path)",
+            ));
+        }
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
@@ -1253,30 +1254,40 @@ impl CudaBackend {
                 level,
             )?;
             out.shape.level = level - 1;
-        } else if let Some((c, g)) = rot {
-            self.check(c)?;
-            check_covers(out, c, "rotate")?;
-            kernels::ntt::forward(&cx, lc)?;
-            let la = acc.like(self.s(), &lo);
-            let map = self.galois_map(g)?;
-            let (mp, _g) = map.device_ptr(self.s());
-            let src = c.like(self.s(), &lo).components(0, 1);
-            kernels::keyswitch::mod_down_finish_rot(&cx, lo, la, lc, src, mp, level)?;
-        } else if t_mod != 1 {
-            kernels::ntt::forward(&cx, lc)?;
-            let la = acc.like(self.s(), &lo);
-            let table = self
-                .inner
-                .ring
-                .mod_down_table(level)
-                .ok_or_else(|| shape_err("mod_down needs special primes"))?;
-            let tp = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
-            let tp = ew::Scalars::new(&tp)?;
-            kernels::keyswitch::mod_down_finish_mod_t(&cx, lo, la, lc, level, &tp)?;
         } else {
             kernels::ntt::forward(&cx, lc)?;
             let la = acc.like(self.s(), &lo);
-            kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level)?;
+            // BGV: the final multiplier of the converted part carries t.
+            let tp = if t_mod != 1 {
+                let table = self
+                    .inner
+                    .ring
+                    .mod_down_table(level)
+                    .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+                let pairs = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
+                Some(ew::Scalars::new(&pairs)?)
+            } else {
+                None
+            };
+            if let Some((c, g)) = rot {
+                self.check(c)?;
+                check_covers(out, c, "rotate")?;
+                let map = self.galois_map(g)?;
+                let (mp, _g) = map.device_ptr(self.s());
+                let src = c.like(self.s(), &lo).components(0, 1);
+                kernels::keyswitch::mod_down_finish_rot(
+                    &cx,
+                    lo,
+                    la,
+                    lc,
+                    src,
+                    mp,
+                    level,
+                    tp.as_ref(),
+                )?;
+            } else {
+                kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level, tp.as_ref())?;
+            }
         }
         Ok(())
     }

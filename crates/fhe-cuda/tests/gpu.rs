@@ -329,6 +329,25 @@ fn check_all(ring: Arc<RingContext>) {
             for (x, y) in hc.iter().zip(&hg) {
                 p.same("rotate_hoisted", x, y);
             }
+            // BGV's t-preserving composites (CUDA folds the t scalings into mod_down).
+            let t = 65537;
+            let hc = cpu
+                .rotate_hoisted_mod_t(&ah, &[(5, &kh), (25, &kh)], t)
+                .unwrap();
+            let hg = gpu
+                .rotate_hoisted_mod_t(&ad, &[(5, &kd), (25, &kd)], t)
+                .unwrap();
+            for (x, y) in hc.iter().zip(&hg) {
+                p.same("rotate_hoisted_mod_t", x, y);
+            }
+            for switch in [false, true] {
+                p.same(
+                    &format!("relinearize_mod_t level {level} switch {switch}"),
+                    &cpu.relinearize_mod_t(ch.clone(), &kh, switch, t).unwrap(),
+                    &gpu.relinearize_mod_t(gpu.duplicate(&cd).unwrap(), &kd, switch, t)
+                        .unwrap(),
+                );
+            }
         }
     }
     gpu.synchronize().unwrap();
@@ -802,6 +821,28 @@ fn gpu_scratch_no_allocation_after_warm_up() {
                     .unwrap()
             }),
             cpu.rotate_hoisted(&ah, &[(5, &kh), (25, &kh), (125, &kh)])
+                .unwrap(),
+        ),
+        (
+            "BGV relinearize_mod_t",
+            Box::new(|| {
+                vec![
+                    gpu.relinearize_mod_t(gpu.duplicate(&td).unwrap(), &kd, false, 65537)
+                        .unwrap(),
+                ]
+            }),
+            vec![
+                cpu.relinearize_mod_t(th.clone(), &kh, false, 65537)
+                    .unwrap(),
+            ],
+        ),
+        (
+            "BGV rotate_hoisted_mod_t",
+            Box::new(|| {
+                gpu.rotate_hoisted_mod_t(&ad, &[(5, &kd), (25, &kd)], 65537)
+                    .unwrap()
+            }),
+            cpu.rotate_hoisted_mod_t(&ah, &[(5, &kh), (25, &kh)], 65537)
                 .unwrap(),
         ),
         (

@@ -338,21 +338,34 @@ pub trait Backend: Clone + Send + Sync + 'static {
     /// Relinearizes a 3-component ciphertext (NTT form), optionally rescaling.
     fn relinearize(
         &self,
-        mut t: Self::Poly,
+        c: Self::Poly,
         relin_key: &Self::Poly,
         rescale: bool,
     ) -> Result<Self::Poly> {
-        let level = self.shape(&t).level;
-        let ext = self.mod_up(&t, 2)?;
+        self.relinearize_mod_t(c, relin_key, rescale, 1)
+    }
+
+    /// [`Backend::relinearize`] preserving a message modulo `t` (BGV: the key switch ends with
+    /// [`Backend::mod_down_into_mod_t`]; `rescale` is then BGV's modulus switch). `t = 1` is
+    /// plain relinearization.
+    fn relinearize_mod_t(
+        &self,
+        mut c: Self::Poly,
+        relin_key: &Self::Poly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<Self::Poly> {
+        let level = self.shape(&c).level;
+        let ext = self.mod_up(&c, 2)?;
         let mut acc = self.zeros(Shape {
             components: 2,
             level,
             extended: true,
         })?;
         self.key_product(&ext, relin_key, None, &mut acc)?;
-        self.truncate_components(&mut t, 2)?;
-        self.mod_down_into(&acc, &mut t, rescale)?;
-        Ok(t)
+        self.truncate_components(&mut c, 2)?;
+        self.mod_down_into_mod_t(&mut acc, &mut c, rescale, t)?;
+        Ok(c)
     }
 
     /// Rotations of one ciphertext by several Galois elements sharing one `mod_up` (hoisting):
@@ -361,6 +374,17 @@ pub trait Backend: Clone + Send + Sync + 'static {
         &self,
         c: &Self::Poly,
         keys: &[(u64, &Self::Poly)],
+    ) -> Result<Vec<Self::Poly>> {
+        self.rotate_hoisted_mod_t(c, keys, 1)
+    }
+
+    /// [`Backend::rotate_hoisted`] preserving a message modulo `t` (each key switch ends with
+    /// [`Backend::mod_down_into_mod_t`]). `t = 1` is plain hoisted rotation.
+    fn rotate_hoisted_mod_t(
+        &self,
+        c: &Self::Poly,
+        keys: &[(u64, &Self::Poly)],
+        t: u64,
     ) -> Result<Vec<Self::Poly>> {
         let level = self.shape(c).level;
         let ext = self.mod_up(c, 1)?;
@@ -378,7 +402,7 @@ pub trait Backend: Clone + Send + Sync + 'static {
                     extended: false,
                 })?;
                 self.automorphism_into(c, g, &mut out, 1)?;
-                self.mod_down_into(&acc, &mut out, false)?;
+                self.mod_down_into_mod_t(&mut acc, &mut out, false, t)?;
                 Ok(out)
             })
             .collect()

@@ -21,13 +21,14 @@
 //! acts on `t^{-1}·out`, and step 3 multiplies by `t` again: that is exactly BGV's modulus
 //! switch (`t·⌊t^{-1}·c / q_l⌉`), which multiplies the message by `q_l^{-1} mod t`.
 //!
-//! These functions call the backend's parts (`mod_up`, `key_product`, `mod_down_into`,
-//! `mul_scalar_assign`) directly, so any backend runs them without scheme-specific kernels.
+//! The steps are the default bodies of `Backend::mod_down_into_mod_t` / `rescale_mod_t`, reached
+//! through `Backend::relinearize_mod_t` and `rotate_hoisted_mod_t`; a backend may fold the
+//! scalings into its own kernels (the CUDA backend does) as long as the residues are the same.
+
 use crate::ciphertext::Ciphertext;
 use crate::error::{Error, Result, check_same};
 use crate::keys::{RelinKey, SwitchingKey};
 use fhe_math::backend::Backend;
-use fhe_math::poly::Shape;
 
 fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
     if backend.shape(&ct.poly).components != 2 {
@@ -90,12 +91,23 @@ pub fn apply_galois_hoisted<B: Backend>(
     ct: &Ciphertext<B>,
     keys: &[(u64, &SwitchingKey<B>)],
 ) -> Result<Vec<Ciphertext<B>>> {
+    hoisted(backend, ct, keys, 1)
+}
+
+/// The hoisted rotations of [`apply_galois_hoisted`] / [`apply_galois_hoisted_mod_t`] (`t = 1`:
+/// no message modulus).
+fn hoisted<B: Backend>(
+    backend: &B,
+    ct: &Ciphertext<B>,
+    keys: &[(u64, &SwitchingKey<B>)],
+    t: u64,
+) -> Result<Vec<Ciphertext<B>>> {
     check_two(backend, ct, "rotate")?;
     for (_, k) in keys {
         check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
     }
     let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
-    let polys = backend.rotate_hoisted(&ct.poly, &refs)?;
+    let polys = backend.rotate_hoisted_mod_t(&ct.poly, &refs, t)?;
     Ok(polys
         .into_iter()
         .map(|poly| Ciphertext {
@@ -116,20 +128,6 @@ fn check_t<B: Backend>(backend: &B, t: u64) -> Result<()> {
             });
         }
     }
-    Ok(())
-}
-
-/// `out += ⌊acc/P⌉` (optionally fused with a rescale) preserving the message mod `t`; see the
-/// module documentation. `acc` is consumed (scaled in place).
-fn mod_down_mod_t<B: Backend>(
-    backend: &B,
-    mut acc: B::Poly,
-    out: &mut B::Poly,
-    rescale: bool,
-    t: u64,
-) -> Result<()> {
-    check_t(backend, t)?;
-    backend.mod_down_into_mod_t(&mut acc, out, rescale, t)?;
     Ok(())
 }
 
@@ -173,24 +171,14 @@ pub fn relinearize_mod_t<B: Backend>(
             reason: "the ciphertext is at level 0".into(),
         });
     }
-    let level = shape.level;
-    let ext = backend.mod_up(&ct.poly, 2)?;
-    let mut acc = backend.zeros(Shape {
-        components: 2,
-        level,
-        extended: true,
-    })?;
-    backend.key_product(&ext, &rlk.0.poly, None, &mut acc)?;
-    drop(ext);
+    check_t(backend, t)?;
     let mut meta = ct.meta;
-    let mut out = ct.poly;
-    backend.truncate_components(&mut out, 2)?;
-    mod_down_mod_t(backend, acc, &mut out, mod_switch, t)?;
+    let poly = backend.relinearize_mod_t(ct.poly, &rlk.0.poly, mod_switch, t)?;
     if mod_switch {
         meta.level -= 1;
     }
     Ok(Ciphertext {
-        poly: out,
+        poly,
         meta,
         seed: None,
     })
@@ -204,32 +192,6 @@ pub fn apply_galois_hoisted_mod_t<B: Backend>(
     keys: &[(u64, &SwitchingKey<B>)],
     t: u64,
 ) -> Result<Vec<Ciphertext<B>>> {
-    check_two(backend, ct, "rotate")?;
-    for (_, k) in keys {
-        check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
-    }
-    let level = backend.shape(&ct.poly).level;
-    let ext = backend.mod_up(&ct.poly, 1)?;
-    keys.iter()
-        .map(|&(g, key)| {
-            let mut acc = backend.zeros(Shape {
-                components: 2,
-                level,
-                extended: true,
-            })?;
-            backend.key_product(&ext, &key.poly, Some(g), &mut acc)?;
-            let mut out = backend.zeros(Shape {
-                components: 2,
-                level,
-                extended: false,
-            })?;
-            backend.automorphism_into(&ct.poly, g, &mut out, 1)?;
-            mod_down_mod_t(backend, acc, &mut out, false, t)?;
-            Ok(Ciphertext {
-                poly: out,
-                meta: ct.meta,
-                seed: None,
-            })
-        })
-        .collect()
+    check_t(backend, t)?;
+    hoisted(backend, ct, keys, t)
 }

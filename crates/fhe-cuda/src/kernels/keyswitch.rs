@@ -185,45 +185,29 @@ pub(crate) fn key_product(
     )
 }
 
-/// `keyswitch_mod_down_finish_mod_t(LimbSet out, LimbSet acc, LimbSet conv, pinv, SlotPairs tp,
-/// slots)`: `tp` holds `t·P^-1 mod q_s` by slot (the layout of [`Scalars`], indexed by slot).
-pub(crate) fn mod_down_finish_mod_t(
-    cx: &Ctx,
-    out: LimbSet,
-    acc: LimbSet,
-    conv: LimbSet,
-    level: usize,
-    tp: &Scalars,
-) -> Result<()> {
-    let f = cx
-        .dev
-        .function("keyswitch", "keyswitch_mod_down_finish_mod_t")?;
-    let slots = cx.slots();
-    let pinv = cx.t(cx.layout.p_inv[level]);
-    launch!(
-        cx.stream,
-        f,
-        grid(cx.n, out.count()),
-        &out,
-        &acc,
-        &conv,
-        &pinv,
-        tp,
-        &slots
-    )
+/// The `(tp, use_t)` arguments of the finish kernels: `t·P^-1 mod q_s` by slot (the layout of
+/// [`Scalars`], indexed by slot) for BGV's t-preserving mod_down, or unused zeros.
+fn t_args(t_pairs: Option<&Scalars>) -> Result<(Scalars, u32)> {
+    Ok(match t_pairs {
+        Some(tp) => (*tp, 1),
+        None => (Scalars::new(&[])?, 0),
+    })
 }
 
-/// `keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv, pinv, slots)`.
+/// `keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv, pinv, SlotPairs tp,
+/// u32 use_t, slots)`; `t_pairs` as in [`t_args`].
 pub(crate) fn mod_down_finish(
     cx: &Ctx,
     out: LimbSet,
     acc: LimbSet,
     conv: LimbSet,
     level: usize,
+    t_pairs: Option<&Scalars>,
 ) -> Result<()> {
     let f = cx.dev.function("keyswitch", "keyswitch_mod_down_finish")?;
     let slots = cx.slots();
     let pinv = cx.t(cx.layout.p_inv[level]);
+    let (tp, use_t) = t_args(t_pairs)?;
     launch!(
         cx.stream,
         f,
@@ -232,6 +216,8 @@ pub(crate) fn mod_down_finish(
         &acc,
         &conv,
         &pinv,
+        &tp,
+        &use_t,
         &slots
     )
 }
@@ -316,7 +302,8 @@ pub(crate) fn mod_down_rescale_finish(
 }
 
 /// `keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv, LimbSet src, map,
-/// pinv, slots)`.
+/// pinv, SlotPairs tp, u32 use_t, slots)`; `t_pairs` as in [`t_args`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn mod_down_finish_rot(
     cx: &Ctx,
     out: LimbSet,
@@ -325,12 +312,14 @@ pub(crate) fn mod_down_finish_rot(
     src: LimbSet,
     map: u64,
     level: usize,
+    t_pairs: Option<&Scalars>,
 ) -> Result<()> {
     let f = cx
         .dev
         .function("keyswitch", "keyswitch_mod_down_finish_rot")?;
     let slots = cx.slots();
     let pinv = cx.t(cx.layout.p_inv[level]);
+    let (tp, use_t) = t_args(t_pairs)?;
     launch!(
         cx.stream,
         f,
@@ -341,6 +330,8 @@ pub(crate) fn mod_down_finish_rot(
         &src,
         &map,
         &pinv,
+        &tp,
+        &use_t,
         &slots
     )
 }
