@@ -6,6 +6,17 @@
 #define TARGETS_PER_BLOCK 8
 #define PREPARE_CHUNK 4
 
+// Word strides between the conversions of one batched launch (grid z): the z-th conversion reads
+// in + z*in, writes out + z*out, copies cp_src + z*cp_src to cp_dst + z*cp_dst and (fused
+// rescale) reads top_w + z*top. Mirrors `ConvStrides` in Rust.
+struct ConvStrides {
+    u64 in;
+    u64 out;
+    u64 cp_src;
+    u64 cp_dst;
+    u64 top;
+};
+
 // Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
 //   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
 //   v_i = mul_shoup(x_i', qhatinv_i)  (canonical mod q_i),
@@ -22,12 +33,17 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* h_in, const u64* h_out,
                                              const u64* qmodp, u64* out, const u64* slots,
                                              const u64* cp_src, u64* cp_dst, u32 cp_cnt,
-                                             const u64* top_w, u32 level, const u64* pinv) {
+                                             const u64* top_w, u32 level, const u64* pinv,
+                                             ConvStrides st) {
     // (top_w, level, pinv): the signature of the unrolled kernels; the generic one never fuses
     // the rescale preparation and ignores them.
     (void)top_w;
     (void)level;
     (void)pinv;
+    in += blockIdx.z * st.in;
+    out += blockIdx.z * st.out;
+    cp_src += blockIdx.z * st.cp_src;
+    cp_dst += blockIdx.z * st.cp_dst;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's
@@ -89,7 +105,12 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
                                                  const u64* qmodp, u64* out, const u64* slots,
                                                  const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                                  const u64* top_w, u32 level,
-                                                 const u64* pinv) {
+                                                 const u64* pinv, const ConvStrides& st) {
+    in += blockIdx.z * st.in;
+    out += blockIdx.z * st.out;
+    cp_src += blockIdx.z * st.cp_src;
+    cp_dst += blockIdx.z * st.cp_dst;
+    if (top_w) top_w += blockIdx.z * st.top;
     __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
     __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
     const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
@@ -163,13 +184,14 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 // Unrolled variants for 1..=16 sources (the launcher picks `keyswitch_convert_f<from_cnt>`;
 // `keyswitch_convert` above handles any count).
 // They take three more parameters, (top_w, level, pinv), for the fused mod_down rescale (null
-// top_w: plain conversion).
+// top_w: plain conversion), and the strides of a batched launch (grid z).
 #define CONVERT_F(F)                                                                            \
     extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,         \
-                                                      u32 level, const u64* pinv) {             \
+                                                      u32 level, const u64* pinv,               \
+                                                      ConvStrides st) {                         \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
-                            level, pinv);                                                       \
+                            level, pinv, st);                                                   \
     }
 CONVERT_F(1)
 CONVERT_F(2)

@@ -271,10 +271,15 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     const u32 p = blockIdx.x * C + c;
     const u32 hi = p >> L;
     const u32 lowp = p & ((1u << L) - 1);
-    const u64 gbase = ((u64)hi << (S + L)) | lowp;
-    auto sidx = [&](u32 mid) -> u32 {
-        if (STRIDED) return mid * (C + 1) + c;
-        u32 e = (c << S) + mid;
+    const u64 gbase = ((u64)hi << (S + L)) + lowp;
+    // Shared index of element k of a round whose window starts at bit lo, with the round's
+    // base mb (= mid of element 0): sidx(mb + (k << lo)) written so that the part depending on
+    // k is a compile-time offset where it can be (the padding e >> 3 splits when lo >= 3).
+    auto sh_index = [&](u32 mb, int k, int lo) -> u32 {
+        if (STRIDED) return mb * (C + 1) + c + (u32)k * ((C + 1) << lo);
+        const u32 e0 = (c << S) + mb;
+        if (lo >= 3) return e0 + (e0 >> 3) + (u32)k * ((1u << lo) + (1u << (lo - 3)));
+        const u32 e = e0 + ((u32)k << lo);
         return e + (e >> 3);
     };
 
@@ -288,14 +293,17 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         const u32 tlo = t & ((1u << lo) - 1);
         const u32 thi = t >> lo;
         const u32 mbase = (thi << (lo + 3)) | tlo;
+        // Element k of this thread: global index gbase + ((mbase + (k << lo)) << L), the bits of
+        // the three terms disjoint, so one base pointer plus constant offsets.
+        const u64 goff = gbase + ((u64)mbase << L);
         if (r == 0) {
+            const u64* gsrc = src + goff;
 #pragma unroll
-            for (int k = 0; k < 8; k++)
-                x[k] = src[gbase | ((u64)(mbase | ((u32)k << lo)) << L)];
+            for (int k = 0; k < 8; k++) x[k] = gsrc[(u64)k << (lo + L)];
         } else {
             __syncthreads();
 #pragma unroll
-            for (int k = 0; k < 8; k++) x[k] = sh[sidx(mbase | ((u32)k << lo))];
+            for (int k = 0; k < 8; k++) x[k] = sh[sh_index(mbase, k, lo)];
         }
         if (!INV) {
 #pragma unroll
@@ -344,11 +352,11 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             }
 #pragma unroll
             for (int k = 0; k < 8; k++)
-                a[gbase | ((u64)(mbase | ((u32)k << lo)) << L)] = x[k];
+                a[goff + ((u64)k << (lo + L))] = x[k];
         } else {
             if (r > 0) __syncthreads();
 #pragma unroll
-            for (int k = 0; k < 8; k++) sh[sidx(mbase | ((u32)k << lo))] = x[k];
+            for (int k = 0; k < 8; k++) sh[sh_index(mbase, k, lo)] = x[k];
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::device::Device;
 use crate::error::Error as CudaError;
+use crate::kernels::keyswitch::ConvStrides;
 use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
 use crate::poly::DevicePoly;
 use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
@@ -164,20 +165,28 @@ impl CudaBackend {
             }
         }
         kernels::ntt::inverse_list(&scx, &inv)?;
+        let nw = n as u64;
         for (x, p) in [a, b].into_iter().enumerate() {
             let pp = p.ptr(self.s());
             let pspc = p.slots_per_component() as u64;
-            for c in 0..2u64 {
-                let idx = 2 * x as u64 + c;
-                kernels::keyswitch::convert(
-                    &scx,
-                    &lay.q_to_b,
-                    tp + idx * ql as u64 * w,
-                    ep + idx * total as u64 * w,
-                    (pp + c * pspc * w, ep + idx * total as u64 * w, ql as u32),
-                    None,
-                )?;
-            }
+            // Both components of one input in one launch.
+            let idx = 2 * x as u64;
+            let strides = ConvStrides {
+                input: ql as u64 * nw,
+                out: total as u64 * nw,
+                cp_src: pspc * nw,
+                cp_dst: total as u64 * nw,
+                top: 0,
+            };
+            kernels::keyswitch::convert(
+                &scx,
+                &lay.q_to_b,
+                tp + idx * ql as u64 * w,
+                ep + idx * total as u64 * w,
+                (pp, ep + idx * total as u64 * w, ql as u32),
+                None,
+                (2, strides),
+            )?;
         }
         kernels::ntt::forward(&scx, set(ep, total, 4, ql, bl))?;
         // Step 2: tensor over Q ∪ B, back to coefficient form.
@@ -196,16 +205,12 @@ impl CudaBackend {
         })?;
         let op = out.ptr(self.s());
         let ospc = out.slots_per_component() as u64;
-        for c in 0..3u64 {
-            kernels::keyswitch::convert(
-                &scx,
-                &lay.b_to_q,
-                rp + c * bl as u64 * w,
-                op + c * ospc * w,
-                (0, 0, 0),
-                None,
-            )?;
-        }
+        let strides = ConvStrides {
+            input: bl as u64 * nw,
+            out: ospc * nw,
+            ..ConvStrides::default()
+        };
+        kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
         kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
         Ok(out)
     }
@@ -1073,6 +1078,7 @@ impl CudaBackend {
                 ep + 8 * j as u64 * spc * n,
                 copy,
                 None,
+                (1, ConvStrides::default()),
             )?;
             // The converted limbs go back to NTT form.
             let comp = le.components(j as u32, 1);
@@ -1226,17 +1232,26 @@ impl CudaBackend {
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
-        let mut fused = true;
-        for c in 0..2u64 {
-            fused &= kernels::keyswitch::convert(
-                &cx,
-                conv_layout,
-                tp + 8 * (c * tspc + q_cap as u64) * n,
-                cp + 8 * c * q_cap as u64 * n,
-                (0, 0, 0),
-                rescale.then(|| (tops[c as usize].dst, level)),
-            )?;
-        }
+        // Both components in one launch.
+        let strides = ConvStrides {
+            input: tspc * n,
+            out: q_cap as u64 * n,
+            top: if rescale {
+                (tops[1].dst - tops[0].dst) / 8
+            } else {
+                0
+            },
+            ..ConvStrides::default()
+        };
+        let fused = kernels::keyswitch::convert(
+            &cx,
+            conv_layout,
+            tp + 8 * q_cap as u64 * n,
+            cp,
+            (0, 0, 0),
+            rescale.then(|| (tops[0].dst, level)),
+            (2, strides),
+        )?;
         let lc = conv.limbs(self.s());
         if rescale {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (fused into the conversion when

@@ -50,6 +50,22 @@ fn convert_block() -> u32 {
 /// Default of [`convert_block`].
 const CONVERT_BLOCK: u32 = 256;
 
+/// Word strides between the conversions of one batched launch (grid z): the z-th conversion
+/// reads `input + z·input`, writes `out + z·out`, copies `cp_src + z·cp_src` to
+/// `cp_dst + z·cp_dst` and, fused with the rescale, reads the top limb at `top + z·top`.
+/// Mirrors `struct ConvStrides` of keyswitch.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ConvStrides {
+    pub input: u64,
+    pub out: u64,
+    pub cp_src: u64,
+    pub cp_dst: u64,
+    pub top: u64,
+}
+// SAFETY: plain repr(C) u64 fields matching `struct ConvStrides` of keyswitch.cu.
+unsafe impl cudarc::driver::DeviceRepr for ConvStrides {}
+
 /// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
 /// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
 fn convert_kernel(from_cnt: usize) -> &'static str {
@@ -71,7 +87,8 @@ fn convert_kernel(from_cnt: usize) -> &'static str {
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
-/// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none).
+/// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none);
+/// `batch` = `(count, strides)` runs `count` conversions of the same shape in one launch.
 /// `rescale_top` = `(address of the coefficient-form top limb w, level)` asks for the fused
 /// mod_down rescale output (z of `keyswitch_mod_down_rescale_prepare`); it is honoured only by
 /// the unrolled kernels, and the return value says whether it was (else the caller runs the
@@ -83,6 +100,7 @@ pub(crate) fn convert(
     out: u64,
     copy: (u64, u64, u32),
     rescale_top: Option<(u64, usize)>,
+    batch: (u32, ConvStrides),
 ) -> Result<bool> {
     let (cp_src, cp_dst, cp_cnt) = copy;
     if conv.from_cnt > MAX_FROM {
@@ -117,7 +135,11 @@ pub(crate) fn convert(
         super::BLOCK
     };
     let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(block), to_cnt.div_ceil(TARGETS_PER_BLOCK), 1),
+        grid_dim: (
+            n.div_ceil(block),
+            to_cnt.div_ceil(TARGETS_PER_BLOCK),
+            batch.0.max(1),
+        ),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
@@ -147,7 +169,8 @@ pub(crate) fn convert(
         &cp_cnt,
         &top_w,
         &level,
-        &pinv
+        &pinv,
+        &batch.1
     )?;
     // The generic kernel takes the three rescale parameters too, and ignores them.
     Ok(unrolled && rescale_top.is_some())
