@@ -818,15 +818,7 @@ impl Backend for CudaBackend {
     }
 
     fn rescale(&self, a: &mut DevicePoly) -> Result<()> {
-        self.check(a)?;
-        let level = a.shape.level;
-        if level == 0 || a.shape.extended {
-            return Err(Error::InvalidLevel {
-                level,
-                reason: "cannot rescale a buffer at level 0 or over Q·P",
-            });
-        }
-        self.rescale_impl(a, 1)
+        self.rescale_mod_t(a, 1)
     }
 
     fn rescale_mod_t(&self, a: &mut DevicePoly, t: u64) -> Result<()> {

@@ -45,16 +45,8 @@ pub(crate) struct ModUpLayout {
 /// Offsets of every table in the buffer.
 #[derive(Clone, Debug)]
 pub(crate) struct TableLayout {
-    pub slots: usize,
-    pub fwd: usize,
-    pub fwd_shoup: usize,
-    pub inv: usize,
-    pub inv_shoup: usize,
-    /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned).
-    pub fwd_pair: usize,
-    /// `[slot][k][2]`: inverse twiddle and Shoup companion, interleaved (16-byte aligned).
-    pub inv_pair: usize,
-    pub ntt_consts: usize,
+    /// Slot rows and NTT tables.
+    pub ntt: NttOffsets,
     /// `[level]`: offset of (value, shoup) pairs indexed by slot `i < level`.
     pub rescale: Vec<usize>,
     /// `[level]`: the P -> Q_l converter.
@@ -67,13 +59,16 @@ pub(crate) struct TableLayout {
 }
 
 /// Offsets of the per-slot constants and NTT tables (the first part of a table buffer).
+#[derive(Clone, Debug)]
 pub(crate) struct NttOffsets {
     pub slots: usize,
     pub fwd: usize,
     pub fwd_shoup: usize,
     pub inv: usize,
     pub inv_shoup: usize,
+    /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned).
     pub fwd_pair: usize,
+    /// `[slot][k][2]`: inverse twiddle and Shoup companion, interleaved (16-byte aligned).
     pub inv_pair: usize,
     pub ntt_consts: usize,
 }
@@ -225,14 +220,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
     (
         buf,
         TableLayout {
-            slots: offsets.slots,
-            fwd: offsets.fwd,
-            fwd_shoup: offsets.fwd_shoup,
-            inv: offsets.inv,
-            inv_shoup: offsets.inv_shoup,
-            fwd_pair: offsets.fwd_pair,
-            inv_pair: offsets.inv_pair,
-            ntt_consts: offsets.ntt_consts,
+            ntt: offsets,
             rescale,
             mod_down,
             p_inv,

@@ -171,6 +171,6 @@ impl Ctx<'_> {
 
     /// Device address of the per-slot modulus table.
     pub fn slots(&self) -> u64 {
-        self.t(self.layout.slots)
+        self.t(self.layout.ntt.slots)
     }
 }

@@ -232,8 +232,8 @@ pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
 pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
-    let (tw, tws) = (cx.t(cx.layout.fwd), cx.t(cx.layout.fwd_shoup));
-    let twp = cx.t(cx.layout.fwd_pair);
+    let (tw, tws) = (cx.t(cx.layout.ntt.fwd), cx.t(cx.layout.ntt.fwd_shoup));
+    let twp = cx.t(cx.layout.ntt.fwd_pair);
     let f = cx.dev.function("ntt", "ntt_forward_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
@@ -265,11 +265,11 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws, consts) = (
-        cx.t(cx.layout.inv),
-        cx.t(cx.layout.inv_shoup),
-        cx.t(cx.layout.ntt_consts),
+        cx.t(cx.layout.ntt.inv),
+        cx.t(cx.layout.ntt.inv_shoup),
+        cx.t(cx.layout.ntt.ntt_consts),
     );
-    let twp = cx.t(cx.layout.inv_pair);
+    let twp = cx.t(cx.layout.ntt.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {

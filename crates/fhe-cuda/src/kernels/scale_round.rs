@@ -66,14 +66,7 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     buf.extend_from_slice(t.t_q_inv());
     let layout = SrLayout {
         ring: TableLayout {
-            slots: o.slots,
-            fwd: o.fwd,
-            fwd_shoup: o.fwd_shoup,
-            inv: o.inv,
-            inv_shoup: o.inv_shoup,
-            fwd_pair: o.fwd_pair,
-            inv_pair: o.inv_pair,
-            ntt_consts: o.ntt_consts,
+            ntt: o,
             rescale: Vec::new(),
             mod_down: Vec::new(),
             p_inv: Vec::new(),
