@@ -247,11 +247,21 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 //
 // Shared layout: strided (L > 0, lanes walk the sub-problems first) mid * (C + 1) + c;
 // otherwise e + (e >> 3) with e = c * 2^S + mid (padding against bank conflicts).
+//
+// Forward passes also take `mode` (0 plain; a uniform branch), fusing CKKS's rescale around the
+// NTT of the correction: bit RESCALE_LOAD reads the coefficient-form top limb y of the
+// component at `src` and transforms ((y + q_l/2) mod q_i) - (q_l/2 mod q_i) instead
+// (`elementwise_rescale_prepare`), bit RESCALE_STORE writes a[j] <- (a[j] - ntt[j])·q_l^-1 into
+// the output limb at `a` (`elementwise_rescale_finish`; `rconsts` = (value, shoup) pairs by
+// slot). The same residues as the separate kernels, two global round trips fewer.
+#define RESCALE_LOAD 1u
+#define RESCALE_STORE 2u
 template <int S, bool STRIDED, bool INV>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
-                                            bool last) {
+                                            bool last, u32 mode = 0, u32 level = 0,
+                                            const u64* rconsts = nullptr) {
     extern __shared__ u64 sh[];
     constexpr u32 LT = S - 3;
     constexpr int NR = (S + 2) / 3;
@@ -300,6 +310,15 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             const u64* gsrc = src + goff;
 #pragma unroll
             for (int k = 0; k < 8; k++) x[k] = gsrc[(u64)k << (lo + L)];
+            if (!INV && (mode & RESCALE_LOAD)) {
+                const Mod mi = load_mod(slots, s);
+                const u64 ql = slots[level * SLOT_STRIDE];
+                const u64 half = ql >> 1;
+                const u64 half_i = reduce_u64(half, mi);
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    x[k] = mod_sub(reduce_u64(mod_add(x[k], half, ql), mi), half_i, q);
+            }
         } else {
             __syncthreads();
 #pragma unroll
@@ -350,9 +369,17 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #pragma unroll
                 for (int k = 0; k < 8; k++) x[k] = csub(csub(x[k], two_q), q);
             }
+            if (!INV && (mode & RESCALE_STORE)) {
+                const u64 c = rconsts[2 * s], cs = rconsts[2 * s + 1];
 #pragma unroll
-            for (int k = 0; k < 8; k++)
-                a[goff + ((u64)k << (lo + L))] = x[k];
+                for (int k = 0; k < 8; k++) {
+                    u64* p = a + goff + ((u64)k << (lo + L));
+                    *p = mul_shoup(mod_sub(*p, x[k], q), c, cs, q);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 8; k++) a[goff + ((u64)k << (lo + L))] = x[k];
+            }
         } else {
             if (r > 0) __syncthreads();
 #pragma unroll
@@ -364,14 +391,17 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #define NTT_R8(S)                                                                              \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                   \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC, \
-                                             u32 last) {                                       \
+                                             u32 last, u32 mode, u32 level,                    \
+                                             const u64* rconsts) {                             \
         u32 i = blockIdx.y;                                                                    \
         if (L > 0)                                                                             \
             ntt_pass_r8<S, true, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, twp, nullptr, logn, L, logC, last != 0);        \
+                                        slots, twp, nullptr, logn, L, logC, last != 0, mode,   \
+                                        level, rconsts);                                       \
         else                                                                                   \
             ntt_pass_r8<S, false, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],   \
-                                         slots, twp, nullptr, logn, L, logC, last != 0);       \
+                                         slots, twp, nullptr, logn, L, logC, last != 0, mode,  \
+                                         level, rconsts);                                      \
     }                                                                                          \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                   \
                                              const ulonglong2* twp, const u64* consts,         \

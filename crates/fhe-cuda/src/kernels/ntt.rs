@@ -245,8 +245,10 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             if r8(p) {
                 let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
                 let (log_c, cfg) = config_r8(logn, p, count);
+                let (mode, level, rconsts) = (0u32, 0u32, 0u64);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
+                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode,
+                    &level, &rconsts
                 )?;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
@@ -258,6 +260,73 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `RESCALE_LOAD` / `RESCALE_STORE` of ntt.cu.
+const RESCALE_LOAD: u32 = 1;
+const RESCALE_STORE: u32 = 2;
+
+/// One limb of [`forward_rescale`]: the coefficient-form top limb of its component (`top`), a
+/// temporary limb (`tmp`, between the two passes) and the output limb (`out`), of slot `slot`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RescaleLimb {
+    pub top: u64,
+    pub tmp: u64,
+    pub out: u64,
+    pub slot: u32,
+}
+
+/// CKKS's rescale fused around the forward NTT of its correction: for each limb,
+/// `out <- (out - NTT(((top + q_l/2) mod q_i) - (q_l/2 mod q_i)))·q_l^-1` (the residues of
+/// `elementwise_rescale_prepare`, `forward`, `elementwise_rescale_finish`). Returns `false`
+/// (nothing enqueued) when the register-blocked passes are off or do not cover the ring, so the
+/// caller runs the separate kernels.
+pub(crate) fn forward_rescale(cx: &Ctx, limbs: &[RescaleLimb], level: usize) -> Result<bool> {
+    let logn = cx.n.trailing_zeros();
+    let [p0, p1] = passes(logn);
+    if !r8(p0) || (p1.s != 0 && !r8(p1)) {
+        return Ok(false);
+    }
+    let slots = cx.slots();
+    let twp = cx.t(cx.layout.ntt.fwd_pair);
+    let rconsts = cx.t(cx.layout.rescale[level]);
+    let level = level as u32;
+    for ch in limbs.chunks(MAX_LIST) {
+        let pick = |f: &dyn Fn(&RescaleLimb) -> (u64, u64)| -> LimbList {
+            let v: Vec<Limb> = ch
+                .iter()
+                .map(|x| {
+                    let (src, dst) = f(x);
+                    Limb {
+                        src,
+                        dst,
+                        slot: x.slot,
+                    }
+                })
+                .collect();
+            chunks(&v).next().map(|c| c.0).expect("a non-empty chunk")
+        };
+        let count = ch.len() as u32;
+        // One pass: top -> out with both modes; two: top -> tmp (load), tmp -> out (store).
+        let steps: Vec<(Pass, LimbList, u32)> = if p1.s == 0 {
+            vec![(p0, pick(&|x| (x.top, x.out)), RESCALE_LOAD | RESCALE_STORE)]
+        } else {
+            vec![
+                (p0, pick(&|x| (x.top, x.tmp)), RESCALE_LOAD),
+                (p1, pick(&|x| (x.tmp, x.out)), RESCALE_STORE),
+            ]
+        };
+        for (p, list, mode) in steps {
+            let last: u32 = (p.l == 0) as u32;
+            let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
+            let (log_c, cfg) = config_r8(logn, p, count);
+            launch!(
+                cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &level,
+                &rconsts
+            )?;
+        }
+    }
+    Ok(true)
 }
 
 /// Inverse NTT of each limb (`src` to `dst`), scaling by n^-1 included.
