@@ -256,12 +256,18 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // slot). The same residues as the separate kernels, two global round trips fewer.
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
-template <int S, bool STRIDED, bool INV>
+// Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot) and the
+// level. Mirrors `FusedArgs` in Rust.
+struct FusedArgs {
+    u64 rconsts;
+    u32 level;
+    u32 pad;
+};
+template <int S, bool STRIDED, bool INV, bool FUSED = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
-                                            bool last, u32 mode = 0, u32 level = 0,
-                                            const u64* rconsts = nullptr) {
+                                            bool last, u32 mode = 0, FusedArgs fa = {}) {
     extern __shared__ u64 sh[];
     constexpr u32 LT = S - 3;
     constexpr int NR = (S + 2) / 3;
@@ -310,9 +316,9 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             const u64* gsrc = src + goff;
 #pragma unroll
             for (int k = 0; k < 8; k++) x[k] = gsrc[(u64)k << (lo + L)];
-            if (!INV && (mode & RESCALE_LOAD)) {
+            if (FUSED && (mode & RESCALE_LOAD)) {
                 const Mod mi = load_mod(slots, s);
-                const u64 ql = slots[level * SLOT_STRIDE];
+                const u64 ql = slots[fa.level * SLOT_STRIDE];
                 const u64 half = ql >> 1;
                 const u64 half_i = reduce_u64(half, mi);
 #pragma unroll
@@ -369,8 +375,9 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #pragma unroll
                 for (int k = 0; k < 8; k++) x[k] = csub(csub(x[k], two_q), q);
             }
-            if (!INV && (mode & RESCALE_STORE)) {
-                const u64 c = rconsts[2 * s], cs = rconsts[2 * s + 1];
+            if (FUSED && (mode & RESCALE_STORE)) {
+                const u64* rc = (const u64*)fa.rconsts;
+                const u64 c = rc[2 * s], cs = rc[2 * s + 1];
 #pragma unroll
                 for (int k = 0; k < 8; k++) {
                     u64* p = a + goff + ((u64)k << (lo + L));
@@ -391,17 +398,29 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #define NTT_R8(S)                                                                              \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                   \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC, \
-                                             u32 last, u32 mode, u32 level,                    \
-                                             const u64* rconsts) {                             \
+                                             u32 last) {                                       \
         u32 i = blockIdx.y;                                                                    \
         if (L > 0)                                                                             \
             ntt_pass_r8<S, true, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, twp, nullptr, logn, L, logC, last != 0, mode,   \
-                                        level, rconsts);                                       \
+                                        slots, twp, nullptr, logn, L, logC, last != 0);        \
         else                                                                                   \
             ntt_pass_r8<S, false, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],   \
-                                         slots, twp, nullptr, logn, L, logC, last != 0, mode,  \
-                                         level, rconsts);                                      \
+                                         slots, twp, nullptr, logn, L, logC, last != 0);       \
+    }                                                                                          \
+    /* The same forward pass with the fused modes (separate, so the plain kernel stays lean). */ \
+    extern "C" __global__ void ntt_fwd_fused_r8_##S(LimbList ll, const u64* slots,             \
+                                                   const ulonglong2* twp, u32 logn, u32 L,     \
+                                                   u32 logC, u32 last, u32 mode,               \
+                                                   FusedArgs fa) {                             \
+        u32 i = blockIdx.y;                                                                    \
+        if (L > 0)                                                                             \
+            ntt_pass_r8<S, true, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i],          \
+                                              ll.slot[i], slots, twp, nullptr, logn, L, logC,  \
+                                              last != 0, mode, fa);                            \
+        else                                                                                   \
+            ntt_pass_r8<S, false, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i],         \
+                                               ll.slot[i], slots, twp, nullptr, logn, L, logC, \
+                                               last != 0, mode, fa);                           \
     }                                                                                          \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                   \
                                              const ulonglong2* twp, const u64* consts,         \

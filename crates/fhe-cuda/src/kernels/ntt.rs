@@ -146,6 +146,18 @@ const R8_FWD: [&str; 9] = [
     "ntt_fwd_r8_10",
     "ntt_fwd_r8_11",
 ];
+/// The same forward passes with the fused modes (`ntt_fwd_fused_r8_S`).
+const R8_FWD_FUSED: [&str; 9] = [
+    "ntt_fwd_fused_r8_3",
+    "ntt_fwd_fused_r8_4",
+    "ntt_fwd_fused_r8_5",
+    "ntt_fwd_fused_r8_6",
+    "ntt_fwd_fused_r8_7",
+    "ntt_fwd_fused_r8_8",
+    "ntt_fwd_fused_r8_9",
+    "ntt_fwd_fused_r8_10",
+    "ntt_fwd_fused_r8_11",
+];
 const R8_INV: [&str; 9] = [
     "ntt_inv_r8_3",
     "ntt_inv_r8_4",
@@ -245,10 +257,8 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             if r8(p) {
                 let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
                 let (log_c, cfg) = config_r8(logn, p, count);
-                let (mode, level, rconsts) = (0u32, 0u32, 0u64);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode,
-                    &level, &rconsts
+                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
                 )?;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
@@ -266,6 +276,78 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
 const RESCALE_LOAD: u32 = 1;
 const RESCALE_STORE: u32 = 2;
 
+/// The fused-mode arguments of the forward register-blocked passes. Mirrors `struct FusedArgs`
+/// of ntt.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct FusedArgs {
+    rconsts: u64,
+    level: u32,
+    pad: u32,
+}
+// SAFETY: plain repr(C) fields (u64 then 2 u32) matching `struct FusedArgs` of ntt.cu.
+unsafe impl DeviceRepr for FusedArgs {}
+
+/// One limb of a fused forward NTT: `(src, tmp, dst, slot)` (see [`forward_fused`]).
+type FusedLimb = (u64, u64, u64, u32);
+
+/// Whether the register-blocked passes handle every pass of this ring (the fused modes need
+/// them).
+fn fused_passes_available(logn: u32) -> bool {
+    let [p0, p1] = passes(logn);
+    r8(p0) && (p1.s == 0 || r8(p1))
+}
+
+/// Runs the forward NTT of `limbs` with the fused `mode` on the pass(es) it applies to: the
+/// first pass reads `src` (`RESCALE_LOAD` there), the last writes `dst` (`*_STORE` there);
+/// with two passes the first writes `tmp` and the second reads it.
+fn forward_fused(
+    cx: &Ctx,
+    limbs: &[FusedLimb],
+    load_mode: u32,
+    store_mode: u32,
+    fa: FusedArgs,
+) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
+    let [p0, p1] = passes(logn);
+    let slots = cx.slots();
+    let twp = cx.t(cx.layout.ntt.fwd_pair);
+    for ch in limbs.chunks(MAX_LIST) {
+        let list_of = |f: &dyn Fn(&FusedLimb) -> (u64, u64)| -> LimbList {
+            let v: Vec<Limb> = ch
+                .iter()
+                .map(|x| {
+                    let (src, dst) = f(x);
+                    Limb {
+                        src,
+                        dst,
+                        slot: x.3,
+                    }
+                })
+                .collect();
+            chunks(&v).next().map(|c| c.0).expect("a non-empty chunk")
+        };
+        let count = ch.len() as u32;
+        let steps: Vec<(Pass, LimbList, u32)> = if p1.s == 0 {
+            vec![(p0, list_of(&|x| (x.0, x.2)), load_mode | store_mode)]
+        } else {
+            vec![
+                (p0, list_of(&|x| (x.0, x.1)), load_mode),
+                (p1, list_of(&|x| (x.1, x.2)), store_mode),
+            ]
+        };
+        for (p, list, mode) in steps {
+            let last: u32 = (p.l == 0) as u32;
+            let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
+            let (log_c, cfg) = config_r8(logn, p, count);
+            launch!(
+                cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &fa
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// One limb of [`forward_rescale`]: the coefficient-form top limb of its component (`top`), a
 /// temporary limb (`tmp`, between the two passes) and the output limb (`out`), of slot `slot`.
 #[derive(Clone, Copy, Debug)]
@@ -282,50 +364,19 @@ pub(crate) struct RescaleLimb {
 /// (nothing enqueued) when the register-blocked passes are off or do not cover the ring, so the
 /// caller runs the separate kernels.
 pub(crate) fn forward_rescale(cx: &Ctx, limbs: &[RescaleLimb], level: usize) -> Result<bool> {
-    let logn = cx.n.trailing_zeros();
-    let [p0, p1] = passes(logn);
-    if !r8(p0) || (p1.s != 0 && !r8(p1)) {
+    if !fused_passes_available(cx.n.trailing_zeros()) {
         return Ok(false);
     }
-    let slots = cx.slots();
-    let twp = cx.t(cx.layout.ntt.fwd_pair);
-    let rconsts = cx.t(cx.layout.rescale[level]);
-    let level = level as u32;
-    for ch in limbs.chunks(MAX_LIST) {
-        let pick = |f: &dyn Fn(&RescaleLimb) -> (u64, u64)| -> LimbList {
-            let v: Vec<Limb> = ch
-                .iter()
-                .map(|x| {
-                    let (src, dst) = f(x);
-                    Limb {
-                        src,
-                        dst,
-                        slot: x.slot,
-                    }
-                })
-                .collect();
-            chunks(&v).next().map(|c| c.0).expect("a non-empty chunk")
-        };
-        let count = ch.len() as u32;
-        // One pass: top -> out with both modes; two: top -> tmp (load), tmp -> out (store).
-        let steps: Vec<(Pass, LimbList, u32)> = if p1.s == 0 {
-            vec![(p0, pick(&|x| (x.top, x.out)), RESCALE_LOAD | RESCALE_STORE)]
-        } else {
-            vec![
-                (p0, pick(&|x| (x.top, x.tmp)), RESCALE_LOAD),
-                (p1, pick(&|x| (x.tmp, x.out)), RESCALE_STORE),
-            ]
-        };
-        for (p, list, mode) in steps {
-            let last: u32 = (p.l == 0) as u32;
-            let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
-            let (log_c, cfg) = config_r8(logn, p, count);
-            launch!(
-                cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &level,
-                &rconsts
-            )?;
-        }
-    }
+    let fa = FusedArgs {
+        rconsts: cx.t(cx.layout.rescale[level]),
+        level: level as u32,
+        ..FusedArgs::default()
+    };
+    let l: Vec<FusedLimb> = limbs
+        .iter()
+        .map(|x| (x.top, x.tmp, x.out, x.slot))
+        .collect();
+    forward_fused(cx, &l, RESCALE_LOAD, RESCALE_STORE, fa)?;
     Ok(true)
 }
 
