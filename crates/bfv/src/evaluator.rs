@@ -16,8 +16,9 @@
 //! as SEAL's `mod_switch_to_next` for BFV): the invariant `[c_0 + c_1·s]_{Q_l} = Δ_l·m + e`
 //! becomes `Δ_{l-1}·m + e'` and the noise numerator `ν` is divided by `q_l` (plus a rounding
 //! term, [`crate::noise`]). Unlike BGV, no message factor appears. Switching down makes
-//! every later operation cheaper (fewer limbs); the budget in bits drops by about the
-//! rounding term's share, so it pays after products, when `ν` is large.
+//! every later operation cheaper (fewer limbs); the budget in bits is about unchanged when
+//! `ν/q_l` dominates the rounding term (after products) and drops by up to `log2 q_l` when it
+//! does not (fresh ciphertexts).
 //!
 //! Binary operations on ciphertexts at different levels return [`Error::LevelMismatch`]
 //! (no implicit switching); [`Evaluator::align`] brings two ciphertexts to the lower level.
