@@ -164,6 +164,102 @@ fn gpu_bfv_operators_bit_identical_n13() {
     }
 }
 
+/// Modulus switching and the operators at lower levels: `mod_switch` of fresh and product
+/// ciphertexts, `mul` (per-level scale-and-round tables), `relinearize`, `mul_plain` with a
+/// re-lifted plaintext and a rotation, each level down to 1; exact against the plaintext.
+fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
+    let be = ctx.backend();
+    let (n, t) = (ctx.params().n(), ctx.params().t());
+    let top = ctx.level();
+    let enc = ctx.encoder();
+    let eval = Evaluator::new(ctx);
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
+    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
+    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let g = eval.galois_elements(&[1], false).unwrap()[0];
+    let mut keys = BTreeMap::new();
+    keys.insert(
+        g,
+        kg.galois_key_with_seeds(&sk, g, seed(10), &seed(20))
+            .unwrap(),
+    );
+    let gk = GaloisKeys {
+        keys,
+        fingerprint: ctx.params().fingerprint(),
+    };
+    let dec = Decryptor::new(ctx, &sk);
+    let x = random_values(3, n, t);
+    let y = random_values(4, n, t);
+    let px = enc.encode(&x, top).unwrap();
+    let py = enc.encode(&y, top).unwrap();
+    let cx = ctx.encrypt_pk_with_seed(&pk, &px, &seed(40)).unwrap();
+    let cy = ctx
+        .encrypt_sk_with_seeds(&sk, &py, seed(41), &seed(42))
+        .unwrap();
+    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
+    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
+    let half = n / 2;
+    let rot1 = |v: &[u64]| -> Vec<u64> {
+        (0..n)
+            .map(|i| v[(i / half) * half + (i % half + 1) % half])
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut keep = |name: String, ct: &gpufhe::bfv::Ciphertext<B>, want: &[u64]| {
+        assert!(
+            dec.decrypt(ct).unwrap() == want,
+            "{name}: differs from the plaintext computation on {}",
+            be.device_name()
+        );
+        out.push((name, active(be, &ct.inner.poly)));
+    };
+    let tensor = eval.mul(&cx, &cy).unwrap();
+    keep(
+        "mod_switch of a tensor".into(),
+        &eval.mod_switch(&tensor).unwrap(),
+        &xy,
+    );
+    for level in (1..top).rev() {
+        let a = eval.mod_switch_to(&cx, level).unwrap();
+        let b = eval.mod_switch_to(&cy, level).unwrap();
+        keep(format!("mod_switch_to {level}"), &a, &x);
+        let prod = eval.mul(&a, &b).unwrap();
+        keep(format!("mul at {level}"), &prod, &xy);
+        let relin = eval.relinearize(prod, &rlk).unwrap();
+        keep(format!("relinearize at {level}"), &relin, &xy);
+        keep(
+            format!("mul_plain at {level}"),
+            &eval.mul_plain(&a, &py).unwrap(),
+            &xy,
+        );
+        keep(
+            format!("rotate_rows_1 at {level}"),
+            &eval.rotate_rows(&relin, 1, &gk).unwrap(),
+            &rot1(&xy),
+        );
+        if level > 1 {
+            keep(
+                format!("mod_switch of the product at {level}"),
+                &eval.mod_switch(&relin).unwrap(),
+                &xy,
+            );
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bfv_mod_switch_mul_relin_bit_identical_n13() {
+    let cpu = switched_operators(&cpu_context(&N13));
+    let gpu = switched_operators(&gpu_context(&N13));
+    assert_eq!(cpu.len(), gpu.len());
+    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
+        assert!(c == g, "{name}: GPU result differs from the CPU backend");
+    }
+}
+
 /// Median µs of `runs` calls of `f`, each followed by a device synchronization.
 fn median_us(runs: usize, mut f: impl FnMut()) -> f64 {
     let mut v: Vec<f64> = (0..runs)

@@ -1,7 +1,8 @@
 //! [`Context`]: BFV parameters on a backend: the wrapped `bgv` context (parameters, backend,
-//! plaintext modulus, encoder machinery, serialization), `Δ = ⌊Q/t⌋` per prime, the
-//! scale-and-round tables of the product and the noise model; key generation (errors with
-//! factor 1) and encryption of `Δ·m`.
+//! plaintext modulus, encoder machinery, serialization), `Δ_l = ⌊Q_l/t⌋` per level and prime,
+//! the scale-and-round tables of the product per level (the top level's built eagerly, the
+//! others on first use and cached) and the noise model; key generation (errors with factor 1)
+//! and encryption of `Δ_l·m` at the plaintext's level `l`.
 
 use crate::noise::BfvNoise;
 use crate::{BFV_TAG, Ciphertext, Error, Parameters, Plaintext, Result};
@@ -13,14 +14,16 @@ use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive};
 use rlwe::encrypt;
 use rlwe::{PublicKey, SecretKey};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// BFV parameters bound to a backend.
 #[derive(Clone)]
 pub struct Context<B: Backend> {
     inner: bgv::Context<B>,
-    delta: Vec<u64>,
-    tables: Arc<ScaleRoundTables>,
+    /// `[Δ_l]_{q_i}` for `i ≤ l`, per level `l`.
+    delta: Arc<Vec<Vec<u64>>>,
+    /// The scale-and-round tables of level `l`, built on first use.
+    tables: Arc<Vec<OnceLock<ScaleRoundTables>>>,
     noise: Arc<BfvNoise>,
 }
 
@@ -43,21 +46,26 @@ impl<B: Backend> Context<B> {
         }
         let inner = bgv::Context::with_backend(params.clone(), backend)?;
         let q = params.moduli_q();
-        let q_big = q.iter().fold(BigUint::one(), |a, &p| a * p);
-        let delta_big = &q_big / params.t();
-        let delta = q
-            .iter()
-            .map(|&p| (&delta_big % p).to_u64().expect("below a u64 prime"))
+        let delta = (0..q.len())
+            .map(|l| {
+                let q_l = q[..=l].iter().fold(BigUint::one(), |a, &p| a * p);
+                let delta_l = &q_l / params.t();
+                q[..=l]
+                    .iter()
+                    .map(|&p| (&delta_l % p).to_u64().expect("below a u64 prime"))
+                    .collect()
+            })
             .collect();
-        let tables = Arc::new(ScaleRoundTables::new(
-            inner.backend().ring(),
-            params.max_level(),
-            params.t(),
-        )?);
-        let noise = Arc::new(BfvNoise::new(&params, tables.max_round_error()));
+        let tables: Vec<OnceLock<ScaleRoundTables>> =
+            (0..q.len()).map(|_| OnceLock::new()).collect();
+        let top = ScaleRoundTables::new(inner.backend().ring(), params.max_level(), params.t())?;
+        let eps = top.max_round_error();
+        let _ = tables[params.max_level()].set(top);
+        let tables = Arc::new(tables);
+        let noise = Arc::new(BfvNoise::new(&params, eps));
         Ok(Context {
             inner,
-            delta,
+            delta: Arc::new(delta),
             tables,
             noise,
         })
@@ -89,17 +97,38 @@ impl<B: Backend> Context<B> {
         &self.noise
     }
 
-    /// The scale-and-round tables of the product.
+    /// The scale-and-round tables of the product at the top level.
     pub fn tables(&self) -> &ScaleRoundTables {
-        &self.tables
+        self.tables[self.level()]
+            .get()
+            .expect("the top level's tables are built with the context")
     }
 
-    /// An encoder (plaintexts at the top level: ciphertexts never leave it).
+    /// The scale-and-round tables of the product at `level` (`⌊(t/Q_l)·(a ⊗ b)⌉`), built on
+    /// first use and cached in the context (shared by its clones).
+    pub fn tables_at(&self, level: usize) -> Result<&ScaleRoundTables> {
+        let cell = self
+            .tables
+            .get(level)
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "build scale-and-round tables",
+                reason: format!("level {level} is above the top level {}", self.level()),
+            })?;
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let built = ScaleRoundTables::new(self.backend().ring(), level, self.params().t())?;
+        Ok(cell.get_or_init(|| built))
+    }
+
+    /// An encoder (`encode(values, level)`: plaintexts at any level `0..=L`; a BFV plaintext is
+    /// used at its own level, where it is scaled by `Δ_l`).
     pub fn encoder(&self) -> bgv::Encoder<B> {
         bgv::Encoder::new(&self.inner)
     }
 
-    /// The top level `L`, where every BFV ciphertext lives.
+    /// The top level `L`, where fresh ciphertexts of top-level plaintexts live
+    /// ([`crate::Evaluator::mod_switch`] takes them down).
     pub fn level(&self) -> usize {
         self.params().max_level()
     }
@@ -109,24 +138,26 @@ impl<B: Backend> Context<B> {
         rlwe::KeyGenerator::new(self.backend(), self.params().fingerprint())
     }
 
-    /// `Δ·m` mod every prime, NTT form, from a top-level plaintext.
+    /// `Δ_l·m` mod `q_0..q_l`, NTT form, at the plaintext's level `l` (`Δ_l = ⌊Q_l/t⌋`).
     pub(crate) fn scaled(&self, pt: &Plaintext<B>) -> Result<rlwe::Plaintext<B>> {
-        if pt.level() != self.level() {
-            return Err(Error::InvalidArgument {
+        let delta = self
+            .delta
+            .get(pt.level())
+            .ok_or_else(|| Error::InvalidArgument {
                 op: "use a plaintext",
                 reason: format!(
-                    "BFV plaintexts are encoded at the top level {}, got level {}",
-                    self.level(),
-                    pt.level()
+                    "level {} is above the top level {}",
+                    pt.level(),
+                    self.level()
                 ),
-            });
-        }
+            })?;
         let mut p = pt.inner.duplicate(self.backend())?;
-        self.backend().mul_scalar_assign(&mut p.poly, &self.delta)?;
+        self.backend().mul_scalar_assign(&mut p.poly, delta)?;
         Ok(p)
     }
 
-    /// Public-key encryption with fresh randomness: `(b·u + e_0 + Δ·m, a·u + e_1)`.
+    /// Public-key encryption with fresh randomness: `(b·u + e_0 + Δ_l·m, a·u + e_1)` at the
+    /// plaintext's level `l`.
     pub fn encrypt_pk(&self, pk: &PublicKey<B>, pt: &Plaintext<B>) -> Result<Ciphertext<B>> {
         self.encrypt_pk_with_seed(pk, pt, &Seed::random())
     }
@@ -152,7 +183,7 @@ impl<B: Backend> Context<B> {
         self.encrypt_sk_with_seeds(sk, pt, Seed::random(), &Seed::random())
     }
 
-    /// Secret-key encryption `(-a·s + e + Δ·m, a)` with `a` from `seed_a`, `e` from `seed_e`.
+    /// Secret-key encryption `(-a·s + e + Δ_l·m, a)` (level `l` of the plaintext) with `a` from `seed_a`, `e` from `seed_e`.
     pub fn encrypt_sk_with_seeds(
         &self,
         sk: &SecretKey<B>,
@@ -174,14 +205,15 @@ impl<B: Backend> Context<B> {
         ct.to_bytes(&self.inner)
     }
 
-    /// Loads and validates a ciphertext (fingerprint, lengths, residues, factor 1, top level).
+    /// Loads and validates a ciphertext (fingerprint, level `0..=L`, lengths for that level,
+    /// residues, factor 1).
     pub fn ciphertext_from_bytes(&self, bytes: &[u8]) -> Result<Ciphertext<B>> {
         let ct = Ciphertext::from_bytes(&self.inner, bytes)?;
-        if ct.factor != 1 || ct.level() != self.level() {
+        if ct.factor != 1 || ct.level() > self.level() {
             return Err(rlwe::Error::Malformed {
                 what: "ciphertext",
                 reason: format!(
-                    "a BFV ciphertext has factor 1 and level {} (got factor {}, level {})",
+                    "a BFV ciphertext has factor 1 and a level in 0..={} (got factor {}, level {})",
                     self.level(),
                     ct.factor,
                     ct.level()

@@ -1,11 +1,29 @@
-//! [`Evaluator`]: homomorphic operations on BFV ciphertexts (all at the top level).
+//! [`Evaluator`]: homomorphic operations on BFV ciphertexts at any level `0..=L`.
 //!
 //! Every result carries an analytic bound on its invariant noise ([`crate::noise`]); when the
-//! bound would reach the capacity `log2(Q/2)` the operation returns
+//! bound would reach the capacity `log2(Q_l/2)` of the result's level `l` the operation returns
 //! [`Error::NoiseBudgetExceeded`] instead of a ciphertext that decrypts to garbage.
 //! Multiplication is the integer-only tensor with scale-and-round
-//! ([`fhe_math::Backend::tensor_scale_round`]); relinearization and rotations are plain
-//! [`rlwe::keyswitch`] (BFV keys have errors of factor 1, so no mod-`t` correction is needed).
+//! ([`fhe_math::Backend::tensor_scale_round`], with the context's tables of the operands'
+//! level); relinearization and rotations are plain [`rlwe::keyswitch`] at the ciphertext's
+//! level (BFV keys have errors of factor 1, so no mod-`t` correction is needed).
+//!
+//! # Levels
+//!
+//! Fresh ciphertexts live at the level of their plaintext (usually the top level `L`).
+//! [`Evaluator::mod_switch`] divides by the top prime with rounding,
+//! `c'_i = (c_i - [c_i]_{q_l})·q_l^{-1}` over `q_0..q_{l-1}` ([`fhe_math::Backend::rescale`],
+//! as SEAL's `mod_switch_to_next` for BFV): the invariant `[c_0 + c_1·s]_{Q_l} = Δ_l·m + e`
+//! becomes `Δ_{l-1}·m + e'` and the noise numerator `ν` is divided by `q_l` (plus a rounding
+//! term, [`crate::noise`]). Unlike BGV, no message factor appears. Switching down makes
+//! every later operation cheaper (fewer limbs); the budget in bits is about unchanged when
+//! `ν/q_l` dominates the rounding term (after products) and drops by up to `log2 q_l` when it
+//! does not (fresh ciphertexts).
+//!
+//! Binary operations on ciphertexts at different levels return [`Error::LevelMismatch`]
+//! (no implicit switching); [`Evaluator::align`] brings two ciphertexts to the lower level.
+//! Plaintexts are used at the ciphertext's level: one encoded at a higher level is re-lifted
+//! from its message, one below it is an error.
 
 use crate::{Ciphertext, Context, Error, Plaintext, Result};
 use bgv::noise::add_bits;
@@ -47,11 +65,12 @@ impl<B: Backend> Evaluator<B> {
 
     fn check_ct(&self, op: &'static str, a: &Ciphertext<B>) -> Result<()> {
         self.check_own(op, a.inner.meta.fingerprint)?;
-        if a.level() != self.ctx.level() || a.factor != 1 {
+        if a.level() > self.ctx.level() || a.factor != 1 {
             return Err(Error::InvalidArgument {
                 op,
                 reason: format!(
-                    "not a BFV ciphertext (level {}, factor {}; BFV uses level {} and factor 1)",
+                    "not a BFV ciphertext (level {}, factor {}; BFV uses levels 0..={} and \
+                     factor 1)",
                     a.level(),
                     a.factor,
                     self.ctx.level()
@@ -61,21 +80,124 @@ impl<B: Backend> Evaluator<B> {
         Ok(())
     }
 
-    fn check_noise(&self, op: &'static str, bits: f64) -> Result<()> {
-        let capacity = self.ctx.noise().capacity();
-        if bits.is_nan() || bits >= capacity {
-            return Err(Error::NoiseBudgetExceeded {
+    /// Both operands valid and at the same level.
+    fn check_pair(&self, op: &'static str, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
+        self.check_ct(op, a)?;
+        self.check_ct(op, b)?;
+        if a.level() != b.level() {
+            return Err(Error::LevelMismatch {
                 op,
-                bound_bits: bits,
-                capacity_bits: capacity,
-                level: self.ctx.level(),
+                left: a.level(),
+                right: b.level(),
             });
         }
         Ok(())
     }
 
+    fn check_noise(&self, op: &'static str, bits: f64, level: usize) -> Result<()> {
+        let capacity = self.ctx.noise().capacity_at(level);
+        if bits.is_nan() || bits >= capacity {
+            return Err(Error::NoiseBudgetExceeded {
+                op,
+                bound_bits: bits,
+                capacity_bits: capacity,
+                level,
+            });
+        }
+        Ok(())
+    }
+
+    /// The plaintext `p` at `level`: `None` (use `p`) when encoded there, re-lifted from its
+    /// message when encoded above, an error below.
+    fn plain_at(
+        &self,
+        op: &'static str,
+        p: &Plaintext<B>,
+        level: usize,
+    ) -> Result<Option<Plaintext<B>>> {
+        self.check_own(op, p.inner.meta.fingerprint)?;
+        match p.level().cmp(&level) {
+            std::cmp::Ordering::Equal => Ok(None),
+            std::cmp::Ordering::Greater => {
+                Ok(Some(self.ctx.encoder().lift(p.coeffs.clone(), level)?))
+            }
+            std::cmp::Ordering::Less => Err(Error::LevelMismatch {
+                op,
+                left: level,
+                right: p.level(),
+            }),
+        }
+    }
+
     fn components(&self, ct: &Ciphertext<B>) -> usize {
         self.be().shape(&ct.inner.poly).components
+    }
+
+    // ----- modulus switching and alignment -------------------------------------------------
+
+    /// Switches down one level, `c'_i = (c_i - [c_i]_{q_l})·q_l^{-1}` over `q_0..q_{l-1}`:
+    /// decrypts to the same message with `Δ_{l-1}`, noise `ν' ≤ ν/q_l + t·(rounding)`.
+    /// [`Error::CannotModSwitch`] at level 0.
+    pub fn mod_switch(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.mod_switch_assign(&mut out)?;
+        Ok(out)
+    }
+
+    /// In-place [`Evaluator::mod_switch`] (`a` is unchanged on error).
+    pub fn mod_switch_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+        let op = "switch modulus";
+        self.check_ct(op, a)?;
+        let level = a.level();
+        if level == 0 {
+            return Err(Error::CannotModSwitch);
+        }
+        let bits = self
+            .ctx
+            .noise()
+            .after_mod_switch(a.noise_bits, level, self.components(a));
+        self.check_noise(op, bits, level - 1)?;
+        self.be().rescale(&mut a.inner.poly)?;
+        a.noise_bits = bits;
+        a.inner.meta.level = level - 1;
+        a.inner.seed = None;
+        Ok(())
+    }
+
+    /// Switches down to `level` (`Q_l -> Q_level`, one prime at a time; no-op at that level;
+    /// [`Error::LevelMismatch`] above it).
+    pub fn mod_switch_to(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        self.mod_switch_to_assign(&mut out, level)?;
+        Ok(out)
+    }
+
+    /// In-place [`Evaluator::mod_switch_to`] (on error `a` may have been switched part of the
+    /// way, still decrypting to the same message).
+    pub fn mod_switch_to_assign(&self, a: &mut Ciphertext<B>, level: usize) -> Result<()> {
+        self.check_ct("switch modulus to a level", a)?;
+        if level > a.level() {
+            return Err(Error::LevelMismatch {
+                op: "switch modulus to a level",
+                left: a.level(),
+                right: level,
+            });
+        }
+        while a.level() > level {
+            self.mod_switch_assign(a)?;
+        }
+        Ok(())
+    }
+
+    /// Copies of `a` and `b` at the lower of their levels, `min(l_a, l_b)` (the higher one
+    /// switched down with [`Evaluator::mod_switch_to`]).
+    pub fn align(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+    ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
+        let level = a.level().min(b.level());
+        Ok((self.mod_switch_to(a, level)?, self.mod_switch_to(b, level)?))
     }
 
     // ----- additive operations ---------------------------------------------------------------
@@ -111,10 +233,9 @@ impl<B: Backend> Evaluator<B> {
         subtract: bool,
         op: &'static str,
     ) -> Result<()> {
-        self.check_ct(op, a)?;
-        self.check_ct(op, b)?;
+        self.check_pair(op, a, b)?;
         let bits = add_bits(a.noise_bits, b.noise_bits);
-        self.check_noise(op, bits)?;
+        self.check_noise(op, bits, a.level())?;
         rlwe::ciphertext::combine_components(
             self.be(),
             &mut a.inner.poly,
@@ -143,9 +264,10 @@ impl<B: Backend> Evaluator<B> {
         op: &'static str,
     ) -> Result<Ciphertext<B>> {
         self.check_ct(op, a)?;
-        self.check_own(op, p.inner.meta.fingerprint)?;
+        let lifted = self.plain_at(op, p, a.level())?;
+        let p = lifted.as_ref().unwrap_or(p);
         let bits = self.ctx.noise().after_add_plain(a.noise_bits, p.norm_bits);
-        self.check_noise(op, bits)?;
+        self.check_noise(op, bits, a.level())?;
         let be = self.be();
         let mut scaled = self.ctx.scaled(p)?;
         if negate {
@@ -158,7 +280,7 @@ impl<B: Backend> Evaluator<B> {
         Ok(out)
     }
 
-    /// `a + p` (adds `Δ·p`).
+    /// `a + p` (adds `Δ_l·p` at `a`'s level `l`; `p` encoded at that level or above).
     pub fn add_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
         self.add_plain_impl(a, p, false, "add a plaintext")
     }
@@ -170,19 +292,15 @@ impl<B: Backend> Evaluator<B> {
 
     // ----- multiplicative operations ---------------------------------------------------------
 
-    /// `a ⊙ p`: every component times the plaintext `p` (centred, without `Δ`). Noise `ν·‖p‖_1`.
+    /// `a ⊙ p`: every component times the plaintext `p` (centred, without `Δ`; encoded at
+    /// `a`'s level or above). Noise `ν·‖p‖_1`.
     pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
         let op = "multiply by a plaintext";
         self.check_ct(op, a)?;
-        self.check_own(op, p.inner.meta.fingerprint)?;
-        if p.level() != self.ctx.level() {
-            return Err(Error::InvalidArgument {
-                op,
-                reason: "BFV plaintexts are encoded at the top level".into(),
-            });
-        }
+        let lifted = self.plain_at(op, p, a.level())?;
+        let p = lifted.as_ref().unwrap_or(p);
         let bits = a.noise_bits + p.norm_bits;
-        self.check_noise(op, bits)?;
+        self.check_noise(op, bits, a.level())?;
         let mut out = a.duplicate(self.be())?;
         self.be()
             .mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
@@ -198,7 +316,7 @@ impl<B: Backend> Evaluator<B> {
         let plain = self.ctx.plain();
         let c = plain.center(plain.modulus().reduce_i64(k));
         let bits = a.noise_bits + (c.unsigned_abs().max(1) as f64).log2();
-        self.check_noise(op, bits)?;
+        self.check_noise(op, bits, a.level())?;
         let be = self.be();
         let ring = be.ring();
         let scalars: Vec<u64> = (0..=a.level())
@@ -211,11 +329,11 @@ impl<B: Backend> Evaluator<B> {
         Ok(out)
     }
 
-    /// `a ⊗ b`: the 3-component product `⌊(t/Q)·(a ⊗ b)⌉`, not relinearized.
+    /// `a ⊗ b`: the 3-component product `⌊(t/Q_l)·(a ⊗ b)⌉` at the operands' common level `l`
+    /// ([`Error::LevelMismatch`] when they differ), not relinearized.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let op = "multiply";
-        self.check_ct(op, a)?;
-        self.check_ct(op, b)?;
+        self.check_pair(op, a, b)?;
         if self.components(a) != 2 || self.components(b) != 2 {
             return Err(rlwe::Error::InvalidOperand {
                 op,
@@ -223,11 +341,16 @@ impl<B: Backend> Evaluator<B> {
             }
             .into());
         }
-        let bits = self.ctx.noise().after_mul(a.noise_bits, b.noise_bits);
-        self.check_noise(op, bits)?;
+        let level = a.level();
+        let bits = self
+            .ctx
+            .noise()
+            .after_mul_at(a.noise_bits, b.noise_bits, level);
+        self.check_noise(op, bits, level)?;
+        let tables = self.ctx.tables_at(level)?;
         let poly = self
             .be()
-            .tensor_scale_round(&a.inner.poly, &b.inner.poly, self.ctx.tables())?;
+            .tensor_scale_round(&a.inner.poly, &b.inner.poly, tables)?;
         Ok(Ciphertext {
             inner: rlwe::Ciphertext {
                 poly,
@@ -244,12 +367,15 @@ impl<B: Backend> Evaluator<B> {
         self.mul(a, a)
     }
 
-    /// Relinearizes a 3-component ciphertext.
+    /// Relinearizes a 3-component ciphertext (at its level).
     pub fn relinearize(&self, a: Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
         let op = "relinearize";
         self.check_ct(op, &a)?;
-        let bits = self.ctx.noise().after_key_switch(a.noise_bits);
-        self.check_noise(op, bits)?;
+        let bits = self
+            .ctx
+            .noise()
+            .after_key_switch_at(a.noise_bits, a.level());
+        self.check_noise(op, bits, a.level())?;
         let inner = keyswitch::relinearize(self.be(), a.inner, rlk, false)?;
         Ok(Ciphertext {
             inner,
@@ -309,8 +435,11 @@ impl<B: Backend> bgv::RowRotations<B> for Evaluator<B> {
         op: &'static str,
     ) -> Result<Vec<Ciphertext<B>>> {
         self.check_ct(op, a)?;
-        let bits = self.ctx.noise().after_key_switch(a.noise_bits);
-        self.check_noise(op, bits)?;
+        let bits = self
+            .ctx
+            .noise()
+            .after_key_switch_at(a.noise_bits, a.level());
+        self.check_noise(op, bits, a.level())?;
         let out = keyswitch::apply_galois_hoisted(self.be(), &a.inner, keys)?;
         Ok(out
             .into_iter()

@@ -1,6 +1,7 @@
 //! BFV operators against the plaintext computation mod t (exact equality), the analytic noise
 //! bound against the measured noise, the depth limit found by a multiplication chain, and
-//! malformed serialized input.
+//! malformed serialized input; the same at lower levels after modulus switching (exactness,
+//! level errors, `align`, serialization of lower-level ciphertexts).
 
 use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
@@ -80,7 +81,7 @@ impl Setup {
         let got = dec.decrypt(ct).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(got == want, "{name}: wrong result");
         let measured = dec.noise_budget(ct).unwrap();
-        let bound = self.ctx.noise().capacity() - ct.noise_bits;
+        let bound = self.ctx.noise().capacity_at(ct.level()) - ct.noise_bits;
         assert!(
             measured >= bound,
             "{name}: measured budget {measured:.1} below the analytic {bound:.1}"
@@ -270,4 +271,280 @@ fn serialization_round_trip_and_malformed_input() {
     assert!(Ciphertext::from_bytes(&bgv_ctx, &bytes).is_err());
     // BFV contexts need BFV-tagged parameters.
     assert!(Context::cpu(bgv::Parameters::new(&N13).unwrap()).is_err());
+}
+
+/// Every operator after switching down, at each level where its noise fits: exact against
+/// the plaintext computation, measured budget at least the bound's prediction.
+#[test]
+fn every_operator_is_exact_after_mod_switch_n13() {
+    let s = Setup::new(&N13, &[1, 2, 4, 5, -3]);
+    let (n, t) = (s.ctx.params().n(), s.t());
+    let mulm = |x: u64, y: u64| ((x as u128 * y as u128) % t as u128) as u64;
+    let a = random_values(61, n, t);
+    let b = random_values(62, n, t);
+    let ca = s.encrypt(&a, 60);
+    let cb = s.encrypt(&b, 61);
+    let e = &s.eval;
+    let top = s.ctx.level();
+    let ab = zip(&a, &b, mulm);
+    let sum = zip(&a, &b, |x, y| (x + y) % t);
+    for level in (0..top).rev() {
+        let x = e.mod_switch_to(&ca, level).unwrap();
+        let y = e.mod_switch_to(&cb, level).unwrap();
+        assert_eq!((x.level(), y.level()), (level, level));
+        let name = |op: &str| format!("level {level}: {op}");
+        s.check(&name("mod_switch_to"), &x, &a);
+        s.check(&name("add"), &e.add(&x, &y).unwrap(), &sum);
+        s.check(
+            &name("sub"),
+            &e.sub(&x, &y).unwrap(),
+            &zip(&a, &b, |x, y| (x + t - y) % t),
+        );
+        let neg: Vec<u64> = a.iter().map(|&v| (t - v) % t).collect();
+        s.check(&name("negate"), &e.negate(&x).unwrap(), &neg);
+        // A plaintext at the ciphertext's level (Δ_l) and one at the top level (re-lifted).
+        for pl in [level, top] {
+            let pb = s.enc.encode(&b, pl).unwrap();
+            s.check(
+                &name(&format!("add_plain (plaintext level {pl})")),
+                &e.add_plain(&x, &pb).unwrap(),
+                &sum,
+            );
+            if level > 0 {
+                s.check(
+                    &name(&format!("mul_plain (plaintext level {pl})")),
+                    &e.mul_plain(&x, &pb).unwrap(),
+                    &ab,
+                );
+            }
+        }
+        s.check(
+            &name("rotate_rows 5"),
+            &e.rotate_rows(&x, 5, &s.gk).unwrap(),
+            &rot_rows(&a, 5),
+        );
+        let half = n / 2;
+        let swapped: Vec<u64> = (0..n).map(|i| a[(i + half) % n]).collect();
+        s.check(
+            &name("rotate_columns"),
+            &e.rotate_columns(&x, &s.gk).unwrap(),
+            &swapped,
+        );
+        for (ct, step) in e
+            .rotate_rows_hoisted(&x, &[1, -3], &s.gk)
+            .unwrap()
+            .iter()
+            .zip([1, -3])
+        {
+            s.check(&name(&format!("hoisted {step}")), ct, &rot_rows(&a, step));
+        }
+        if level > 0 {
+            let prod = e.mul(&x, &y).unwrap();
+            assert_eq!(prod.level(), level);
+            s.check(&name("mul (3 components)"), &prod, &ab);
+            let rel = e.relinearize(prod, &s.rlk).unwrap();
+            s.check(&name("relinearize"), &rel, &ab);
+            s.check(
+                &name("mul_relin, rotate_rows 1"),
+                &e.rotate_rows(&rel, 1, &s.gk).unwrap(),
+                &rot_rows(&ab, 1),
+            );
+        }
+    }
+    // A fresh encryption of a lower-level plaintext lives at that level.
+    let p1 = s.enc.encode(&a, 1).unwrap();
+    let c1 = s.ctx.encrypt_pk_with_seed(&s.pk, &p1, &seed(63)).unwrap();
+    assert_eq!(c1.level(), 1);
+    s.check("fresh at level 1", &c1, &a);
+    s.check(
+        "fresh at level 1 times switched",
+        &e.mul_relin(&c1, &e.mod_switch_to(&cb, 1).unwrap(), &s.rlk)
+            .unwrap(),
+        &ab,
+    );
+}
+
+/// Multiply, switch down, multiply again (with `align`), to the bottom and until the bound
+/// refuses: exact throughout, measured budget above the bound at every step. (Switching after
+/// every product costs depth when the primes exceed the per-product noise growth: it is for
+/// speed; the top-level chain goes deeper.)
+#[test]
+fn multiply_switch_chain_is_exact() {
+    for (name, lit) in [("TEST_N11_INSECURE", TEST_N11_INSECURE), ("N13", N13)] {
+        let s = Setup::new(&lit, &[1]);
+        let (n, t) = (s.ctx.params().n(), s.t());
+        let mulm = |x: u64, y: u64| ((x as u128 * y as u128) % t as u128) as u64;
+        let a = random_values(71, n, t);
+        let b = random_values(72, n, t);
+        let cb = s.encrypt(&b, 71);
+        let mut acc = s.encrypt(&a, 70);
+        let mut want = a.clone();
+        let mut depth = 0;
+        loop {
+            let (x, y) = s.eval.align(&acc, &cb).unwrap();
+            assert_eq!(x.level(), y.level());
+            let next = match s.eval.mul_relin(&x, &y, &s.rlk) {
+                Ok(next) => next,
+                Err(Error::NoiseBudgetExceeded { .. }) => break,
+                Err(e) => panic!("{name}: {e}"),
+            };
+            want = zip(&want, &b, mulm);
+            depth += 1;
+            s.check(&format!("{name} depth {depth} product"), &next, &want);
+            acc = match s.eval.mod_switch(&next) {
+                Ok(sw) => sw,
+                Err(Error::CannotModSwitch | Error::NoiseBudgetExceeded { .. }) => next,
+                Err(e) => panic!("{name}: {e}"),
+            };
+            let left = s.check(&format!("{name} depth {depth} switched"), &acc, &want);
+            println!(
+                "{name}: depth {depth} at level {}, measured budget {left:.1} bits, bound {:.1}",
+                acc.level(),
+                s.ctx.noise().capacity_at(acc.level()) - acc.noise_bits
+            );
+        }
+        println!("{name}: depth reached with switching {depth}");
+        assert!(depth >= 2, "{name}: depth {depth}");
+        // A rotation at the final level.
+        s.check(
+            &format!("{name} rotate at level {}", acc.level()),
+            &s.eval.rotate_rows(&acc, 1, &s.gk).unwrap(),
+            &rot_rows(&want, 1),
+        );
+    }
+}
+
+#[test]
+fn level_errors_and_align() {
+    let s = Setup::new(&N13, &[]);
+    let (n, t) = (s.ctx.params().n(), s.t());
+    let a = random_values(81, n, t);
+    let b = random_values(82, n, t);
+    let ca = s.encrypt(&a, 80);
+    let cb = s.encrypt(&b, 81);
+    let e = &s.eval;
+    let top = s.ctx.level();
+    let low = e.mod_switch_to(&cb, 1).unwrap();
+    let level_err = |r: bfv::Result<Ciphertext<B>>| {
+        assert!(
+            matches!(r, Err(Error::LevelMismatch { .. })),
+            "expected a level mismatch"
+        )
+    };
+    level_err(e.add(&ca, &low));
+    level_err(e.sub(&low, &ca));
+    level_err(e.mul(&ca, &low));
+    level_err(e.mul_relin(&low, &ca, &s.rlk));
+    let mut acc = ca.duplicate(s.ctx.backend()).unwrap();
+    assert!(matches!(
+        e.add_assign(&mut acc, &low),
+        Err(Error::LevelMismatch { .. })
+    ));
+    // A plaintext below the ciphertext's level.
+    let p0 = s.enc.encode(&b, 0).unwrap();
+    level_err(e.add_plain(&ca, &p0));
+    level_err(e.mul_plain(&ca, &p0));
+    // Switching up, or below level 0.
+    level_err(e.mod_switch_to(&low, top));
+    let bottom = e.mod_switch_to(&ca, 0).unwrap();
+    assert!(matches!(e.mod_switch(&bottom), Err(Error::CannotModSwitch)));
+    assert_eq!(e.mod_switch_to(&bottom, 0).unwrap().level(), 0);
+    // align brings both to the lower level; then they combine.
+    let (x, y) = e.align(&ca, &low).unwrap();
+    assert_eq!((x.level(), y.level()), (1, 1));
+    let (y2, x2) = e.align(&low, &ca).unwrap();
+    assert_eq!((x2.level(), y2.level()), (1, 1));
+    s.check(
+        "align then add",
+        &e.add(&x, &y).unwrap(),
+        &zip(&a, &b, |x, y| (x + y) % t),
+    );
+    s.check(
+        "align (swapped) then sub",
+        &e.sub(&y2, &x2).unwrap(),
+        &zip(&b, &a, |x, y| (x + t - y) % t),
+    );
+    // The switch keeps the bound's prediction under the measured budget, and reduces the
+    // noise of a product.
+    let prod = e.mul_relin(&ca, &cb, &s.rlk).unwrap();
+    let sw = e.mod_switch(&prod).unwrap();
+    assert!(sw.noise_bits < prod.noise_bits);
+    let dec = Decryptor::new(&s.ctx, &s.sk);
+    let measured_before = dec.noise_budget(&prod).unwrap();
+    let measured_after = dec.noise_budget(&sw).unwrap();
+    println!(
+        "product: measured budget {measured_before:.1} -> {measured_after:.1} bits after the switch; \
+         bound {:.1} -> {:.1}",
+        s.ctx.noise().capacity_at(prod.level()) - prod.noise_bits,
+        s.ctx.noise().capacity_at(sw.level()) - sw.noise_bits
+    );
+    s.check(
+        "switched product",
+        &sw,
+        &zip(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
+    );
+    // A 3-component product switches too.
+    let tensor = e.mul(&ca, &cb).unwrap();
+    s.check(
+        "switched tensor",
+        &e.mod_switch(&tensor).unwrap(),
+        &zip(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
+    );
+}
+
+#[test]
+fn serialization_at_a_lower_level() {
+    let s = Setup::new(&N13, &[]);
+    let n = s.ctx.params().n();
+    let a = random_values(91, n, s.t());
+    let p = s.enc.encode(&a, s.ctx.level()).unwrap();
+    let fresh = s
+        .ctx
+        .encrypt_sk_with_seeds(&s.sk, &p, seed(90), &seed(91))
+        .unwrap();
+    let dec = Decryptor::new(&s.ctx, &s.sk);
+    let fp = s.ctx.params().fingerprint().to_le_bytes();
+    for level in [2, 1, 0] {
+        let low = s.eval.mod_switch_to(&fresh, level).unwrap();
+        let prod = if level > 0 {
+            Some(s.eval.mul(&low, &low).unwrap())
+        } else {
+            None
+        };
+        for ct in std::iter::once(&low).chain(prod.as_ref()) {
+            let bytes = s.ctx.ciphertext_to_bytes(ct).unwrap();
+            let back = s.ctx.ciphertext_from_bytes(&bytes).unwrap();
+            assert_eq!(back.level(), level);
+            assert_eq!(back.noise_bits, ct.noise_bits);
+            assert_eq!(
+                dec.decrypt_coeffs(&back).unwrap(),
+                dec.decrypt_coeffs(ct).unwrap()
+            );
+            // The level field (after the fingerprint) set to every other value: rejected (the
+            // data length no longer matches, or the level is above the top).
+            let at = bytes
+                .windows(8)
+                .position(|w| w == fp)
+                .expect("fingerprint in the blob")
+                + 8;
+            assert_eq!(
+                u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()),
+                level as u32
+            );
+            for bad_level in [0u32, 1, 2, 3, 4, 1000, u32::MAX] {
+                if bad_level == level as u32 {
+                    continue;
+                }
+                let mut bad = bytes.clone();
+                bad[at..at + 4].copy_from_slice(&bad_level.to_le_bytes());
+                assert!(
+                    s.ctx.ciphertext_from_bytes(&bad).is_err(),
+                    "level {level} relabelled {bad_level} accepted"
+                );
+            }
+            for len in (0..bytes.len()).step_by(1999).chain([bytes.len() - 1]) {
+                assert!(s.ctx.ciphertext_from_bytes(&bytes[..len]).is_err(), "{len}");
+            }
+        }
+    }
 }
