@@ -254,14 +254,19 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // (`elementwise_rescale_prepare`), bit RESCALE_STORE writes a[j] <- (a[j] - ntt[j])·q_l^-1 into
 // the output limb at `a` (`elementwise_rescale_finish`; `rconsts` = (value, shoup) pairs by
 // slot). The same residues as the separate kernels, two global round trips fewer.
+// With `use_t` (BGV's modulus switch, the top limb already scaled by t^-1) the store is
+// a[j] <- a[j]·q_l^-1 - ntt[j]·(t·q_l^-1) (`elementwise_rescale_finish_mod_t`; `tq` by slot).
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
-// Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot) and the
-// level. Mirrors `FusedArgs` in Rust.
+#define MAX_FUSED_SLOTS 64
+// Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
+// and for BGV t·q_l^-1 by slot. Mirrors `FusedArgs` in Rust.
 struct FusedArgs {
     u64 rconsts;
     u32 level;
-    u32 pad;
+    u32 use_t;
+    u64 tq_w[MAX_FUSED_SLOTS];
+    u64 tq_ws[MAX_FUSED_SLOTS];
 };
 template <int S, bool STRIDED, bool INV, bool FUSED = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
@@ -378,10 +383,19 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             if (FUSED && (mode & RESCALE_STORE)) {
                 const u64* rc = (const u64*)fa.rconsts;
                 const u64 c = rc[2 * s], cs = rc[2 * s + 1];
+                if (fa.use_t) {
+                    const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
 #pragma unroll
-                for (int k = 0; k < 8; k++) {
-                    u64* p = a + goff + ((u64)k << (lo + L));
-                    *p = mul_shoup(mod_sub(*p, x[k], q), c, cs, q);
+                    for (int k = 0; k < 8; k++) {
+                        u64* p = a + goff + ((u64)k << (lo + L));
+                        *p = mod_sub(mul_shoup(*p, c, cs, q), mul_shoup(x[k], tw, tws, q), q);
+                    }
+                } else {
+#pragma unroll
+                    for (int k = 0; k < 8; k++) {
+                        u64* p = a + goff + ((u64)k << (lo + L));
+                        *p = mul_shoup(mod_sub(*p, x[k], q), c, cs, q);
+                    }
                 }
             } else {
 #pragma unroll

@@ -469,62 +469,55 @@ impl CudaBackend {
         let top_t = Self::q_only(all_t, level as u32, 1);
         let low_t = Self::q_only(all_t, 0, level as u32);
         let low_a = Self::q_only(all_a, 0, level as u32);
-        if t_mod == 1 {
-            // The top limb to coefficient form out of place, then the correction's NTT with
-            // the preparation fused into its loads and the finish into its stores.
-            let mut inv = Self::q_only(all_a, level as u32, 1).limbs();
-            for (x, y) in inv.iter_mut().zip(top_t.limbs()) {
-                x.dst = y.dst;
-            }
-            kernels::ntt::inverse_list(&cx, &inv)?;
-            let tops = top_t.limbs();
-            let per = level;
-            let fused: Vec<kernels::ntt::RescaleLimb> = low_t
-                .limbs()
-                .iter()
-                .zip(low_a.limbs())
-                .enumerate()
-                .map(|(idx, (tl, al))| kernels::ntt::RescaleLimb {
-                    top: tops[idx / per].dst,
-                    tmp: tl.dst,
-                    out: al.dst,
-                    slot: al.slot,
-                })
-                .collect();
-            if kernels::ntt::forward_rescale(&cx, &fused, level)? {
-                a.shape.level = level - 1;
-                return Ok(());
-            }
+        // The top limb to coefficient form out of place (BGV: then scaled by t^-1), then the
+        // correction's NTT with the preparation fused into its loads and the finish (with t
+        // folded in for BGV) into its stores.
+        let mut inv = Self::q_only(all_a, level as u32, 1).limbs();
+        for (x, y) in inv.iter_mut().zip(top_t.limbs()) {
+            x.dst = y.dst;
+        }
+        kernels::ntt::inverse_list(&cx, &inv)?;
+        let tq = if t_mod != 1 {
+            let m = self.inner.ring.modulus(level);
+            let inv_t = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
+                level,
+                reason: "t is not invertible modulo the top prime",
+            })?;
+            ew::scalar(
+                &cx,
+                top_t,
+                &ew::Scalars::new(&[(inv_t, m.shoup(inv_t))])?,
+                ew::OP_MUL,
+            )?;
+            let k = self.inner.ring.rescale_constants(level);
+            Some(self.times_t(t_mod, 0..level, |s| k[s].value))
+        } else {
+            None
+        };
+        let tops = top_t.limbs();
+        let per = level;
+        let fused: Vec<kernels::ntt::RescaleLimb> = low_t
+            .limbs()
+            .iter()
+            .zip(low_a.limbs())
+            .enumerate()
+            .map(|(idx, (tl, al))| kernels::ntt::RescaleLimb {
+                top: tops[idx / per].dst,
+                tmp: tl.dst,
+                out: al.dst,
+                slot: al.slot,
+            })
+            .collect();
+        if !kernels::ntt::forward_rescale(&cx, &fused, level, tq.as_deref())? {
             ew::rescale_prepare(&cx, low_t, level as u32)?;
             kernels::ntt::forward(&cx, low_t)?;
-            ew::rescale_finish(&cx, low_a, low_t, level)?;
-            a.shape.level = level - 1;
-            return Ok(());
+            match &tq {
+                None => ew::rescale_finish(&cx, low_a, low_t, level)?,
+                Some(tq) => {
+                    ew::rescale_finish_mod_t(&cx, low_a, low_t, level, &ew::Scalars::new(tq)?)?
+                }
+            }
         }
-        ew::binary(
-            &cx,
-            top_t,
-            Self::q_only(all_a, level as u32, 1),
-            ew::OP_COPY,
-        )?;
-        // BGV (t != 1): t^-1 on the copied top limb, t in the final multiplier.
-        let m = self.inner.ring.modulus(level);
-        let inv = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
-            level,
-            reason: "t is not invertible modulo the top prime",
-        })?;
-        ew::scalar(
-            &cx,
-            top_t,
-            &ew::Scalars::new(&[(inv, m.shoup(inv))])?,
-            ew::OP_MUL,
-        )?;
-        kernels::ntt::inverse(&cx, top_t)?;
-        ew::rescale_prepare(&cx, low_t, level as u32)?;
-        kernels::ntt::forward(&cx, low_t)?;
-        let k = self.inner.ring.rescale_constants(level);
-        let tq = self.times_t(t_mod, 0..level, |s| k[s].value);
-        ew::rescale_finish_mod_t(&cx, low_a, low_t, level, &ew::Scalars::new(&tq)?)?;
         a.shape.level = level - 1;
         Ok(())
     }

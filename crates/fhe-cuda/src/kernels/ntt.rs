@@ -279,14 +279,32 @@ const RESCALE_STORE: u32 = 2;
 /// The fused-mode arguments of the forward register-blocked passes. Mirrors `struct FusedArgs`
 /// of ntt.cu.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct FusedArgs {
     rconsts: u64,
     level: u32,
-    pad: u32,
+    use_t: u32,
+    tq_w: [u64; MAX_FUSED_SLOTS],
+    tq_ws: [u64; MAX_FUSED_SLOTS],
 }
-// SAFETY: plain repr(C) fields (u64 then 2 u32) matching `struct FusedArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (u64, 2 u32, 2 arrays of u64) matching `struct FusedArgs` of
+// ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
+
+/// `MAX_FUSED_SLOTS` of ntt.cu.
+const MAX_FUSED_SLOTS: usize = 64;
+
+impl Default for FusedArgs {
+    fn default() -> Self {
+        FusedArgs {
+            rconsts: 0,
+            level: 0,
+            use_t: 0,
+            tq_w: [0; MAX_FUSED_SLOTS],
+            tq_ws: [0; MAX_FUSED_SLOTS],
+        }
+    }
+}
 
 /// One limb of a fused forward NTT: `(src, tmp, dst, slot)` (see [`forward_fused`]).
 type FusedLimb = (u64, u64, u64, u32);
@@ -363,15 +381,29 @@ pub(crate) struct RescaleLimb {
 /// `elementwise_rescale_prepare`, `forward`, `elementwise_rescale_finish`). Returns `false`
 /// (nothing enqueued) when the register-blocked passes are off or do not cover the ring, so the
 /// caller runs the separate kernels.
-pub(crate) fn forward_rescale(cx: &Ctx, limbs: &[RescaleLimb], level: usize) -> Result<bool> {
-    if !fused_passes_available(cx.n.trailing_zeros()) {
+/// With `tq` (BGV's modulus switch: `t·q_l^-1 mod q_s` as `(value, shoup)` by slot, the top
+/// limb already scaled by `t^-1`), the store is `out·q_l^-1 - ntt·(t·q_l^-1)` instead.
+pub(crate) fn forward_rescale(
+    cx: &Ctx,
+    limbs: &[RescaleLimb],
+    level: usize,
+    tq: Option<&[(u64, u64)]>,
+) -> Result<bool> {
+    if !fused_passes_available(cx.n.trailing_zeros()) || level > MAX_FUSED_SLOTS {
         return Ok(false);
     }
-    let fa = FusedArgs {
+    let mut fa = FusedArgs {
         rconsts: cx.t(cx.layout.rescale[level]),
         level: level as u32,
         ..FusedArgs::default()
     };
+    if let Some(tq) = tq {
+        fa.use_t = 1;
+        for (s, &(w, ws)) in tq.iter().enumerate().take(MAX_FUSED_SLOTS) {
+            fa.tq_w[s] = w;
+            fa.tq_ws[s] = ws;
+        }
+    }
     let l: Vec<FusedLimb> = limbs
         .iter()
         .map(|x| (x.top, x.tmp, x.out, x.slot))
