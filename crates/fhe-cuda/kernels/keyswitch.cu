@@ -15,6 +15,10 @@ struct ConvStrides {
     u64 cp_src;
     u64 cp_dst;
     u64 top;
+    // mod_up's digits of one size: their conversion tables lie `table` words apart in the table
+    // buffer (every table pointer moves by z*table) and their sources `from_slot` slots apart.
+    u64 table;
+    u64 from_slot;
 };
 
 // Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
@@ -44,6 +48,14 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
     out += blockIdx.z * st.out;
     cp_src += blockIdx.z * st.cp_src;
     cp_dst += blockIdx.z * st.cp_dst;
+    qhatinv += blockIdx.z * st.table;
+    qhatinv_shoup += blockIdx.z * st.table;
+    h += blockIdx.z * st.table;
+    to_slots += blockIdx.z * st.table;
+    h_in += blockIdx.z * st.table;
+    h_out += blockIdx.z * st.table;
+    if (qmodp) qmodp += blockIdx.z * st.table;
+    from_slot0 += blockIdx.z * (u32)st.from_slot;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's
@@ -111,6 +123,14 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     cp_src += blockIdx.z * st.cp_src;
     cp_dst += blockIdx.z * st.cp_dst;
     if (top_w) top_w += blockIdx.z * st.top;
+    qhatinv += blockIdx.z * st.table;
+    qhatinv_shoup += blockIdx.z * st.table;
+    h += blockIdx.z * st.table;
+    to_slots += blockIdx.z * st.table;
+    h_in += blockIdx.z * st.table;
+    h_out += blockIdx.z * st.table;
+    if (qmodp) qmodp += blockIdx.z * st.table;
+    from_slot0 += blockIdx.z * (u32)st.from_slot;
     __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
     __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
     const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;

@@ -176,7 +176,7 @@ impl CudaBackend {
                 out: total as u64 * nw,
                 cp_src: pspc * nw,
                 cp_dst: total as u64 * nw,
-                top: 0,
+                ..ConvStrides::default()
             };
             kernels::keyswitch::convert(
                 &scx,
@@ -1072,27 +1072,56 @@ impl CudaBackend {
         let n = self.inner.ring.n() as u64;
         let spc = ext.slots_per_component() as u64;
         let le = ext.limbs(self.s());
-        let mut fwd = Vec::new();
-        for (j, up) in ups.iter().enumerate() {
-            let d = &up.digit;
-            let (lo, cnt) = (d.start as u32, d.len() as u32);
+        let cspc = c.slots_per_component() as u64;
+        // Runs of consecutive digits of one size (and table layout) convert in one launch.
+        let mut j0 = 0;
+        while j0 < ups.len() {
+            let first = &ups[j0];
+            let mut run = 1;
+            let mut table = 0;
+            while let Some(next) = ups.get(j0 + run) {
+                match ConvStrides::table_stride(&ups[j0 + run - 1].conv, &next.conv) {
+                    Some(t)
+                        if next.digit.len() == first.digit.len() && (run == 1 || t == table) =>
+                    {
+                        table = t;
+                        run += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let d = &first.digit;
+            let (lo, cnt) = (d.start as u64, d.len() as u64);
             // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
-            let cspc = c.slots_per_component() as u64;
             let copy = (
-                cptr + 8 * (component as u64 * cspc + lo as u64) * n,
-                ep + 8 * (j as u64 * spc + lo as u64) * n,
-                cnt,
+                cptr + 8 * (component as u64 * cspc + lo) * n,
+                ep + 8 * (j0 as u64 * spc + lo) * n,
+                cnt as u32,
             );
+            let strides = ConvStrides {
+                input: cnt * n,
+                out: spc * n,
+                cp_src: cnt * n,
+                cp_dst: (spc + cnt) * n,
+                top: 0,
+                table,
+                from_slot: cnt,
+            };
             kernels::keyswitch::convert(
                 &cx,
-                &up.conv,
-                tp + 8 * d.start as u64 * n,
-                ep + 8 * j as u64 * spc * n,
+                &first.conv,
+                tp + 8 * lo * n,
+                ep + 8 * j0 as u64 * spc * n,
                 copy,
                 None,
-                (1, ConvStrides::default()),
+                (run as u32, strides),
             )?;
-            // The converted limbs go back to NTT form.
+            j0 += run;
+        }
+        // The converted limbs go back to NTT form.
+        let mut fwd = Vec::new();
+        for (j, up) in ups.iter().enumerate() {
+            let (lo, cnt) = (up.digit.start as u32, up.digit.len() as u32);
             let comp = le.components(j as u32, 1);
             fwd.extend(Self::q_only(comp, 0, lo).limbs());
             fwd.extend(

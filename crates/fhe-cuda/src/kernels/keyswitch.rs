@@ -53,7 +53,8 @@ const CONVERT_BLOCK: u32 = 256;
 /// Word strides between the conversions of one batched launch (grid z): the z-th conversion
 /// reads `input + z·input`, writes `out + z·out`, copies `cp_src + z·cp_src` to
 /// `cp_dst + z·cp_dst` and, fused with the rescale, reads the top limb at `top + z·top`.
-/// Mirrors `struct ConvStrides` of keyswitch.cu.
+/// Mirrors `struct ConvStrides` of keyswitch.cu (which also moves every table pointer by
+/// `z·table` and the first source slot by `z·from_slot`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ConvStrides {
@@ -62,6 +63,27 @@ pub(crate) struct ConvStrides {
     pub cp_src: u64,
     pub cp_dst: u64,
     pub top: u64,
+    /// Word distance between consecutive conversions' tables (mod_up digits of one size).
+    pub table: u64,
+    /// Slot distance between consecutive conversions' first sources.
+    pub from_slot: u64,
+}
+
+impl ConvStrides {
+    /// The table stride of two conversions laid out one after the other with the same shape:
+    /// `Some(words)` when every table of `b` is the same distance after `a`'s.
+    pub(crate) fn table_stride(a: &ConvLayout, b: &ConvLayout) -> Option<u64> {
+        let d = b.qhatinv.checked_sub(a.qhatinv)?;
+        let same = a.from_cnt == b.from_cnt
+            && a.to_cnt == b.to_cnt
+            && a.q_mod_p.is_none()
+            && b.q_mod_p.is_none()
+            && b.h.checked_sub(a.h) == Some(d)
+            && b.to_slots.checked_sub(a.to_slots) == Some(d)
+            && b.h_in.checked_sub(a.h_in) == Some(d)
+            && b.h_out.checked_sub(a.h_out) == Some(d);
+        same.then_some(d as u64)
+    }
 }
 // SAFETY: plain repr(C) u64 fields matching `struct ConvStrides` of keyswitch.cu.
 unsafe impl cudarc::driver::DeviceRepr for ConvStrides {}
