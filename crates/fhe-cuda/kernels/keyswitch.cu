@@ -21,6 +21,29 @@ struct ConvStrides {
     u64 from_slot;
 };
 
+// Moves the pointers and the first source slot of a batched conversion launch to the z-th
+// conversion (`ConvStrides`; grid z = 1 leaves them unchanged).
+__device__ __forceinline__ void batch_offsets(const ConvStrides& st, const u64*& in, u64*& out,
+                                              const u64*& cp_src, u64*& cp_dst,
+                                              const u64*& qhatinv, const u64*& qhatinv_shoup,
+                                              const u64*& h, const u64*& to_slots,
+                                              const u64*& h_in, const u64*& h_out,
+                                              const u64*& qmodp, u32& from_slot0) {
+    const u64 z = blockIdx.z;
+    in += z * st.in;
+    out += z * st.out;
+    cp_src += z * st.cp_src;
+    cp_dst += z * st.cp_dst;
+    qhatinv += z * st.table;
+    qhatinv_shoup += z * st.table;
+    h += z * st.table;
+    to_slots += z * st.table;
+    h_in += z * st.table;
+    h_out += z * st.table;
+    if (qmodp) qmodp += z * st.table;
+    from_slot0 += (u32)(z * st.from_slot);
+}
+
 // Fast basis conversion (fhe-math `BasisConverter` contract) of centred values:
 //   x_i' = x_i + h_in[i] mod q_i (the centring offset of `ModUpTable` / `ModDownTable`),
 //   v_i = mul_shoup(x_i', qhatinv_i)  (canonical mod q_i),
@@ -44,18 +67,8 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
     (void)top_w;
     (void)level;
     (void)pinv;
-    in += blockIdx.z * st.in;
-    out += blockIdx.z * st.out;
-    cp_src += blockIdx.z * st.cp_src;
-    cp_dst += blockIdx.z * st.cp_dst;
-    qhatinv += blockIdx.z * st.table;
-    qhatinv_shoup += blockIdx.z * st.table;
-    h += blockIdx.z * st.table;
-    to_slots += blockIdx.z * st.table;
-    h_in += blockIdx.z * st.table;
-    h_out += blockIdx.z * st.table;
-    if (qmodp) qmodp += blockIdx.z * st.table;
-    from_slot0 += blockIdx.z * (u32)st.from_slot;
+    batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
+                  qmodp, from_slot0);
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     // Blocks of the first target group also copy cp_cnt consecutive limbs (mod_up: the digit's
@@ -118,19 +131,9 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
                                                  const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                                  const u64* top_w, u32 level,
                                                  const u64* pinv, const ConvStrides& st) {
-    in += blockIdx.z * st.in;
-    out += blockIdx.z * st.out;
-    cp_src += blockIdx.z * st.cp_src;
-    cp_dst += blockIdx.z * st.cp_dst;
+    batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
+                  qmodp, from_slot0);
     if (top_w) top_w += blockIdx.z * st.top;
-    qhatinv += blockIdx.z * st.table;
-    qhatinv_shoup += blockIdx.z * st.table;
-    h += blockIdx.z * st.table;
-    to_slots += blockIdx.z * st.table;
-    h_in += blockIdx.z * st.table;
-    h_out += blockIdx.z * st.table;
-    if (qmodp) qmodp += blockIdx.z * st.table;
-    from_slot0 += blockIdx.z * (u32)st.from_slot;
     __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
     __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
     const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
