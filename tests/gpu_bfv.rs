@@ -5,11 +5,10 @@
 
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::params::{self, N13};
-use gpufhe::bfv::testing::random_values;
+use gpufhe::bfv::testing::{SeededKeys, random_values, seed};
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::Backend;
-use gpufhe::math::sampler::Seed;
 use gpufhe::rlwe::GaloisKeys;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -36,10 +35,6 @@ fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
     Context::cpu(params::new(lit).unwrap()).unwrap()
 }
 
-fn seed(b: u8) -> Seed {
-    Seed([b; 32])
-}
-
 fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
     let h = be.download(p).unwrap();
     let mut out = Vec::new();
@@ -58,9 +53,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let enc = ctx.encoder();
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
-    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
     let mut keys = BTreeMap::new();
     for (i, g) in eval
         .galois_elements(&[1, 2, 4, 5], true)
@@ -174,9 +167,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let enc = ctx.encoder();
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
-    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
     let g = eval.galois_elements(&[1], false).unwrap()[0];
     let mut keys = BTreeMap::new();
     keys.insert(

@@ -5,11 +5,10 @@
 
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::{CAT, N13, ParametersLiteral};
-use gpufhe::bgv::testing::random_values;
+use gpufhe::bgv::testing::{SeededKeys, random_values, seed};
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::Backend;
-use gpufhe::math::sampler::Seed;
 use gpufhe::rlwe::GaloisKeys;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -35,10 +34,6 @@ fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
     Context::cpu(Parameters::new(lit).unwrap()).unwrap()
 }
 
-fn seed(b: u8) -> Seed {
-    Seed([b; 32])
-}
-
 /// The active limbs of a buffer.
 fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
     let h = be.download(p).unwrap();
@@ -60,9 +55,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let enc = Encoder::new(ctx);
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
-    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+    let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
     let mut keys = BTreeMap::new();
     for (i, g) in eval
         .galois_elements(&[1, 2, 4, 5], true)

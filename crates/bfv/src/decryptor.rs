@@ -92,11 +92,10 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{self, N13, TEST_N11_INSECURE};
-    use crate::testing::random_values;
+    use crate::testing::{SeededKeys, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
-    use fhe_math::sampler::Seed;
     use num_bigint::BigUint;
     use num_traits::{ToPrimitive, Zero};
     use rlwe::{PublicKey, RelinKey};
@@ -147,17 +146,11 @@ mod tests {
         eval: Evaluator<CpuBackend>,
     }
 
-    fn seed(b: u8) -> Seed {
-        Seed([b; 32])
-    }
-
     impl Setup {
         fn new(lit: &ParametersLiteral) -> Self {
             let ctx = Context::cpu(params::new(lit).unwrap()).unwrap();
             let kg = ctx.key_generator();
-            let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-            let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-            let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+            let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
             Setup {
                 eval: Evaluator::new(&ctx),
                 ctx,

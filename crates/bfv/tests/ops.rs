@@ -5,18 +5,13 @@
 
 use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
-use bfv::testing::random_values;
+use bfv::testing::{SeededKeys, random_values, seed};
 use bfv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, ParametersLiteral};
 use fhe_math::cpu::CpuBackend;
-use fhe_math::sampler::Seed;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use std::collections::BTreeMap;
 
 type B = CpuBackend;
-
-fn seed(b: u8) -> Seed {
-    Seed([b; 32])
-}
 
 struct Setup {
     ctx: Context<B>,
@@ -32,9 +27,7 @@ impl Setup {
     fn new(lit: &ParametersLiteral, steps: &[i64]) -> Self {
         let ctx = Context::cpu(params::new(lit).unwrap()).unwrap();
         let kg = ctx.key_generator();
-        let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-        let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-        let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+        let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
         let eval = Evaluator::new(&ctx);
         let mut keys = BTreeMap::new();
         for (i, g) in eval

@@ -166,11 +166,10 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{N13, Parameters, ParametersLiteral, TEST_N11_INSECURE};
-    use crate::testing::random_values;
+    use crate::testing::{SeededKeys, random_values, seed};
     use crate::{Encoder, Evaluator};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
-    use fhe_math::sampler::Seed;
     use num_traits::Zero;
     use rlwe::{PublicKey, RelinKey};
 
@@ -244,17 +243,11 @@ mod tests {
         eval: Evaluator<CpuBackend>,
     }
 
-    fn seed(b: u8) -> Seed {
-        Seed([b; 32])
-    }
-
     impl Setup {
         fn new(lit: &ParametersLiteral) -> Self {
             let ctx = Context::cpu(Parameters::new(lit).unwrap()).unwrap();
             let kg = ctx.key_generator();
-            let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-            let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-            let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+            let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
             Setup {
                 enc: Encoder::new(&ctx),
                 eval: Evaluator::new(&ctx),

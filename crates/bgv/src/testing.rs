@@ -30,3 +30,30 @@ pub fn random_values(seed: u64, count: usize, bound: u64) -> Vec<u64> {
     let mut r = SplitMix::new(seed);
     (0..count).map(|_| r.below(bound)).collect()
 }
+
+/// The seed of 32 bytes equal to `b` (fixed seeds make test keys and encryptions
+/// reproducible, so two backends can be compared bit for bit).
+pub fn seed(b: u8) -> fhe_math::sampler::Seed {
+    fhe_math::sampler::Seed([b; 32])
+}
+
+/// Secret, public and relinearization keys from the fixed seeds 1 (secret), 2 and 3 (public
+/// key), 4 and 5 (relinearization key): the keys every BGV/BFV test and benchmark shares.
+pub struct SeededKeys<B: fhe_math::backend::Backend> {
+    /// The secret key.
+    pub sk: rlwe::SecretKey<B>,
+    /// The public key.
+    pub pk: rlwe::PublicKey<B>,
+    /// The relinearization key.
+    pub rlk: rlwe::RelinKey<B>,
+}
+
+impl<B: fhe_math::backend::Backend> SeededKeys<B> {
+    /// The keys of `kg` (a context's key generator, so BGV's error factor applies).
+    pub fn new(kg: &rlwe::KeyGenerator<'_, B>) -> rlwe::Result<Self> {
+        let sk = kg.secret_key_from_seed(seed(1))?;
+        let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3))?;
+        let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5))?;
+        Ok(SeededKeys { sk, pk, rlk })
+    }
+}

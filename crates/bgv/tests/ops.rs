@@ -3,17 +3,12 @@
 
 use bgv::RowRotations;
 use bgv::params::{N13, ParametersLiteral, TEST_N11_INSECURE};
-use bgv::testing::random_values;
+use bgv::testing::{SeededKeys, random_values, seed};
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};
 use fhe_math::backend::Backend;
 use fhe_math::cpu::CpuBackend;
-use fhe_math::sampler::Seed;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use std::collections::BTreeMap;
-
-fn seed(b: u8) -> Seed {
-    Seed([b; 32])
-}
 
 struct Setup<B: Backend> {
     ctx: Context<B>,
@@ -28,9 +23,7 @@ struct Setup<B: Backend> {
 impl<B: Backend> Setup<B> {
     fn new(ctx: Context<B>, steps: &[i64]) -> Self {
         let kg = ctx.key_generator();
-        let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-        let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-        let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
+        let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
         let eval = Evaluator::new(&ctx);
         let mut keys = BTreeMap::new();
         for (i, g) in eval
