@@ -268,14 +268,15 @@ struct FusedArgs {
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
-template <int S, bool STRIDED, bool INV, bool FUSED = false>
+template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, int R = 3>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {}) {
     extern __shared__ u64 sh[];
-    constexpr u32 LT = S - 3;
-    constexpr int NR = (S + 2) / 3;
+    constexpr int E = 1 << R; // elements per thread
+    constexpr u32 LT = S - R;
+    constexpr int NR = (S + R - 1) / R;
     const u64 q = slots[s * SLOT_STRIDE];
     const u64 two_q = 2 * q;
     // (twiddle, Shoup companion) pairs of this slot: one 16-byte load per twiddle.
@@ -304,45 +305,45 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         return e + (e >> 3);
     };
 
-    u64 x[8];
+    u64 x[E];
 #pragma unroll
     for (int r = 0; r < NR; r++) {
         // Window and stage bits of this round (compile-time after unrolling).
-        const int lo = INV ? (3 * r < S - 3 ? 3 * r : S - 3) : (S - 3 * (r + 1) > 0 ? S - 3 * (r + 1) : 0);
-        const int b_lo = INV ? 3 * r : lo;                                   // lowest stage bit
-        const int b_hi = INV ? (3 * r + 3 < S ? 3 * r + 3 : S) : S - 3 * r;   // one past the top
+        const int lo = INV ? (R * r < S - R ? R * r : S - R) : (S - R * (r + 1) > 0 ? S - R * (r + 1) : 0);
+        const int b_lo = INV ? R * r : lo;                                   // lowest stage bit
+        const int b_hi = INV ? (R * r + R < S ? R * r + R : S) : S - R * r;   // one past the top
         const u32 tlo = t & ((1u << lo) - 1);
         const u32 thi = t >> lo;
-        const u32 mbase = (thi << (lo + 3)) | tlo;
+        const u32 mbase = (thi << (lo + R)) | tlo;
         // Element k of this thread: global index gbase + ((mbase + (k << lo)) << L), the bits of
         // the three terms disjoint, so one base pointer plus constant offsets.
         const u64 goff = gbase + ((u64)mbase << L);
         if (r == 0) {
             const u64* gsrc = src + goff;
 #pragma unroll
-            for (int k = 0; k < 8; k++) x[k] = gsrc[(u64)k << (lo + L)];
+            for (int k = 0; k < E; k++) x[k] = gsrc[(u64)k << (lo + L)];
             if (FUSED && (mode & RESCALE_LOAD)) {
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[fa.level * SLOT_STRIDE];
                 const u64 half = ql >> 1;
                 const u64 half_i = reduce_u64(half, mi);
 #pragma unroll
-                for (int k = 0; k < 8; k++)
+                for (int k = 0; k < E; k++)
                     x[k] = mod_sub(reduce_u64(mod_add(x[k], half, ql), mi), half_i, q);
             }
         } else {
             __syncthreads();
 #pragma unroll
-            for (int k = 0; k < 8; k++) x[k] = sh[sh_index(mbase, k, lo)];
+            for (int k = 0; k < E; k++) x[k] = sh[sh_index(mbase, k, lo)];
         }
         if (!INV) {
 #pragma unroll
             for (int b = b_hi - 1; b >= b_lo; b--) {
                 const int kb = b - lo;
                 const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
-                                 (thi << (2 - kb));
+                                 (thi << (R - 1 - kb));
 #pragma unroll
-                for (int j = 0; j < (4 >> kb); j++) {
+                for (int j = 0; j < ((E / 2) >> kb); j++) {
                     const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
@@ -356,15 +357,17 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             for (int b = b_lo; b < b_hi; b++) {
                 const int kb = b - lo;
                 const u32 h = 1u << (logn - 1 - L - b);
-                if (h == 1) {
+                // The transform's last stage (h = 1) is bit S - 1 of a pass with L + S = logn
+                // (TOP), known at compile time so the other stages carry no second path.
+                if (TOP && b == S - 1) {
                     const u64* cs = consts + 4 * s;
 #pragma unroll
-                    for (int k0 = 0; k0 < 8; k0++)
+                    for (int k0 = 0; k0 < E; k0++)
                         if (!(k0 & (1 << kb))) inv_bf_last(x[k0], x[k0 | (1 << kb)], cs, q, two_q);
                 } else {
-                    const u32 base = h + (hi << (S - b - 1)) + (thi << (2 - kb));
+                    const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
 #pragma unroll
-                    for (int j = 0; j < (4 >> kb); j++) {
+                    for (int j = 0; j < ((E / 2) >> kb); j++) {
                         const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
@@ -378,7 +381,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         if (r == NR - 1) {
             if (!INV && last) {
 #pragma unroll
-                for (int k = 0; k < 8; k++) x[k] = csub(csub(x[k], two_q), q);
+                for (int k = 0; k < E; k++) x[k] = csub(csub(x[k], two_q), q);
             }
             if (FUSED && (mode & RESCALE_STORE)) {
                 const u64* rc = (const u64*)fa.rconsts;
@@ -386,41 +389,66 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                 if (fa.use_t) {
                     const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
 #pragma unroll
-                    for (int k = 0; k < 8; k++) {
+                    for (int k = 0; k < E; k++) {
                         u64* p = a + goff + ((u64)k << (lo + L));
                         *p = mod_sub(mul_shoup(*p, c, cs, q), mul_shoup(x[k], tw, tws, q), q);
                     }
                 } else {
 #pragma unroll
-                    for (int k = 0; k < 8; k++) {
+                    for (int k = 0; k < E; k++) {
                         u64* p = a + goff + ((u64)k << (lo + L));
                         *p = mul_shoup(mod_sub(*p, x[k], q), c, cs, q);
                     }
                 }
             } else {
 #pragma unroll
-                for (int k = 0; k < 8; k++) a[goff + ((u64)k << (lo + L))] = x[k];
+                for (int k = 0; k < E; k++) a[goff + ((u64)k << (lo + L))] = x[k];
             }
         } else {
             if (r > 0) __syncthreads();
 #pragma unroll
-            for (int k = 0; k < 8; k++) sh[sh_index(mbase, k, lo)] = x[k];
+            for (int k = 0; k < E; k++) sh[sh_index(mbase, k, lo)] = x[k];
         }
     }
 }
 
-#define NTT_R8(S)                                                                              \
-    extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                   \
-                                             const ulonglong2* twp, u32 logn, u32 L, u32 logC, \
-                                             u32 last) {                                       \
+// Plain forward and inverse passes of radix 2^R (kernels ntt_fwd_rX_S, ntt_inv_rX_S with
+// X = 2^R; only R = 3 is instantiated: R = 4, 16 elements per thread, spilled to local memory
+// and ran 2.5x slower on the H200, PERF.md). Inverse: TOP (the pass holding the n^-1 stage) is L + S == logn, the strided pass of
+// a two-pass transform or a single pass.
+#define NTT_PLAIN(X, R, S)                                                                     \
+    extern "C" __global__ void ntt_fwd_r##X##_##S(LimbList ll, const u64* slots,               \
+                                                 const ulonglong2* twp, u32 logn, u32 L,       \
+                                                 u32 logC, u32 last) {                         \
         u32 i = blockIdx.y;                                                                    \
+        const u64* src = (const u64*)ll.src[i];                                                \
+        u64* dst = (u64*)ll.dst[i];                                                            \
         if (L > 0)                                                                             \
-            ntt_pass_r8<S, true, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, twp, nullptr, logn, L, logC, last != 0);        \
+            ntt_pass_r8<S, true, false, false, false, R>(src, dst, ll.slot[i], slots, twp,     \
+                                                         nullptr, logn, L, logC, last != 0);   \
         else                                                                                   \
-            ntt_pass_r8<S, false, false>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],   \
-                                         slots, twp, nullptr, logn, L, logC, last != 0);       \
+            ntt_pass_r8<S, false, false, false, false, R>(src, dst, ll.slot[i], slots, twp,    \
+                                                          nullptr, logn, L, logC, last != 0);  \
     }                                                                                          \
+    extern "C" __global__ void ntt_inv_r##X##_##S(LimbList ll, const u64* slots,               \
+                                                 const ulonglong2* twp, const u64* consts,     \
+                                                 u32 logn, u32 L, u32 logC) {                  \
+        u32 i = blockIdx.y;                                                                    \
+        const u64* src = (const u64*)ll.src[i];                                                \
+        u64* dst = (u64*)ll.dst[i];                                                            \
+        if (L > 0)                                                                             \
+            ntt_pass_r8<S, true, true, false, true, R>(src, dst, ll.slot[i], slots, twp,       \
+                                                       consts, logn, L, logC, false);          \
+        else if (S == logn)                                                                    \
+            ntt_pass_r8<S, false, true, false, true, R>(src, dst, ll.slot[i], slots, twp,      \
+                                                        consts, logn, L, logC, false);         \
+        else                                                                                   \
+            ntt_pass_r8<S, false, true, false, false, R>(src, dst, ll.slot[i], slots, twp,     \
+                                                         consts, logn, L, logC, false);        \
+    }
+
+#define NTT_R8(S)                                                                              \
+    NTT_PLAIN(8, 3, S)                                                                         \
     /* The same forward pass with the fused modes (separate, so the plain kernel stays lean). */ \
     extern "C" __global__ void ntt_fwd_fused_r8_##S(LimbList ll, const u64* slots,             \
                                                    const ulonglong2* twp, u32 logn, u32 L,     \
@@ -435,17 +463,6 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             ntt_pass_r8<S, false, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i],         \
                                                ll.slot[i], slots, twp, nullptr, logn, L, logC, \
                                                last != 0, mode, fa);                           \
-    }                                                                                          \
-    extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                   \
-                                             const ulonglong2* twp, const u64* consts,         \
-                                             u32 logn, u32 L, u32 logC) {                      \
-        u32 i = blockIdx.y;                                                                    \
-        if (L > 0)                                                                             \
-            ntt_pass_r8<S, true, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],     \
-                                       slots, twp, consts, logn, L, logC, false);              \
-        else                                                                                   \
-            ntt_pass_r8<S, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i],    \
-                                        slots, twp, consts, logn, L, logC, false);             \
     }
 
 NTT_R8(3)
@@ -457,3 +474,4 @@ NTT_R8(8)
 NTT_R8(9)
 NTT_R8(10)
 NTT_R8(11)
+

@@ -169,6 +169,12 @@ const R8_INV: [&str; 9] = [
     "ntt_inv_r8_10",
     "ntt_inv_r8_11",
 ];
+/// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
+fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
+    let i = (p.s as usize).checked_sub(3).filter(|_| r8(p))?;
+    Some(if inverse { R8_INV[i] } else { R8_FWD[i] })
+}
+
 /// Threads per block of the register-blocked pass, at most (non-strided passes);
 /// `FHE_NTT_R8_LOG_THREADS` (log) and `FHE_NTT_R8_LOG_C` override these two (tuning runs).
 /// 2^6 threads and 2^3 strided sub-problems measured 2–5% faster than 2^7 / 2^4 on the H200
@@ -256,8 +262,8 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
                 continue;
             }
             let last: u32 = (p.l == 0) as u32;
-            if r8(p) {
-                let f8 = cx.dev.function("ntt", R8_FWD[p.s as usize - 3])?;
+            if let Some(name) = plain_kernel(p, false) {
+                let f8 = cx.dev.function("ntt", name)?;
                 let (log_c, cfg) = config_r8(logn, p, count);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
@@ -431,8 +437,8 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             if p.s == 0 {
                 continue;
             }
-            if r8(p) {
-                let f8 = cx.dev.function("ntt", R8_INV[p.s as usize - 3])?;
+            if let Some(name) = plain_kernel(p, true) {
+                let f8 = cx.dev.function("ntt", name)?;
                 let (log_c, cfg) = config_r8(logn, p, count);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c
