@@ -4,11 +4,13 @@
 //!
 //! `cargo bench --bench bfv_cpu`
 
+mod common;
+
+use common::quick_group;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::random_values;
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral, Security, params};
-use std::time::Duration;
 
 /// OpenFHE's `bfv15` shape with our prime selection.
 const OPENFHE_BFV15: ParametersLiteral = ParametersLiteral {
@@ -41,10 +43,7 @@ fn bfv_cpu(c: &mut Criterion) {
     let cx = ctx.encrypt_pk(&pk, &px).unwrap();
     let cy = ctx.encrypt_pk(&pk, &py).unwrap();
 
-    let mut g = c.benchmark_group("bfv/OPENFHE_BFV15");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500));
+    let mut g = quick_group(c, "bfv/OPENFHE_BFV15");
     g.bench_function("encrypt", |b| b.iter(|| ctx.encrypt_pk(&pk, &px).unwrap()));
     g.bench_function("add", |b| b.iter(|| eval.add(&cx, &cy).unwrap()));
     g.bench_function("multiply", |b| b.iter(|| eval.mul(&cx, &cy).unwrap()));
@@ -72,10 +71,7 @@ fn bfv_decrypt(c: &mut Criterion) {
     let cx = ctx.encrypt_pk(&pk, &px).unwrap();
     let dec = Decryptor::new(&ctx, &sk);
 
-    let mut g = c.benchmark_group("bfv/PHANTOM_INT");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500));
+    let mut g = quick_group(c, "bfv/PHANTOM_INT");
     g.bench_function("decrypt", |b| b.iter(|| dec.decrypt(&cx).unwrap()));
     g.bench_function("noise_budget", |b| {
         b.iter(|| dec.noise_budget(&cx).unwrap())

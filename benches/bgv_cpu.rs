@@ -5,12 +5,14 @@
 //!
 //! `cargo bench --bench bgv_cpu`
 
+mod common;
+
+use common::quick_group;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::Security;
 use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, ParametersLiteral};
-use std::time::Duration;
 
 /// OpenFHE's `bgv15` shape with our prime selection.
 const OPENFHE_BGV15: ParametersLiteral = ParametersLiteral {
@@ -43,10 +45,7 @@ fn bgv_cpu(c: &mut Criterion) {
     let cx = ctx.encrypt_pk(&pk, &px).unwrap();
     let cy = ctx.encrypt_pk(&pk, &py).unwrap();
 
-    let mut g = c.benchmark_group("bgv/OPENFHE_BGV15");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500));
+    let mut g = quick_group(c, "bgv/OPENFHE_BGV15");
     g.bench_function("encrypt", |b| b.iter(|| ctx.encrypt_pk(&pk, &px).unwrap()));
     g.bench_function("add", |b| b.iter(|| eval.add(&cx, &cy).unwrap()));
     g.bench_function("mul_relin_no_switch", |b| {
@@ -81,10 +80,7 @@ fn bgv_decrypt(c: &mut Criterion) {
     let mid = eval.mod_switch_to(&cx, 6).unwrap();
     let dec = Decryptor::new(&ctx, &sk);
 
-    let mut g = c.benchmark_group("bgv/PHANTOM_INT");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500));
+    let mut g = quick_group(c, "bgv/PHANTOM_INT");
     g.bench_function("decrypt_top", |b| b.iter(|| dec.decrypt(&cx).unwrap()));
     g.bench_function("decrypt_level6", |b| b.iter(|| dec.decrypt(&mid).unwrap()));
     g.bench_function("noise_budget_top", |b| {

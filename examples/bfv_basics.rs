@@ -7,7 +7,7 @@
 //! when every decrypted result equals the same computation on plaintext mod t.
 
 use gpufhe::bfv::RowRotations;
-use gpufhe::bfv::testing::random_values;
+use gpufhe::bfv::testing::{mul_slots, random_values, rotate_rows, swap_rows};
 use gpufhe::bfv::{Ciphertext, Context, Decryptor, Evaluator, params};
 use gpufhe::math::CpuBackend;
 use std::time::Instant;
@@ -43,14 +43,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let y = random_values(2, n, t);
     let cx = ctx.encrypt_pk(&pk, &encoder.encode(&x, top)?)?;
     let cy = ctx.encrypt_pk(&pk, &encoder.encode(&y, top)?)?;
-    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
-    let half = n / 2;
-    let rotate = |v: &[u64], k: usize| -> Vec<u64> {
-        (0..n)
-            .map(|i| v[(i / half) * half + (i % half + k) % half])
-            .collect()
-    };
-    let swap = |v: &[u64]| -> Vec<u64> { v[half..].iter().chain(&v[..half]).copied().collect() };
 
     let mut exact = true;
     let mut report = |name: &str, ct: &Ciphertext<CpuBackend>, want: &[u64], secs: f64| {
@@ -65,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         exact &= ok;
     };
     report("encrypt x", &cx, &x, 0.0);
-    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
+    let xy = mul_slots(&x, &y, t);
     let c = Instant::now();
     let prod = eval.mul(&cx, &cy)?;
     report(
@@ -82,7 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate rows by 1",
         &r1,
-        &rotate(&xy, 1),
+        &rotate_rows(&xy, 1),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
@@ -90,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate rows by 5",
         &r5,
-        &rotate(&xy, 5),
+        &rotate_rows(&xy, 5),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
@@ -98,12 +90,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate columns",
         &col,
-        &swap(&xy),
+        &swap_rows(&xy),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
     let sq = eval.square_relin(&relin, &rlk)?;
-    let xy2: Vec<u64> = xy.iter().map(|&a| mul(a, a)).collect();
+    let xy2 = mul_slots(&xy, &xy, t);
     report("square + relinearize", &sq, &xy2, c.elapsed().as_secs_f64());
     println!("remaining noise budget: {:.1} bits", dec.noise_budget(&sq)?);
     println!("exact: {exact}");

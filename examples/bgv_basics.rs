@@ -8,7 +8,7 @@
 //! when every decrypted result equals the same computation on plaintext mod t.
 
 use gpufhe::bgv::RowRotations;
-use gpufhe::bgv::testing::random_values;
+use gpufhe::bgv::testing::{mul_mod, mul_slots, random_values, rotate_rows, swap_rows, zip_with};
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, params};
 use gpufhe::math::CpuBackend;
 use std::time::Instant;
@@ -44,18 +44,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cy = ctx.encrypt_pk(&pk, &encoder.encode(&y, top)?)?;
     let pz = encoder.encode(&z, top)?;
 
-    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
-    let zip = |a: &[u64], b: &[u64], f: &dyn Fn(u64, u64) -> u64| -> Vec<u64> {
-        a.iter().zip(b).map(|(&u, &v)| f(u, v)).collect()
-    };
-    let half = n / 2;
-    let rotate = |v: &[u64], k: usize| -> Vec<u64> {
-        (0..n)
-            .map(|i| v[(i / half) * half + (i % half + k) % half])
-            .collect()
-    };
-    let swap = |v: &[u64]| -> Vec<u64> { v[half..].iter().chain(&v[..half]).copied().collect() };
-
     let mut exact = true;
     let mut report = |name: &str, ct: &Ciphertext<CpuBackend>, want: &[u64], secs: f64| {
         let ok = dec.decrypt(ct).map(|v| v == want).unwrap_or(false);
@@ -71,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     report("encrypt x", &cx, &x, 0.0);
-    let xy = zip(&x, &y, &mul);
+    let xy = mul_slots(&x, &y, t);
     let c = Instant::now();
     let prod = eval.mul(&cx, &cy)?;
     report(
@@ -99,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate rows by 1",
         &r1,
-        &rotate(&xy, 1),
+        &rotate_rows(&xy, 1),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
@@ -107,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate rows by 5",
         &r5,
-        &rotate(&xy, 5),
+        &rotate_rows(&xy, 5),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
@@ -115,7 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "rotate columns",
         &col,
-        &swap(&xy),
+        &swap_rows(&xy),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
@@ -123,12 +111,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report(
         "multiply plain",
         &mp,
-        &zip(&swap(&xy), &z, &mul),
+        &mul_slots(&swap_rows(&xy), &z, t),
         c.elapsed().as_secs_f64(),
     );
     let c = Instant::now();
     let sum = eval.add(&mp, &cx)?;
-    let want_sum = zip(&zip(&swap(&xy), &z, &mul), &x, &|a, b| (a + b) % t);
+    let want_sum = zip_with(&mul_slots(&swap_rows(&xy), &z, t), &x, |a, b| (a + b) % t);
     report(
         "add (levels aligned)",
         &sum,
@@ -139,7 +127,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let p7 = eval.pow(&cx, 7, &rlk)?;
     let x7 = x
         .iter()
-        .map(|&v| (0..7).fold(1, |a, _| mul(a, v)))
+        .map(|&v| (0..7).fold(1, |a, _| mul_mod(a, v, t)))
         .collect::<Vec<_>>();
     report("pow 7", &p7, &x7, c.elapsed().as_secs_f64());
 

@@ -3,47 +3,27 @@
 //! computation mod t. `#[ignore]`d without a GPU (run with `--include-ignored` on the GPU
 //! machine); the device helper panics when no device is found, so these never pass silently.
 
+mod common;
+
+use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::params::{self, N13};
-use gpufhe::bfv::testing::{SeededKeys, random_values, seed};
+use gpufhe::bfv::testing::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
-use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::cuda::CudaBackend;
 use gpufhe::math::Backend;
-use gpufhe::rlwe::GaloisKeys;
-use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
-
-fn device() -> Arc<Device> {
-    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
-    DEV.get_or_init(|| {
-        let d = Device::new(0)
-            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
-        d.warm_up().expect("kernel modules compile");
-        d
-    })
-    .clone()
-}
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = params::new(lit).unwrap();
-    let ring = gpufhe::bgv::context::ring_for(&params).unwrap();
-    let backend = CudaBackend::new(device(), ring).unwrap();
+    let backend = cuda_backend(gpufhe::bgv::context::ring_for(&params).unwrap());
     Context::with_backend(params, backend).unwrap()
 }
 
 fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
     Context::cpu(params::new(lit).unwrap()).unwrap()
-}
-
-fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
-    let h = be.download(p).unwrap();
-    let mut out = Vec::new();
-    for c in 0..h.components() {
-        for s in 0..=h.level() {
-            out.extend_from_slice(h.limb(c, s));
-        }
-    }
-    out
 }
 
 fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
@@ -54,23 +34,8 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
     let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
-    let mut keys = BTreeMap::new();
-    for (i, g) in eval
-        .galois_elements(&[1, 2, 4, 5], true)
-        .unwrap()
-        .into_iter()
-        .enumerate()
-    {
-        keys.insert(
-            g,
-            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
-                .unwrap(),
-        );
-    }
-    let gk = GaloisKeys {
-        keys,
-        fingerprint: ctx.params().fingerprint(),
-    };
+    let elements = eval.galois_elements(&[1, 2, 4, 5], true).unwrap();
+    let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 20).unwrap();
     let dec = Decryptor::new(ctx, &sk);
     let x = random_values(1, n, t);
     let y = random_values(2, n, t);
@@ -81,17 +46,11 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         .encrypt_sk_with_seeds(&sk, &py, seed(31), &seed(32))
         .unwrap();
     let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
-    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
-    let xx: Vec<u64> = x.iter().map(|&a| mul(a, a)).collect();
+    let xy = mul_slots(&x, &y, t);
+    let xx = mul_slots(&x, &x, t);
     let sum: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| (a + b) % t).collect();
     let diff: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| (a + t - b) % t).collect();
     let neg: Vec<u64> = x.iter().map(|&a| (t - a) % t).collect();
-    let half = n / 2;
-    let rot = |v: &[u64], k: usize| -> Vec<u64> {
-        (0..n)
-            .map(|i| v[(i / half) * half + (i % half + k) % half])
-            .collect()
-    };
     let mut out = Vec::new();
     let mut keep = |name: &str, ct: &gpufhe::bfv::Ciphertext<B>, want: &[u64]| {
         assert!(
@@ -99,7 +58,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             "{name}: differs from the plaintext computation on {}",
             be.device_name()
         );
-        out.push((name.to_string(), active(be, &ct.inner.poly)));
+        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
     };
     keep("encrypt_pk", &cx, &x);
     keep("encrypt_sk", &cy, &y);
@@ -118,18 +77,17 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     keep(
         "rotate_rows_1",
         &eval.rotate_rows(&cx, 1, &gk).unwrap(),
-        &rot(&x, 1),
+        &rotate_rows(&x, 1),
     );
     keep(
         "rotate_rows_7",
         &eval.rotate_rows(&cx, 7, &gk).unwrap(),
-        &rot(&x, 7),
+        &rotate_rows(&x, 7),
     );
-    let swapped: Vec<u64> = x[half..].iter().chain(&x[..half]).copied().collect();
     keep(
         "rotate_columns",
         &eval.rotate_columns(&cx, &gk).unwrap(),
-        &swapped,
+        &swap_rows(&x),
     );
     for (ct, k) in eval
         .rotate_rows_hoisted(&relin, &[1, 2, 5], &gk)
@@ -137,12 +95,16 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         .iter()
         .zip([1, 2, 5])
     {
-        keep(&format!("rotate_rows_hoisted_{k}"), ct, &rot(&xy, k));
+        keep(
+            &format!("rotate_rows_hoisted_{k}"),
+            ct,
+            &rotate_rows(&xy, k),
+        );
     }
     let x3: Vec<u64> = x.iter().map(|&a| mul(mul(a, a), a)).collect();
     keep("pow_3", &eval.pow(&cx, 3, &rlk).unwrap(), &x3);
-    out.push(("relin_key".into(), active(be, &rlk.0.poly)));
-    out.push(("public_key".into(), active(be, &pk.poly)));
+    out.push(("relin_key".into(), active_limbs(be, &rlk.0.poly).unwrap()));
+    out.push(("public_key".into(), active_limbs(be, &pk.poly).unwrap()));
     out
 }
 
@@ -151,10 +113,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
 fn gpu_bfv_operators_bit_identical_n13() {
     let cpu = all_operators(&cpu_context(&N13));
     let gpu = all_operators(&gpu_context(&N13));
-    assert_eq!(cpu.len(), gpu.len());
-    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
-        assert!(c == g, "{name}: GPU result differs from the CPU backend");
-    }
+    assert_bit_identical(&cpu, &gpu);
 }
 
 /// Modulus switching and the operators at lower levels: `mod_switch` of fresh and product
@@ -168,17 +127,8 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
     let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
-    let g = eval.galois_elements(&[1], false).unwrap()[0];
-    let mut keys = BTreeMap::new();
-    keys.insert(
-        g,
-        kg.galois_key_with_seeds(&sk, g, seed(10), &seed(20))
-            .unwrap(),
-    );
-    let gk = GaloisKeys {
-        keys,
-        fingerprint: ctx.params().fingerprint(),
-    };
+    let elements = eval.galois_elements(&[1], false).unwrap();
+    let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 20).unwrap();
     let dec = Decryptor::new(ctx, &sk);
     let x = random_values(3, n, t);
     let y = random_values(4, n, t);
@@ -188,14 +138,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let cy = ctx
         .encrypt_sk_with_seeds(&sk, &py, seed(41), &seed(42))
         .unwrap();
-    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
-    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
-    let half = n / 2;
-    let rot1 = |v: &[u64]| -> Vec<u64> {
-        (0..n)
-            .map(|i| v[(i / half) * half + (i % half + 1) % half])
-            .collect()
-    };
+    let xy = mul_slots(&x, &y, t);
     let mut out = Vec::new();
     let mut keep = |name: String, ct: &gpufhe::bfv::Ciphertext<B>, want: &[u64]| {
         assert!(
@@ -203,7 +146,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             "{name}: differs from the plaintext computation on {}",
             be.device_name()
         );
-        out.push((name, active(be, &ct.inner.poly)));
+        out.push((name, active_limbs(be, &ct.inner.poly).unwrap()));
     };
     let tensor = eval.mul(&cx, &cy).unwrap();
     keep(
@@ -227,7 +170,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         keep(
             format!("rotate_rows_1 at {level}"),
             &eval.rotate_rows(&relin, 1, &gk).unwrap(),
-            &rot1(&xy),
+            &rotate_rows(&xy, 1),
         );
         if level > 1 {
             keep(
@@ -245,10 +188,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
 fn gpu_bfv_mod_switch_mul_relin_bit_identical_n13() {
     let cpu = switched_operators(&cpu_context(&N13));
     let gpu = switched_operators(&gpu_context(&N13));
-    assert_eq!(cpu.len(), gpu.len());
-    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
-        assert!(c == g, "{name}: GPU result differs from the CPU backend");
-    }
+    assert_bit_identical(&cpu, &gpu);
 }
 
 /// Median µs of `runs` calls of `f`, each followed by a device synchronization.
@@ -320,9 +260,9 @@ fn gpu_bfv_mul_timing_n15() {
         be.synchronize().unwrap();
         d
     };
-    let want = active(be, &host_path());
+    let want = active_limbs(be, &host_path()).unwrap();
     assert!(
-        active(be, &be.tensor_scale_round(a, b, tables).unwrap()) == want,
+        active_limbs(be, &be.tensor_scale_round(a, b, tables).unwrap()).unwrap() == want,
         "tensor_scale_round differs from the host path"
     );
     let host = median_us(5, || {

@@ -3,47 +3,27 @@
 //! without a GPU (run with `--include-ignored` on the GPU machine); the device helper panics
 //! when no device is found, so these tests never pass silently.
 
+mod common;
+
+use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::{CAT, N13, ParametersLiteral};
-use gpufhe::bgv::testing::{SeededKeys, random_values, seed};
+use gpufhe::bgv::testing::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
-use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::cuda::CudaBackend;
 use gpufhe::math::Backend;
-use gpufhe::rlwe::GaloisKeys;
-use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
-
-fn device() -> Arc<Device> {
-    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
-    DEV.get_or_init(|| {
-        let d = Device::new(0)
-            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
-        d.warm_up().expect("kernel modules compile");
-        d
-    })
-    .clone()
-}
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();
-    let backend = CudaBackend::new(device(), ring_for(&params).unwrap()).unwrap();
+    let backend = cuda_backend(ring_for(&params).unwrap());
     Context::with_backend(params, backend).unwrap()
 }
 
 fn cpu_context(lit: &ParametersLiteral) -> Context<gpufhe::math::CpuBackend> {
     Context::cpu(Parameters::new(lit).unwrap()).unwrap()
-}
-
-/// The active limbs of a buffer.
-fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
-    let h = be.download(p).unwrap();
-    let mut out = Vec::new();
-    for c in 0..h.components() {
-        for s in 0..=h.level() {
-            out.extend_from_slice(h.limb(c, s));
-        }
-    }
-    out
 }
 
 /// Runs every evaluator operator with fixed seeds; returns each result's limbs and checks each
@@ -56,23 +36,8 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let eval = Evaluator::new(ctx);
     let kg = ctx.key_generator();
     let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
-    let mut keys = BTreeMap::new();
-    for (i, g) in eval
-        .galois_elements(&[1, 2, 4, 5], true)
-        .unwrap()
-        .into_iter()
-        .enumerate()
-    {
-        keys.insert(
-            g,
-            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
-                .unwrap(),
-        );
-    }
-    let gk = GaloisKeys {
-        keys,
-        fingerprint: ctx.params().fingerprint(),
-    };
+    let elements = eval.galois_elements(&[1, 2, 4, 5], true).unwrap();
+    let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 20).unwrap();
     let dec = Decryptor::new(ctx, &sk);
     let x = random_values(1, n, t);
     let y = random_values(2, n, t);
@@ -83,13 +48,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         .encrypt_sk_with_seeds(&sk, &py, seed(31), &seed(32))
         .unwrap();
     let mul = |a: u64, b: u64| ((a as u128 * b as u128) % t as u128) as u64;
-    let xy: Vec<u64> = x.iter().zip(&y).map(|(&a, &b)| mul(a, b)).collect();
-    let half = n / 2;
-    let rot = |v: &[u64], k: usize| -> Vec<u64> {
-        (0..n)
-            .map(|i| v[(i / half) * half + (i % half + k) % half])
-            .collect()
-    };
+    let xy = mul_slots(&x, &y, t);
     let mut out = Vec::new();
     let mut keep = |name: &str, ct: &gpufhe::bgv::Ciphertext<B>, want: Option<&[u64]>| {
         if let Some(w) = want {
@@ -99,7 +58,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
                 be.device_name()
             );
         }
-        out.push((name.to_string(), active(be, &ct.inner.poly)));
+        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
     };
     keep("encrypt_pk", &cx, Some(&x));
     keep("encrypt_sk", &cy, Some(&y));
@@ -120,18 +79,17 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     keep(
         "rotate_rows_1",
         &eval.rotate_rows(&cx, 1, &gk).unwrap(),
-        Some(&rot(&x, 1)),
+        Some(&rotate_rows(&x, 1)),
     );
     keep(
         "rotate_rows_7",
         &eval.rotate_rows(&cx, 7, &gk).unwrap(),
-        Some(&rot(&x, 7)),
+        Some(&rotate_rows(&x, 7)),
     );
-    let swapped: Vec<u64> = x[half..].iter().chain(&x[..half]).copied().collect();
     keep(
         "rotate_columns",
         &eval.rotate_columns(&cx, &gk).unwrap(),
-        Some(&swapped),
+        Some(&swap_rows(&x)),
     );
     for (i, ct) in eval
         .rotate_rows_hoisted(&fused, &[1, 2, 5], &gk)
@@ -144,18 +102,15 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let x3: Vec<u64> = x.iter().map(|&a| mul(mul(a, a), a)).collect();
     keep("pow_3", &eval.pow(&cx, 3, &rlk).unwrap(), Some(&x3));
     keep("add_aligned", &eval.add(&fused, &cx).unwrap(), None);
-    out.push(("relin_key".into(), active(be, &rlk.0.poly)));
-    out.push(("public_key".into(), active(be, &pk.poly)));
+    out.push(("relin_key".into(), active_limbs(be, &rlk.0.poly).unwrap()));
+    out.push(("public_key".into(), active_limbs(be, &pk.poly).unwrap()));
     out
 }
 
 fn compare(lit: &ParametersLiteral) {
     let cpu = all_operators(&cpu_context(lit));
     let gpu = all_operators(&gpu_context(lit));
-    assert_eq!(cpu.len(), gpu.len());
-    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
-        assert!(c == g, "{name}: GPU result differs from the CPU backend");
-    }
+    assert_bit_identical(&cpu, &gpu);
 }
 
 #[test]

@@ -3,31 +3,21 @@
 //! (run with `--include-ignored` on the GPU machine); the device helper panics when no device is
 //! found, so these tests never pass silently.
 
+mod common;
+
+use common::{assert_bit_identical, cuda_backend};
+use gpufhe::bgv::testing::{SeededKeys, seed, seeded_galois_keys};
 use gpufhe::ckks::params::{CAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
-use gpufhe::cuda::{CudaBackend, Device};
+use gpufhe::cuda::CudaBackend;
 use gpufhe::math::fft::Complex64;
-use gpufhe::math::sampler::Seed;
 use gpufhe::math::{Backend, RnsPoly};
-use gpufhe::rlwe::{GaloisKeys, encrypt};
-use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
-
-fn device() -> Arc<Device> {
-    static DEV: OnceLock<Arc<Device>> = OnceLock::new();
-    DEV.get_or_init(|| {
-        let d = Device::new(0)
-            .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
-        d.warm_up().expect("kernel modules compile");
-        d
-    })
-    .clone()
-}
+use gpufhe::rlwe::encrypt;
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();
-    let backend = CudaBackend::new(device(), ring_for(&params).unwrap()).unwrap();
+    let backend = cuda_backend(ring_for(&params).unwrap());
     Context::with_backend(params, backend).unwrap()
 }
 
@@ -56,35 +46,15 @@ fn gpu_precision_chain_of_ten_cat() {
     assert!(r.chain_of_ten.expect("16 levels") >= 15.0, "{r:?}");
 }
 
-fn seed(b: u8) -> Seed {
-    Seed([b; 32])
-}
-
 /// Runs every evaluator operator with fixed seeds and returns each result on the host.
 fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
     let be = ctx.backend();
     let enc = Encoder::new(ctx).unwrap();
     let eval = Evaluator::new(ctx).unwrap();
     let kg = ctx.key_generator();
-    let sk = kg.secret_key_from_seed(seed(1)).unwrap();
-    let pk = kg.public_key_with_seeds(&sk, seed(2), &seed(3)).unwrap();
-    let rlk = kg.relin_key_with_seeds(&sk, seed(4), &seed(5)).unwrap();
-    let mut keys = BTreeMap::new();
-    for (i, g) in eval
-        .galois_elements(&[1, 2, 4, 5], true)
-        .into_iter()
-        .enumerate()
-    {
-        keys.insert(
-            g,
-            kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(20 + i as u8))
-                .unwrap(),
-        );
-    }
-    let gk = GaloisKeys {
-        keys,
-        fingerprint: ctx.params().fingerprint(),
-    };
+    let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
+    let elements = eval.galois_elements(&[1, 2, 4, 5], true);
+    let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 20).unwrap();
     let top = ctx.params().max_level();
     let mut rng = InputGenerator::new(9);
     let x = rng.unit_complex(enc.max_slots());
@@ -145,10 +115,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
 fn compare(lit: &ParametersLiteral) {
     let cpu = all_operators(&cpu_context(lit));
     let gpu = all_operators(&gpu_context(lit));
-    assert_eq!(cpu.len(), gpu.len());
-    for ((name, c), (_, g)) in cpu.iter().zip(&gpu) {
-        assert!(c == g, "{name}: GPU result differs from the CPU backend");
-    }
+    assert_bit_identical(&cpu, &gpu);
     // Repeated runs give identical bits.
     let again = all_operators(&gpu_context(lit));
     assert!(

@@ -92,7 +92,7 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{self, N13, TEST_N11_INSECURE};
-    use crate::testing::{SeededKeys, random_values, seed};
+    use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
@@ -194,15 +194,6 @@ mod tests {
         }
     }
 
-    fn mulm(t: u64) -> impl Fn(&[u64], &[u64]) -> Vec<u64> {
-        move |a, b| {
-            a.iter()
-                .zip(b)
-                .map(|(&x, &y)| ((x as u128 * y as u128) % t as u128) as u64)
-                .collect()
-        }
-    }
-
     /// Fresh, tensor (3 components) and relinearized products to the depth limit, then with
     /// forged bounds beyond it until decryption refuses: fast equals the reference throughout.
     #[test]
@@ -215,7 +206,7 @@ mod tests {
             let ca = s.encrypt(&a, 10);
             let mut cb = s.encrypt(&b, 11);
             assert!(s.agree("fresh", &ca).unwrap() == a);
-            let ab = mulm(t)(&a, &b);
+            let ab = mul_slots(&a, &b, t);
             assert!(s.agree("tensor", &s.eval.mul(&ca, &cb).unwrap()).unwrap() == ab);
             let mut acc = ca;
             let mut want = a;
@@ -230,7 +221,7 @@ mod tests {
                     }
                     Err(e) => panic!("{e}"),
                 };
-                want = mulm(t)(&want, &b);
+                want = mul_slots(&want, &b, t);
                 let name = format!("N=2^{} depth {depth} forced {forced}", lit.log_n);
                 match s.agree(&name, &next) {
                     Ok(got) => assert!(got == want, "{name}: wrong result"),

@@ -26,8 +26,10 @@
 //! from its message, one below it is an error.
 
 use crate::{Ciphertext, Context, Error, Plaintext, Result};
-use bgv::noise::add_bits;
+use bgv::evaluator::{combine_checked, pow_by_squaring};
+use bgv::noise::check_capacity;
 use fhe_math::backend::Backend;
+use rlwe::ciphertext::{check_two_components, scalar_residues};
 use rlwe::{RelinKey, SwitchingKey, keyswitch};
 
 /// Evaluates operations on BFV ciphertexts of one context.
@@ -51,16 +53,11 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
-        let mine = self.ctx.params().fingerprint();
-        if fp != mine {
-            return Err(rlwe::Error::ParameterMismatch {
-                op,
-                left: fp,
-                right: mine,
-            }
-            .into());
-        }
-        Ok(())
+        Ok(rlwe::error::check_same(
+            op,
+            fp,
+            self.ctx.params().fingerprint(),
+        )?)
     }
 
     fn check_ct(&self, op: &'static str, a: &Ciphertext<B>) -> Result<()> {
@@ -95,16 +92,7 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn check_noise(&self, op: &'static str, bits: f64, level: usize) -> Result<()> {
-        let capacity = self.ctx.noise().capacity_at(level);
-        if bits.is_nan() || bits >= capacity {
-            return Err(Error::NoiseBudgetExceeded {
-                op,
-                bound_bits: bits,
-                capacity_bits: capacity,
-                level,
-            });
-        }
-        Ok(())
+        check_capacity(op, bits, self.ctx.noise().capacity_at(level), level)
     }
 
     /// The plaintext `p` at `level`: `None` (use `p`) when encoded there, re-lifted from its
@@ -129,10 +117,6 @@ impl<B: Backend> Evaluator<B> {
         }
     }
 
-    fn components(&self, ct: &Ciphertext<B>) -> usize {
-        self.be().shape(&ct.inner.poly).components
-    }
-
     // ----- modulus switching and alignment -------------------------------------------------
 
     /// Switches down one level, `c'_i = (c_i - [c_i]_{q_l})·q_l^{-1}` over `q_0..q_{l-1}`:
@@ -152,10 +136,10 @@ impl<B: Backend> Evaluator<B> {
         if level == 0 {
             return Err(Error::CannotModSwitch);
         }
-        let bits = self
-            .ctx
-            .noise()
-            .after_mod_switch(a.noise_bits, level, self.components(a));
+        let bits =
+            self.ctx
+                .noise()
+                .after_mod_switch(a.noise_bits, level, a.inner.components(self.be()));
         self.check_noise(op, bits, level - 1)?;
         self.be().rescale(&mut a.inner.poly)?;
         a.noise_bits = bits;
@@ -234,17 +218,8 @@ impl<B: Backend> Evaluator<B> {
         op: &'static str,
     ) -> Result<()> {
         self.check_pair(op, a, b)?;
-        let bits = add_bits(a.noise_bits, b.noise_bits);
-        self.check_noise(op, bits, a.level())?;
-        rlwe::ciphertext::combine_components(
-            self.be(),
-            &mut a.inner.poly,
-            &b.inner.poly,
-            subtract,
-        )?;
-        a.noise_bits = bits;
-        a.inner.seed = None;
-        Ok(())
+        let capacity = self.ctx.noise().capacity_at(a.level());
+        combine_checked(self.be(), op, a, b, subtract, capacity)
     }
 
     /// `-a`.
@@ -318,10 +293,7 @@ impl<B: Backend> Evaluator<B> {
         let bits = a.noise_bits + (c.unsigned_abs().max(1) as f64).log2();
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
-        let ring = be.ring();
-        let scalars: Vec<u64> = (0..=a.level())
-            .map(|s| ring.modulus(s).reduce_i64(c))
-            .collect();
+        let scalars = scalar_residues(be.ring(), a.level(), c);
         let mut out = a.duplicate(be)?;
         be.mul_scalar_assign(&mut out.inner.poly, &scalars)?;
         out.noise_bits = bits;
@@ -334,13 +306,7 @@ impl<B: Backend> Evaluator<B> {
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let op = "multiply";
         self.check_pair(op, a, b)?;
-        if self.components(a) != 2 || self.components(b) != 2 {
-            return Err(rlwe::Error::InvalidOperand {
-                op,
-                reason: "operands must have 2 components (relinearize first)".into(),
-            }
-            .into());
-        }
+        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
         let level = a.level();
         let bits = self
             .ctx
@@ -402,20 +368,7 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a^k` for `k >= 1` by square-and-multiply (left to right) with [`Evaluator::mul_relin`].
     pub fn pow(&self, a: &Ciphertext<B>, k: u64, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
-        if k == 0 {
-            return Err(Error::InvalidArgument {
-                op: "exponentiate",
-                reason: "the exponent must be at least 1".into(),
-            });
-        }
-        let mut acc = a.duplicate(self.be())?;
-        for bit in (0..63 - k.leading_zeros()).rev() {
-            acc = self.square_relin(&acc, rlk)?;
-            if k >> bit & 1 == 1 {
-                acc = self.mul_relin(&acc, a, rlk)?;
-            }
-        }
-        Ok(acc)
+        pow_by_squaring(self.be(), a, k, |x, y| self.mul_relin(x, y, rlk))
     }
 }
 

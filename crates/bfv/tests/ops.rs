@@ -5,11 +5,12 @@
 
 use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
-use bfv::testing::{SeededKeys, random_values, seed};
+use bfv::testing::{
+    SeededKeys, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows, zip_with,
+};
 use bfv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, ParametersLiteral};
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
-use std::collections::BTreeMap;
 
 type B = CpuBackend;
 
@@ -29,23 +30,8 @@ impl Setup {
         let kg = ctx.key_generator();
         let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
         let eval = Evaluator::new(&ctx);
-        let mut keys = BTreeMap::new();
-        for (i, g) in eval
-            .galois_elements(steps, true)
-            .unwrap()
-            .into_iter()
-            .enumerate()
-        {
-            keys.insert(
-                g,
-                kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(100 + i as u8))
-                    .unwrap(),
-            );
-        }
-        let gk = GaloisKeys {
-            keys,
-            fingerprint: ctx.params().fingerprint(),
-        };
+        let elements = eval.galois_elements(steps, true).unwrap();
+        let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 100).unwrap();
         Setup {
             enc: ctx.encoder(),
             eval,
@@ -83,20 +69,6 @@ impl Setup {
     }
 }
 
-fn zip(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
-    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
-}
-
-fn rot_rows(v: &[u64], step: i64) -> Vec<u64> {
-    let half = v.len() / 2;
-    (0..v.len())
-        .map(|i| {
-            let (r, c) = (i / half, i % half);
-            v[r * half + (c as i64 + step).rem_euclid(half as i64) as usize]
-        })
-        .collect()
-}
-
 #[test]
 fn every_operator_is_exact_n13() {
     let s = Setup::new(&N13, &[1, 2, 4, 5, -3]);
@@ -121,12 +93,12 @@ fn every_operator_is_exact_n13() {
     s.check(
         "add",
         &e.add(&ca, &cb).unwrap(),
-        &zip(&a, &b, |x, y| (x + y) % t),
+        &zip_with(&a, &b, |x, y| (x + y) % t),
     );
     s.check(
         "sub",
         &e.sub(&ca, &cb).unwrap(),
-        &zip(&a, &b, |x, y| (x + t - y) % t),
+        &zip_with(&a, &b, |x, y| (x + t - y) % t),
     );
     let neg: Vec<u64> = a.iter().map(|&x| (t - x) % t).collect();
     s.check("negate", &e.negate(&ca).unwrap(), &neg);
@@ -134,35 +106,35 @@ fn every_operator_is_exact_n13() {
     s.check(
         "add_plain",
         &e.add_plain(&ca, &pb).unwrap(),
-        &zip(&a, &b, |x, y| (x + y) % t),
+        &zip_with(&a, &b, |x, y| (x + y) % t),
     );
     s.check(
         "sub_plain",
         &e.sub_plain(&ca, &pb).unwrap(),
-        &zip(&a, &b, |x, y| (x + t - y) % t),
+        &zip_with(&a, &b, |x, y| (x + t - y) % t),
     );
     s.check(
         "mul_plain",
         &e.mul_plain(&ca, &pb).unwrap(),
-        &zip(&a, &b, mulm),
+        &zip_with(&a, &b, mulm),
     );
     s.check(
         "mul_scalar",
         &e.mul_scalar(&ca, -7).unwrap(),
         &a.iter().map(|&x| mulm(x, t - 7)).collect::<Vec<_>>(),
     );
-    let ab = zip(&a, &b, mulm);
+    let ab = zip_with(&a, &b, mulm);
     let prod = e.mul(&ca, &cb).unwrap();
     s.check("mul (3 components)", &prod, &ab);
     s.check(
         "add (3 + 2 components)",
         &e.add(&prod, &ca).unwrap(),
-        &zip(&ab, &a, |x, y| (x + y) % t),
+        &zip_with(&ab, &a, |x, y| (x + y) % t),
     );
     let rel = e.relinearize(prod, &s.rlk).unwrap();
     s.check("relinearize", &rel, &ab);
     s.check("mul_relin", &e.mul_relin(&ca, &cb, &s.rlk).unwrap(), &ab);
-    let aa = zip(&a, &a, mulm);
+    let aa = zip_with(&a, &a, mulm);
     s.check("square", &e.square(&ca).unwrap(), &aa);
     s.check("square_relin", &e.square_relin(&ca, &s.rlk).unwrap(), &aa);
     let a3: Vec<u64> = a.iter().map(|&x| mulm(mulm(x, x), x)).collect();
@@ -173,25 +145,23 @@ fn every_operator_is_exact_n13() {
         s.check(
             &format!("rotate_rows {step}"),
             &e.rotate_rows(&ca, step, &s.gk).unwrap(),
-            &rot_rows(&a, step),
+            &rotate_rows(&a, step),
         );
     }
     // No key for 7: composed from the power-of-two keys 1, 2, 4.
     s.check(
         "rotate_rows 7 (composed)",
         &e.rotate_rows(&ca, 7, &s.gk).unwrap(),
-        &rot_rows(&a, 7),
+        &rotate_rows(&a, 7),
     );
     let hoisted = e.rotate_rows_hoisted(&ca, &[1, 0, 5, -3], &s.gk).unwrap();
     for (ct, step) in hoisted.iter().zip([1, 0, 5, -3]) {
-        s.check(&format!("hoisted {step}"), ct, &rot_rows(&a, step));
+        s.check(&format!("hoisted {step}"), ct, &rotate_rows(&a, step));
     }
-    let half = n / 2;
-    let swapped: Vec<u64> = (0..n).map(|i| a[(i + half) % n]).collect();
     s.check(
         "rotate_columns",
         &e.rotate_columns(&ca, &s.gk).unwrap(),
-        &swapped,
+        &swap_rows(&a),
     );
     // Coefficient encoding.
     let pc = s.enc.encode_unbatch(&a, s.ctx.level()).unwrap();
@@ -216,7 +186,7 @@ fn multiplication_chain_to_the_depth_limit() {
             match s.eval.mul_relin(&acc, &cb, &s.rlk) {
                 Ok(next) => {
                     acc = next;
-                    want = zip(&want, &b, mulm);
+                    want = zip_with(&want, &b, mulm);
                     depth += 1;
                     let left = s.check(&format!("{name} depth {depth}"), &acc, &want);
                     println!("{name}: depth {depth}, measured budget {left:.1} bits");
@@ -279,8 +249,8 @@ fn every_operator_is_exact_after_mod_switch_n13() {
     let cb = s.encrypt(&b, 61);
     let e = &s.eval;
     let top = s.ctx.level();
-    let ab = zip(&a, &b, mulm);
-    let sum = zip(&a, &b, |x, y| (x + y) % t);
+    let ab = zip_with(&a, &b, mulm);
+    let sum = zip_with(&a, &b, |x, y| (x + y) % t);
     for level in (0..top).rev() {
         let x = e.mod_switch_to(&ca, level).unwrap();
         let y = e.mod_switch_to(&cb, level).unwrap();
@@ -291,7 +261,7 @@ fn every_operator_is_exact_after_mod_switch_n13() {
         s.check(
             &name("sub"),
             &e.sub(&x, &y).unwrap(),
-            &zip(&a, &b, |x, y| (x + t - y) % t),
+            &zip_with(&a, &b, |x, y| (x + t - y) % t),
         );
         let neg: Vec<u64> = a.iter().map(|&v| (t - v) % t).collect();
         s.check(&name("negate"), &e.negate(&x).unwrap(), &neg);
@@ -314,14 +284,12 @@ fn every_operator_is_exact_after_mod_switch_n13() {
         s.check(
             &name("rotate_rows 5"),
             &e.rotate_rows(&x, 5, &s.gk).unwrap(),
-            &rot_rows(&a, 5),
+            &rotate_rows(&a, 5),
         );
-        let half = n / 2;
-        let swapped: Vec<u64> = (0..n).map(|i| a[(i + half) % n]).collect();
         s.check(
             &name("rotate_columns"),
             &e.rotate_columns(&x, &s.gk).unwrap(),
-            &swapped,
+            &swap_rows(&a),
         );
         for (ct, step) in e
             .rotate_rows_hoisted(&x, &[1, -3], &s.gk)
@@ -329,7 +297,11 @@ fn every_operator_is_exact_after_mod_switch_n13() {
             .iter()
             .zip([1, -3])
         {
-            s.check(&name(&format!("hoisted {step}")), ct, &rot_rows(&a, step));
+            s.check(
+                &name(&format!("hoisted {step}")),
+                ct,
+                &rotate_rows(&a, step),
+            );
         }
         if level > 0 {
             let prod = e.mul(&x, &y).unwrap();
@@ -340,7 +312,7 @@ fn every_operator_is_exact_after_mod_switch_n13() {
             s.check(
                 &name("mul_relin, rotate_rows 1"),
                 &e.rotate_rows(&rel, 1, &s.gk).unwrap(),
-                &rot_rows(&ab, 1),
+                &rotate_rows(&ab, 1),
             );
         }
     }
@@ -381,7 +353,7 @@ fn multiply_switch_chain_is_exact() {
                 Err(Error::NoiseBudgetExceeded { .. }) => break,
                 Err(e) => panic!("{name}: {e}"),
             };
-            want = zip(&want, &b, mulm);
+            want = zip_with(&want, &b, mulm);
             depth += 1;
             s.check(&format!("{name} depth {depth} product"), &next, &want);
             acc = match s.eval.mod_switch(&next) {
@@ -402,7 +374,7 @@ fn multiply_switch_chain_is_exact() {
         s.check(
             &format!("{name} rotate at level {}", acc.level()),
             &s.eval.rotate_rows(&acc, 1, &s.gk).unwrap(),
-            &rot_rows(&want, 1),
+            &rotate_rows(&want, 1),
         );
     }
 }
@@ -450,12 +422,12 @@ fn level_errors_and_align() {
     s.check(
         "align then add",
         &e.add(&x, &y).unwrap(),
-        &zip(&a, &b, |x, y| (x + y) % t),
+        &zip_with(&a, &b, |x, y| (x + y) % t),
     );
     s.check(
         "align (swapped) then sub",
         &e.sub(&y2, &x2).unwrap(),
-        &zip(&b, &a, |x, y| (x + t - y) % t),
+        &zip_with(&b, &a, |x, y| (x + t - y) % t),
     );
     // The switch keeps the bound's prediction under the measured budget, and reduces the
     // noise of a product.
@@ -474,14 +446,14 @@ fn level_errors_and_align() {
     s.check(
         "switched product",
         &sw,
-        &zip(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
+        &zip_with(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
     );
     // A 3-component product switches too.
     let tensor = e.mul(&ca, &cb).unwrap();
     s.check(
         "switched tensor",
         &e.mod_switch(&tensor).unwrap(),
-        &zip(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
+        &zip_with(&a, &b, |x, y| ((x as u128 * y as u128) % t as u128) as u64),
     );
 }
 

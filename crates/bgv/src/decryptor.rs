@@ -166,7 +166,7 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{N13, Parameters, ParametersLiteral, TEST_N11_INSECURE};
-    use crate::testing::{SeededKeys, random_values, seed};
+    use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Encoder, Evaluator};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
@@ -287,15 +287,6 @@ mod tests {
         }
     }
 
-    fn mulm(t: u64) -> impl Fn(&[u64], &[u64]) -> Vec<u64> {
-        move |a, b| {
-            a.iter()
-                .zip(b)
-                .map(|(&x, &y)| ((x as u128 * y as u128) % t as u128) as u64)
-                .collect()
-        }
-    }
-
     #[test]
     fn fast_decryption_equals_switching_at_every_level() {
         for lit in [TEST_N11_INSECURE, N13] {
@@ -316,7 +307,7 @@ mod tests {
                 s.agree(&format!("fresh at {level}"), &c, &y);
             }
             // Three components, and a factor from a switch after the product.
-            let xy = mulm(t)(&x, &y);
+            let xy = mul_slots(&x, &y, t);
             let prod = s.eval.mul(&cx, &cy).unwrap();
             s.agree("tensor (3 components)", &prod, &xy);
             let relin = s.eval.mul_relin(&cx, &cy, &s.rlk).unwrap();
@@ -355,7 +346,7 @@ mod tests {
                 Err(e) => panic!("{e}"),
             };
             depth += 1;
-            want = mulm(t)(&want, &v);
+            want = mul_slots(&want, &v, t);
             let name = format!("depth {depth} (level {}, forced {forced})", next.level());
             match d.decrypt(&next) {
                 Ok(got) => {
@@ -407,7 +398,7 @@ mod tests {
                 .eval
                 .relinearize(s.eval.mul(&acc, &c).unwrap(), &s.rlk)
                 .unwrap();
-            want = mulm(t)(&want, &v);
+            want = mul_slots(&want, &v, t);
             match d.decrypt(&acc) {
                 Ok(_) => {
                     let budget = s.agree(&format!("step {step}"), &acc, &want);

@@ -32,9 +32,54 @@ use crate::ciphertext::{Ciphertext, Plaintext};
 use crate::context::Context;
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
-use crate::noise::add_bits;
+use crate::noise::{add_bits, check_capacity};
 use fhe_math::backend::Backend;
+use rlwe::ciphertext::{check_two_components, scalar_residues};
 use rlwe::{RelinKey, SwitchingKey, keyswitch};
+
+/// `a^k` for `k >= 1` by square-and-multiply, left to right: `floor(log2 k)` squarings
+/// `mul_relin(acc, acc)` and `popcount(k) - 1` multiplications `mul_relin(acc, a)`. The
+/// exponentiation of the BGV and BFV evaluators (each passes its own `mul_relin`).
+pub fn pow_by_squaring<B: Backend>(
+    backend: &B,
+    a: &Ciphertext<B>,
+    k: u64,
+    mul_relin: impl Fn(&Ciphertext<B>, &Ciphertext<B>) -> Result<Ciphertext<B>>,
+) -> Result<Ciphertext<B>> {
+    if k == 0 {
+        return Err(Error::InvalidArgument {
+            op: "exponentiate",
+            reason: "the exponent must be at least 1".into(),
+        });
+    }
+    let mut acc = a.duplicate(backend)?;
+    for bit in (0..63 - k.leading_zeros()).rev() {
+        acc = mul_relin(&acc, &acc)?;
+        if k >> bit & 1 == 1 {
+            acc = mul_relin(&acc, a)?;
+        }
+    }
+    Ok(acc)
+}
+
+/// `a ± b` in place for operands already checked and brought to one level and factor: the
+/// bound of the sum is checked against `capacity` (that of `a`'s level) before `a` changes.
+/// The addition of the BGV and BFV evaluators.
+pub fn combine_checked<B: Backend>(
+    backend: &B,
+    op: &'static str,
+    a: &mut Ciphertext<B>,
+    b: &Ciphertext<B>,
+    subtract: bool,
+    capacity: f64,
+) -> Result<()> {
+    let bits = add_bits(a.noise_bits, b.noise_bits);
+    check_capacity(op, bits, capacity, a.level())?;
+    rlwe::ciphertext::combine_components(backend, &mut a.inner.poly, &b.inner.poly, subtract)?;
+    a.noise_bits = bits;
+    a.inner.seed = None;
+    Ok(())
+}
 
 /// Evaluates operations on BGV ciphertexts of one context.
 pub struct Evaluator<B: Backend> {
@@ -65,33 +110,15 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
-        let mine = self.ctx.params().fingerprint();
-        if fp != mine {
-            return Err(rlwe::Error::ParameterMismatch {
-                op,
-                left: fp,
-                right: mine,
-            }
-            .into());
-        }
-        Ok(())
+        Ok(rlwe::error::check_same(
+            op,
+            fp,
+            self.ctx.params().fingerprint(),
+        )?)
     }
 
     fn check_noise(&self, op: &'static str, bits: f64, level: usize) -> Result<()> {
-        let capacity = self.ctx.noise().capacity(level);
-        if bits.is_nan() || bits >= capacity {
-            return Err(Error::NoiseBudgetExceeded {
-                op,
-                bound_bits: bits,
-                capacity_bits: capacity,
-                level,
-            });
-        }
-        Ok(())
-    }
-
-    fn components(&self, ct: &Ciphertext<B>) -> usize {
-        self.be().shape(&ct.inner.poly).components
+        check_capacity(op, bits, self.ctx.noise().capacity(level), level)
     }
 
     // ----- modulus switching and alignment -------------------------------------------------
@@ -154,12 +181,8 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn mul_int_raw(&self, a: &mut Ciphertext<B>, c: i64) -> Result<()> {
-        let be = self.be();
-        let ring = be.ring();
-        let scalars: Vec<u64> = (0..=a.level())
-            .map(|s| ring.modulus(s).reduce_i64(c))
-            .collect();
-        be.mul_scalar_assign(&mut a.inner.poly, &scalars)?;
+        let scalars = scalar_residues(self.be().ring(), a.level(), c);
+        self.be().mul_scalar_assign(&mut a.inner.poly, &scalars)?;
         a.noise_bits += (c.unsigned_abs().max(1) as f64).log2();
         a.inner.seed = None;
         Ok(())
@@ -261,17 +284,8 @@ impl<B: Backend> Evaluator<B> {
         self.check_own(op, b.inner.meta.fingerprint)?;
         let b2 = self.align_pair(a, b)?;
         let b = b2.as_ref().unwrap_or(b);
-        let bits = add_bits(a.noise_bits, b.noise_bits);
-        self.check_noise(op, bits, a.level())?;
-        rlwe::ciphertext::combine_components(
-            self.be(),
-            &mut a.inner.poly,
-            &b.inner.poly,
-            subtract,
-        )?;
-        a.noise_bits = bits;
-        a.inner.seed = None;
-        Ok(())
+        let capacity = self.ctx.noise().capacity(a.level());
+        combine_checked(self.be(), op, a, b, subtract, capacity)
     }
 
     /// `-a`.
@@ -379,10 +393,7 @@ impl<B: Backend> Evaluator<B> {
         let bits = add_bits(a.noise_bits, (v.unsigned_abs().max(1) as f64).log2());
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
-        let ring = be.ring();
-        let scalars: Vec<u64> = (0..=a.level())
-            .map(|s| ring.modulus(s).reduce_i64(v))
-            .collect();
+        let scalars = scalar_residues(be.ring(), a.level(), v);
         let mut out = a.duplicate(be)?;
         be.add_scalar_assign(&mut out.inner.poly, 0, &scalars)?;
         out.noise_bits = bits;
@@ -395,13 +406,7 @@ impl<B: Backend> Evaluator<B> {
         let op = "multiply";
         self.check_own(op, a.inner.meta.fingerprint)?;
         self.check_own(op, b.inner.meta.fingerprint)?;
-        if self.components(a) != 2 || self.components(b) != 2 {
-            return Err(rlwe::Error::InvalidOperand {
-                op,
-                reason: "operands must have 2 components (relinearize first)".into(),
-            }
-            .into());
-        }
+        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
         let level = a.level().min(b.level());
         let a2;
         let a = if a.level() > level {
@@ -494,20 +499,7 @@ impl<B: Backend> Evaluator<B> {
     /// `a^k` for `k >= 1` by square-and-multiply (left to right) with [`Evaluator::mul_relin`]:
     /// `floor(log2 k)` squarings and `popcount(k) - 1` multiplications.
     pub fn pow(&self, a: &Ciphertext<B>, k: u64, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
-        if k == 0 {
-            return Err(Error::InvalidArgument {
-                op: "exponentiate",
-                reason: "the exponent must be at least 1".into(),
-            });
-        }
-        let mut acc = a.duplicate(self.be())?;
-        for bit in (0..63 - k.leading_zeros()).rev() {
-            acc = self.square_relin(&acc, rlk)?;
-            if k >> bit & 1 == 1 {
-                acc = self.mul_relin(&acc, a, rlk)?;
-            }
-        }
-        Ok(acc)
+        pow_by_squaring(self.be(), a, k, |x, y| self.mul_relin(x, y, rlk))
     }
 
     /// The encoder this evaluator uses for plaintext re-lifting.

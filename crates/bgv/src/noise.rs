@@ -26,6 +26,7 @@
 //!
 //! Tests check that the measured noise never exceeds the bound (see `Decryptor::noise_budget`).
 
+use crate::error::{Error, Result};
 use crate::params::Parameters;
 
 /// The factor `D` of the high-probability canonical-norm estimate.
@@ -40,6 +41,21 @@ pub fn add_bits(a: f64, b: f64) -> f64 {
         return hi;
     }
     hi + (1.0 + (lo - hi).exp2()).log2()
+}
+
+/// Checks the noise bound `bits` of a result at `level` against that level's `capacity`:
+/// [`Error::NoiseBudgetExceeded`] for `op` when the bound would reach it (or is NaN). Shared by
+/// the BGV and BFV evaluators.
+pub fn check_capacity(op: &'static str, bits: f64, capacity: f64, level: usize) -> Result<()> {
+    if bits.is_nan() || bits >= capacity {
+        return Err(Error::NoiseBudgetExceeded {
+            op,
+            bound_bits: bits,
+            capacity_bits: capacity,
+            level,
+        });
+    }
+    Ok(())
 }
 
 /// The noise model of one parameter set (all values in bits, i.e. log2 of bounds).

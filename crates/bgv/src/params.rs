@@ -23,31 +23,16 @@ use std::sync::Arc;
 
 use fhe_math::Modulus;
 use fhe_math::primes::{is_prime, ntt_primes};
-use fhe_math::security::{MAX_LOG_N, MIN_LOG_N};
 use rlwe::chain;
 use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The largest number of primes (`L + 1 + K`) a parameter set may have.
-pub const MAX_PRIMES: usize = 256;
-
-/// The largest serialized parameter blob [`Parameters::from_bytes`] accepts.
-pub const MAX_PARAMETERS_BLOB: usize = 1 << 20;
+pub use rlwe::chain::{MAX_PARAMETERS_BLOB, MAX_PRIMES, Security};
 
 /// The fingerprint tag of BGV objects.
 pub const BGV_TAG: [u8; 4] = *b"bgv\0";
-
-/// The security requirement of a parameter set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Security {
-    /// `log2 QP` must not exceed the 128-bit classical bound for uniform ternary secrets
-    /// ([`fhe_math::security::max_log_qp_128`]).
-    Bits128,
-    /// No security check at all: for fast tests only, never for real data.
-    InsecureForTestingOnly,
-}
 
 /// The user-facing description of a BGV parameter set; validated by [`Parameters::new`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,19 +201,15 @@ impl TryFrom<ParametersWire> for Parameters {
 
     fn try_from(w: ParametersWire) -> Result<Self> {
         let p = Parameters::build(&w.literal, w.tag)?;
-        if p.moduli_q != w.moduli_q || p.moduli_p != w.moduli_p {
-            return Err(Error::ParameterMismatch {
-                what: "the stored primes differ from those the literal yields".into(),
-            });
-        }
-        if p.fingerprint != w.fingerprint {
-            return Err(Error::ParameterMismatch {
-                what: format!(
-                    "stored fingerprint {:#018x} differs from the computed {:#018x}",
-                    w.fingerprint, p.fingerprint
-                ),
-            });
-        }
+        chain::check_rebuilt(
+            &w.moduli_q,
+            &w.moduli_p,
+            w.fingerprint,
+            &p.moduli_q,
+            &p.moduli_p,
+            p.fingerprint,
+        )
+        .map_err(|what| Error::ParameterMismatch { what })?;
         Ok(p)
     }
 }
@@ -253,35 +234,16 @@ impl Parameters {
     }
 
     fn build(lit: &ParametersLiteral, tag: [u8; 4]) -> Result<Parameters> {
-        if !(MIN_LOG_N..=MAX_LOG_N).contains(&lit.log_n) {
-            return Err(invalid(format!(
-                "log_n = {} is outside {MIN_LOG_N}..={MAX_LOG_N}",
-                lit.log_n
-            )));
-        }
+        chain::check_log_n(lit.log_n).map_err(invalid)?;
         for (name, bits) in [
             ("first_prime_bits", lit.first_prime_bits),
             ("prime_bits", lit.prime_bits),
             ("special_prime_bits", lit.special_prime_bits),
         ] {
-            if !(20..=60).contains(&bits) {
-                return Err(invalid(format!("{name} = {bits} is outside 20..=60")));
-            }
+            chain::check_prime_bits(name, bits).map_err(invalid)?;
         }
-        if lit.special_primes == 0 {
-            return Err(invalid("special_primes must be at least 1"));
-        }
-        let q_count = lit
-            .levels
-            .checked_add(1)
-            .filter(|&c| c.saturating_add(lit.special_primes) <= MAX_PRIMES)
-            .ok_or_else(|| {
-                invalid(format!(
-                    "levels + 1 + special_primes = {} + 1 + {} exceeds {MAX_PRIMES} primes",
-                    lit.levels, lit.special_primes
-                ))
-            })?;
-        let digits = chain::digit_partition(q_count, lit.dnum).map_err(invalid)?;
+        let (_, digits) =
+            chain::chain_layout(lit.levels, lit.special_primes, lit.dnum).map_err(invalid)?;
         let t = lit.plaintext_modulus;
         let min_bits = lit.first_prime_bits.min(lit.prime_bits);
         if t < 2 || t >= 1u64 << (min_bits - 1) {
@@ -293,10 +255,12 @@ impl Parameters {
 
         let n = 1usize << lit.log_n;
         let two_n = 2 * n as u64;
-        let moduli_p = ntt_primes(lit.special_prime_bits, two_n, lit.special_primes, &[])?;
-        let mut chosen = moduli_p.clone();
-        let q0 = ntt_primes(lit.first_prime_bits, two_n, 1, &chosen)?[0];
-        chosen.push(q0);
+        let (moduli_p, q0, chosen) = chain::special_and_first_primes(
+            two_n,
+            lit.special_prime_bits,
+            lit.special_primes,
+            lit.first_prime_bits,
+        )?;
         let rest = ntt_primes(lit.prime_bits, two_n, lit.levels, &chosen)?;
         let mut moduli_q = vec![q0];
         moduli_q.extend(rest);
@@ -304,10 +268,7 @@ impl Parameters {
         let log2_q = chain::log2_product(&moduli_q);
         let log2_p = chain::log2_product(&moduli_p);
         chain::check_special_covers_digits(&moduli_q, &moduli_p, &digits).map_err(invalid)?;
-        if lit.security == Security::Bits128
-            && let Some((log2_qp, bound)) =
-                chain::exceeds_security_bound(lit.log_n, &moduli_q, &moduli_p)
-        {
+        if let Some((log2_qp, bound)) = lit.security.violation(lit.log_n, &moduli_q, &moduli_p) {
             return Err(Error::NotSecure {
                 log2_qp,
                 bound,
@@ -345,16 +306,14 @@ impl Parameters {
     /// FNV-1a over: the scheme tag, then as `u64` little-endian: `n`, the number of Q primes
     /// and each Q prime, the number of P primes and each P prime, `dnum`, `t`.
     fn compute_fingerprint(&self) -> u64 {
-        let mut h = chain::fnv1a(chain::FNV_OFFSET, &self.tag);
-        let mut put = |v: u64| h = chain::fnv1a(h, &v.to_le_bytes());
-        put(self.n as u64);
-        put(self.moduli_q.len() as u64);
-        self.moduli_q.iter().for_each(|&q| put(q));
-        put(self.moduli_p.len() as u64);
-        self.moduli_p.iter().for_each(|&p| put(p));
-        put(self.literal.dnum as u64);
-        put(self.literal.plaintext_modulus);
-        h
+        let h = chain::chain_fingerprint(
+            &self.tag,
+            self.n,
+            &self.moduli_q,
+            &self.moduli_p,
+            self.literal.dnum,
+        );
+        chain::fnv1a(h, &self.literal.plaintext_modulus.to_le_bytes())
     }
 
     /// The ring degree `N`.

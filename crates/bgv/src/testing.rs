@@ -57,3 +57,73 @@ impl<B: fhe_math::backend::Backend> SeededKeys<B> {
         Ok(SeededKeys { sk, pk, rlk })
     }
 }
+
+/// Galois keys for `elements` from fixed seeds: the key of the `i`-th element has `a` from
+/// `seed(a_seed + i)` and its error from `seed(e_seed + i)`, under `sk`'s fingerprint.
+pub fn seeded_galois_keys<B: fhe_math::backend::Backend>(
+    kg: &rlwe::KeyGenerator<'_, B>,
+    sk: &rlwe::SecretKey<B>,
+    elements: &[u64],
+    a_seed: u8,
+    e_seed: u8,
+) -> rlwe::Result<rlwe::GaloisKeys<B>> {
+    let mut keys = std::collections::BTreeMap::new();
+    for (i, &g) in elements.iter().enumerate() {
+        let key =
+            kg.galois_key_with_seeds(sk, g, seed(a_seed + i as u8), &seed(e_seed + i as u8))?;
+        keys.insert(g, key);
+    }
+    Ok(rlwe::GaloisKeys {
+        keys,
+        fingerprint: sk.fingerprint(),
+    })
+}
+
+/// The active limbs of a backend buffer (all components, limbs `0..=level`), downloaded; the
+/// inactive capacity may hold stale data, so bit-for-bit comparisons use these.
+pub fn active_limbs<B: fhe_math::backend::Backend>(
+    backend: &B,
+    poly: &B::Poly,
+) -> fhe_math::Result<Vec<u64>> {
+    let h = backend.download(poly)?;
+    let mut out = Vec::new();
+    for c in 0..h.components() {
+        for s in 0..=h.level() {
+            out.extend_from_slice(h.limb(c, s));
+        }
+    }
+    Ok(out)
+}
+
+/// `f` applied slot by slot to `a` and `b` (the plaintext reference of a binary operation).
+pub fn zip_with(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
+    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+}
+
+/// `a·b mod t` without overflow.
+pub fn mul_mod(a: u64, b: u64, t: u64) -> u64 {
+    ((a as u128 * b as u128) % t as u128) as u64
+}
+
+/// `a ⊙ b mod t` slot by slot (the plaintext reference of a product).
+pub fn mul_slots(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
+    zip_with(a, b, |x, y| mul_mod(x, y, t))
+}
+
+/// The plaintext reference of a row rotation: each row of the `2 × N/2` slot matrix `v`
+/// rotated left by `step` (right for a negative step).
+pub fn rotate_rows(v: &[u64], step: i64) -> Vec<u64> {
+    let half = v.len() / 2;
+    (0..v.len())
+        .map(|i| {
+            let (row, j) = (i / half, i % half);
+            v[row * half + (j as i64 + step).rem_euclid(half as i64) as usize]
+        })
+        .collect()
+}
+
+/// The plaintext reference of the column rotation: the two rows of the slot matrix swapped.
+pub fn swap_rows(v: &[u64]) -> Vec<u64> {
+    let half = v.len() / 2;
+    v[half..].iter().chain(&v[..half]).copied().collect()
+}

@@ -3,7 +3,10 @@
 
 use bgv::RowRotations;
 use bgv::params::{N13, ParametersLiteral, TEST_N11_INSECURE};
-use bgv::testing::{SeededKeys, random_values, seed};
+use bgv::testing::{
+    SeededKeys, active_limbs, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows,
+    zip_with,
+};
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};
 use fhe_math::backend::Backend;
 use fhe_math::cpu::CpuBackend;
@@ -25,23 +28,8 @@ impl<B: Backend> Setup<B> {
         let kg = ctx.key_generator();
         let SeededKeys { sk, pk, rlk } = SeededKeys::new(&kg).unwrap();
         let eval = Evaluator::new(&ctx);
-        let mut keys = BTreeMap::new();
-        for (i, g) in eval
-            .galois_elements(steps, true)
-            .unwrap()
-            .into_iter()
-            .enumerate()
-        {
-            keys.insert(
-                g,
-                kg.galois_key_with_seeds(&sk, g, seed(10 + i as u8), &seed(100 + i as u8))
-                    .unwrap(),
-            );
-        }
-        let gk = GaloisKeys {
-            keys,
-            fingerprint: ctx.params().fingerprint(),
-        };
+        let elements = eval.galois_elements(steps, true).unwrap();
+        let gk = seeded_galois_keys(&kg, &sk, &elements, 10, 100).unwrap();
         Setup {
             enc: Encoder::new(&ctx),
             eval,
@@ -88,39 +76,8 @@ impl<B: Backend> Setup<B> {
     }
 }
 
-/// The active limbs of a buffer (the inactive capacity may hold stale data).
-fn active<B: Backend>(be: &B, p: &B::Poly) -> Vec<u64> {
-    let h = be.download(p).unwrap();
-    let mut out = Vec::new();
-    for c in 0..h.components() {
-        for s in 0..=h.level() {
-            out.extend_from_slice(h.limb(c, s));
-        }
-    }
-    out
-}
-
 fn cpu(lit: &ParametersLiteral) -> Context<CpuBackend> {
     Context::cpu(Parameters::new(lit).unwrap()).unwrap()
-}
-
-fn zip(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
-    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
-}
-
-fn rotate(v: &[u64], k: i64) -> Vec<u64> {
-    let h = v.len() / 2;
-    (0..v.len())
-        .map(|i| {
-            let (row, j) = (i / h, i % h);
-            v[row * h + (j as i64 + k).rem_euclid(h as i64) as usize]
-        })
-        .collect()
-}
-
-fn swap_rows(v: &[u64]) -> Vec<u64> {
-    let h = v.len() / 2;
-    v[h..].iter().chain(&v[..h]).copied().collect()
 }
 
 fn every_operator(lit: &ParametersLiteral) {
@@ -144,48 +101,48 @@ fn every_operator(lit: &ParametersLiteral) {
 
     s.check("encrypt_pk", &cx, &x);
     s.check("encrypt_sk", &cy, &y);
-    let xy = zip(&x, &y, mul);
-    s.check("add", &ev.add(&cx, &cy).unwrap(), &zip(&x, &y, add));
+    let xy = zip_with(&x, &y, mul);
+    s.check("add", &ev.add(&cx, &cy).unwrap(), &zip_with(&x, &y, add));
     s.check(
         "sub",
         &ev.sub(&cx, &cy).unwrap(),
-        &zip(&x, &y, |a, b| (a + t - b) % t),
+        &zip_with(&x, &y, |a, b| (a + t - b) % t),
     );
     s.check(
         "negate",
         &ev.negate(&cx).unwrap(),
-        &zip(&x, &x, |a, _| (t - a) % t),
+        &zip_with(&x, &x, |a, _| (t - a) % t),
     );
     s.check(
         "add_plain",
         &ev.add_plain(&cx, &pz).unwrap(),
-        &zip(&x, &z, add),
+        &zip_with(&x, &z, add),
     );
     s.check(
         "sub_plain",
         &ev.sub_plain(&cx, &pz).unwrap(),
-        &zip(&x, &z, |a, b| (a + t - b) % t),
+        &zip_with(&x, &z, |a, b| (a + t - b) % t),
     );
     s.check(
         "mul_plain",
         &ev.mul_plain(&cx, &pz).unwrap(),
-        &zip(&x, &z, mul),
+        &zip_with(&x, &z, mul),
     );
     s.check(
         "mul_scalar",
         &ev.mul_scalar(&cx, -7).unwrap(),
-        &zip(&x, &x, |a, _| mul(a, t - 7)),
+        &zip_with(&x, &x, |a, _| mul(a, t - 7)),
     );
     s.check(
         "add_scalar",
         &ev.add_scalar(&cx, 12345).unwrap(),
-        &zip(&x, &x, |a, _| add(a, 12345)),
+        &zip_with(&x, &x, |a, _| add(a, 12345)),
     );
     let prod = ev.mul(&cx, &cy).unwrap();
     assert_eq!(prod.components(s.ctx.backend()), 3);
     s.check("mul (3 components)", &prod, &xy);
     let sq = ev.square(&cx).unwrap();
-    s.check("square", &sq, &zip(&x, &x, mul));
+    s.check("square", &sq, &zip_with(&x, &x, mul));
     let relin = ev.relinearize(prod, &s.rlk).unwrap();
     assert_eq!(relin.level(), top);
     s.check("relinearize", &relin, &xy);
@@ -198,43 +155,46 @@ fn every_operator(lit: &ParametersLiteral) {
     s.check("mul_relin (fused switch)", &mr, &xy);
     // The fused relinearize + switch equals the two steps, bit for bit.
     let be = s.ctx.backend();
-    assert_eq!(active(be, &mr.inner.poly), active(be, &ms.inner.poly));
+    assert_eq!(
+        active_limbs(be, &mr.inner.poly).unwrap(),
+        active_limbs(be, &ms.inner.poly).unwrap()
+    );
     s.check(
         "square_relin",
         &ev.square_relin(&cx, &s.rlk).unwrap(),
-        &zip(&x, &x, mul),
+        &zip_with(&x, &x, mul),
     );
     // Mixed levels and factors: (x·y at top-1, factor != 1) + z (fresh, top) and · z.
     let cz = s.encrypt(&z, 33);
     s.check(
         "add (aligned)",
         &ev.add(&mr, &cz).unwrap(),
-        &zip(&xy, &z, add),
+        &zip_with(&xy, &z, add),
     );
     s.check(
         "add (aligned, swapped)",
         &ev.add(&cz, &mr).unwrap(),
-        &zip(&xy, &z, add),
+        &zip_with(&xy, &z, add),
     );
     s.check(
         "mul_relin (aligned)",
         &ev.mul_relin(&mr, &cz, &s.rlk).unwrap(),
-        &zip(&xy, &z, mul),
+        &zip_with(&xy, &z, mul),
     );
     s.check(
         "add_plain (factor)",
         &ev.add_plain(&mr, &pz).unwrap(),
-        &zip(&xy, &z, add),
+        &zip_with(&xy, &z, add),
     );
     s.check(
         "mul_plain (lower level)",
         &ev.mul_plain(&mr, &pz).unwrap(),
-        &zip(&xy, &z, mul),
+        &zip_with(&xy, &z, mul),
     );
     s.check(
         "add (3 + 2 components)",
         &ev.add(&sq, &cx).unwrap(),
-        &zip(&zip(&x, &x, mul), &x, add),
+        &zip_with(&zip_with(&x, &x, mul), &x, add),
     );
     let (a2, b2) = ev.align(&cx, &mr).unwrap();
     assert_eq!((a2.level(), a2.factor), (b2.level(), b2.factor));
@@ -243,7 +203,7 @@ fn every_operator(lit: &ParametersLiteral) {
     s.check(
         "pow 5",
         &p5,
-        &zip(&x, &x, |a, _| mul(mul(mul(a, a), mul(a, a)), a)),
+        &zip_with(&x, &x, |a, _| mul(mul(mul(a, a), mul(a, a)), a)),
     );
     assert!(matches!(
         ev.pow(&cx, 0, &s.rlk),
@@ -254,28 +214,28 @@ fn every_operator(lit: &ParametersLiteral) {
         s.check(
             &format!("rotate_rows {k}"),
             &ev.rotate_rows(&cx, k, &s.gk).unwrap(),
-            &rotate(&x, k),
+            &rotate_rows(&x, k),
         );
     }
     s.check(
         "rotate_rows 7 (composed)",
         &ev.rotate_rows(&cx, 7, &s.gk).unwrap(),
-        &rotate(&x, 7),
+        &rotate_rows(&x, 7),
     );
     s.check("rotate_rows 0", &ev.rotate_rows(&cx, 0, &s.gk).unwrap(), &x);
     s.check(
         "rotate_rows at lower level",
         &ev.rotate_rows(&mr, 1, &s.gk).unwrap(),
-        &rotate(&xy, 1),
+        &rotate_rows(&xy, 1),
     );
     let steps = [1i64, 0, 4, -3, 2];
     let hoisted = ev.rotate_rows_hoisted(&cx, &steps, &s.gk).unwrap();
     for (k, r) in steps.iter().zip(&hoisted) {
-        s.check(&format!("hoisted {k}"), r, &rotate(&x, *k));
+        s.check(&format!("hoisted {k}"), r, &rotate_rows(&x, *k));
         let single = ev.rotate_rows(&cx, *k, &s.gk).unwrap();
         assert_eq!(
-            active(be, &r.inner.poly),
-            active(be, &single.inner.poly),
+            active_limbs(be, &r.inner.poly).unwrap(),
+            active_limbs(be, &single.inner.poly).unwrap(),
             "hoisted {k} differs from the single rotation"
         );
     }
@@ -362,7 +322,7 @@ fn chain(lit: &ParametersLiteral) -> usize {
         match ev.mul_relin(&acc, &c, &s.rlk) {
             Ok(next) => {
                 depth += 1;
-                want = zip(&want, &v, |a, b| {
+                want = zip_with(&want, &v, |a, b| {
                     ((a as u128 * b as u128) % t as u128) as u64
                 });
                 s.check(&format!("chain depth {depth}"), &next, &want);
@@ -470,7 +430,10 @@ fn serialization_round_trip_and_malformed_input() {
         assert_eq!(back.level(), ct.level());
         assert_eq!(back.factor, ct.factor);
         assert_eq!(back.noise_bits, ct.noise_bits);
-        assert_eq!(active(be, &back.inner.poly), active(be, &ct.inner.poly));
+        assert_eq!(
+            active_limbs(be, &back.inner.poly).unwrap(),
+            active_limbs(be, &ct.inner.poly).unwrap()
+        );
         assert_eq!(
             s.dec().decrypt(&back).unwrap(),
             s.dec().decrypt(ct).unwrap()
@@ -561,11 +524,15 @@ fn in_place_add_and_sub() {
     let cy = s.encrypt(&y, 81);
     let mut acc = s.encrypt(&x, 80);
     s.eval.add_assign(&mut acc, &cy).unwrap();
-    s.check("x + y", &acc, &zip(&x, &y, |a, b| (a + b) % t));
+    s.check("x + y", &acc, &zip_with(&x, &y, |a, b| (a + b) % t));
     s.eval.sub_assign(&mut acc, &cy).unwrap();
     s.check("x + y - y", &acc, &x);
     s.eval.sub_assign(&mut acc, &cy).unwrap();
-    s.check("x + y - y - y", &acc, &zip(&x, &y, |a, b| (a + t - b) % t));
+    s.check(
+        "x + y - y - y",
+        &acc,
+        &zip_with(&x, &y, |a, b| (a + t - b) % t),
+    );
     let low = s.eval.mod_switch_to(&cy, 3).unwrap();
     s.eval.add_assign(&mut acc, &low).unwrap();
     assert_eq!(acc.level(), 3);
@@ -591,7 +558,7 @@ fn encrypted_batching_properties() {
         s.check(
             &format!("rotate_rows {step}"),
             &s.eval.rotate_rows(&c, step, &s.gk).unwrap(),
-            &rotate(&v, step),
+            &rotate_rows(&v, step),
         );
         s.check(
             "rotate_columns",

@@ -38,13 +38,12 @@ impl Context<CpuBackend> {
 impl<B: Backend> Context<B> {
     /// A context on an already built backend; the backend's ring must be this parameter set's.
     pub fn with_backend(params: Arc<Parameters>, backend: B) -> Result<Self> {
-        let ring = backend.ring();
-        let same = ring.n() == params.n()
-            && ring.q_count() == params.moduli_q().len()
-            && ring.p_count() == params.moduli_p().len()
-            && (0..ring.q_count()).all(|i| ring.modulus(i).value() == params.moduli_q()[i])
-            && (0..ring.p_count())
-                .all(|i| ring.modulus(ring.q_count() + i).value() == params.moduli_p()[i]);
+        let same = rlwe::chain::ring_matches(
+            backend.ring(),
+            params.n(),
+            params.moduli_q(),
+            params.moduli_p(),
+        );
         if !same {
             return Err(crate::error::Error::BackendMismatch);
         }

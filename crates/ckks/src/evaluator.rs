@@ -47,15 +47,7 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
-        if fp != self.fingerprint() {
-            return Err(rlwe::Error::ParameterMismatch {
-                op,
-                left: fp,
-                right: self.fingerprint(),
-            }
-            .into());
-        }
-        Ok(())
+        Ok(rlwe::error::check_same(op, fp, self.fingerprint())?)
     }
 
     fn check_pair(&self, op: &'static str, a: &rlwe::Meta, b: &rlwe::Meta) -> Result<()> {
@@ -76,10 +68,6 @@ impl<B: Backend> Evaluator<B> {
             });
         }
         Ok(())
-    }
-
-    fn components(&self, ct: &Ciphertext<B>) -> usize {
-        self.be().shape(&ct.poly).components
     }
 
     /// `a + b`.
@@ -183,14 +171,12 @@ impl<B: Backend> Evaluator<B> {
                 right: b.meta.level,
             });
         }
-        if self.components(a) != 2 || self.components(b) != 2 {
-            return Err(rlwe::Error::InvalidOperand {
-                op,
-                reason: "operands must have 2 components (relinearize first)".into(),
-            }
-            .into());
-        }
-        Ok(())
+        Ok(rlwe::ciphertext::check_two_components(
+            self.be(),
+            op,
+            &a.poly,
+            &b.poly,
+        )?)
     }
 
     /// `a²` (3 components).
@@ -306,10 +292,7 @@ impl<B: Backend> Evaluator<B> {
     fn mul_int_raw(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
         self.check_own("multiply by a constant", a.meta.fingerprint)?;
         let be = self.be();
-        let ring = be.ring();
-        let scalars: Vec<u64> = (0..=a.meta.level)
-            .map(|s| ring.modulus(s).reduce_i64(k))
-            .collect();
+        let scalars = rlwe::ciphertext::scalar_residues(be.ring(), a.meta.level, k);
         let mut out = a.duplicate(be)?;
         be.mul_scalar_assign(&mut out.poly, &scalars)?;
         out.seed = None;

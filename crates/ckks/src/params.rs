@@ -20,29 +20,14 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use fhe_math::primes::{ntt_prime_nearest, ntt_primes};
-use fhe_math::security::{MAX_LOG_N, MIN_LOG_N};
+use fhe_math::primes::ntt_prime_nearest;
 use rlwe::chain;
 use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The largest number of primes (`L + 1 + K`) a parameter set may have.
-pub const MAX_PRIMES: usize = 256;
-
-/// The largest serialized parameter blob [`Parameters::from_bytes`] accepts.
-pub const MAX_PARAMETERS_BLOB: usize = 1 << 20;
-
-/// The security requirement of a parameter set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Security {
-    /// `log2 QP` must not exceed the 128-bit classical bound for uniform ternary secrets
-    /// ([`fhe_math::security::max_log_qp_128`]).
-    Bits128,
-    /// No security check at all: for fast tests only, never for real data.
-    InsecureForTestingOnly,
-}
+pub use rlwe::chain::{MAX_PARAMETERS_BLOB, MAX_PRIMES, Security};
 
 /// The user-facing description of a CKKS parameter set; validated by [`Parameters::new`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -221,19 +206,15 @@ impl TryFrom<ParametersWire> for Parameters {
 
     fn try_from(w: ParametersWire) -> Result<Self> {
         let p = Parameters::build(&w.literal)?;
-        if p.moduli_q != w.moduli_q || p.moduli_p != w.moduli_p {
-            return Err(Error::ParameterMismatch {
-                what: "the stored primes differ from those the literal yields".into(),
-            });
-        }
-        if p.fingerprint != w.fingerprint {
-            return Err(Error::ParameterMismatch {
-                what: format!(
-                    "stored fingerprint {:#018x} differs from the computed {:#018x}",
-                    w.fingerprint, p.fingerprint
-                ),
-            });
-        }
+        chain::check_rebuilt(
+            &w.moduli_q,
+            &w.moduli_p,
+            w.fingerprint,
+            &p.moduli_q,
+            &p.moduli_p,
+            p.fingerprint,
+        )
+        .map_err(|what| Error::ParameterMismatch { what })?;
         Ok(p)
     }
 }
@@ -252,51 +233,26 @@ impl Parameters {
     }
 
     fn build(lit: &ParametersLiteral) -> Result<Parameters> {
-        if !(MIN_LOG_N..=MAX_LOG_N).contains(&lit.log_n) {
-            return Err(invalid(format!(
-                "log_n = {} is outside {MIN_LOG_N}..={MAX_LOG_N}",
-                lit.log_n
-            )));
-        }
-        if !(20..=60).contains(&lit.first_prime_bits) {
-            return Err(invalid(format!(
-                "first_prime_bits = {} is outside 20..=60",
-                lit.first_prime_bits
-            )));
-        }
+        chain::check_log_n(lit.log_n).map_err(invalid)?;
+        chain::check_prime_bits("first_prime_bits", lit.first_prime_bits).map_err(invalid)?;
         if !(20..=lit.first_prime_bits).contains(&lit.scale_bits) {
             return Err(invalid(format!(
                 "scale_bits = {} is outside 20..=first_prime_bits ({})",
                 lit.scale_bits, lit.first_prime_bits
             )));
         }
-        if !(20..=60).contains(&lit.special_prime_bits) {
-            return Err(invalid(format!(
-                "special_prime_bits = {} is outside 20..=60",
-                lit.special_prime_bits
-            )));
-        }
-        if lit.special_primes == 0 {
-            return Err(invalid("special_primes must be at least 1"));
-        }
-        let q_count = lit
-            .levels
-            .checked_add(1)
-            .filter(|&c| c.saturating_add(lit.special_primes) <= MAX_PRIMES)
-            .ok_or_else(|| {
-                invalid(format!(
-                    "levels + 1 + special_primes = {} + 1 + {} exceeds {MAX_PRIMES} primes",
-                    lit.levels, lit.special_primes
-                ))
-            })?;
-        let digits = chain::digit_partition(q_count, lit.dnum).map_err(invalid)?;
+        chain::check_prime_bits("special_prime_bits", lit.special_prime_bits).map_err(invalid)?;
+        let (q_count, digits) =
+            chain::chain_layout(lit.levels, lit.special_primes, lit.dnum).map_err(invalid)?;
 
         let n = 1usize << lit.log_n;
         let two_n = 2 * n as u64;
-        let moduli_p = ntt_primes(lit.special_prime_bits, two_n, lit.special_primes, &[])?;
-        let mut chosen = moduli_p.clone();
-        let q0 = ntt_primes(lit.first_prime_bits, two_n, 1, &chosen)?[0];
-        chosen.push(q0);
+        let (moduli_p, q0, mut chosen) = chain::special_and_first_primes(
+            two_n,
+            lit.special_prime_bits,
+            lit.special_primes,
+            lit.first_prime_bits,
+        )?;
 
         // Scale ladder, from the top level down.
         let mut scales = vec![0.0f64; q_count];
@@ -315,10 +271,7 @@ impl Parameters {
         let log2_q = chain::log2_product(&moduli_q);
         let log2_p = chain::log2_product(&moduli_p);
         chain::check_special_covers_digits(&moduli_q, &moduli_p, &digits).map_err(invalid)?;
-        if lit.security == Security::Bits128
-            && let Some((log2_qp, bound)) =
-                chain::exceeds_security_bound(lit.log_n, &moduli_q, &moduli_p)
-        {
+        if let Some((log2_qp, bound)) = lit.security.violation(lit.log_n, &moduli_q, &moduli_p) {
             return Err(Error::NotSecure {
                 log2_qp,
                 bound,
@@ -345,14 +298,14 @@ impl Parameters {
     /// each Q prime, the number of P primes and each P prime, `dnum`, the number of scales and
     /// each scale's IEEE-754 bit pattern.
     fn compute_fingerprint(&self) -> u64 {
-        let mut h = chain::fnv1a(chain::FNV_OFFSET, b"ckks");
+        let mut h = chain::chain_fingerprint(
+            b"ckks",
+            self.n,
+            &self.moduli_q,
+            &self.moduli_p,
+            self.literal.dnum,
+        );
         let mut put = |v: u64| h = chain::fnv1a(h, &v.to_le_bytes());
-        put(self.n as u64);
-        put(self.moduli_q.len() as u64);
-        self.moduli_q.iter().for_each(|&q| put(q));
-        put(self.moduli_p.len() as u64);
-        self.moduli_p.iter().for_each(|&p| put(p));
-        put(self.literal.dnum as u64);
         put(self.scales.len() as u64);
         self.scales.iter().for_each(|s| put(s.to_bits()));
         h

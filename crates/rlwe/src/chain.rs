@@ -1,10 +1,99 @@
-//! Checks and helpers shared by every scheme's parameter validation: the digit partition of
-//! hybrid key switching, `P` covering every digit, the 128-bit bound on `log2 QP` (exact near
-//! the bound), and the FNV-1a fingerprint.
+//! Checks and helpers shared by every scheme's parameter validation: the ranges of the literal's
+//! fields, the digit partition of hybrid key switching, the choice of the special primes and
+//! `q_0`, `P` covering every digit, the 128-bit bound on `log2 QP` (exact near the bound), the
+//! FNV-1a fingerprint, the checks of a deserialized parameter set, and whether a backend's ring
+//! is the one of a chain.
 
-use fhe_math::security::max_log_qp_128;
+use fhe_math::primes::ntt_primes;
+use fhe_math::ring::RingContext;
+use fhe_math::security::{MAX_LOG_N, MIN_LOG_N, max_log_qp_128};
 use num_bigint::BigUint;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// The largest number of primes (`L + 1 + K`) a parameter set may have.
+pub const MAX_PRIMES: usize = 256;
+
+/// The largest serialized parameter blob a scheme's `Parameters::from_bytes` accepts.
+pub const MAX_PARAMETERS_BLOB: usize = 1 << 20;
+
+/// The security requirement of a parameter set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Security {
+    /// `log2 QP` must not exceed the 128-bit classical bound for uniform ternary secrets
+    /// ([`fhe_math::security::max_log_qp_128`]).
+    Bits128,
+    /// No security check at all: for fast tests only, never for real data.
+    InsecureForTestingOnly,
+}
+
+impl Security {
+    /// `Some((log2 QP, bound))` when the requirement is [`Security::Bits128`] and the chain
+    /// exceeds the bound at `log_n` ([`exceeds_security_bound`]); `None` when it is met.
+    pub fn violation(self, log_n: u32, moduli_q: &[u64], moduli_p: &[u64]) -> Option<(f64, f64)> {
+        match self {
+            Security::Bits128 => exceeds_security_bound(log_n, moduli_q, moduli_p),
+            Security::InsecureForTestingOnly => None,
+        }
+    }
+}
+
+/// An error message when `log_n` is outside the supported ring degrees.
+pub fn check_log_n(log_n: u32) -> Result<(), String> {
+    if !(MIN_LOG_N..=MAX_LOG_N).contains(&log_n) {
+        return Err(format!(
+            "log_n = {log_n} is outside {MIN_LOG_N}..={MAX_LOG_N}"
+        ));
+    }
+    Ok(())
+}
+
+/// An error message when the bit size `bits` of the literal's field `name` is outside 20..=60.
+pub fn check_prime_bits(name: &str, bits: u32) -> Result<(), String> {
+    if !(20..=60).contains(&bits) {
+        return Err(format!("{name} = {bits} is outside 20..=60"));
+    }
+    Ok(())
+}
+
+/// The number of ciphertext primes `L + 1` and the digit partition ([`digit_partition`]) of a
+/// chain of `levels` switches with `special_primes` special primes and `dnum` digits; an error
+/// message when there is no special prime or more than [`MAX_PRIMES`] primes in all.
+pub fn chain_layout(
+    levels: usize,
+    special_primes: usize,
+    dnum: usize,
+) -> Result<(usize, Vec<Range<usize>>), String> {
+    if special_primes == 0 {
+        return Err("special_primes must be at least 1".into());
+    }
+    let q_count = levels
+        .checked_add(1)
+        .filter(|&c| c.saturating_add(special_primes) <= MAX_PRIMES)
+        .ok_or_else(|| {
+            format!(
+                "levels + 1 + special_primes = {levels} + 1 + {special_primes} exceeds {MAX_PRIMES} primes"
+            )
+        })?;
+    let digits = digit_partition(q_count, dnum)?;
+    Ok((q_count, digits))
+}
+
+/// The special primes (the `special_primes` largest primes of `special_prime_bits` bits) and
+/// `q_0` (the largest prime of `first_prime_bits` bits not among them), all `≡ 1 (mod two_n)`.
+/// Returns `P`, `q_0`, and every prime chosen so far (to exclude from the next choices).
+pub fn special_and_first_primes(
+    two_n: u64,
+    special_prime_bits: u32,
+    special_primes: usize,
+    first_prime_bits: u32,
+) -> fhe_math::Result<(Vec<u64>, u64, Vec<u64>)> {
+    let moduli_p = ntt_primes(special_prime_bits, two_n, special_primes, &[])?;
+    let mut chosen = moduli_p.clone();
+    let q0 = ntt_primes(first_prime_bits, two_n, 1, &chosen)?[0];
+    chosen.push(q0);
+    Ok((moduli_p, q0, chosen))
+}
 
 /// FNV-1a 64-bit offset basis (the start value of [`fnv1a`]).
 pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -17,6 +106,58 @@ pub fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(PRIME);
     }
     h
+}
+
+/// FNV-1a over the chain every scheme's fingerprint starts with: `tag`, then as `u64`
+/// little-endian: `n`, the number of Q primes and each Q prime, the number of P primes and each
+/// P prime, `dnum`. A scheme continues with [`fnv1a`] over its own fields.
+pub fn chain_fingerprint(
+    tag: &[u8],
+    n: usize,
+    moduli_q: &[u64],
+    moduli_p: &[u64],
+    dnum: usize,
+) -> u64 {
+    let mut h = fnv1a(FNV_OFFSET, tag);
+    let mut put = |v: u64| h = fnv1a(h, &v.to_le_bytes());
+    put(n as u64);
+    put(moduli_q.len() as u64);
+    moduli_q.iter().for_each(|&q| put(q));
+    put(moduli_p.len() as u64);
+    moduli_p.iter().for_each(|&p| put(p));
+    put(dnum as u64);
+    h
+}
+
+/// Compares the primes and fingerprint stored with a deserialized parameter set with those
+/// rebuilt from its literal: an error message saying what differs.
+pub fn check_rebuilt(
+    stored_q: &[u64],
+    stored_p: &[u64],
+    stored_fingerprint: u64,
+    rebuilt_q: &[u64],
+    rebuilt_p: &[u64],
+    rebuilt_fingerprint: u64,
+) -> Result<(), String> {
+    if rebuilt_q != stored_q || rebuilt_p != stored_p {
+        return Err("the stored primes differ from those the literal yields".into());
+    }
+    if rebuilt_fingerprint != stored_fingerprint {
+        return Err(format!(
+            "stored fingerprint {stored_fingerprint:#018x} differs from the computed {rebuilt_fingerprint:#018x}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `ring` has degree `n` and exactly the ciphertext primes `moduli_q` and the special
+/// primes `moduli_p` (a backend bound to a parameter set must compute on its ring).
+pub fn ring_matches(ring: &RingContext, n: usize, moduli_q: &[u64], moduli_p: &[u64]) -> bool {
+    ring.n() == n
+        && ring.q_count() == moduli_q.len()
+        && ring.p_count() == moduli_p.len()
+        && (0..ring.q_count()).all(|i| ring.modulus(i).value() == moduli_q[i])
+        && (0..ring.p_count()).all(|i| ring.modulus(ring.q_count() + i).value() == moduli_p[i])
 }
 
 /// `Σ log2 q` over `primes`.

@@ -1,6 +1,7 @@
 //! [`Ciphertext`] and [`Plaintext`]: backend buffers with the metadata every operation checks.
 
 use fhe_math::backend::Backend;
+use fhe_math::ring::RingContext;
 use fhe_math::sampler::Seed;
 
 /// Metadata carried by every ciphertext and plaintext.
@@ -102,4 +103,27 @@ pub fn combine_components<B: Backend>(
         backend.add_component_assign(a, c, &t)?;
     }
     Ok(())
+}
+
+/// Checks that both operands of a product have 2 components: [`crate::Error::InvalidOperand`]
+/// for `op` otherwise (relinearize first). Shared by every scheme's multiplication.
+pub fn check_two_components<B: Backend>(
+    backend: &B,
+    op: &'static str,
+    a: &B::Poly,
+    b: &B::Poly,
+) -> crate::Result<()> {
+    if backend.shape(a).components != 2 || backend.shape(b).components != 2 {
+        return Err(crate::Error::InvalidOperand {
+            op,
+            reason: "operands must have 2 components (relinearize first)".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The integer `c` reduced modulo each of `q_0..q_level` of `ring`: the scalars that multiply
+/// (or add to) a buffer at `level` by the constant `c`.
+pub fn scalar_residues(ring: &RingContext, level: usize, c: i64) -> Vec<u64> {
+    (0..=level).map(|s| ring.modulus(s).reduce_i64(c)).collect()
 }

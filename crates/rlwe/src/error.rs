@@ -107,8 +107,9 @@ pub enum Error {
 /// Result with the RLWE layer's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Checks that two fingerprints agree.
-pub(crate) fn check_same(op: &'static str, left: u64, right: u64) -> Result<()> {
+/// Checks that two fingerprints agree: [`Error::ParameterMismatch`] for `op` (with `left` and
+/// `right`) when they differ. Every scheme's evaluator checks its operands with it.
+pub fn check_same(op: &'static str, left: u64, right: u64) -> Result<()> {
     if left != right {
         return Err(Error::ParameterMismatch { op, left, right });
     }

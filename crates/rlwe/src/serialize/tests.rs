@@ -239,20 +239,27 @@ fn plaintext_round_trip() {
     }
 }
 
+/// Serializes `ct` and loads it back: the same metadata, buffer and decryption, and the same
+/// bytes when written again. Returns the loaded ciphertext.
+fn ciphertext_round_trip_of(k: &Keys, ct: &Ciphertext<CpuBackend>) -> Ciphertext<CpuBackend> {
+    let bytes = ciphertext_to_bytes(&k.be, ct).unwrap();
+    let back = ciphertext_from_bytes(&k.be, FP, &bytes).unwrap();
+    assert_eq!(back.meta, ct.meta);
+    assert_eq!(dl(&k.be, &back.poly), dl(&k.be, &ct.poly));
+    assert_eq!(
+        encrypt::decrypt_to_host(&k.be, &k.sk, &back).unwrap(),
+        encrypt::decrypt_to_host(&k.be, &k.sk, ct).unwrap()
+    );
+    assert_eq!(ciphertext_to_bytes(&k.be, &back).unwrap(), bytes);
+    back
+}
+
 #[test]
 fn ciphertext_round_trip() {
     let k = keys(1024, 3);
     for ct in [pk_ct(&k, 2), pk_ct(&k, 0), three_ct(&k)] {
-        let bytes = ciphertext_to_bytes(&k.be, &ct).unwrap();
-        let back = ciphertext_from_bytes(&k.be, FP, &bytes).unwrap();
-        assert_eq!(back.meta, ct.meta);
+        let back = ciphertext_round_trip_of(&k, &ct);
         assert!(back.seed.is_none());
-        assert_eq!(dl(&k.be, &back.poly), dl(&k.be, &ct.poly));
-        assert_eq!(
-            encrypt::decrypt_to_host(&k.be, &k.sk, &back).unwrap(),
-            encrypt::decrypt_to_host(&k.be, &k.sk, &ct).unwrap()
-        );
-        assert_eq!(ciphertext_to_bytes(&k.be, &back).unwrap(), bytes);
     }
 }
 
@@ -262,16 +269,8 @@ fn seeded_ciphertext_round_trip() {
     for level in [0, 2] {
         let ct = sk_ct(&k, level);
         assert!(ct.seed.is_some());
-        let bytes = ciphertext_to_bytes(&k.be, &ct).unwrap();
-        let back = ciphertext_from_bytes(&k.be, FP, &bytes).unwrap();
+        let back = ciphertext_round_trip_of(&k, &ct);
         assert_eq!(back.seed, ct.seed);
-        assert_eq!(back.meta, ct.meta);
-        assert_eq!(dl(&k.be, &back.poly), dl(&k.be, &ct.poly));
-        assert_eq!(
-            encrypt::decrypt_to_host(&k.be, &k.sk, &back).unwrap(),
-            encrypt::decrypt_to_host(&k.be, &k.sk, &ct).unwrap()
-        );
-        assert_eq!(ciphertext_to_bytes(&k.be, &back).unwrap(), bytes);
     }
 }
 
@@ -515,6 +514,11 @@ fn wrong_kind() {
     }
 }
 
+/// [`load`] of `w` encoded as a blob of `kind`.
+fn load_wire<T: Serialize>(be: &CpuBackend, kind: BlobKind, w: &T) -> Result<Vec<u8>> {
+    load(be, kind, &wire::encode(kind, w).unwrap())
+}
+
 fn malformed_reason(r: Result<Vec<u8>>) -> String {
     match r {
         Err(Error::Malformed { reason, .. }) => reason,
@@ -535,13 +539,7 @@ fn patched_payloads() {
         seed: None,
         components: (0..2).map(|c| limbs_of(&host, c)).collect(),
     };
-    let ct = |w: &CiphertextWire| {
-        load(
-            be,
-            BlobKind::Ciphertext,
-            &wire::encode(BlobKind::Ciphertext, w).unwrap(),
-        )
-    };
+    let ct = |w: &CiphertextWire| load_wire(be, BlobKind::Ciphertext, w);
     assert!(ct(&good()).is_ok());
 
     // A residue equal to, or above, its modulus; in a special slot of a key, too.
@@ -596,13 +594,7 @@ fn patched_payloads() {
         meta: encrypt::fresh_meta(1, 1024.0, FP),
         limbs: limbs_of(&pt_host, 0),
     };
-    let pt = |w: &PlaintextWire| {
-        load(
-            be,
-            BlobKind::Plaintext,
-            &wire::encode(BlobKind::Plaintext, w).unwrap(),
-        )
-    };
+    let pt = |w: &PlaintextWire| load_wire(be, BlobKind::Plaintext, w);
     assert!(pt(&pgood()).is_ok());
     let mut w = pgood();
     w.meta.level = 5;
@@ -621,13 +613,7 @@ fn patched_payloads() {
         seed: seed(2),
         b: limbs_of(&pk_host, 0),
     };
-    let pkl = |w: &PublicKeyWire| {
-        load(
-            be,
-            BlobKind::PublicKey,
-            &wire::encode(BlobKind::PublicKey, w).unwrap(),
-        )
-    };
+    let pkl = |w: &PublicKeyWire| load_wire(be, BlobKind::PublicKey, w);
     assert!(pkl(&pkgood()).is_ok());
     let mut w = pkgood();
     w.b[0][0] = q0;
@@ -638,13 +624,7 @@ fn patched_payloads() {
 
     // Switching keys: digit count, special-slot residue, limb count.
     let skw = || switching_wire(be, &k.rlk.0).unwrap();
-    let rl = |w: &SwitchingKeyWire| {
-        load(
-            be,
-            BlobKind::RelinKey,
-            &wire::encode(BlobKind::RelinKey, w).unwrap(),
-        )
-    };
+    let rl = |w: &SwitchingKeyWire| load_wire(be, BlobKind::RelinKey, w);
     assert!(rl(&skw()).is_ok());
     let mut w = skw();
     w.b.pop();
@@ -672,13 +652,7 @@ fn patched_payloads() {
             .map(|(&g, key)| (g, switching_wire(be, key).unwrap()))
             .collect(),
     };
-    let gl = |w: &GaloisKeysWire| {
-        load(
-            be,
-            BlobKind::GaloisKeys,
-            &wire::encode(BlobKind::GaloisKeys, w).unwrap(),
-        )
-    };
+    let gl = |w: &GaloisKeysWire| load_wire(be, BlobKind::GaloisKeys, w);
     assert!(gl(&gw()).is_ok());
     for bad in [0u64, 4, 2 * n as u64, 2 * n as u64 + 1, u64::MAX] {
         let mut w = gw();
