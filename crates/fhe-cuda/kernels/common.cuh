@@ -27,22 +27,30 @@ __device__ __forceinline__ Mod load_mod(const u64* slots, u32 s) {
     return m;
 }
 
+// a - b if a >= b, else a, for a, b < 2^63 (every residue here is below 2^62): the sign bit
+// of a - b decides, one 32-bit compare instead of a 64-bit one.
+__device__ __forceinline__ u64 csub(u64 a, u64 b) {
+    u64 d = a - b;
+    return (long long)d < 0 ? a : d;
+}
+
 __device__ __forceinline__ u64 mod_add(u64 a, u64 b, u64 q) {
-    u64 s = a + b;
-    return s >= q ? s - q : s;
+    return csub(a + b, q);
 }
 
 __device__ __forceinline__ u64 mod_sub(u64 a, u64 b, u64 q) {
-    return a >= b ? a - b : a + q - b;
+    u64 d = a - b;
+    return (long long)d < 0 ? d + q : d;
 }
 
 __device__ __forceinline__ u64 mod_neg(u64 a, u64 q) {
     return a == 0 ? 0 : q - a;
 }
 
-// x mod q for any 128-bit x: Barrett with the 128-bit constant m = floor(2^128 / q), the same
-// steps as `Modulus::reduce_u128` (quotient estimate from three partial products, then
-// conditional subtractions).
+// x mod q for any 128-bit x: Barrett with the 128-bit constant m = floor(2^128 / q), the
+// quotient estimate of `Modulus::reduce_u128` (floor(x·m / 2^128), exact from four partial
+// products, of which only the low word is needed). m > 2^128/q - 1 and x < 2^128 put the
+// estimate above x/q - 2, so r = x - quot·q < 2q and one conditional subtraction ends it.
 __device__ __forceinline__ u64 reduce_u128(u128 x, const Mod& m) {
     u64 x_lo = (u64)x;
     u64 x_hi = (u64)(x >> 64);
@@ -50,10 +58,8 @@ __device__ __forceinline__ u64 reduce_u128(u128 x, const Mod& m) {
     u128 mid1 = (u128)x_lo * m.bhi;
     u128 mid2 = (u128)x_hi * m.blo;
     u128 mid = (u128)lo_lo + (u128)(u64)mid1 + (u128)(u64)mid2;
-    u128 quot = (u128)x_hi * m.bhi + (mid1 >> 64) + (mid2 >> 64) + (mid >> 64);
-    u64 r = (u64)(x - quot * (u128)m.q);
-    while (r >= m.q) r -= m.q;
-    return r;
+    u64 quot = x_hi * m.bhi + (u64)(mid1 >> 64) + (u64)(mid2 >> 64) + (u64)(mid >> 64);
+    return csub(x_lo - quot * m.q, m.q);
 }
 
 __device__ __forceinline__ u64 mod_reduce(u64 x, const Mod& m) {
@@ -64,8 +70,7 @@ __device__ __forceinline__ u64 mod_reduce(u64 x, const Mod& m) {
 // estimate floor(x·bhi / 2^64) is at most 2 below floor(x / q), so r < 3q < 2^63.
 __device__ __forceinline__ u64 reduce_u64(u64 x, const Mod& m) {
     u64 r = x - __umul64hi(x, m.bhi) * m.q;
-    r = r >= m.q ? r - m.q : r;
-    return r >= m.q ? r - m.q : r;
+    return csub(csub(r, m.q), m.q);
 }
 
 __device__ __forceinline__ u64 mod_mul(u64 a, u64 b, const Mod& m) {
@@ -75,8 +80,7 @@ __device__ __forceinline__ u64 mod_mul(u64 a, u64 b, const Mod& m) {
 // a * w mod q with w_shoup = floor(w * 2^64 / q): exact for any a < 2^64, canonical output.
 __device__ __forceinline__ u64 mul_shoup(u64 a, u64 w, u64 w_shoup, u64 q) {
     u64 quot = __umul64hi(a, w_shoup);
-    u64 r = a * w - quot * q;
-    return r >= q ? r - q : r;
+    return csub(a * w - quot * q, q);
 }
 
 // A set of limbs of a device buffer laid out [component][slot][coeff] with `spc` slots per

@@ -4,6 +4,8 @@
 
 #define MAX_FROM 64
 #define TARGETS_PER_BLOCK 8
+// Targets per block of the unrolled conversions, at most (the launcher picks `tpb`).
+#define MAX_TPB 32
 #define PREPARE_CHUNK 4
 
 // Word strides between the conversions of one batched launch (grid z): the z-th conversion reads
@@ -61,12 +63,13 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* qmodp, u64* out, const u64* slots,
                                              const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                              const u64* top_w, u32 level, const u64* pinv,
-                                             ConvStrides st) {
-    // (top_w, level, pinv): the signature of the unrolled kernels; the generic one never fuses
-    // the rescale preparation and ignores them.
+                                             ConvStrides st, u32 tpb) {
+    // (top_w, level, pinv, tpb): the signature of the unrolled kernels; the generic one never
+    // fuses the rescale preparation, groups TARGETS_PER_BLOCK targets and ignores them.
     (void)top_w;
     (void)level;
     (void)pinv;
+    (void)tpb;
     batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
                   qmodp, from_slot0);
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -122,6 +125,9 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
 // thread also forms target `level` (conv_l), y = top_w[k] - conv_l·P^-1 mod q_l, and writes
 // z_i = conv_i·P^-1 + ((y + q_l/2) mod q_i) - (q_l/2 mod q_i) for i < level, conv_l at slot l
 // (the same values the separate prepare kernel computes, one global round trip fewer).
+// Grid: x over coefficients, y over groups of `tpb` <= MAX_TPB targets (a larger group shares
+// the loads and Shoup products of the sources among more targets; the launcher trades that
+// against the number of threads).
 template <int FROM>
 __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_slot0,
                                                  const u64* qhatinv, const u64* qhatinv_shoup,
@@ -130,23 +136,30 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
                                                  const u64* qmodp, u64* out, const u64* slots,
                                                  const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                                  const u64* top_w, u32 level,
-                                                 const u64* pinv, const ConvStrides& st) {
+                                                 const u64* pinv, const ConvStrides& st,
+                                                 u32 tpb) {
     batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
                   qmodp, from_slot0);
     if (top_w) top_w += blockIdx.z * st.top;
-    __shared__ u64 row[TARGETS_PER_BLOCK * FROM];
-    __shared__ u64 tgt_c[TARGETS_PER_BLOCK * 6];
-    const u32 t0 = blockIdx.y * TARGETS_PER_BLOCK;
-    const u32 tc = min((u32)TARGETS_PER_BLOCK, to_cnt - t0);
+    // Per target of the block: its row of h, and (q, bhi, blo, slot, h_out, Q mod p, q_l/2 mod q)
+    // (the last for the fused rescale).
+    __shared__ u64 row[MAX_TPB * FROM];
+    __shared__ u64 tgt_c[MAX_TPB * 7];
+    const u32 t0 = blockIdx.y * tpb;
+    const u32 tc = min(tpb, to_cnt - t0);
+    const u64 half = top_w ? slots[level * SLOT_STRIDE] >> 1 : 0;
     for (u32 j = threadIdx.x; j < tc * FROM; j += blockDim.x) row[j] = h[(u64)t0 * FROM + j];
     for (u32 t = threadIdx.x; t < tc; t += blockDim.x) {
         u32 sl = (u32)to_slots[t0 + t];
-        tgt_c[t * 6 + 0] = slots[sl * SLOT_STRIDE];
-        tgt_c[t * 6 + 1] = slots[sl * SLOT_STRIDE + 1];
-        tgt_c[t * 6 + 2] = slots[sl * SLOT_STRIDE + 2];
-        tgt_c[t * 6 + 3] = sl;
-        tgt_c[t * 6 + 4] = h_out[t0 + t];
-        tgt_c[t * 6 + 5] = qmodp ? qmodp[t0 + t] : 0;
+        const Mod m = load_mod(slots, sl);
+        u64* c = tgt_c + t * 7;
+        c[0] = m.q;
+        c[1] = m.bhi;
+        c[2] = m.blo;
+        c[3] = sl;
+        c[4] = h_out[t0 + t];
+        c[5] = qmodp ? qmodp[t0 + t] : 0;
+        c[6] = reduce_u64(half, m);
     }
     __syncthreads();
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -172,19 +185,18 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         if (qmodp) acc += (u128)alpha * (m.q - q_mod_p);
         return mod_sub(reduce_u128(acc, m), off, m.q);
     };
-    u64 half = 0, rounded = 0;
+    u64 rounded = 0;
     if (top_w) {
         // conv_l from row `level` of the global matrix (not necessarily in this block's group).
         Mod ml = load_mod(slots, level);
         u64 conv_l = target(h + (u64)level * FROM, ml, qmodp[level], h_out[level]);
         u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ml.q),
                         ml.q);
-        half = ml.q >> 1;
         rounded = mod_add(y, half, ml.q);
     }
 #pragma unroll 2
     for (u32 t = 0; t < tc; t++) {
-        const u64* c = tgt_c + t * 6;
+        const u64* c = tgt_c + t * 7;
         Mod m;
         m.q = c[0];
         m.bhi = c[1];
@@ -192,7 +204,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         const u32 s = (u32)c[3];
         u64 y = target(row + t * FROM, m, c[5], c[4]);
         if (top_w && s != level) {
-            u64 corr = mod_sub(reduce_u64(rounded, m), reduce_u64(half, m), m.q);
+            u64 corr = mod_sub(reduce_u64(rounded, m), c[6], m.q);
             y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);
         }
         out[(u64)s * n + k] = y;
@@ -211,10 +223,10 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 #define CONVERT_F(F)                                                                            \
     extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,         \
                                                       u32 level, const u64* pinv,               \
-                                                      ConvStrides st) {                         \
+                                                      ConvStrides st, u32 tpb) {                \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
-                            level, pinv, st);                                                   \
+                            level, pinv, st, tpb);                                              \
     }
 CONVERT_F(1)
 CONVERT_F(2)

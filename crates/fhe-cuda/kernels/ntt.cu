@@ -25,13 +25,6 @@ __device__ __forceinline__ u64 mul_shoup_lazy(u64 a, u64 w, u64 ws, u64 q) {
     return a * w - __umul64hi(a, ws) * q;
 }
 
-// a - b if a >= b, else a; for a, b < 2^63 (every value of this file is below 4q < 2^63), so
-// the sign bit of a - b decides (one 32-bit compare instead of a 64-bit one).
-__device__ __forceinline__ u64 csub(u64 a, u64 b) {
-    u64 d = a - b;
-    return (long long)d < 0 ? a : d;
-}
-
 // Forward (Cooley-Tukey) butterfly, lazy: x, y in [0, 4q) -> [0, 4q).
 __device__ __forceinline__ void fwd_bf(u64& x, u64& y, u64 w, u64 ws, u64 q, u64 two_q) {
     u64 u = csub(x, two_q);

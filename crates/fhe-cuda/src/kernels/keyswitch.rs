@@ -50,6 +50,37 @@ fn convert_block() -> u32 {
 /// Default of [`convert_block`].
 const CONVERT_BLOCK: u32 = 256;
 
+/// `MAX_TPB` of keyswitch.cu: targets per block of the unrolled conversions, at most.
+const MAX_TPB: u32 = 32;
+
+/// Threads a conversion launch should have at least (`FHE_CONVERT_MIN_THREADS` overrides it
+/// for tuning runs): the targets are split into as few groups per block as keep this many.
+fn convert_min_threads() -> u32 {
+    static T: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        std::env::var("FHE_CONVERT_MIN_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(CONVERT_MIN_THREADS)
+    })
+}
+
+/// Default of [`convert_min_threads`]. On the H200 at N16_L24_D3 (gpu_perf, mul_relin_rescale):
+/// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511: one group of all targets wins where the
+/// coefficients alone fill the device.
+const CONVERT_MIN_THREADS: u32 = 1 << 16;
+
+/// Targets per block of an unrolled conversion of `to_cnt` targets over `threads` threads
+/// (coefficients times batched conversions): the fewest groups that respect [`MAX_TPB`] and
+/// [`convert_min_threads`], balanced.
+fn targets_per_block(to_cnt: u32, threads: u32) -> u32 {
+    let groups = to_cnt
+        .div_ceil(MAX_TPB)
+        .max(convert_min_threads().div_ceil(threads.max(1)))
+        .clamp(1, to_cnt.max(1));
+    to_cnt.div_ceil(groups).max(1)
+}
+
 /// Word strides between the conversions of one batched launch (grid z): the z-th conversion
 /// reads `input + z·input`, writes `out + z·out`, copies `cp_src + z·cp_src` to
 /// `cp_dst + z·cp_dst` and, fused with the rescale, reads the top limb at `top + z·top`.
@@ -111,6 +142,7 @@ fn convert_kernel(from_cnt: usize) -> &'static str {
 /// component whose target slots receive the results.
 /// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none);
 /// `batch` = `(count, strides)` runs `count` conversions of the same shape in one launch.
+/// The unrolled kernels group [`targets_per_block`] targets per block; the generic one 8.
 /// `rescale_top` = `(address of the coefficient-form top limb w, level)` asks for the fused
 /// mod_down rescale output (z of `keyswitch_mod_down_rescale_prepare`); it is honoured only by
 /// the unrolled kernels, and the return value says whether it was (else the caller runs the
@@ -151,17 +183,16 @@ pub(crate) fn convert(
     let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
     let slots = cx.slots();
     let n = cx.n;
-    let block = if unrolled {
-        convert_block()
+    let (block, tpb) = if unrolled {
+        (
+            convert_block(),
+            targets_per_block(to_cnt, n.saturating_mul(batch.0.max(1))),
+        )
     } else {
-        super::BLOCK
+        (super::BLOCK, TARGETS_PER_BLOCK)
     };
     let cfg = LaunchConfig {
-        grid_dim: (
-            n.div_ceil(block),
-            to_cnt.div_ceil(TARGETS_PER_BLOCK),
-            batch.0.max(1),
-        ),
+        grid_dim: (n.div_ceil(block), to_cnt.div_ceil(tpb), batch.0.max(1)),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
@@ -192,7 +223,8 @@ pub(crate) fn convert(
         &top_w,
         &level,
         &pinv,
-        &batch.1
+        &batch.1,
+        &tpb
     )?;
     // The generic kernel takes the three rescale parameters too, and ignores them.
     Ok(unrolled && rescale_top.is_some())
