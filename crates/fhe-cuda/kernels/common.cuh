@@ -102,20 +102,36 @@ __device__ __forceinline__ u32 limbset_count(const LimbSet& ls) {
     return ls.comps * (ls.q_cnt + ls.p_cnt);
 }
 
-// The slot of the idx-th limb of the set (component-major).
+// The component and the slot of the idx-th limb of the set (component-major). idx is the
+// block's grid index and the set a kernel parameter, so the values are block-uniform: the
+// quotient by the limbs per component is found by subtraction (at most `comps` - 1 uniform
+// steps) instead of an integer division (three float conversions and a reciprocal) per thread.
+__device__ __forceinline__ void limbset_locate(const LimbSet& ls, u32 idx, u32& comp, u32& slot) {
+    const u32 per = ls.q_cnt + ls.p_cnt;
+    u32 c = 0, a = idx;
+    while (per > 0 && a >= per) {
+        a -= per;
+        c++;
+    }
+    comp = ls.comp_lo + c;
+    slot = a < ls.q_cnt ? ls.q_lo + a : ls.p_lo + (a - ls.q_cnt);
+}
+
 __device__ __forceinline__ u32 limbset_slot(const LimbSet& ls, u32 idx) {
-    u32 per = ls.q_cnt + ls.p_cnt;
-    u32 a = idx % per;
-    return a < ls.q_cnt ? ls.q_lo + a : ls.p_lo + (a - ls.q_cnt);
+    u32 c, s;
+    limbset_locate(ls, idx, c, s);
+    return s;
 }
 
 __device__ __forceinline__ u32 limbset_comp(const LimbSet& ls, u32 idx) {
-    return ls.comp_lo + idx / (ls.q_cnt + ls.p_cnt);
+    u32 c, s;
+    limbset_locate(ls, idx, c, s);
+    return c;
 }
 
 // Pointer to the first coefficient of the idx-th limb of the set.
 __device__ __forceinline__ u64* limbset_ptr(const LimbSet& ls, u32 idx) {
-    u32 c = limbset_comp(ls, idx);
-    u32 s = limbset_slot(ls, idx);
+    u32 c, s;
+    limbset_locate(ls, idx, c, s);
     return (u64*)ls.ptr + ((u64)c * ls.spc + s) * ls.n;
 }
