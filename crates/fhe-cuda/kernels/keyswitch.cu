@@ -179,9 +179,13 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     // Target t's converted value (FROM <= 16 <= 32: the overflow correction joins the sum before
     // the one reduction, as in `keyswitch_convert`).
     auto target = [&](const u64* r, const Mod& m, u64 q_mod_p, u64 off) -> u64 {
-        u128 acc = 0;
+        // Two independent sums (even and odd sources) halve the chain of dependent 128-bit adds.
+        u128 acc = 0, acc_odd = 0;
 #pragma unroll
-        for (int i = 0; i < FROM; i++) acc += (u128)v[i] * r[i];
+        for (int i = 0; i < FROM; i += 2) acc += (u128)v[i] * r[i];
+#pragma unroll
+        for (int i = 1; i < FROM; i += 2) acc_odd += (u128)v[i] * r[i];
+        acc += acc_odd;
         if (qmodp) acc += (u128)alpha * (m.q - q_mod_p);
         return mod_sub(reduce_u128(acc, m), off, m.q);
     };

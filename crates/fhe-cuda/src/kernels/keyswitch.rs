@@ -66,9 +66,10 @@ fn convert_min_threads() -> u32 {
 }
 
 /// Default of [`convert_min_threads`]. On the H200 at N16_L24_D3 (gpu_perf, mul_relin_rescale):
-/// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511: one group of all targets wins where the
-/// coefficients alone fill the device.
-const CONVERT_MIN_THREADS: u32 = 1 << 16;
+/// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511; later, alternated twice, 2^17 444–445 against
+/// 2^16 447–449 (mod_up's last, single digit then takes two groups). One group of all targets
+/// wins where the coefficients fill the device.
+const CONVERT_MIN_THREADS: u32 = 1 << 17;
 
 /// Targets per block of an unrolled conversion of `to_cnt` targets over `threads` threads
 /// (coefficients times batched conversions): the fewest groups that respect [`MAX_TPB`] and
