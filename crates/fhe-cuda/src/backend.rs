@@ -154,9 +154,11 @@ impl CudaBackend {
             p_cnt: 0,
         };
         // Step 1: coefficient form of the inputs (out of place), exact centred lift to B; the
-        // Q limbs of ext are the inputs' NTT-form limbs (copied by the conversion).
+        // Q limbs of ext are the inputs' NTT-form limbs (copied by the conversion). A square
+        // (`b` is `a`) lifts its one input once.
+        let inputs: &[&DevicePoly] = if std::ptr::eq(a, b) { &[a] } else { &[a, b] };
         let mut inv = Vec::new();
-        for (x, p) in [a, b].into_iter().enumerate() {
+        for (x, p) in inputs.iter().enumerate() {
             let src = Self::q_only(p.limbs(self.s()), 0, ql as u32);
             let dst = set(tp + 2 * x as u64 * ql as u64 * w, ql, 2, 0, ql);
             for (mut l, m) in src.limbs().into_iter().zip(dst.limbs()) {
@@ -166,7 +168,7 @@ impl CudaBackend {
         }
         kernels::ntt::inverse_list(&scx, &inv)?;
         let nw = n as u64;
-        for (x, p) in [a, b].into_iter().enumerate() {
+        for (x, p) in inputs.iter().enumerate() {
             let pp = p.ptr(self.s());
             let pspc = p.slots_per_component() as u64;
             // Both components of one input in one launch.
@@ -188,11 +190,18 @@ impl CudaBackend {
                 (2, strides),
             )?;
         }
-        kernels::ntt::forward(&scx, set(ep, total, 4, ql, bl))?;
+        let lifted = 2 * inputs.len() as u32;
+        kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
         // Step 2: tensor over Q ∪ B, back to coefficient form.
         let lo = set(dp, total, 1, 0, total);
         let la = set(ep, total, 1, 0, total);
-        let lb = set(ep + 2 * total as u64 * w, total, 1, 0, total);
+        let lb = set(
+            ep + (lifted as u64 - 2) * total as u64 * w,
+            total,
+            1,
+            0,
+            total,
+        );
         ew::tensor(&scx, lo, la, lb)?;
         kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
         // Step 3: scale and round into B.
