@@ -261,12 +261,13 @@ struct FusedArgs {
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
-template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, int R = 3>
+template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {}) {
     extern __shared__ u64 sh[];
+    constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
     constexpr u32 LT = S - R;
     constexpr int NR = (S + R - 1) / R;
@@ -405,57 +406,54 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     }
 }
 
-// Plain forward and inverse passes of radix 2^R (kernels ntt_fwd_rX_S, ntt_inv_rX_S with
-// X = 2^R; only R = 3 is instantiated: R = 4, 16 elements per thread, spilled to local memory
-// and ran 2.5x slower on the H200, PERF.md). Inverse: TOP (the pass holding the n^-1 stage) is L + S == logn, the strided pass of
-// a two-pass transform or a single pass.
-#define NTT_PLAIN(X, R, S)                                                                     \
-    extern "C" __global__ void ntt_fwd_r##X##_##S(LimbList ll, const u64* slots,               \
-                                                 const ulonglong2* twp, u32 logn, u32 L,       \
-                                                 u32 logC, u32 last) {                         \
-        u32 i = blockIdx.y;                                                                    \
-        const u64* src = (const u64*)ll.src[i];                                                \
-        u64* dst = (u64*)ll.dst[i];                                                            \
-        if (L > 0)                                                                             \
-            ntt_pass_r8<S, true, false, false, false, R>(src, dst, ll.slot[i], slots, twp,     \
-                                                         nullptr, logn, L, logC, last != 0);   \
-        else                                                                                   \
-            ntt_pass_r8<S, false, false, false, false, R>(src, dst, ll.slot[i], slots, twp,    \
-                                                          nullptr, logn, L, logC, last != 0);  \
-    }                                                                                          \
-    extern "C" __global__ void ntt_inv_r##X##_##S(LimbList ll, const u64* slots,               \
-                                                 const ulonglong2* twp, const u64* consts,     \
-                                                 u32 logn, u32 L, u32 logC) {                  \
-        u32 i = blockIdx.y;                                                                    \
-        const u64* src = (const u64*)ll.src[i];                                                \
-        u64* dst = (u64*)ll.dst[i];                                                            \
-        if (L > 0)                                                                             \
-            ntt_pass_r8<S, true, true, false, true, R>(src, dst, ll.slot[i], slots, twp,       \
-                                                       consts, logn, L, logC, false);          \
-        else if (S == logn)                                                                    \
-            ntt_pass_r8<S, false, true, false, true, R>(src, dst, ll.slot[i], slots, twp,      \
-                                                        consts, logn, L, logC, false);         \
-        else                                                                                   \
-            ntt_pass_r8<S, false, true, false, false, R>(src, dst, ll.slot[i], slots, twp,     \
-                                                         consts, logn, L, logC, false);        \
-    }
-
-#define NTT_R8(S)                                                                              \
-    NTT_PLAIN(8, 3, S)                                                                         \
-    /* The same forward pass with the fused modes (separate, so the plain kernel stays lean). */ \
-    extern "C" __global__ void ntt_fwd_fused_r8_##S(LimbList ll, const u64* slots,             \
-                                                   const ulonglong2* twp, u32 logn, u32 L,     \
-                                                   u32 logC, u32 last, u32 mode,               \
-                                                   FusedArgs fa) {                             \
-        u32 i = blockIdx.y;                                                                    \
-        if (L > 0)                                                                             \
-            ntt_pass_r8<S, true, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i],          \
-                                              ll.slot[i], slots, twp, nullptr, logn, L, logC,  \
-                                              last != 0, mode, fa);                            \
-        else                                                                                   \
-            ntt_pass_r8<S, false, false, true>((const u64*)ll.src[i], (u64*)ll.dst[i],         \
-                                               ll.slot[i], slots, twp, nullptr, logn, L, logC, \
-                                               last != 0, mode, fa);                           \
+// The register-blocked kernels for S stages: ntt_fwd_r8_S, ntt_fwd_fused_r8_S (the fused modes,
+// separate so the plain kernel stays lean) and ntt_inv_r8_S. Inverse: TOP (the pass holding the
+// n^-1 stage) is L + S == logn, the strided pass of a two-pass transform or a single pass.
+// (16 elements per thread, one shared exchange per 8-stage pass, was tried: NVRTC kept the array
+// in local memory and the NTT ran 2.5x slower; PERF.md.)
+#define NTT_R8(S)                                                                                \
+    extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \
+                                             const ulonglong2* twp, u32 logn, u32 L, u32 logC,   \
+                                             u32 last) {                                         \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, false>(src, dst, ll.slot[i], slots, twp, nullptr, logn, L,      \
+                                        logC, last != 0);                                        \
+        else                                                                                     \
+            ntt_pass_r8<S, false, false>(src, dst, ll.slot[i], slots, twp, nullptr, logn, L,     \
+                                         logC, last != 0);                                       \
+    }                                                                                            \
+    extern "C" __global__ void ntt_fwd_fused_r8_##S(LimbList ll, const u64* slots,               \
+                                                   const ulonglong2* twp, u32 logn, u32 L,       \
+                                                   u32 logC, u32 last, u32 mode,                 \
+                                                   FusedArgs fa) {                               \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, false, true>(src, dst, ll.slot[i], slots, twp, nullptr, logn,   \
+                                              L, logC, last != 0, mode, fa);                     \
+        else                                                                                     \
+            ntt_pass_r8<S, false, false, true>(src, dst, ll.slot[i], slots, twp, nullptr, logn,  \
+                                               L, logC, last != 0, mode, fa);                    \
+    }                                                                                            \
+    extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
+                                             const ulonglong2* twp, const u64* consts,           \
+                                             u32 logn, u32 L, u32 logC) {                        \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, true, false, true>(src, dst, ll.slot[i], slots, twp, consts,    \
+                                                    logn, L, logC, false);                       \
+        else if (S == logn)                                                                      \
+            ntt_pass_r8<S, false, true, false, true>(src, dst, ll.slot[i], slots, twp, consts,   \
+                                                     logn, L, logC, false);                      \
+        else                                                                                     \
+            ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
+                                        false);                                                  \
     }
 
 NTT_R8(3)
