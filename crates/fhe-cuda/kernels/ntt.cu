@@ -261,11 +261,14 @@ struct FusedArgs {
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
-template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false>
+// With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
+// goff + k) instead of storing them (the key product fused after the NTT).
+template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
-                                            bool last, u32 mode = 0, FusedArgs fa = {}) {
+                                            bool last, u32 mode = 0, FusedArgs fa = {},
+                                            u64* keep = nullptr) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
@@ -377,7 +380,10 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #pragma unroll
                 for (int k = 0; k < E; k++) x[k] = csub(csub(x[k], two_q), q);
             }
-            if (FUSED && (mode & RESCALE_STORE)) {
+            if (KEEP) {
+#pragma unroll
+                for (int k = 0; k < E; k++) keep[k] = x[k];
+            } else if (FUSED && (mode & RESCALE_STORE)) {
                 const u64* rc = (const u64*)fa.rconsts;
                 const u64 c = rc[2 * s], cs = rc[2 * s + 1];
                 if (fa.use_t) {
@@ -466,3 +472,124 @@ NTT_R8(9)
 NTT_R8(10)
 NTT_R8(11)
 
+
+// ---------------------------------------------------------------------------------------------
+// The last forward pass of mod_up fused with the key product (relinearization: no automorphism).
+// Grid row i is slot kl.slot[i]; for every digit j the block runs the last (non-strided, L = 0)
+// pass of ext_j's limb of that slot, keeping the outputs in registers, or, for the digit that
+// owns the slot (kl.own[i] == j), reads the input's NTT-form limb instead (mod_up's copy of
+// it is skipped), then
+//   acc_c[k] = (Σ_j ext_j[k]·key_{2j+c}[k]) mod q   (c = 0, 1; exact 128-bit sums, one Barrett
+// reduction), the same values as the last pass followed by `keyswitch_key_product` with
+// `assign`: the NTT-form digits are never written to memory.
+#define MAX_KP 64
+#define NO_DIGIT 0xffffffffu
+// Mirrors `KeyProdList` in Rust.
+struct KeyProdList {
+    u32 slot[MAX_KP];
+    u32 own[MAX_KP];
+};
+// Buffers of the fused key product (mirrors `KeyProdArgs` in Rust): the raised digits (`ext`,
+// ext_spc slots per digit, first pass done), the key (2·digits components, key_spc slots each),
+// the input component (`input`: its limb of slot s at input + s·n) and the 2-component
+// accumulator (acc_spc slots per component).
+struct KeyProdArgs {
+    u64 ext;
+    u64 key;
+    u64 input;
+    u64 acc;
+    u32 ext_spc;
+    u32 key_spc;
+    u32 acc_spc;
+    u32 digits;
+};
+template <int S>
+__device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
+                                                const u64* slots, const ulonglong2* twp,
+                                                u32 logn, u32 logC) {
+    extern __shared__ u64 sh[];
+    const u32 s = kl.slot[blockIdx.y];
+    const u32 own = kl.own[blockIdx.y];
+    const u64 n = 1ull << logn;
+    const u32 T = blockDim.x;
+    // The block's elements are the 8T consecutive words from `base` (C sub-problems of 2^S,
+    // L = 0). The last round leaves element 8·tid + k in x[k] of thread tid; the products
+    // use element tid + T·i (i < 8), so loads and stores are coalesced: the outputs go
+    // through the exchange buffer (padded index e + e/8) in between.
+    const u64 base = ((u64)blockIdx.x << logC) << S;
+    // The 16 sums of a thread (8 elements, 2 components) live in shared memory after the
+    // exchange buffer (its 8T·9/8 words, rounded up to 16 bytes): 128-bit sums in registers
+    // would take 64 of them and leave a fifth of the warps.
+    const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
+    ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
+    for (u32 j = 0; j < ka.digits; j++) {
+        u64 y[8];
+        if (j == own) {
+            const u64* in = (const u64*)ka.input + (u64)s * n + base + threadIdx.x;
+#pragma unroll
+            for (int i = 0; i < 8; i++) y[i] = in[(u64)i * T];
+        } else {
+            // The previous digit's reads of the exchange buffer end first (block-uniform).
+            if (j > 0) __syncthreads();
+            const u64* e = (const u64*)ka.ext + ((u64)j * ka.ext_spc + s) * n;
+            u64 x[8];
+            ntt_pass_r8<S, false, false, false, false, true>(e, nullptr, s, slots, twp, nullptr,
+                                                              logn, 0, logC, true, 0, {}, x);
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const u32 el = 8 * threadIdx.x + k;
+                sh[el + (el >> 3)] = x[k];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const u32 el = threadIdx.x + i * T;
+                y[i] = sh[el + (el >> 3)];
+            }
+        }
+        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
+                        threadIdx.x;
+        const u64* k1 = k0 + (u64)ka.key_spc * n;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            u128 p0 = (u128)y[i] * k0[(u64)i * T];
+            u128 p1 = (u128)y[i] * k1[(u64)i * T];
+            ulonglong2* a0 = sums + (2 * i) * T;
+            ulonglong2* a1 = a0 + T;
+            if (j > 0) {
+                const ulonglong2 v0 = *a0, v1 = *a1;
+                p0 += ((u128)v0.y << 64) | v0.x;
+                p1 += ((u128)v1.y << 64) | v1.x;
+            }
+            *a0 = make_ulonglong2((u64)p0, (u64)(p0 >> 64));
+            *a1 = make_ulonglong2((u64)p1, (u64)(p1 >> 64));
+        }
+    }
+    const Mod m = load_mod(slots, s);
+    u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
+    u64* o1 = o0 + (u64)ka.acc_spc * n;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];
+        o0[(u64)i * T] = reduce_u128(((u128)v0.y << 64) | v0.x, m);
+        o1[(u64)i * T] = reduce_u128(((u128)v1.y << 64) | v1.x, m);
+    }
+}
+
+#define NTT_KEYPROD(S)                                                                           \
+    extern "C" __global__ void __launch_bounds__(128, 8)                                         \
+        ntt_keyprod_r8_##S(KeyProdList kl, KeyProdArgs ka,                                       \
+                                                 const u64* slots, const ulonglong2* twp,        \
+                                                 u32 logn, u32 logC) {                           \
+        ntt_key_product<S>(kl, ka, slots, twp, logn, logC);                                      \
+    }
+NTT_KEYPROD(3)
+NTT_KEYPROD(4)
+NTT_KEYPROD(5)
+NTT_KEYPROD(6)
+NTT_KEYPROD(7)
+NTT_KEYPROD(8)
+NTT_KEYPROD(9)
+NTT_KEYPROD(10)
+NTT_KEYPROD(11)

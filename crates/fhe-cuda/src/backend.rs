@@ -922,9 +922,11 @@ impl Backend for CudaBackend {
         // The default body, with the accumulator written (not zeroed, then accumulated); the
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
-        self.mod_up_into(&c, 2, &mut ext)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        self.key_acc(&ext, relin_key, None, &mut acc)?;
+        if !self.mod_up_key_product(&c, 2, relin_key, &mut ext, &mut acc)? {
+            self.mod_up_into(&c, 2, &mut ext)?;
+            self.key_acc(&ext, relin_key, None, &mut acc)?;
+        }
         self.truncate_components(&mut c, 2)?;
         if rescale && t != 1 {
             // BGV's fused modulus switch keeps the scalings around the fused mod_down.
@@ -1060,6 +1062,76 @@ impl CudaBackend {
     /// `mod_up` into `ext`, of shape `mod_up_shape(c, component)`: every active limb of `ext` is
     /// written (digit limbs copied, the others converted), the inactive ones are not touched.
     fn mod_up_into(&self, c: &DevicePoly, component: usize, ext: &mut DevicePoly) -> Result<()> {
+        let fwd = self.mod_up_convert(c, component, ext, true)?;
+        kernels::ntt::forward_list(&self.cx(), &fwd)?;
+        Ok(())
+    }
+
+    /// `relinearize`'s `mod_up` and key product in one: `acc = Σ_j ext_j·key_{2j+c}` for the
+    /// digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs fused
+    /// with the product (`ntt::forward_key_product`): the NTT-form digits are not stored and
+    /// the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the converted
+    /// limbs between the passes. Returns `false`, enqueuing nothing, where the fused pass does
+    /// not apply (the caller runs `mod_up_into` and `key_acc`).
+    fn mod_up_key_product(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        key: &DevicePoly,
+        ext: &mut DevicePoly,
+        acc: &mut DevicePoly,
+    ) -> Result<bool> {
+        let cx = self.cx();
+        if !kernels::ntt::key_product_fusable(&cx) {
+            return Ok(false);
+        }
+        self.check(key)?;
+        let digits = ext.shape.components;
+        if !key.shape.extended
+            || key.shape.components < 2 * digits
+            || key.shape.level < c.shape.level
+        {
+            return Err(shape_err("key_product: digits or key have the wrong shape"));
+        }
+        let fwd = self.mod_up_convert(c, component, ext, false)?;
+        let ups = &self.inner.layout.mod_up[c.shape.level];
+        let rows: Vec<(u32, Option<u32>)> = acc
+            .limbs(self.s())
+            .components(0, 1)
+            .limbs()
+            .iter()
+            .map(|l| {
+                let own = ups
+                    .iter()
+                    .position(|up| up.digit.contains(&(l.slot as usize)));
+                (l.slot, own.map(|j| j as u32))
+            })
+            .collect();
+        let n = self.inner.ring.n() as u64;
+        let cspc = c.slots_per_component() as u64;
+        let args = kernels::ntt::KeyProdArgs {
+            ext: ext.ptr(self.s()),
+            key: key.ptr(self.s()),
+            input: c.ptr(self.s()) + 8 * component as u64 * cspc * n,
+            acc: acc.ptr(self.s()),
+            ext_spc: ext.slots_per_component() as u32,
+            key_spc: key.slots_per_component() as u32,
+            acc_spc: acc.slots_per_component() as u32,
+            digits: digits as u32,
+        };
+        kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
+        Ok(true)
+    }
+
+    /// `mod_up`'s inverse NTT and conversions into `ext`, the digits' own limbs copied when
+    /// `copy_digits`; returns the converted limbs (coefficient form) for the forward NTT.
+    fn mod_up_convert(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        ext: &mut DevicePoly,
+        copy_digits: bool,
+    ) -> Result<Vec<kernels::ntt::Limb>> {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
@@ -1102,11 +1174,15 @@ impl CudaBackend {
             let d = &first.digit;
             let (lo, cnt) = (d.start as u64, d.len() as u64);
             // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
-            let copy = (
-                cptr + 8 * (component as u64 * cspc + lo) * n,
-                ep + 8 * (j0 as u64 * spc + lo) * n,
-                cnt as u32,
-            );
+            let copy = if copy_digits {
+                (
+                    cptr + 8 * (component as u64 * cspc + lo) * n,
+                    ep + 8 * (j0 as u64 * spc + lo) * n,
+                    cnt as u32,
+                )
+            } else {
+                (0, 0, 0)
+            };
             let strides = ConvStrides {
                 input: cnt * n,
                 out: spc * n,
@@ -1142,8 +1218,7 @@ impl CudaBackend {
                 .limbs(),
             );
         }
-        kernels::ntt::forward_list(&cx, &fwd)?;
-        Ok(())
+        Ok(fwd)
     }
 
     /// The accumulator shape for `ext` (2 components over `Q_l·P`).

@@ -264,12 +264,25 @@ pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
 
 /// Forward NTT of each limb (`src` to `dst`).
 pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
+    forward_passes(cx, limbs, false)
+}
+
+/// [`forward_list`], or with `first_only` only the first of two passes (the second is then
+/// run by [`forward_key_product`]).
+fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws) = (cx.t(cx.layout.ntt.fwd), cx.t(cx.layout.ntt.fwd_shoup));
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     let f = cx.dev.function("ntt", "ntt_forward_pass")?;
     let [p0, p1] = passes(logn);
+    // With `first_only`, a one-pass ring runs nothing here (its one pass is the last).
+    let none = Pass { s: 0, l: 0 };
+    let [p0, p1] = match (first_only, p1.s) {
+        (false, _) => [p0, p1],
+        (true, 0) => [none, none],
+        (true, _) => [p0, none],
+    };
     for (mut list, count) in chunks(limbs) {
         for p in [p0, p1] {
             if p.s == 0 {
@@ -290,6 +303,116 @@ pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             }
             list.src = list.dst;
         }
+    }
+    Ok(())
+}
+
+/// `MAX_KP` of ntt.cu: slots per launch of the fused key product.
+const MAX_KP: usize = 64;
+/// `NO_DIGIT` of ntt.cu.
+const NO_DIGIT: u32 = u32::MAX;
+
+/// Slots of one fused key-product launch and the digit owning each (or `NO_DIGIT`). Mirrors
+/// `struct KeyProdList` of ntt.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KeyProdList {
+    slot: [u32; MAX_KP],
+    own: [u32; MAX_KP],
+}
+// SAFETY: plain repr(C) arrays of u32 matching `struct KeyProdList` of ntt.cu.
+unsafe impl DeviceRepr for KeyProdList {}
+
+/// The buffers of the fused key product (device addresses; slots per component). Mirrors
+/// `struct KeyProdArgs` of ntt.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyProdArgs {
+    /// The raised digits (`ext_spc` slots per digit).
+    pub ext: u64,
+    /// The key: `2·digits` components of `key_spc` slots.
+    pub key: u64,
+    /// The input component (NTT form): its limb of slot `s` at `input + 8·s·n`.
+    pub input: u64,
+    /// The 2-component accumulator (`acc_spc` slots per component), written.
+    pub acc: u64,
+    pub ext_spc: u32,
+    pub key_spc: u32,
+    pub acc_spc: u32,
+    pub digits: u32,
+}
+// SAFETY: plain repr(C) fields (4 u64, 4 u32) matching `struct KeyProdArgs` of ntt.cu.
+unsafe impl DeviceRepr for KeyProdArgs {}
+
+/// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
+const R8_KEYPROD: [&str; 9] = [
+    "ntt_keyprod_r8_3",
+    "ntt_keyprod_r8_4",
+    "ntt_keyprod_r8_5",
+    "ntt_keyprod_r8_6",
+    "ntt_keyprod_r8_7",
+    "ntt_keyprod_r8_8",
+    "ntt_keyprod_r8_9",
+    "ntt_keyprod_r8_10",
+    "ntt_keyprod_r8_11",
+];
+
+/// The last pass and launch shape of the fused key product over `rows` slots, or `None` where
+/// it does not apply: register-blocked passes off or not covering the ring, `FHE_KEYPROD_FUSED=0`
+/// (A/B timing runs), or more shared memory than the default 48 KiB (the pass's exchange buffer
+/// plus 256 bytes of 128-bit sums per thread; only rings of 2^11 run one pass that large).
+fn key_product_launch(logn: u32, rows: u32) -> Option<(Pass, u32, LaunchConfig)> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_KEYPROD_FUSED").map_or(true, |v| v != "0"));
+    if !on || !fused_passes_available(logn) {
+        return None;
+    }
+    let [p0, p1] = passes(logn);
+    let last = if p1.s == 0 { p0 } else { p1 };
+    let (log_c, mut cfg) = config_r8(logn, last, rows);
+    // The kernel's exchange buffer, rounded up to 16 bytes, then the sums.
+    let words = ((1u32 << (log_c + last.s)) * 9 / 8 + 1) & !1;
+    cfg.shared_mem_bytes = 8 * words + 256 * cfg.block_dim.0;
+    (cfg.shared_mem_bytes <= 48 * 1024).then_some((last, log_c, cfg))
+}
+
+/// Whether [`forward_key_product`] applies to this ring.
+pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
+    key_product_launch(cx.n.trailing_zeros(), 1).is_some()
+}
+
+/// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of
+/// relinearization: runs the first pass of `limbs` (in place), then, per slot of `rows`
+/// (`(slot, digit owning it)`), the last pass of every digit's limb with its outputs kept in
+/// registers and `acc_c = Σ_j ext_j·key_{2j+c}` written (`ntt_keyprod_r8_S`). The same
+/// accumulator as [`forward_list`] followed by the key product; the NTT-form digits are never
+/// stored and the digits' own limbs are read from the input. Needs [`key_product_fusable`].
+pub(crate) fn forward_key_product(
+    cx: &Ctx,
+    limbs: &[Limb],
+    rows: &[(u32, Option<u32>)],
+    args: KeyProdArgs,
+) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
+    forward_passes(cx, limbs, true)?;
+    let slots = cx.slots();
+    let twp = cx.t(cx.layout.ntt.fwd_pair);
+    for ch in rows.chunks(MAX_KP) {
+        let (last, log_c, cfg) = key_product_launch(logn, ch.len() as u32).ok_or_else(|| {
+            crate::error::Error::Unsupported {
+                what: "the fused key product on this ring".into(),
+            }
+        })?;
+        let mut list = KeyProdList {
+            slot: [0; MAX_KP],
+            own: [NO_DIGIT; MAX_KP],
+        };
+        for (i, &(slot, own)) in ch.iter().enumerate() {
+            list.slot[i] = slot;
+            list.own[i] = own.unwrap_or(NO_DIGIT);
+        }
+        let f = cx.dev.function("ntt", R8_KEYPROD[last.s as usize - 3])?;
+        launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
     Ok(())
 }
