@@ -262,13 +262,14 @@ struct FusedArgs {
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
-// goff + k) instead of storing them (the key product fused after the NTT).
+// goff + k) instead of storing them (the key product fused after the NTT), and the block
+// transforms the sub-problems of block index `block` instead of blockIdx.x.
 template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {},
-                                            u64* keep = nullptr) {
+                                            u64* keep = nullptr, u32 block = 0) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
@@ -287,7 +288,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         c = threadIdx.x >> LT;
         t = threadIdx.x & ((1u << LT) - 1);
     }
-    const u32 p = blockIdx.x * C + c;
+    const u32 p = (KEEP ? block : blockIdx.x) * C + c;
     const u32 hi = p >> L;
     const u32 lowp = p & ((1u << L) - 1);
     const u64 gbase = ((u64)hi << (S + L)) + lowp;
@@ -474,14 +475,17 @@ NTT_R8(11)
 
 
 // ---------------------------------------------------------------------------------------------
-// The last forward pass of mod_up fused with the key product (relinearization: no automorphism).
+// The last forward pass of mod_up fused with the key product, with an optional automorphism.
 // Grid row i is slot kl.slot[i]; for every digit j the block runs the last (non-strided, L = 0)
 // pass of ext_j's limb of that slot, keeping the outputs in registers, or, for the digit that
 // owns the slot (kl.own[i] == j), reads the input's NTT-form limb instead (mod_up's copy of
 // it is skipped), then
-//   acc_c[k] = (Σ_j ext_j[k]·key_{2j+c}[k]) mod q   (c = 0, 1; exact 128-bit sums, one Barrett
-// reduction), the same values as the last pass followed by `keyswitch_key_product` with
-// `assign`: the NTT-form digits are never written to memory.
+//   acc_c[k] = (Σ_j ext_j[map[k]]·key_{2j+c}[k]) mod q   (c = 0, 1; map[k] = k without `map`;
+// exact 128-bit sums, one Barrett reduction), the same values as the last pass followed by
+// `keyswitch_key_product` with `assign`: the NTT-form digits are never written to memory.
+// An automorphism's NTT-form map sends each aligned run of 2^b indices onto another one (the
+// run fixes the low bits of brv(k), hence of the odd exponent g·(2·brv(k)+1) mod 2n), so the
+// block producing the outputs [base, base + E) transforms the source run holding map[base].
 #define MAX_KP 64
 #define NO_DIGIT 0xffffffffu
 // Mirrors `KeyProdList` in Rust.
@@ -491,13 +495,14 @@ struct KeyProdList {
 };
 // Buffers of the fused key product (mirrors `KeyProdArgs` in Rust): the raised digits (`ext`,
 // ext_spc slots per digit, first pass done), the key (2·digits components, key_spc slots each),
-// the input component (`input`: its limb of slot s at input + s·n) and the 2-component
-// accumulator (acc_spc slots per component).
+// the input component (`input`: its limb of slot s at input + s·n), the 2-component
+// accumulator (acc_spc slots per component) and the automorphism's index map (0: none).
 struct KeyProdArgs {
     u64 ext;
     u64 key;
     u64 input;
     u64 acc;
+    u64 map;
     u32 ext_spc;
     u32 key_spc;
     u32 acc_spc;
@@ -512,11 +517,19 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     const u32 own = kl.own[blockIdx.y];
     const u64 n = 1ull << logn;
     const u32 T = blockDim.x;
-    // The block's elements are the 8T consecutive words from `base` (C sub-problems of 2^S,
-    // L = 0). The last round leaves element 8·tid + k in x[k] of thread tid; the products
-    // use element tid + T·i (i < 8), so loads and stores are coalesced: the outputs go
-    // through the exchange buffer (padded index e + e/8) in between.
-    const u64 base = ((u64)blockIdx.x << logC) << S;
+    // The block's outputs are the E = 8T consecutive words from `base` (C sub-problems of 2^S,
+    // L = 0); output tid + T·i (i < 8) is the product of source element src_base + li[i]. The
+    // last round leaves source element 8·tid + k in x[k] of thread tid, so the outputs go
+    // through the exchange buffer (padded index e + e/8): loads and stores stay coalesced.
+    const u32 logE = logC + S;
+    const u64 base = (u64)blockIdx.x << logE;
+    const u32* map = (const u32*)ka.map;
+    const u32 src_block = map ? map[base] >> logE : blockIdx.x;
+    const u64 src_base = (u64)src_block << logE;
+    u32 li[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        li[i] = map ? map[base + threadIdx.x + i * T] - (u32)src_base : threadIdx.x + i * T;
     // The 16 sums of a thread (8 elements, 2 components) live in shared memory after the
     // exchange buffer (its 8T·9/8 words, rounded up to 16 bytes): 128-bit sums in registers
     // would take 64 of them and leave a fifth of the warps.
@@ -525,16 +538,17 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     for (u32 j = 0; j < ka.digits; j++) {
         u64 y[8];
         if (j == own) {
-            const u64* in = (const u64*)ka.input + (u64)s * n + base + threadIdx.x;
+            const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
 #pragma unroll
-            for (int i = 0; i < 8; i++) y[i] = in[(u64)i * T];
+            for (int i = 0; i < 8; i++) y[i] = in[li[i]];
         } else {
             // The previous digit's reads of the exchange buffer end first (block-uniform).
             if (j > 0) __syncthreads();
             const u64* e = (const u64*)ka.ext + ((u64)j * ka.ext_spc + s) * n;
             u64 x[8];
             ntt_pass_r8<S, false, false, false, false, true>(e, nullptr, s, slots, twp, nullptr,
-                                                              logn, 0, logC, true, 0, {}, x);
+                                                              logn, 0, logC, true, 0, {}, x,
+                                                              src_block);
             __syncthreads();
 #pragma unroll
             for (int k = 0; k < 8; k++) {
@@ -543,10 +557,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             }
             __syncthreads();
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const u32 el = threadIdx.x + i * T;
-                y[i] = sh[el + (el >> 3)];
-            }
+            for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
         }
         const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
                         threadIdx.x;
@@ -578,7 +589,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
 }
 
 #define NTT_KEYPROD(S)                                                                           \
-    extern "C" __global__ void __launch_bounds__(128, 8)                                         \
+    extern "C" __global__ void __launch_bounds__(128, 6)                                         \
         ntt_keyprod_r8_##S(KeyProdList kl, KeyProdArgs ka,                                       \
                                                  const u64* slots, const ulonglong2* twp,        \
                                                  u32 logn, u32 logC) {                           \

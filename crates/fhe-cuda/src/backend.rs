@@ -923,7 +923,7 @@ impl Backend for CudaBackend {
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        if !self.mod_up_key_product(&c, 2, relin_key, &mut ext, &mut acc)? {
+        if !self.mod_up_key_product(&c, 2, relin_key, None, &mut ext, &mut acc)? {
             self.mod_up_into(&c, 2, &mut ext)?;
             self.key_acc(&ext, relin_key, None, &mut acc)?;
         }
@@ -944,23 +944,33 @@ impl Backend for CudaBackend {
         t: u64,
     ) -> Result<Vec<DevicePoly>> {
         let level = c.shape.level;
+        if let Some((g, _)) = keys.iter().find(|(g, _)| g.is_multiple_of(2)) {
+            return Err(shape_err(format!("rotate: bad Galois element {g}")));
+        }
         // Scratch digits and one scratch accumulator reused by every rotation (stream order),
         // alive until the last mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(c, 1)?)?;
-        self.mod_up_into(c, 1, &mut ext)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
+        // One rotation fuses mod_up's last NTT pass with its key product; several share the
+        // NTT-form digits (hoisting).
+        let fused = match keys {
+            [(g, key)] => self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc)?,
+            _ => false,
+        };
+        if !fused {
+            self.mod_up_into(c, 1, &mut ext)?;
+        }
         keys.iter()
             .map(|&(g, key)| {
-                self.key_acc(&ext, key, Some(g), &mut acc)?;
+                if !fused {
+                    self.key_acc(&ext, key, Some(g), &mut acc)?;
+                }
                 // (σ_g(c_0), 0) + mod_down(acc), the automorphism folded into the last step.
                 let mut out = self.alloc_zero_inactive(Shape {
                     components: 2,
                     level,
                     extended: false,
                 })?;
-                if g.is_multiple_of(2) {
-                    return Err(shape_err(format!("rotate: bad Galois element {g}")));
-                }
                 self.mod_down_any(&acc, &mut out, false, Some((c, g)), t)?;
                 Ok(out)
             })
@@ -1067,17 +1077,18 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// `relinearize`'s `mod_up` and key product in one: `acc = Σ_j ext_j·key_{2j+c}` for the
-    /// digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs fused
-    /// with the product (`ntt::forward_key_product`): the NTT-form digits are not stored and
-    /// the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the converted
-    /// limbs between the passes. Returns `false`, enqueuing nothing, where the fused pass does
-    /// not apply (the caller runs `mod_up_into` and `key_acc`).
+    /// A single key switch's `mod_up` and key product in one: `acc = Σ_j σ_g(ext_j)·key_{2j+c}`
+    /// for the digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs
+    /// fused with the product (`ntt::forward_key_product`): the NTT-form digits are not stored
+    /// and the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the
+    /// converted limbs between the passes. Returns `false`, enqueuing nothing, where the fused
+    /// pass does not apply (the caller runs `mod_up_into` and `key_acc`).
     fn mod_up_key_product(
         &self,
         c: &DevicePoly,
         component: usize,
         key: &DevicePoly,
+        galois: Option<u64>,
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
     ) -> Result<bool> {
@@ -1093,6 +1104,7 @@ impl CudaBackend {
         {
             return Err(shape_err("key_product: digits or key have the wrong shape"));
         }
+        let map = galois.map(|g| self.galois_map(g)).transpose()?;
         let fwd = self.mod_up_convert(c, component, ext, false)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let rows: Vec<(u32, Option<u32>)> = acc
@@ -1114,6 +1126,7 @@ impl CudaBackend {
             key: key.ptr(self.s()),
             input: c.ptr(self.s()) + 8 * component as u64 * cspc * n,
             acc: acc.ptr(self.s()),
+            map: map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0),
             ext_spc: ext.slots_per_component() as u32,
             key_spc: key.slots_per_component() as u32,
             acc_spc: acc.slots_per_component() as u32,

@@ -336,12 +336,14 @@ pub(crate) struct KeyProdArgs {
     pub input: u64,
     /// The 2-component accumulator (`acc_spc` slots per component), written.
     pub acc: u64,
+    /// The automorphism's NTT-form index map (`u32` by coefficient), or 0 for none.
+    pub map: u64,
     pub ext_spc: u32,
     pub key_spc: u32,
     pub acc_spc: u32,
     pub digits: u32,
 }
-// SAFETY: plain repr(C) fields (4 u64, 4 u32) matching `struct KeyProdArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (5 u64, 4 u32) matching `struct KeyProdArgs` of ntt.cu.
 unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
@@ -381,12 +383,13 @@ pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
     key_product_launch(cx.n.trailing_zeros(), 1).is_some()
 }
 
-/// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of
-/// relinearization: runs the first pass of `limbs` (in place), then, per slot of `rows`
-/// (`(slot, digit owning it)`), the last pass of every digit's limb with its outputs kept in
-/// registers and `acc_c = Σ_j ext_j·key_{2j+c}` written (`ntt_keyprod_r8_S`). The same
-/// accumulator as [`forward_list`] followed by the key product; the NTT-form digits are never
-/// stored and the digits' own limbs are read from the input. Needs [`key_product_fusable`].
+/// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of a
+/// single key switch: runs the first pass of `limbs` (in place), then, per slot of `rows`
+/// (`(slot, digit owning it)`), the last pass of every digit's limb with its outputs kept on
+/// chip and `acc_c = Σ_j σ(ext_j)·key_{2j+c}` written (`ntt_keyprod_r8_S`; σ the automorphism
+/// of `args.map`, if any). The same accumulator as [`forward_list`] followed by the key
+/// product; the NTT-form digits are never stored and the digits' own limbs are read from the
+/// input. Needs [`key_product_fusable`].
 pub(crate) fn forward_key_product(
     cx: &Ctx,
     limbs: &[Limb],
