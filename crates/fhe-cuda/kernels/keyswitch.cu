@@ -1,6 +1,7 @@
 // Hybrid key switching: fast basis conversion (mod_up / mod_down), the key inner product with
 // 128-bit accumulation in registers (automorphism folded in), and the final step of mod_down.
 #include "common.cuh"
+#include "moddown.cuh"
 
 #define MAX_FROM 64
 #define TARGETS_PER_BLOCK 8
@@ -280,26 +281,6 @@ extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u3
     a1[k] = reduce_u128(sum1, m);
 }
 
-// Constants by slot, with Shoup companions, passed by value (the layout of `Scalars` in
-// elementwise.cu, indexed by slot here).
-#define MAX_SLOT_PAIRS 64
-struct SlotPairs {
-    u64 w[MAX_SLOT_PAIRS];
-    u64 ws[MAX_SLOT_PAIRS];
-};
-
-// The term mod_down adds at slot s: (acc - conv)·P^-1 mod q_s, or, preserving a message mod t
-// (BGV, `use_t`; `conv` is then the conversion of t^-1·acc_P), acc·P^-1 - conv·(t·P^-1) with
-// t·P^-1 in `tp` by slot: the residues of t·(t^-1·acc - conv)·P^-1. `pinv` holds
-// (value, shoup) pairs of P^-1 by slot.
-__device__ __forceinline__ u64 mod_down_term(u64 a, u64 c, u32 s, const u64* pinv,
-                                             const SlotPairs& tp, u32 use_t, u64 q) {
-    if (use_t)
-        return mod_sub(mul_shoup(a, pinv[2 * s], pinv[2 * s + 1], q),
-                       mul_shoup(c, tp.w[s], tp.ws[s], q), q);
-    return mul_shoup(mod_sub(a, c, q), pinv[2 * s], pinv[2 * s + 1], q);
-}
-
 // mod_down, last step: out[c][s] += mod_down_term(acc[c][s], conv[c][s]).
 extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv,
                                                      const u64* pinv, SlotPairs tp, u32 use_t,
@@ -367,15 +348,8 @@ extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSe
     u32 s = limbset_slot(out, idx);
     u64 q = slots[s * SLOT_STRIDE];
     u64* o = limbset_ptr(out, idx);
-    u64 x = limbset_ptr(acc, idx)[k], zz = limbset_ptr(z, idx)[k];
-    if (s == level) {
-        // The dropped top limb keeps the mod_down result (as the CPU leaves it): z is conv here.
-        o[k] = mod_add(o[k], mul_shoup(mod_sub(x, zz, q), pinv[2 * s], pinv[2 * s + 1], q), q);
-        return;
-    }
-    u64 a = mul_shoup(x, pinv[2 * s], pinv[2 * s + 1], q);
-    u64 d = mod_sub(mod_add(o[k], a, q), zz, q);
-    o[k] = mul_shoup(d, rs[2 * s], rs[2 * s + 1], q);
+    o[k] = mod_down_rescale_value(o[k], limbset_ptr(acc, idx)[k], limbset_ptr(z, idx)[k], s, level,
+                                  pinv, rs, q);
 }
 
 // mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + term(0, s),

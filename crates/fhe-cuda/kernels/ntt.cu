@@ -19,6 +19,7 @@
 // Lazy ranges stay inside the NTT: the forward keeps values in [0, 4q) between stages (and
 // between its two passes), the inverse in [0, 2q); both end canonical (q < 2^61).
 #include "common.cuh"
+#include "moddown.cuh"
 
 // a * w mod q in [0, 2q) for any a < 2^64 (Shoup, lazy).
 __device__ __forceinline__ u64 mul_shoup_lazy(u64 a, u64 w, u64 ws, u64 q) {
@@ -474,6 +475,23 @@ NTT_R8(10)
 NTT_R8(11)
 
 
+// After a KEEP pass of a block over one run of 8T elements (thread tid holding elements
+// 8·tid + k in x[k]), y[i] <- element li[i] of the run, through the exchange buffer (padded index
+// e + e/8): with li[i] = tid + T·i the block's global loads and stores that follow are coalesced.
+__device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
+                                                 const u32 (&li)[8]) {
+    extern __shared__ u64 sh[];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const u32 el = 8 * threadIdx.x + k;
+        sh[el + (el >> 3)] = x[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
+}
+
 // ---------------------------------------------------------------------------------------------
 // The last forward pass of mod_up fused with the key product, with an optional automorphism.
 // Grid row i is slot kl.slot[i]; for every digit j the block runs the last (non-strided, L = 0)
@@ -549,15 +567,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             ntt_pass_r8<S, false, false, false, false, true>(e, nullptr, s, slots, twp, nullptr,
                                                               logn, 0, logC, true, 0, {}, x,
                                                               src_block);
-            __syncthreads();
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                const u32 el = 8 * threadIdx.x + k;
-                sh[el + (el >> 3)] = x[k];
-            }
-            __syncthreads();
-#pragma unroll
-            for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
+            exchange_outputs(x, y, li);
         }
         const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
                         threadIdx.x;
@@ -604,3 +614,87 @@ NTT_KEYPROD(8)
 NTT_KEYPROD(9)
 NTT_KEYPROD(10)
 NTT_KEYPROD(11)
+
+// ---------------------------------------------------------------------------------------------
+// The last forward pass of mod_down's converted limbs fused with mod_down's last step: block row
+// i is limb i of `conv` (first pass done; component and slot from the set), the pass keeps its
+// outputs z in registers and the block writes, at the same coefficients of `out`:
+//   FINISH_PLAIN    out + mod_down_term(acc, z)            (`keyswitch_mod_down_finish`)
+//   FINISH_RESCALE  mod_down_rescale_value(out, acc, z)    (`keyswitch_mod_down_rescale_finish`)
+//   FINISH_ROT      src[map[k]] (component 0 only) + mod_down_term(acc, z)
+//                                                          (`keyswitch_mod_down_finish_rot`)
+// The same residues as the NTT followed by that kernel, without storing and reloading z.
+#define FINISH_PLAIN 0u
+#define FINISH_RESCALE 1u
+#define FINISH_ROT 2u
+// Mirrors `FinishArgs` in Rust: `out`, `acc` and `conv` with the same limbs (2 components at
+// out's level), `src` the one-component set of c_0 (rotation), the automorphism's index map,
+// P^-1 and the rescale constants ((value, shoup) pairs by slot), and t·P^-1 (BGV, `use_t`).
+struct FinishArgs {
+    LimbSet out;
+    LimbSet acc;
+    LimbSet conv;
+    LimbSet src;
+    u64 map;
+    u64 pinv;
+    u64 rs;
+    u32 level;
+    u32 mode;
+    u32 use_t;
+    u32 pad;
+    SlotPairs tp;
+};
+template <int S>
+__device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slots,
+                                           const ulonglong2* twp, u32 logn, u32 logC) {
+    const u32 idx = blockIdx.y;
+    const u32 T = blockDim.x;
+    u32 comp, s;
+    limbset_locate(fa.conv, idx, comp, s);
+    u64 x[8], z[8];
+    ntt_pass_r8<S, false, false, false, false, true>(limbset_ptr(fa.conv, idx), nullptr, s, slots,
+                                                      twp, nullptr, logn, 0, logC, true, 0, {},
+                                                      x, blockIdx.x);
+    // The block's run of 8T elements from `base`; element tid + T·i in z[i] (coalesced).
+    u32 li[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) li[i] = threadIdx.x + i * T;
+    exchange_outputs(x, z, li);
+    const u64 base = ((u64)blockIdx.x << (logC + S)) + threadIdx.x;
+    const u64 q = slots[s * SLOT_STRIDE];
+    const u64* pinv = (const u64*)fa.pinv;
+    u64* o = limbset_ptr(fa.out, idx) + base;
+    const u64* a = limbset_ptr(fa.acc, idx) + base;
+    if (fa.mode == FINISH_RESCALE) {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            o[i * T] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
+                                              (const u64*)fa.rs, q);
+    } else if (fa.mode == FINISH_ROT) {
+        const u32* map = (const u32*)fa.map + base;
+        const u64* src = idx < fa.out.q_cnt + fa.out.p_cnt ? limbset_ptr(fa.src, idx) : nullptr;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            o[i * T] = mod_add(src ? src[map[i * T]] : 0,
+                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            o[i * T] = mod_add(o[i * T], mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+    }
+}
+
+#define NTT_FINISH(S)                                                                            \
+    extern "C" __global__ void ntt_finish_r8_##S(FinishArgs fa, const u64* slots,                \
+                                                const ulonglong2* twp, u32 logn, u32 logC) {     \
+        ntt_finish<S>(fa, slots, twp, logn, logC);                                               \
+    }
+NTT_FINISH(3)
+NTT_FINISH(4)
+NTT_FINISH(5)
+NTT_FINISH(6)
+NTT_FINISH(7)
+NTT_FINISH(8)
+NTT_FINISH(9)
+NTT_FINISH(10)
+NTT_FINISH(11)

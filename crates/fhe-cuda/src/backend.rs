@@ -1391,6 +1391,23 @@ impl CudaBackend {
             (2, strides),
         )?;
         let lc = conv.limbs(self.s());
+        let la = acc.like(self.s(), &lo);
+        // The NTT of the converted limbs and the last step run fused where the register-blocked
+        // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
+        let mut args = kernels::ntt::FinishArgs {
+            out: lo,
+            acc: la,
+            conv: lc,
+            src: lo,
+            map: 0,
+            pinv: cx.t(cx.layout.p_inv[level]),
+            rs: 0,
+            level: level as u32,
+            mode: kernels::ntt::Finish::Plain,
+            use_t: 0,
+            pad: 0,
+            tp: ew::Scalars::new(&[])?,
+        };
         if rescale {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (fused into the conversion when
             // its kernel is unrolled), one NTT, then out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1.
@@ -1398,43 +1415,50 @@ impl CudaBackend {
             if !fused {
                 kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
             }
-            kernels::ntt::forward(&cx, lc)?;
-            kernels::keyswitch::mod_down_rescale_finish(
-                &cx,
-                lo,
-                acc.like(self.s(), &lo),
-                lc,
-                level,
-            )?;
+            args.mode = kernels::ntt::Finish::Rescale;
+            args.rs = cx.t(cx.layout.rescale[level]);
+            if !kernels::ntt::forward_finish(&cx, &args)? {
+                kernels::ntt::forward(&cx, lc)?;
+                kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
+            }
             out.shape.level = level - 1;
+            return Ok(());
+        }
+        // BGV: the final multiplier of the converted part carries t.
+        let tp = if t_mod != 1 {
+            let table = self
+                .inner
+                .ring
+                .mod_down_table(level)
+                .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+            let pairs = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
+            Some(ew::Scalars::new(&pairs)?)
         } else {
-            kernels::ntt::forward(&cx, lc)?;
-            let la = acc.like(self.s(), &lo);
-            // BGV: the final multiplier of the converted part carries t.
-            let tp = if t_mod != 1 {
-                let table = self
-                    .inner
-                    .ring
-                    .mod_down_table(level)
-                    .ok_or_else(|| shape_err("mod_down needs special primes"))?;
-                let pairs = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
-                Some(ew::Scalars::new(&pairs)?)
-            } else {
-                None
-            };
-            if let Some((c, g)) = rot {
+            None
+        };
+        (args.tp, args.use_t) = kernels::keyswitch::t_args(tp.as_ref())?;
+        let map = match rot {
+            Some((c, g)) => {
                 self.check(c)?;
                 check_covers(out, c, "rotate")?;
-                let map = self.galois_map(g)?;
-                let (mp, _g) = map.device_ptr(self.s());
-                let src = c.like(self.s(), &lo).components(0, 1);
+                args.mode = kernels::ntt::Finish::Rot;
+                args.src = c.like(self.s(), &lo).components(0, 1);
+                Some(self.galois_map(g)?)
+            }
+            None => None,
+        };
+        let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
+        args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
+        if !kernels::ntt::forward_finish(&cx, &args)? {
+            kernels::ntt::forward(&cx, lc)?;
+            if rot.is_some() {
                 kernels::keyswitch::mod_down_finish_rot(
                     &cx,
                     lo,
                     la,
                     lc,
-                    src,
-                    mp,
+                    args.src,
+                    args.map,
                     level,
                     tp.as_ref(),
                 )?;

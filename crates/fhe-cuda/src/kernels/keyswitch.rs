@@ -265,7 +265,7 @@ pub(crate) fn key_product(
 
 /// The `(tp, use_t)` arguments of the finish kernels: `t·P^-1 mod q_s` by slot (the layout of
 /// [`Scalars`], indexed by slot) for BGV's t-preserving mod_down, or unused zeros.
-fn t_args(t_pairs: Option<&Scalars>) -> Result<(Scalars, u32)> {
+pub(crate) fn t_args(t_pairs: Option<&Scalars>) -> Result<(Scalars, u32)> {
     Ok(match t_pairs {
         Some(tp) => (*tp, 1),
         None => (Scalars::new(&[])?, 0),

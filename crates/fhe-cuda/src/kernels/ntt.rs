@@ -420,6 +420,82 @@ pub(crate) fn forward_key_product(
     Ok(())
 }
 
+/// What the fused mod_down step writes (`FINISH_*` of ntt.cu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Finish {
+    /// `out += mod_down_term(acc, z)` (`keyswitch_mod_down_finish`).
+    Plain = 0,
+    /// `out = mod_down_rescale_value(out, acc, z)` (`keyswitch_mod_down_rescale_finish`).
+    Rescale = 1,
+    /// `out = σ(c_0) (component 0) + mod_down_term(acc, z)` (`keyswitch_mod_down_finish_rot`).
+    Rot = 2,
+}
+
+/// The arguments of `ntt_finish_r8_S`. Mirrors `struct FinishArgs` of ntt.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct FinishArgs {
+    /// The 2-component output at its level.
+    pub out: LimbSet,
+    /// The accumulator, over the same limbs.
+    pub acc: LimbSet,
+    /// The converted P part over the same limbs, coefficient form; transformed in place by
+    /// the first pass.
+    pub conv: LimbSet,
+    /// `Rot`: the one-component set of `c_0` over out's slots.
+    pub src: LimbSet,
+    /// `Rot`: the automorphism's index map.
+    pub map: u64,
+    /// `P^-1` and the rescale constants, `(value, shoup)` pairs by slot (device addresses).
+    pub pinv: u64,
+    pub rs: u64,
+    pub level: u32,
+    pub mode: Finish,
+    pub use_t: u32,
+    pub pad: u32,
+    /// `t·P^-1` by slot when `use_t` (BGV).
+    pub tp: super::elementwise::Scalars,
+}
+// SAFETY: repr(C) fields matching `struct FinishArgs` of ntt.cu: four LimbSets, three u64, four
+// u32 (`Finish` is repr(u32)) and `Scalars` (= `SlotPairs`).
+unsafe impl DeviceRepr for FinishArgs {}
+
+/// The fused mod_down step (`ntt_finish_r8_S`), by S = 3..=11.
+const R8_FINISH: [&str; 9] = [
+    "ntt_finish_r8_3",
+    "ntt_finish_r8_4",
+    "ntt_finish_r8_5",
+    "ntt_finish_r8_6",
+    "ntt_finish_r8_7",
+    "ntt_finish_r8_8",
+    "ntt_finish_r8_9",
+    "ntt_finish_r8_10",
+    "ntt_finish_r8_11",
+];
+
+/// mod_down's forward NTT of the converted limbs `args.conv` fused with its last step
+/// (`ntt_finish_r8_S`, see [`Finish`]): the first pass runs in place, the last keeps its
+/// outputs in registers and writes `args.out`. The same residues as [`forward`] followed by
+/// the finish kernel. Returns `false`, enqueuing nothing, where it does not apply (register
+/// -blocked passes off or not covering the ring, or `FHE_FINISH_FUSED=0` for A/B runs).
+pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs) -> Result<bool> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_FINISH_FUSED").map_or(true, |v| v != "0"));
+    let logn = cx.n.trailing_zeros();
+    if !on || !fused_passes_available(logn) {
+        return Ok(false);
+    }
+    forward_passes(cx, &args.conv.limbs(), true)?;
+    let [p0, p1] = passes(logn);
+    let last = if p1.s == 0 { p0 } else { p1 };
+    let (log_c, cfg) = config_r8(logn, last, args.conv.count());
+    let f = cx.dev.function("ntt", R8_FINISH[last.s as usize - 3])?;
+    let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.fwd_pair));
+    launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)?;
+    Ok(true)
+}
+
 /// `RESCALE_LOAD` / `RESCALE_STORE` of ntt.cu.
 const RESCALE_LOAD: u32 = 1;
 const RESCALE_STORE: u32 = 2;
