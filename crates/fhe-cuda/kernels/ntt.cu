@@ -245,9 +245,10 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // Forward passes also take `mode` (0 plain; a uniform branch), fusing CKKS's rescale around the
 // NTT of the correction: bit RESCALE_LOAD reads the coefficient-form top limb y of the
 // component at `src` and transforms ((y + q_l/2) mod q_i) - (q_l/2 mod q_i) instead
-// (`elementwise_rescale_prepare`), bit RESCALE_STORE writes a[j] <- (a[j] - ntt[j])·q_l^-1 into
-// the output limb at `a` (`elementwise_rescale_finish`; `rconsts` = (value, shoup) pairs by
-// slot). The same residues as the separate kernels, two global round trips fewer.
+// (`elementwise_rescale_prepare`), bit RESCALE_STORE (on the last, non-strided pass only) writes
+// a[j] <- (a[j] - ntt[j])·q_l^-1 into the output limb at `a` (`elementwise_rescale_finish`;
+// `rconsts` = (value, shoup) pairs by slot), in coalesced order through `exchange_outputs`. The
+// same residues as the separate kernels, two global round trips fewer.
 // With `use_t` (BGV's modulus switch, the top limb already scaled by t^-1) the store is
 // a[j] <- a[j]·q_l^-1 - ntt[j]·(t·q_l^-1) (`elementwise_rescale_finish_mod_t`; `tq` by slot).
 #define RESCALE_LOAD 1u
@@ -262,6 +263,23 @@ struct FusedArgs {
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
+// After the last round of a non-strided pass (L = 0: the block covers one run of 8T elements,
+// thread tid holding elements 8·tid + k in x[k]), y[i] <- element li[i] of the run, through the exchange buffer (padded index
+// e + e/8): with li[i] = tid + T·i the block's global loads and stores that follow are coalesced.
+__device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
+                                                 const u32 (&li)[8]) {
+    extern __shared__ u64 sh[];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const u32 el = 8 * threadIdx.x + k;
+        sh[el + (el >> 3)] = x[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
+}
+
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
@@ -385,21 +403,29 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             if (KEEP) {
 #pragma unroll
                 for (int k = 0; k < E; k++) keep[k] = x[k];
-            } else if (FUSED && (mode & RESCALE_STORE)) {
+            } else if (FUSED && !STRIDED && (mode & RESCALE_STORE)) {
+                // The read-modify-write of `a` in coalesced order (L = 0 here).
                 const u64* rc = (const u64*)fa.rconsts;
                 const u64 c = rc[2 * s], cs = rc[2 * s + 1];
+                const u32 T = blockDim.x;
+                u32 li[E];
+                u64 y[E];
+#pragma unroll
+                for (int i = 0; i < E; i++) li[i] = threadIdx.x + i * T;
+                exchange_outputs(x, y, li);
+                u64* pb = a + ((u64)blockIdx.x << (logC + S)) + threadIdx.x;
                 if (fa.use_t) {
                     const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
 #pragma unroll
-                    for (int k = 0; k < E; k++) {
-                        u64* p = a + goff + ((u64)k << (lo + L));
-                        *p = mod_sub(mul_shoup(*p, c, cs, q), mul_shoup(x[k], tw, tws, q), q);
+                    for (int i = 0; i < E; i++) {
+                        u64* p = pb + (u64)i * T;
+                        *p = mod_sub(mul_shoup(*p, c, cs, q), mul_shoup(y[i], tw, tws, q), q);
                     }
                 } else {
 #pragma unroll
-                    for (int k = 0; k < E; k++) {
-                        u64* p = a + goff + ((u64)k << (lo + L));
-                        *p = mul_shoup(mod_sub(*p, x[k], q), c, cs, q);
+                    for (int i = 0; i < E; i++) {
+                        u64* p = pb + (u64)i * T;
+                        *p = mul_shoup(mod_sub(*p, y[i], q), c, cs, q);
                     }
                 }
             } else {
@@ -474,23 +500,6 @@ NTT_R8(9)
 NTT_R8(10)
 NTT_R8(11)
 
-
-// After a KEEP pass of a block over one run of 8T elements (thread tid holding elements
-// 8·tid + k in x[k]), y[i] <- element li[i] of the run, through the exchange buffer (padded index
-// e + e/8): with li[i] = tid + T·i the block's global loads and stores that follow are coalesced.
-__device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
-                                                 const u32 (&li)[8]) {
-    extern __shared__ u64 sh[];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const u32 el = 8 * threadIdx.x + k;
-        sh[el + (el >> 3)] = x[k];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
-}
 
 // ---------------------------------------------------------------------------------------------
 // The last forward pass of mod_up fused with the key product, with an optional automorphism.
