@@ -225,30 +225,35 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 // `keyswitch_convert` above handles any count).
 // They take three more parameters, (top_w, level, pinv), for the fused mod_down rescale (null
 // top_w: plain conversion), and the strides of a batched launch (grid z).
-#define CONVERT_F(F)                                                                            \
-    extern "C" __global__ void keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,         \
-                                                      u32 level, const u64* pinv,               \
-                                                      ConvStrides st, u32 tpb) {                \
+// From 10 sources on the kernels are held to 64 registers (blocks of at most 256 threads) so
+// that 4 blocks fit an SM: unbounded they took 66-94 registers and 3 blocks, and a launch of
+// 2^17 threads then ran 1.3 waves (BFV's 14-source conversions at N = 2^15). They spill a
+// little (22 local-memory instructions of about 4000 in f14, 73 in f16).
+#define CONVERT_F(F, BOUNDS)                                                                    \
+    extern "C" __global__ void BOUNDS keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,  \
+                                                             u32 level, const u64* pinv,        \
+                                                             ConvStrides st, u32 tpb) {         \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
                             level, pinv, st, tpb);                                              \
     }
-CONVERT_F(1)
-CONVERT_F(2)
-CONVERT_F(3)
-CONVERT_F(4)
-CONVERT_F(5)
-CONVERT_F(6)
-CONVERT_F(7)
-CONVERT_F(8)
-CONVERT_F(9)
-CONVERT_F(10)
-CONVERT_F(11)
-CONVERT_F(12)
-CONVERT_F(13)
-CONVERT_F(14)
-CONVERT_F(15)
-CONVERT_F(16)
+#define BOUNDED __launch_bounds__(256, 4)
+CONVERT_F(1, )
+CONVERT_F(2, )
+CONVERT_F(3, )
+CONVERT_F(4, )
+CONVERT_F(5, )
+CONVERT_F(6, )
+CONVERT_F(7, )
+CONVERT_F(8, )
+CONVERT_F(9, )
+CONVERT_F(10, BOUNDED)
+CONVERT_F(11, BOUNDED)
+CONVERT_F(12, BOUNDED)
+CONVERT_F(13, BOUNDED)
+CONVERT_F(14, BOUNDED)
+CONVERT_F(15, BOUNDED)
+CONVERT_F(16, BOUNDED)
 
 // acc_c += sum_j ext_j[src(k)] * key_{2j+c}[k] for c in {0, 1}, exactly in 128 bits, then one
 // Barrett reduction; src(k) = map[k] when map is non-null (hoisted rotation), else k.

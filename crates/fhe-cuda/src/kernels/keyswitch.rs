@@ -35,14 +35,15 @@ const CONVERT_UNROLLED: [&str; 16] = [
 ];
 
 /// Threads per block of the unrolled conversion kernels (`FHE_CONVERT_BLOCK` overrides it for
-/// tuning runs: 32..=1024, a power of two).
+/// tuning runs: 32..=256, a power of two; the kernels for 10 or more sources are compiled for
+/// blocks of at most 256).
 fn convert_block() -> u32 {
     static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *B.get_or_init(|| {
         std::env::var("FHE_CONVERT_BLOCK")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
-            .filter(|b| b.is_power_of_two() && (32..=1024).contains(b))
+            .filter(|b| b.is_power_of_two() && (32..=256).contains(b))
             .unwrap_or(CONVERT_BLOCK)
     })
 }
