@@ -26,7 +26,7 @@
 //! from its message, one below it is an error.
 
 use crate::{Ciphertext, Context, Error, Plaintext, Result};
-use bgv::evaluator::{combine_checked, pow_by_squaring};
+use bgv::evaluator::{combine_checked, combine_checked_new, pow_by_squaring};
 use bgv::noise::check_capacity;
 use fhe_math::backend::Backend;
 use rlwe::ciphertext::{check_two_components, scalar_residues};
@@ -188,16 +188,25 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a + b`.
     pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.combine(&mut out, b, false, "add")?;
-        Ok(out)
+        self.combined(a, b, false, "add")
     }
 
     /// `a - b`.
     pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.combine(&mut out, b, true, "subtract")?;
-        Ok(out)
+        self.combined(a, b, true, "subtract")
+    }
+
+    /// `a ± b` as a new ciphertext (one pass where the backend fuses it).
+    fn combined(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        subtract: bool,
+        op: &'static str,
+    ) -> Result<Ciphertext<B>> {
+        self.check_pair(op, a, b)?;
+        let capacity = self.ctx.noise().capacity_at(a.level());
+        combine_checked_new(self.be(), op, a, b, subtract, capacity)
     }
 
     /// `a += b`.

@@ -81,6 +81,31 @@ pub fn combine_checked<B: Backend>(
     Ok(())
 }
 
+/// [`combine_checked`] as a new ciphertext (`a` unchanged): one pass on a backend that
+/// overrides [`Backend::add_new`].
+pub fn combine_checked_new<B: Backend>(
+    backend: &B,
+    op: &'static str,
+    a: &Ciphertext<B>,
+    b: &Ciphertext<B>,
+    subtract: bool,
+    capacity: f64,
+) -> Result<Ciphertext<B>> {
+    let bits = add_bits(a.noise_bits, b.noise_bits);
+    check_capacity(op, bits, capacity, a.level())?;
+    let poly =
+        rlwe::ciphertext::combined_components(backend, &a.inner.poly, &b.inner.poly, subtract)?;
+    Ok(Ciphertext {
+        inner: rlwe::Ciphertext {
+            poly,
+            meta: a.inner.meta,
+            seed: None,
+        },
+        factor: a.factor,
+        noise_bits: bits,
+    })
+}
+
 /// Evaluates operations on BGV ciphertexts of one context.
 pub struct Evaluator<B: Backend> {
     ctx: Context<B>,
@@ -250,16 +275,32 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a + b` (levels and factors aligned automatically).
     pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.combine(&mut out, b, false, "add")?;
-        Ok(out)
+        self.combined(a, b, false, "add")
     }
 
     /// `a - b`.
     pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.combine(&mut out, b, true, "subtract")?;
-        Ok(out)
+        self.combined(a, b, true, "subtract")
+    }
+
+    /// `a ± b` as a new ciphertext: in one pass when the operands share level and factor (no
+    /// alignment), else on an aligned copy of `a`.
+    fn combined(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        subtract: bool,
+        op: &'static str,
+    ) -> Result<Ciphertext<B>> {
+        if a.level() != b.level() || a.factor != b.factor {
+            let mut out = a.duplicate(self.be())?;
+            self.combine(&mut out, b, subtract, op)?;
+            return Ok(out);
+        }
+        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, b.inner.meta.fingerprint)?;
+        let capacity = self.ctx.noise().capacity(a.level());
+        combine_checked_new(self.be(), op, a, b, subtract, capacity)
     }
 
     /// `a += b` (on error `a` may have been switched down or rescaled, still decrypting to

@@ -72,9 +72,8 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a + b`.
     pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.add_assign(&mut out, b)?;
-        Ok(out)
+        self.check_pair("add", &a.meta, &b.meta)?;
+        self.combined(a, b, false)
     }
 
     /// `a += b` (the result has as many components as the larger operand).
@@ -85,15 +84,29 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a - b`.
     pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.sub_assign(&mut out, b)?;
-        Ok(out)
+        self.check_pair("subtract", &a.meta, &b.meta)?;
+        self.combined(a, b, true)
     }
 
     /// `a -= b`.
     pub fn sub_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
         self.check_pair("subtract", &a.meta, &b.meta)?;
         self.combine(a, b, true)
+    }
+
+    /// `a ± b` as a new ciphertext (operands checked).
+    fn combined(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        subtract: bool,
+    ) -> Result<Ciphertext<B>> {
+        let poly = rlwe::ciphertext::combined_components(self.be(), &a.poly, &b.poly, subtract)?;
+        Ok(Ciphertext {
+            poly,
+            meta: a.meta,
+            seed: None,
+        })
     }
 
     fn combine(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>, subtract: bool) -> Result<()> {

@@ -33,6 +33,18 @@ extern "C" __global__ void elementwise_binary(LimbSet a, LimbSet b, const u64* s
     x[k] = r;
 }
 
+// out <- a + b (op OP_ADD) or a - b (OP_SUB) over the limbs of `out`; `a` and `b` with the same
+// limbs (the one-pass `Backend::add_new`).
+extern "C" __global__ void elementwise_binary_new(LimbSet out, LimbSet a, LimbSet b,
+                                                  const u64* slots, u32 op) {
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    const u64 q = slots[limbset_slot(out, idx) * SLOT_STRIDE];
+    const u64 u = limbset_ptr(a, idx)[k], v = limbset_ptr(b, idx)[k];
+    limbset_ptr(out, idx)[k] = op == OP_SUB ? mod_sub(u, v, q) : mod_add(u, v, q);
+}
+
 // a <- -a.
 extern "C" __global__ void elementwise_neg(LimbSet a, const u64* slots) {
     u32 idx = blockIdx.y;

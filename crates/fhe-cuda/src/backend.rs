@@ -667,6 +667,38 @@ impl Backend for CudaBackend {
         self.binary(a, b, "sub", ew::OP_SUB)
     }
 
+    fn add_new(&self, a: &DevicePoly, b: &DevicePoly, subtract: bool) -> Result<DevicePoly> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, "add")?;
+        if b.shape.components < a.shape.components {
+            return Err(shape_err("add: operand has fewer components"));
+        }
+        let mut out = self.alloc(a.shape)?;
+        // The inactive limbs as the default body leaves them: copies of `a`'s.
+        let (n, spc, qc) = (a.n, a.slots_per_component(), a.q_capacity);
+        if a.shape.level + 1 < qc {
+            for c in 0..a.shape.components {
+                let (lo, hi) = ((c * spc + a.shape.level + 1) * n, (c * spc + qc) * n);
+                let mut dst = out.data.slice_mut(lo..hi);
+                self.inner
+                    .stream
+                    .memcpy_dtod(&a.data.slice(lo..hi), &mut dst)
+                    .map_err(drv("device copy"))?;
+            }
+        }
+        let lo = out.limbs(self.s());
+        let op = if subtract { ew::OP_SUB } else { ew::OP_ADD };
+        ew::binary_new(
+            &self.cx(),
+            lo,
+            a.like(self.s(), &lo),
+            b.like(self.s(), &lo),
+            op,
+        )?;
+        Ok(out)
+    }
+
     fn add_component_assign(
         &self,
         a: &mut DevicePoly,

@@ -199,6 +199,13 @@ fn check_all(ring: Arc<RingContext>) {
             fg(&mut y).unwrap();
             p.same(&format!("{name} (extended {ext})"), &x, &y);
         }
+        for subtract in [false, true] {
+            p.same(
+                &format!("add_new subtract={subtract} (extended {ext})"),
+                &cpu.add_new(&ah, &bh, subtract).unwrap(),
+                &gpu.add_new(&ad, &bd, subtract).unwrap(),
+            );
+        }
         let count = ah.active_slots().count();
         let scalars: Vec<u64> = (0..count as u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))

@@ -100,6 +100,19 @@ pub trait Backend: Clone + Send + Sync + 'static {
     /// `a -= b` over `a`'s components and active limbs.
     fn sub_assign(&self, a: &mut Self::Poly, b: &Self::Poly) -> Result<()>;
 
+    /// `a + b`, or `a - b` when `subtract`, as a new buffer of `a`'s shape (`b` as for
+    /// [`Backend::add_assign`]). The default body duplicates `a` and combines in place; a
+    /// backend may write the result in one pass (the same residues).
+    fn add_new(&self, a: &Self::Poly, b: &Self::Poly, subtract: bool) -> Result<Self::Poly> {
+        let mut out = self.duplicate(a)?;
+        if subtract {
+            self.sub_assign(&mut out, b)?;
+        } else {
+            self.add_assign(&mut out, b)?;
+        }
+        Ok(out)
+    }
+
     /// `a_component += b_0`: adds a one-component buffer (a plaintext) to one component.
     fn add_component_assign(
         &self,

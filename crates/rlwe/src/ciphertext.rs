@@ -105,6 +105,22 @@ pub fn combine_components<B: Backend>(
     Ok(())
 }
 
+/// `a ± b` as a new buffer ([`combine_components`] on a copy of `a`): one pass through
+/// [`Backend::add_new`] when both have the same number of components.
+pub fn combined_components<B: Backend>(
+    backend: &B,
+    a: &B::Poly,
+    b: &B::Poly,
+    subtract: bool,
+) -> fhe_math::Result<B::Poly> {
+    if backend.shape(a).components == backend.shape(b).components {
+        return backend.add_new(a, b, subtract);
+    }
+    let mut out = backend.duplicate(a)?;
+    combine_components(backend, &mut out, b, subtract)?;
+    Ok(out)
+}
+
 /// Checks that both operands of a product have 2 components: [`crate::Error::InvalidOperand`]
 /// for `op` otherwise (relinearize first). Shared by every scheme's multiplication.
 pub fn check_two_components<B: Backend>(

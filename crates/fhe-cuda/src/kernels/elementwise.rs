@@ -56,6 +56,26 @@ pub(crate) fn binary(cx: &Ctx, a: LimbSet, b: LimbSet, op: u32) -> Result<()> {
     launch!(cx.stream, f, grid(cx.n, a.count()), &a, &b, &slots, &op)
 }
 
+/// `elementwise_binary_new(LimbSet out, LimbSet a, LimbSet b, const u64* slots, u32 op)`:
+/// `out = a ± b` (`OP_ADD` / `OP_SUB`).
+pub(crate) fn binary_new(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet, op: u32) -> Result<()> {
+    if out.count() == 0 {
+        return Ok(());
+    }
+    let f = cx.dev.function("elementwise", "elementwise_binary_new")?;
+    let slots = cx.slots();
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &a,
+        &b,
+        &slots,
+        &op
+    )
+}
+
 /// `elementwise_neg(LimbSet a, const u64* slots)`.
 pub(crate) fn neg(cx: &Ctx, a: LimbSet) -> Result<()> {
     let f = cx.dev.function("elementwise", "elementwise_neg")?;
