@@ -944,6 +944,33 @@ impl Backend for CudaBackend {
         self.mod_down_any(acc, out, rescale, None, t)
     }
 
+    fn key_switch(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        key: &DevicePoly,
+        galois: Option<u64>,
+    ) -> Result<DevicePoly> {
+        // The default body with scratch digits and accumulator, and the fused last NTT pass +
+        // key product where it applies.
+        let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
+        let mut acc = self.scratch(Self::acc_shape(&ext))?;
+        if galois.is_some_and(|g| g.is_multiple_of(2)) {
+            return Err(shape_err("key_switch: bad Galois element"));
+        }
+        if !self.mod_up_key_product(c, component, key, galois, &mut ext, &mut acc)? {
+            self.mod_up_into(c, component, &mut ext)?;
+            self.key_acc(&ext, key, galois, &mut acc)?;
+        }
+        let mut out = self.zeros(Shape {
+            components: 2,
+            level: c.shape.level,
+            extended: false,
+        })?;
+        self.mod_down_any(&acc, &mut out, false, None, 1)?;
+        Ok(out)
+    }
+
     fn relinearize_mod_t(
         &self,
         mut c: DevicePoly,

@@ -318,11 +318,13 @@ fn check_all(ring: Arc<RingContext>) {
             );
         }
         // Composites.
-        p.same(
-            &format!("key_switch level {level}"),
-            &cpu.key_switch(&ch, 2, &kh, Some(5)).unwrap(),
-            &gpu.key_switch(&cd, 2, &kd, Some(5)).unwrap(),
-        );
+        for (component, galois) in [(2, Some(5)), (1, None)] {
+            p.same(
+                &format!("key_switch level {level} component {component} galois {galois:?}"),
+                &cpu.key_switch(&ch, component, &kh, galois).unwrap(),
+                &gpu.key_switch(&cd, component, &kd, galois).unwrap(),
+            );
+        }
         if level > 0 {
             let (ah, ad) = p.random(sh(2, level, false), 14);
             let (bh, bd) = p.random(sh(2, level, false), 15);
