@@ -201,15 +201,9 @@ impl TryFrom<ParametersWire> for Parameters {
 
     fn try_from(w: ParametersWire) -> Result<Self> {
         let p = Parameters::build(&w.literal, w.tag)?;
-        chain::check_rebuilt(
-            &w.moduli_q,
-            &w.moduli_p,
-            w.fingerprint,
-            &p.moduli_q,
-            &p.moduli_p,
-            p.fingerprint,
-        )
-        .map_err(|what| Error::ParameterMismatch { what })?;
+        let stored = chain::ChainId::new(&w.moduli_q, &w.moduli_p, w.fingerprint);
+        chain::check_rebuilt(stored, p.chain_id())
+            .map_err(|what| Error::ParameterMismatch { what })?;
         Ok(p)
     }
 }
@@ -339,6 +333,11 @@ impl Parameters {
     /// The top level `L`; a ciphertext at level `l` has limbs `0..=l`.
     pub fn max_level(&self) -> usize {
         self.moduli_q.len() - 1
+    }
+
+    /// The chain's identity (primes and fingerprint), as `rlwe::chain::check_rebuilt` compares it.
+    pub fn chain_id(&self) -> chain::ChainId<'_> {
+        chain::ChainId::new(&self.moduli_q, &self.moduli_p, self.fingerprint)
     }
 
     /// The ciphertext primes `q_0 … q_L` (index = level of the prime).

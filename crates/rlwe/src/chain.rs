@@ -129,22 +129,39 @@ pub fn chain_fingerprint(
     h
 }
 
-/// Compares the primes and fingerprint stored with a deserialized parameter set with those
-/// rebuilt from its literal: an error message saying what differs.
-pub fn check_rebuilt(
-    stored_q: &[u64],
-    stored_p: &[u64],
-    stored_fingerprint: u64,
-    rebuilt_q: &[u64],
-    rebuilt_p: &[u64],
-    rebuilt_fingerprint: u64,
-) -> Result<(), String> {
-    if rebuilt_q != stored_q || rebuilt_p != stored_p {
+/// What identifies a prime chain: its ciphertext and special primes and the parameter
+/// fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainId<'a> {
+    /// The ciphertext primes `q_0, q_1, …`.
+    pub moduli_q: &'a [u64],
+    /// The special primes of key switching.
+    pub moduli_p: &'a [u64],
+    /// The parameter fingerprint ([`chain_fingerprint`]).
+    pub fingerprint: u64,
+}
+
+impl<'a> ChainId<'a> {
+    /// The identity of the chain with these primes and fingerprint.
+    pub fn new(moduli_q: &'a [u64], moduli_p: &'a [u64], fingerprint: u64) -> Self {
+        ChainId {
+            moduli_q,
+            moduli_p,
+            fingerprint,
+        }
+    }
+}
+
+/// Compares the chain stored with a deserialized parameter set with the one rebuilt from its
+/// literal: an error message saying what differs.
+pub fn check_rebuilt(stored: ChainId<'_>, rebuilt: ChainId<'_>) -> Result<(), String> {
+    if rebuilt.moduli_q != stored.moduli_q || rebuilt.moduli_p != stored.moduli_p {
         return Err("the stored primes differ from those the literal yields".into());
     }
-    if rebuilt_fingerprint != stored_fingerprint {
+    if rebuilt.fingerprint != stored.fingerprint {
         return Err(format!(
-            "stored fingerprint {stored_fingerprint:#018x} differs from the computed {rebuilt_fingerprint:#018x}"
+            "stored fingerprint {:#018x} differs from the computed {:#018x}",
+            stored.fingerprint, rebuilt.fingerprint
         ));
     }
     Ok(())

@@ -147,41 +147,29 @@ fn config(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
     (log_c, cfg)
 }
 
+/// The kernel names `<prefix>3` ..= `<prefix>11` of a family instantiated for S = 3..=11
+/// stages per pass.
+macro_rules! r8_names {
+    ($prefix:literal) => {
+        [
+            concat!($prefix, "3"),
+            concat!($prefix, "4"),
+            concat!($prefix, "5"),
+            concat!($prefix, "6"),
+            concat!($prefix, "7"),
+            concat!($prefix, "8"),
+            concat!($prefix, "9"),
+            concat!($prefix, "10"),
+            concat!($prefix, "11"),
+        ]
+    };
+}
+
 /// Register-blocked kernels (`ntt_pass_r8` of ntt.cu), by S = 3..=11.
-const R8_FWD: [&str; 9] = [
-    "ntt_fwd_r8_3",
-    "ntt_fwd_r8_4",
-    "ntt_fwd_r8_5",
-    "ntt_fwd_r8_6",
-    "ntt_fwd_r8_7",
-    "ntt_fwd_r8_8",
-    "ntt_fwd_r8_9",
-    "ntt_fwd_r8_10",
-    "ntt_fwd_r8_11",
-];
+const R8_FWD: [&str; 9] = r8_names!("ntt_fwd_r8_");
 /// The same forward passes with the fused modes (`ntt_fwd_fused_r8_S`).
-const R8_FWD_FUSED: [&str; 9] = [
-    "ntt_fwd_fused_r8_3",
-    "ntt_fwd_fused_r8_4",
-    "ntt_fwd_fused_r8_5",
-    "ntt_fwd_fused_r8_6",
-    "ntt_fwd_fused_r8_7",
-    "ntt_fwd_fused_r8_8",
-    "ntt_fwd_fused_r8_9",
-    "ntt_fwd_fused_r8_10",
-    "ntt_fwd_fused_r8_11",
-];
-const R8_INV: [&str; 9] = [
-    "ntt_inv_r8_3",
-    "ntt_inv_r8_4",
-    "ntt_inv_r8_5",
-    "ntt_inv_r8_6",
-    "ntt_inv_r8_7",
-    "ntt_inv_r8_8",
-    "ntt_inv_r8_9",
-    "ntt_inv_r8_10",
-    "ntt_inv_r8_11",
-];
+const R8_FWD_FUSED: [&str; 9] = r8_names!("ntt_fwd_fused_r8_");
+const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
 fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
     let i = (p.s as usize).checked_sub(3).filter(|_| r8(p))?;
@@ -347,17 +335,7 @@ pub(crate) struct KeyProdArgs {
 unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
-const R8_KEYPROD: [&str; 9] = [
-    "ntt_keyprod_r8_3",
-    "ntt_keyprod_r8_4",
-    "ntt_keyprod_r8_5",
-    "ntt_keyprod_r8_6",
-    "ntt_keyprod_r8_7",
-    "ntt_keyprod_r8_8",
-    "ntt_keyprod_r8_9",
-    "ntt_keyprod_r8_10",
-    "ntt_keyprod_r8_11",
-];
+const R8_KEYPROD: [&str; 9] = r8_names!("ntt_keyprod_r8_");
 
 /// The last pass and launch shape of the fused key product over `rows` slots, or `None` where
 /// it does not apply: register-blocked passes off or not covering the ring, `FHE_KEYPROD_FUSED=0`
@@ -462,17 +440,7 @@ pub(crate) struct FinishArgs {
 unsafe impl DeviceRepr for FinishArgs {}
 
 /// The fused mod_down step (`ntt_finish_r8_S`), by S = 3..=11.
-const R8_FINISH: [&str; 9] = [
-    "ntt_finish_r8_3",
-    "ntt_finish_r8_4",
-    "ntt_finish_r8_5",
-    "ntt_finish_r8_6",
-    "ntt_finish_r8_7",
-    "ntt_finish_r8_8",
-    "ntt_finish_r8_9",
-    "ntt_finish_r8_10",
-    "ntt_finish_r8_11",
-];
+const R8_FINISH: [&str; 9] = r8_names!("ntt_finish_r8_");
 
 /// mod_down's forward NTT of the converted limbs `args.conv` fused with its last step
 /// (`ntt_finish_r8_S`, see [`Finish`]): the first pass runs in place, the last keeps its
