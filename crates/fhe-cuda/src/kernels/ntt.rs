@@ -642,3 +642,37 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_name_tables_cover_every_pass_size() {
+        assert_eq!(R8_FWD[0], "ntt_fwd_r8_3");
+        assert_eq!(R8_KEYPROD[5], "ntt_keyprod_r8_8");
+        assert_eq!(R8_FINISH[8], "ntt_finish_r8_11");
+        for (i, name) in R8_INV.iter().enumerate() {
+            assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
+        }
+    }
+
+    /// The fused key product's launch shape: every ring of 2^12..=2^17 (two passes) gets one,
+    /// its block holds one run of 8 elements per thread (the layout `exchange_outputs`
+    /// assumes) and its shared memory stays within the default 48 KiB; a one-pass 2^11 ring
+    /// would need more and falls back to the separate kernels.
+    #[test]
+    fn key_product_launch_fits_shared_memory() {
+        for logn in 12..=17 {
+            let (last, log_c, cfg) = key_product_launch(logn, 32).expect("fusable");
+            assert_eq!(
+                last.l, 0,
+                "logn {logn}: the last pass is the non-strided one"
+            );
+            assert_eq!(cfg.block_dim.0 * 8, 1 << (log_c + last.s), "logn {logn}");
+            assert_eq!(cfg.grid_dim.0 << (log_c + last.s), 1 << logn, "logn {logn}");
+            assert!(cfg.shared_mem_bytes <= 48 * 1024, "logn {logn}");
+        }
+        assert!(key_product_launch(11, 32).is_none());
+    }
+}
