@@ -15,14 +15,17 @@
 //!   Barrett constants, NTT twiddles with Shoup companions, rescale constants, the `mod_up` and
 //!   `mod_down` basis converters per level and digit, `P^-1 mod q_i`, the Gaussian CDT) into one
 //!   device buffer; Galois index maps are uploaded once per element on first use.
-//! - NTT: radix-2 over all limbs of a buffer in one launch sequence: one global-memory launch per
-//!   stage whose butterfly span is at least a 2048-coefficient tile, then one shared-memory
-//!   launch for the remaining stages (the inverse mirrors this). The two-kernel hierarchical NTT
-//!   is not done yet.
-//! - Fused: the tensor product (one kernel, 128-bit middle term); the key inner product
-//!   (all digits accumulated exactly in 128-bit registers, automorphism index map folded in);
-//!   basis conversion (exact 128-bit sums, one reduction). `mod_down_into(.., rescale = true)`
-//!   runs `mod_down` then `rescale` sequentially (same bits; not yet one fused kernel).
+//! - NTT: two passes over all limbs of a list in one launch each (one pass up to 2^11): each
+//!   thread keeps 8 elements in registers for up to three stages per round, with Shoup twiddles
+//!   read as 16-byte (value, companion) pairs and lazy ranges; canonical output.
+//! - Fused: the tensor product (one kernel, 128-bit middle term); basis conversion (exact
+//!   128-bit sums, one reduction, unrolled by source count); a single key switch's last forward
+//!   NTT pass with the key product (`ntt_keyprod_r8_S`: the NTT-form digits are never stored);
+//!   mod_down's last forward NTT pass with its last step (`ntt_finish_r8_S`, with the rescale or
+//!   the rotation's automorphism); CKKS rescale and BGV's modulus switch around the
+//!   correction's NTT. The separate key inner product (hoisted rotations) accumulates all digits
+//!   in 128-bit registers with the automorphism's index map folded in. ARCHITECTURE.md and
+//!   PERF.md have the details and measurements.
 //! - Samplers: ChaCha20 on the GPU in fhe-math's layout (one thread per ChaCha block).
 //! - Memory: buffers come from the driver's stream-ordered pool on the backend's stream; event
 //!   tracking is disabled, so a buffer must only be used on its backend's stream (or ordered with
