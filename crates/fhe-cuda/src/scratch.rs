@@ -4,9 +4,9 @@
 //!
 //! # Design
 //!
-//! A size-keyed free list of `CudaSlice<u64>` behind a `Mutex`. [`Scratch::take`] lends the
+//! A size-keyed free list of `CudaSlice<u64>` behind a `Mutex`. `Scratch::take` lends the
 //! smallest free buffer holding at least the requested number of words (best fit) as an RAII
-//! guard ([`ScratchBuf`], or [`ScratchPoly`] viewed as a [`DevicePoly`]) that puts it back on
+//! guard (`ScratchBuf`, or `ScratchPoly` viewed as a [`DevicePoly`]) that puts it back on
 //! drop. When no free buffer is large enough, one device allocation is made, of the request
 //! rounded up to a size class (eight classes per octave, so a slot grows at most eight times per
 //! doubling and wastes under 12.5%), and the largest free buffer (too small, by then) is freed
