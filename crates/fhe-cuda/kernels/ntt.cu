@@ -264,8 +264,9 @@ struct FusedArgs {
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
 // After the last round of a non-strided pass (L = 0: the block covers one run of 8T elements,
-// thread tid holding elements 8·tid + k in x[k]), y[i] <- element li[i] of the run, through the exchange buffer (padded index
-// e + e/8): with li[i] = tid + T·i the block's global loads and stores that follow are coalesced.
+// thread tid holding elements 8·tid + k in x[k]), y[i] <- element li[i] of the run, through
+// the exchange buffer (padded index e + e/8): with li[i] = tid + T·i the block's global loads
+// and stores that follow are coalesced.
 __device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
                                                  const u32 (&li)[8]) {
     extern __shared__ u64 sh[];
@@ -500,11 +501,10 @@ NTT_R8(9)
 NTT_R8(10)
 NTT_R8(11)
 
-
 // ---------------------------------------------------------------------------------------------
 // The last forward pass of mod_up fused with the key product, with an optional automorphism.
 // Grid row i is slot kl.slot[i]; for every digit j the block runs the last (non-strided, L = 0)
-// pass of ext_j's limb of that slot, keeping the outputs in registers, or, for the digit that
+// pass of ext_j's limb of that slot, keeping the outputs on chip, or, for the digit that
 // owns the slot (kl.own[i] == j), reads the input's NTT-form limb instead (mod_up's copy of
 // it is skipped), then
 //   acc_c[k] = (Σ_j ext_j[map[k]]·key_{2j+c}[k]) mod q   (c = 0, 1; map[k] = k without `map`;
@@ -689,7 +689,8 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_add(o[i * T], mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+            o[i * T] = mod_add(o[i * T],
+                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
     }
 }
 
