@@ -9,7 +9,8 @@
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::{mul_slots, random_values, rotate_rows, swap_rows};
 use gpufhe::bfv::{Ciphertext, Context, Decryptor, Evaluator, params};
-use gpufhe::math::CpuBackend;
+use gpufhe::cuda::AnyBackend;
+use gpufhe::math::Backend;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,7 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         params.dnum(),
         params.log2_qp(),
     );
-    let ctx = Context::cpu(params.clone())?;
+    // The GPU when one is usable (FHE_BACKEND=cpu forces the CPU), else the CPU.
+    let backend = AnyBackend::auto(gpufhe::bgv::context::ring_for(&params)?);
+    println!("backend: {}", backend.device_name());
+    let ctx = Context::with_backend(params.clone(), backend)?;
     println!(
         "scale-and-round: {} auxiliary primes of 60 bits",
         ctx.tables().aux_moduli().len()
@@ -45,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cy = ctx.encrypt_pk(&pk, &encoder.encode(&y, top)?)?;
 
     let mut exact = true;
-    let mut report = |name: &str, ct: &Ciphertext<CpuBackend>, want: &[u64], secs: f64| {
+    let mut report = |name: &str, ct: &Ciphertext<AnyBackend>, want: &[u64], secs: f64| {
         let ok = dec.decrypt(ct).map(|v| v == want).unwrap_or(false);
         let budget = dec.noise_budget(ct).unwrap_or(0.0);
         println!(

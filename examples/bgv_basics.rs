@@ -10,7 +10,8 @@
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::testing::{mul_mod, mul_slots, random_values, rotate_rows, swap_rows, zip_with};
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, params};
-use gpufhe::math::CpuBackend;
+use gpufhe::cuda::AnyBackend;
+use gpufhe::math::Backend;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,7 +24,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         params.dnum(),
         params.log2_qp(),
     );
-    let ctx = Context::cpu(params.clone())?;
+    // The GPU when one is usable (FHE_BACKEND=cpu forces the CPU), else the CPU.
+    let backend = AnyBackend::auto(gpufhe::bgv::context::ring_for(&params)?);
+    println!("backend: {}", backend.device_name());
+    let ctx = Context::with_backend(params.clone(), backend)?;
     let encoder = Encoder::new(&ctx);
     let eval = Evaluator::new(&ctx);
 
@@ -45,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pz = encoder.encode(&z, top)?;
 
     let mut exact = true;
-    let mut report = |name: &str, ct: &Ciphertext<CpuBackend>, want: &[u64], secs: f64| {
+    let mut report = |name: &str, ct: &Ciphertext<AnyBackend>, want: &[u64], secs: f64| {
         let ok = dec.decrypt(ct).map(|v| v == want).unwrap_or(false);
         let budget = dec.noise_budget(ct).unwrap_or(0.0);
         println!(

@@ -7,6 +7,8 @@
 //! `precision_bits: X`, the minimum over the steps.
 
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, params};
+use gpufhe::cuda::AnyBackend;
+use gpufhe::math::Backend;
 use gpufhe::math::fft::Complex64;
 use gpufhe::rlwe::{Ciphertext, encrypt};
 use std::time::Instant;
@@ -31,7 +33,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         params.log2_qp(),
         params::CAT.scale_bits
     );
-    let ctx = Context::cpu(params)?;
+    // The GPU when one is usable (FHE_BACKEND=cpu forces the CPU), else the CPU.
+    let backend = AnyBackend::auto(gpufhe::ckks::context::ring_for(&params)?);
+    println!("backend: {}", backend.device_name());
+    let ctx = Context::with_backend(params, backend)?;
     let encoder = Encoder::new(&ctx)?;
     let eval = Evaluator::new(&ctx)?;
     let backend = ctx.backend();

@@ -135,3 +135,39 @@ fn gpu_ckks_operators_bit_identical_n13() {
 fn gpu_ckks_operators_bit_identical_n16_l24_d3() {
     compare(&N16_L24_D3);
 }
+
+/// The runtime-selected backend: on a GPU machine `AnyBackend::auto` picks CUDA, every operator
+/// gives the CPU backend's bits through it, and a buffer of the other side is refused.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_any_backend_picks_the_gpu_and_matches_the_cpu() {
+    use gpufhe::cuda::{AnyBackend, AnyPoly};
+    use gpufhe::math::Error as MathError;
+    let _ = common::device(); // panics without a device: never a silent pass
+    let params = Parameters::new(&N13).unwrap();
+    let ring = ring_for(&params).unwrap();
+    let any = AnyBackend::auto(ring.clone());
+    assert!(any.is_gpu(), "auto chose {}", any.device_name());
+    let ctx = Context::with_backend(params, any.clone()).unwrap();
+    assert_bit_identical(&all_operators(&cpu_context(&N13)), &all_operators(&ctx));
+
+    let host = AnyBackend::cpu(ring);
+    let on_host = host
+        .zeros(gpufhe::math::poly::Shape {
+            components: 2,
+            level: 1,
+            extended: false,
+        })
+        .unwrap();
+    let mut on_gpu = any
+        .duplicate(&any.upload(&host.download(&on_host).unwrap()).unwrap())
+        .unwrap();
+    assert!(matches!(on_gpu, AnyPoly::Cuda(_)));
+    let refused = [any.add_assign(&mut on_gpu, &on_host), host.ntt(&mut on_gpu)];
+    for r in refused {
+        assert!(
+            matches!(r, Err(MathError::DeviceMismatch { .. })),
+            "mixing devices must be an error: {r:?}"
+        );
+    }
+}

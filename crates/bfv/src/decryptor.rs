@@ -20,9 +20,11 @@
 //! otherwise computes `max|ν|` exactly by mixed-radix conversion in words.
 
 use crate::{Ciphertext, Context, Error, Result};
-use bgv::decryptor::{DecoderCache, MIN_BUDGET_BITS, phase_limbs};
+use bgv::decryptor::{DecoderCache, MIN_BUDGET_BITS, phase_on_backend};
+#[cfg(test)]
 use fhe_math::RnsPoly;
-use fhe_math::backend::Backend;
+use fhe_math::backend::{Backend, noise_max_log2};
+use fhe_math::crt_decode::DecodeMode;
 use rlwe::SecretKey;
 
 /// Decrypts BFV ciphertexts of one context with one secret key.
@@ -44,6 +46,7 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     }
 
     /// `c_0 + c_1·s (+ c_2·s²)` in coefficient form, on the host.
+    #[cfg(test)]
     fn phase(&self, ct: &Ciphertext<B>) -> Result<RnsPoly> {
         Ok(rlwe::encrypt::decrypt_to_host(
             self.ctx.backend(),
@@ -54,18 +57,20 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 
     /// The remaining noise budget in bits (exact measurement; `+inf` for a zero noise).
     pub fn noise_budget(&self, ct: &Ciphertext<B>) -> Result<f64> {
-        let x = self.phase(ct)?;
-        let dec = self.decoders.get(x.level())?;
-        Ok(dec.log2_q() - 1.0 - dec.max_log2(&phase_limbs(&x), true))
+        let be = self.ctx.backend();
+        let x = phase_on_backend(be, self.sk, &ct.inner)?;
+        let dec = self.decoders.get(ct.level())?;
+        Ok(dec.log2_q() - 1.0 - noise_max_log2(be, &x, dec, true)?)
     }
 
     /// The message polynomial: `N` coefficients in `[0, t)`; an error when the budget is
-    /// exhausted (`max|ν| > Q/4`, i.e. below 1 bit).
+    /// exhausted (`max|ν| > Q/4`, i.e. below 1 bit). The phase is decoded where it lives
+    /// ([`Backend::decode_mod_t`]: on the GPU only `N` words cross).
     pub fn decrypt_coeffs(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
-        let x = self.phase(ct)?;
-        let dec = self.decoders.get(x.level())?;
-        let mut out = vec![0u64; x.n()];
-        let f = dec.scale_round(&phase_limbs(&x), &mut out);
+        let be = self.ctx.backend();
+        let x = phase_on_backend(be, self.sk, &ct.inner)?;
+        let dec = self.decoders.get(ct.level())?;
+        let (out, f) = be.decode_mod_t(&x, dec, DecodeMode::ScaleRound)?;
         if f.above_quarter {
             return Err(Error::NoiseBudgetExhausted {
                 budget_bits: -1.0 - f.log2_ratio(),

@@ -20,8 +20,8 @@
 use crate::ciphertext::Ciphertext;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use fhe_math::backend::Backend;
-use fhe_math::crt_decode::CrtDecoder;
+use fhe_math::backend::{Backend, noise_max_log2};
+use fhe_math::crt_decode::{CrtDecoder, DecodeMode};
 use fhe_math::{Modulus, RnsPoly};
 use rlwe::SecretKey;
 use std::sync::OnceLock;
@@ -77,6 +77,18 @@ pub fn phase_limbs(v: &RnsPoly) -> Vec<&[u64]> {
     (0..=v.level()).map(|s| v.limb(0, s)).collect()
 }
 
+/// The phase `c_0 + c_1·s (+ c_2·s²)` of `ct` at its level, coefficient form, left on the
+/// backend.
+pub fn phase_on_backend<B: Backend>(
+    backend: &B,
+    sk: &SecretKey<B>,
+    ct: &rlwe::Ciphertext<B>,
+) -> Result<B::Poly> {
+    let mut pt = rlwe::encrypt::decrypt(backend, sk, ct)?;
+    backend.intt(&mut pt.poly)?;
+    Ok(pt.poly)
+}
+
 /// Decrypts ciphertexts of one context with one secret key.
 pub struct Decryptor<'a, B: Backend> {
     ctx: Context<B>,
@@ -96,6 +108,7 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     }
 
     /// `c_0 + c_1·s (+ c_2·s²)` at the ciphertext's level, coefficient form, on the host.
+    #[cfg(test)]
     fn phase(&self, ct: &rlwe::Ciphertext<B>) -> Result<RnsPoly> {
         Ok(rlwe::encrypt::decrypt_to_host(
             self.ctx.backend(),
@@ -105,14 +118,17 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     }
 
     /// The message polynomial: `N` coefficients in `[0, t)` (the correction factor removed);
-    /// [`Error::NoiseBudgetExhausted`] when `‖v‖_∞ > Q_l/4` (budget below 1 bit).
+    /// [`Error::NoiseBudgetExhausted`] when `‖v‖_∞ > Q_l/4` (budget below 1 bit). The phase is
+    /// decoded where it lives ([`Backend::decode_mod_t`]: on the GPU only `N` words cross).
     pub fn decrypt_coeffs(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
         let t = self.ctx.plain().modulus();
         let inv = t.inv(ct.factor).map_err(Error::Math)?;
-        let v = self.phase(&ct.inner)?;
-        let dec = self.decoders.get(v.level())?;
-        let mut out = vec![0u64; v.n()];
-        let f = dec.centred_mod_t(&phase_limbs(&v), inv, &mut out);
+        let v = phase_on_backend(self.ctx.backend(), self.sk, &ct.inner)?;
+        let dec = self.decoders.get(ct.level())?;
+        let (out, f) =
+            self.ctx
+                .backend()
+                .decode_mod_t(&v, dec, DecodeMode::Centred { scale: inv })?;
         if f.above_quarter {
             return Err(Error::NoiseBudgetExhausted {
                 budget_bits: -1.0 - f.log2_ratio(),
@@ -141,11 +157,10 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     /// log2 of the largest `|v_i|` of `v = [c_0 + c_1·s]_{Q_l}` (centred, exact: see
     /// [`CrtDecoder::max_log2`]; `-inf` for `v = 0`).
     pub fn noise_bits(&self, ct: &Ciphertext<B>) -> Result<f64> {
-        let v = self.phase(&ct.inner)?;
-        Ok(self
-            .decoders
-            .get(v.level())?
-            .max_log2(&phase_limbs(&v), false))
+        let be = self.ctx.backend();
+        let v = phase_on_backend(be, self.sk, &ct.inner)?;
+        let dec = self.decoders.get(ct.level())?;
+        Ok(noise_max_log2(be, &v, dec, false)?)
     }
 
     /// The exact remaining noise budget in bits at the ciphertext's level:

@@ -299,6 +299,15 @@ impl CudaBackend {
         {
             return Err(shape_err("buffer does not belong to this ring"));
         }
+        if !Arc::ptr_eq(p.data.context(), self.inner.device.context()) {
+            return Err(Error::Backend {
+                message: format!(
+                    "a buffer of CUDA device {} was given to a backend on device {}",
+                    p.device_ordinal(),
+                    self.inner.device.ordinal()
+                ),
+            });
+        }
         Ok(())
     }
 

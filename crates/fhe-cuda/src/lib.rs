@@ -4,6 +4,8 @@
 //!   threshold raised, per-device cache of NVRTC-compiled kernel modules, pool statistics).
 //! - [`CudaBackend`]: [`fhe_math::backend::Backend`] on the device with [`DevicePoly`] buffers,
 //!   bit-identical to [`fhe_math::CpuBackend`] for the same inputs and seeds.
+//! - [`AnyBackend`]: the backend chosen at run time (the GPU when usable, else the CPU), with
+//!   [`AnyPoly`] buffers that remember their device; mixing them is an error.
 //! - [`kernels`]: the `.cu` sources (embedded), their NVRTC compilation and launch wrappers.
 //!
 //! No cargo feature gates CUDA: the driver and NVRTC are loaded at run time, and their absence
@@ -33,6 +35,7 @@
 //!   [`scratch`] workspace (reused in stream order, no host synchronization), so after the first
 //!   call of an operator only the buffers it returns are allocated.
 
+pub mod any;
 pub mod backend;
 pub mod device;
 pub mod error;
@@ -41,6 +44,7 @@ pub mod poly;
 pub mod scratch;
 mod tables;
 
+pub use any::{AnyBackend, AnyPoly};
 pub use backend::CudaBackend;
 pub use device::{Device, PoolStats};
 pub use error::{Error, Result};

@@ -33,6 +33,19 @@ impl DevicePoly {
         self.q_capacity + self.p_count
     }
 
+    /// The ordinal of the CUDA device that holds the buffer.
+    pub fn device_ordinal(&self) -> usize {
+        self.data.ordinal()
+    }
+
+    /// Zeroes the whole buffer on the stream it was allocated on (ordered before its free);
+    /// a failure is recorded in its context and reported by the next synchronize.
+    pub(crate) fn zeroize_on_own_stream(&mut self) {
+        let stream = self.data.stream().clone();
+        let r = stream.memset_zeros(&mut self.data);
+        stream.context().record_err(r);
+    }
+
     /// Number of words of the live components.
     pub(crate) fn len(&self) -> usize {
         self.shape.components * self.slots_per_component() * self.n

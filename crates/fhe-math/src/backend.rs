@@ -13,6 +13,7 @@
 //! [`Backend::rotate_hoisted`]) have default bodies built from the parts; a backend may override
 //! them with fused kernels but must keep the results bit-identical.
 
+use crate::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use crate::error::Result;
 use crate::poly::{RnsPoly, Shape};
 use crate::ring::RingContext;
@@ -80,6 +81,23 @@ pub trait Backend: Clone + Send + Sync + 'static {
     fn download_centered_q0(&self, p: &Self::Poly) -> Result<Vec<Option<i64>>> {
         let host = self.download(p)?;
         centered_q0_host(self.ring(), &host)
+    }
+
+    /// Decryption's decoding into `Z_t` of component 0 of `p` (coefficient form; its limbs
+    /// `q_0..q_l` must be `decoder`'s basis): `m_j = ⌊t·x_j/Q⌉ mod t` (BFV) or
+    /// `m_j = scale·[x_j]_Q mod t` (BGV), as `mode` says, with the noise summary of
+    /// [`CrtDecoder::decode`]. Only the `N` results need cross to the host.
+    ///
+    /// Errors: an extended buffer or a basis other than the buffer's limbs
+    /// ([`crate::Error::ShapeMismatch`]). The default body downloads the buffer and runs
+    /// [`decode_mod_t_host`]; an override must give the same values and summary.
+    fn decode_mod_t(
+        &self,
+        p: &Self::Poly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        decode_mod_t_host(self.ring(), &self.download(p)?, decoder, mode)
     }
 
     /// A copy of a buffer on the device.
@@ -515,6 +533,67 @@ fn lift_host<T: Copy + Sync>(
             }
         });
     Ok(host)
+}
+
+/// Checks that `decoder` decodes component 0 of a buffer of `ring` with `shape`: not extended,
+/// and its basis is the ring's first `level + 1` moduli.
+pub fn check_decoder(ring: &RingContext, shape: Shape, decoder: &CrtDecoder) -> Result<()> {
+    let basis = decoder.basis().moduli();
+    let same = !shape.extended
+        && basis.len() == shape.level + 1
+        && basis
+            .iter()
+            .enumerate()
+            .all(|(s, q)| q.value() == ring.modulus(s).value());
+    if !same {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "a decoder of {} moduli cannot decode a buffer at level {}{}",
+                basis.len(),
+                shape.level,
+                if shape.extended { " (extended)" } else { "" }
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The host side of [`Backend::decode_mod_t`] on a host buffer `p` of `ring`.
+pub fn decode_mod_t_host(
+    ring: &RingContext,
+    p: &RnsPoly,
+    decoder: &CrtDecoder,
+    mode: DecodeMode,
+) -> Result<(Vec<u64>, NoiseFraction)> {
+    check_decoder(ring, p.shape(), decoder)?;
+    let limbs: Vec<&[u64]> = (0..=p.level()).map(|s| p.limb(0, s)).collect();
+    let mut out = vec![0u64; p.n()];
+    let f = decoder.decode(&limbs, mode, &mut out);
+    Ok((out, f))
+}
+
+/// `log2 max_j |ν_j|` of component 0 of `p` (coefficient form), as
+/// [`CrtDecoder::max_log2`] computes it: from [`Backend::decode_mod_t`]'s summary when the
+/// fraction resolves it, else exactly from the downloaded limbs. `scaled` selects BFV's
+/// `ν = [t·x]_Q` (else BGV's `[x]_Q`).
+pub fn noise_max_log2<B: Backend>(
+    backend: &B,
+    p: &B::Poly,
+    decoder: &CrtDecoder,
+    scaled: bool,
+) -> Result<f64> {
+    let mode = if scaled {
+        DecodeMode::ScaleRound
+    } else {
+        DecodeMode::Centred { scale: 1 }
+    };
+    let (_, f) = backend.decode_mod_t(p, decoder, mode)?;
+    if f.is_resolved() {
+        return Ok(f.log2_ratio() + decoder.log2_q());
+    }
+    let host = backend.download(p)?;
+    let limbs: Vec<&[u64]> = (0..=host.level()).map(|s| host.limb(0, s)).collect();
+    Ok(decoder.exact_max_log2(&limbs, scaled))
 }
 
 /// The host side of [`Backend::download_centered_q0`] on a host buffer `p` of `ring`

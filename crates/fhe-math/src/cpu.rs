@@ -4,6 +4,7 @@
 //! machines without a GPU.
 
 use crate::backend::Backend;
+use crate::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use crate::error::{Error, Result};
 use crate::poly::{RnsPoly, Shape};
 use crate::ring::RingContext;
@@ -160,6 +161,16 @@ impl Backend for CpuBackend {
 
     fn download(&self, p: &RnsPoly) -> Result<RnsPoly> {
         Ok(p.clone())
+    }
+
+    fn decode_mod_t(
+        &self,
+        p: &RnsPoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        // The buffer is already on the host: no copy.
+        crate::backend::decode_mod_t_host(&self.ring, p, decoder, mode)
     }
 
     fn duplicate(&self, p: &RnsPoly) -> Result<RnsPoly> {

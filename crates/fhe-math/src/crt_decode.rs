@@ -44,6 +44,36 @@ impl NoiseFraction {
     }
 }
 
+/// Which decoding [`CrtDecoder::decode`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeMode {
+    /// BFV: `⌊t·x/Q⌉ mod t` ([`CrtDecoder::scale_round`]).
+    ScaleRound,
+    /// BGV: `scale·[x]_Q mod t` ([`CrtDecoder::centred_mod_t`]).
+    Centred {
+        /// The factor applied to the centred lift (reduced mod `t` by the decoder).
+        scale: u64,
+    },
+}
+
+/// The constants of one limb `q_i` of a [`CrtDecoder`] (what a device kernel needs to run the
+/// same sums).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecoderLimb {
+    /// `q_i`.
+    pub q: u64,
+    /// `q̂_i^{-1} mod q_i` and its Shoup companion.
+    pub q_hat_inv: (u64, u64),
+    /// `⌊t/q_i⌋`.
+    pub t_int: u64,
+    /// `⌊(t mod q_i)·2^128/q_i⌋`.
+    pub t_frac: u128,
+    /// `⌊2^128/q_i⌋`.
+    pub one_frac: u128,
+    /// `[q̂_i]_t`.
+    pub q_hat_mod_t: u64,
+}
+
 /// Mixed-radix (MRC) tables of a basis: `x = Σ_k d_k·M_k`, `M_k = q_0 ⋯ q_{k-1}`, `d_k < q_k`.
 #[derive(Clone, Debug)]
 struct MixedRadix {
@@ -263,6 +293,49 @@ impl CrtDecoder {
         self.mrc.log2_m[self.basis.len()]
     }
 
+    /// The per-limb constants of the fixed-point sums, `q_0` first.
+    pub fn limbs(&self) -> Vec<DecoderLimb> {
+        (0..self.basis.len())
+            .map(|i| DecoderLimb {
+                q: self.basis.moduli[i].value(),
+                q_hat_inv: (self.basis.q_hat_inv[i], self.basis.q_hat_inv_shoup[i]),
+                t_int: self.t_int[i],
+                t_frac: self.t_frac[i],
+                one_frac: self.one_frac[i],
+                q_hat_mod_t: self.q_hat_mod_t[i],
+            })
+            .collect()
+    }
+
+    /// `[Q]_t`.
+    pub fn q_mod_t(&self) -> u64 {
+        self.q_mod_t
+    }
+
+    /// The fraction's error bound `E = Σ q_i` (units of `2^-128`).
+    pub fn error_bound(&self) -> u128 {
+        self.error
+    }
+
+    /// `(maybe, sure)` in units of `2^-128`: a fraction `|ρ̃| ≥ sure` certainly has
+    /// `|ν| > Q/4`; one in `[maybe, sure)` needs the exact mixed-radix test; below `maybe` it
+    /// certainly has not (`maybe = 1/4 - E`, `sure = 1/4 + E`).
+    pub fn quarter_bounds(&self) -> (u128, u128) {
+        let quarter = 1u128 << 126;
+        (
+            quarter - self.error.min(quarter),
+            quarter.saturating_add(self.error),
+        )
+    }
+
+    /// [`CrtDecoder::scale_round`] or [`CrtDecoder::centred_mod_t`], as `mode` says.
+    pub fn decode(&self, limbs: &[&[u64]], mode: DecodeMode, out: &mut [u64]) -> NoiseFraction {
+        match mode {
+            DecodeMode::ScaleRound => self.scale_round(limbs, out),
+            DecodeMode::Centred { scale } => self.centred_mod_t(limbs, scale, out),
+        }
+    }
+
     /// BFV decoding: `out[j] = round(t·x_j/Q) mod t` for the residues `limbs[i][j]` of `x_j`
     /// (one slice per `q_i`, canonical); the noise is `ν_j = [t·x_j]_Q`. The result is exact
     /// unless the returned `above_quarter` is set. Parallel over chunks of coefficients.
@@ -372,11 +445,7 @@ impl CrtDecoder {
         // BGV constants with the scale folded in: [q̂_i]_t·scale and -[Q]_t·scale.
         let h: Vec<u64> = self.q_hat_mod_t.iter().map(|&h| t.mul(h, scale)).collect();
         let neg_q = t.neg(t.mul(self.q_mod_t, scale));
-        let quarter = 1u128 << 126;
-        let (sure, maybe) = (
-            quarter.saturating_add(self.error),
-            quarter - self.error.min(quarter),
-        );
+        let (maybe, sure) = self.quarter_bounds();
         let (max_abs, above) = out
             .par_chunks_mut(DECODE_CHUNK)
             .enumerate()

@@ -54,6 +54,15 @@ pub enum Error {
         /// Why it is rejected.
         reason: &'static str,
     },
+    /// A buffer was handed to a backend on another device (e.g. a host buffer to the CUDA
+    /// side of a runtime-selected backend).
+    #[error("device mismatch: a {buffer} buffer was given to the {backend} backend")]
+    DeviceMismatch {
+        /// The backend that received the buffer.
+        backend: &'static str,
+        /// Where the buffer lives.
+        buffer: &'static str,
+    },
     /// A backend (device) failure.
     #[error("backend error: {message}")]
     Backend {
