@@ -146,6 +146,9 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             "{name}: differs from the plaintext computation on {}",
             be.device_name()
         );
+        // The measured budget (decoded on the backend) must have the CPU's bits too.
+        let budget = dec.noise_budget(ct).unwrap().to_bits();
+        out.push((format!("{name}: noise budget"), vec![budget]));
         out.push((name, active_limbs(be, &ct.inner.poly).unwrap()));
     };
     let tensor = eval.mul(&cx, &cy).unwrap();

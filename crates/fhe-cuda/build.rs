@@ -42,6 +42,7 @@ fn main() {
         "automorphism",
         "sampler",
         "scale_round",
+        "decode",
     ] {
         let path = kernels.join(format!("{name}.cu"));
         println!("cargo:rerun-if-changed={}", path.display());

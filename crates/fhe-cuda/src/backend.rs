@@ -14,7 +14,8 @@ use crate::poly::DevicePoly;
 use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
 use crate::tables::{self, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
-use fhe_math::backend::Backend;
+use fhe_math::backend::{Backend, check_decoder, decode_mod_t_host};
+use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use fhe_math::error::{Error, Result};
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
@@ -32,6 +33,8 @@ struct Inner {
     galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
     /// Device tables of each [`ScaleRoundTables`] used, by fingerprint (uploaded once).
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
+    /// Device tables of each [`CrtDecoder`] used, by fingerprint (uploaded once).
+    decoders: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
     /// The workspace of internal temporaries (this instance's stream only).
     scratch: Scratch,
 }
@@ -106,6 +109,72 @@ impl CudaBackend {
         let d = Arc::new(SrDevice { buf, layout });
         cache.insert(key, d.clone());
         Ok(d)
+    }
+
+    /// The device table of a decoder, uploaded at first use.
+    fn decoder_table(&self, d: &CrtDecoder) -> Result<Arc<CudaSlice<u64>>> {
+        let key = kernels::decode::fingerprint(d);
+        let mut cache = self.inner.decoders.lock().expect("cache lock");
+        if let Some(t) = cache.get(&key) {
+            return Ok(t.clone());
+        }
+        let buf = self
+            .inner
+            .stream
+            .clone_htod(&kernels::decode::build(d))
+            .map_err(drv("table upload"))?;
+        let t = Arc::new(buf);
+        cache.insert(key, t.clone());
+        Ok(t)
+    }
+
+    /// [`Backend::decode_mod_t`] on the device: one kernel writes the `N` results and the block
+    /// summaries, which come down in one copy. When a coefficient is within the fraction's error
+    /// of `Q/4` and none is surely above, the exact decision needs the limbs: the host body runs
+    /// (rare: the noise must be within `2^-60` relative of a quarter of `Q`).
+    fn decode_mod_t_impl(
+        &self,
+        p: &DevicePoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        self.check(p)?;
+        check_decoder(&self.inner.ring, p.shape, decoder)?;
+        let table = self.decoder_table(decoder)?;
+        let n = p.n;
+        let words = kernels::decode::result_words(n);
+        // SAFETY: the kernel writes every word (n results, one summary per block).
+        let out = unsafe { self.inner.stream.alloc::<u64>(words) }.map_err(drv("alloc"))?;
+        {
+            let (tp, _g1) = table.device_ptr(self.s());
+            let (op, _g2) = out.device_ptr(self.s());
+            kernels::decode::crt_mod_t(
+                &self.inner.device,
+                &self.inner.stream,
+                decoder,
+                mode,
+                (p.ptr(self.s()), n as u32, tp, op),
+            )?;
+        }
+        let mut host = vec![0u64; words];
+        self.inner
+            .stream
+            .memcpy_dtoh(&out, &mut host)
+            .map_err(drv("download"))?;
+        self.synchronize()?;
+        let (max_abs, sure, maybe) = kernels::decode::fold_summaries(&host[n..]);
+        if maybe && !sure {
+            return decode_mod_t_host(&self.inner.ring, &self.download(p)?, decoder, mode);
+        }
+        host.truncate(n);
+        Ok((
+            host,
+            NoiseFraction {
+                max_abs,
+                error: decoder.error_bound(),
+                above_quarter: sure,
+            },
+        ))
     }
 
     /// [`Backend::tensor_scale_round`] on the device (shapes checked): the steps of
@@ -255,6 +324,7 @@ impl CudaBackend {
                 layout,
                 galois: Mutex::new(HashMap::new()),
                 scale_round: Mutex::new(HashMap::new()),
+                decoders: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -628,6 +698,15 @@ impl Backend for CudaBackend {
             .into_iter()
             .map(|w| (w & 1 == 1).then_some(w as i64 >> 1))
             .collect())
+    }
+
+    fn decode_mod_t(
+        &self,
+        p: &DevicePoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        self.decode_mod_t_impl(p, decoder, mode)
     }
 
     fn duplicate(&self, p: &DevicePoly) -> Result<DevicePoly> {

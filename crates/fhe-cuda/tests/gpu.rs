@@ -997,3 +997,97 @@ fn gpu_scratch_shared_by_two_threads() {
     assert_eq!(st.lent, 0);
     assert!(st.buffers <= st.peak_lent);
 }
+
+/// `decode_mod_t` (decryption's CRT decoding into `Z_t`) against the CPU backend: values and
+/// noise summary, both modes, at several levels and plaintext moduli, on uniform residues (far
+/// above `Q/4`), on small values, and on coefficients at `⌊Q/4⌋` and `⌊Q/4⌋ + 1` (where the
+/// fixed point cannot decide and the exact path must).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_decode_mod_t_matches_cpu() {
+    use fhe_math::crt_decode::{CrtDecoder, DecodeMode};
+    use fhe_math::modulus::Modulus;
+    use num_bigint::BigUint;
+    let r = ring(12, 5, 1, 2);
+    let (cpu, gpu) = (
+        CpuBackend::new(r.clone()),
+        CudaBackend::new(device(), r.clone()).unwrap(),
+    );
+    let n = r.n();
+    let mut checked_above = [false; 2];
+    for level in [0usize, 2, 4] {
+        let moduli: Vec<Modulus> = (0..=level).map(|s| *r.modulus(s)).collect();
+        let q: BigUint = moduli.iter().map(|m| BigUint::from(m.value())).product();
+        let shape = Shape {
+            components: 1,
+            level,
+            extended: false,
+        };
+        for t in [2u64, 65537, 786433] {
+            let dec = CrtDecoder::new(&moduli, Modulus::new(t).unwrap()).unwrap();
+            for mode in [DecodeMode::ScaleRound, DecodeMode::Centred { scale: 12345 }] {
+                // ν = x (BGV) or [t·x]_Q (BFV): x = ν·t^-1 mod Q puts ν where wanted.
+                let t_inv = BigUint::from(t).modinv(&q).expect("t coprime to Q");
+                let with_noise = |nu: &BigUint| -> BigUint {
+                    match mode {
+                        DecodeMode::ScaleRound => (nu * &t_inv) % &q,
+                        DecodeMode::Centred { .. } => nu.clone(),
+                    }
+                };
+                let quarter: BigUint = &q >> 2u32;
+                let mut inputs: Vec<(String, RnsPoly)> = Vec::new();
+                inputs.push((
+                    "uniform".into(),
+                    cpu.sample_uniform(&seed(level as u8), Domain::Other, t as u32, shape)
+                        .unwrap(),
+                ));
+                let small: Vec<i64> = (0..n as i64).map(|k| (k * 7919) % 2001 - 1000).collect();
+                let small = cpu.upload_lifted_i64(&small, level).unwrap();
+                inputs.push(("small".into(), small.clone()));
+                for (name, nu) in [
+                    ("floor(Q/4)", quarter.clone()),
+                    ("floor(Q/4)+1", &quarter + 1u32),
+                    ("-floor(Q/4)", &q - &quarter),
+                ] {
+                    let mut p = small.clone();
+                    let x = with_noise(&nu);
+                    for (s, m) in moduli.iter().enumerate() {
+                        let rem = (&x % m.value()).iter_u64_digits().next().unwrap_or(0);
+                        p.limb_mut(0, s)[n / 3] = rem;
+                    }
+                    inputs.push((name.into(), p));
+                }
+                for (name, host) in &inputs {
+                    let want = cpu.decode_mod_t(host, &dec, mode).unwrap();
+                    let dev = gpu.upload(host).unwrap();
+                    let got = gpu.decode_mod_t(&dev, &dec, mode).unwrap();
+                    assert!(
+                        want == got,
+                        "decode_mod_t {name} level {level} t {t} {mode:?}: GPU {:?} CPU {:?}",
+                        got.1,
+                        want.1
+                    );
+                    if name == "floor(Q/4)+1" {
+                        assert!(got.1.above_quarter, "{name} is above Q/4");
+                        checked_above[matches!(mode, DecodeMode::ScaleRound) as usize] = true;
+                    }
+                    if name == "floor(Q/4)" {
+                        assert!(!got.1.above_quarter, "{name} is not above Q/4");
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked_above, [true, true]);
+    // A decoder of another basis is refused.
+    let moduli: Vec<Modulus> = (0..=1).map(|s| *r.modulus(s)).collect();
+    let dec = CrtDecoder::new(&moduli, Modulus::new(65537).unwrap()).unwrap();
+    let p = gpu
+        .zeros(Shape {
+            components: 1,
+            level: 2,
+            extended: false,
+        })
+        .unwrap();
+    assert!(gpu.decode_mod_t(&p, &dec, DecodeMode::ScaleRound).is_err());
+}

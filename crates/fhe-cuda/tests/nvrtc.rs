@@ -48,6 +48,12 @@ fn nvrtc_scale_round() {
 }
 
 #[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_decode() {
+    compile("decode");
+}
+
+#[test]
 fn every_module_has_a_source() {
     for m in fhe_cuda::kernels::MODULES {
         assert!(

@@ -6,6 +6,7 @@
 //! device.
 
 pub mod automorphism;
+pub mod decode;
 pub mod elementwise;
 pub mod keyswitch;
 pub mod ntt;
@@ -17,13 +18,14 @@ use cudarc::driver::{DeviceRepr, LaunchConfig};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 /// Names of all kernel modules (the `.cu` file stems).
-pub const MODULES: [&str; 6] = [
+pub const MODULES: [&str; 7] = [
     "ntt",
     "elementwise",
     "keyswitch",
     "automorphism",
     "sampler",
     "scale_round",
+    "decode",
 ];
 
 /// The self-contained source of a kernel module.
@@ -35,6 +37,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "automorphism" => include_str!(concat!(env!("OUT_DIR"), "/automorphism.cu")),
         "sampler" => include_str!(concat!(env!("OUT_DIR"), "/sampler.cu")),
         "scale_round" => include_str!(concat!(env!("OUT_DIR"), "/scale_round.cu")),
+        "decode" => include_str!(concat!(env!("OUT_DIR"), "/decode.cu")),
         _ => return None,
     })
 }
