@@ -1,7 +1,7 @@
 //! [`Decryptor`]: BFV decryption `m = ⌊t·[c_0 + c_1·s (+ c_2·s²)]_Q / Q⌉ mod t` and the exact
 //! noise budget `log2(Q/2) - log2 ‖[t·(c_0 + c_1·s)]_Q‖_∞` (SEAL's invariant noise budget), both
 //! with word arithmetic only ([`fhe_math::crt_decode::CrtDecoder`]). Below
-//! [`bgv::decryptor::MIN_BUDGET_BITS`] decryption returns [`Error::NoiseBudgetExhausted`].
+//! [`bgv::decryptor::MIN_BUDGET_BITS`] decryption returns [`crate::Error::NoiseBudgetExhausted`].
 //!
 //! **Decryption** ([`fhe_math::crt_decode::CrtDecoder::scale_round`]): with `y_i = [x_i·(Q/q_i)^{-1}]_{q_i}`,
 //! `t·x/Q ≡ Σ_i y_i·t/q_i (mod t)`; each `t/q_i` is an integer plus a 128-bit fraction, the
@@ -19,12 +19,13 @@
 //! it is at least `2^24·E` (≈ `2^-39` at 60-bit primes; log2 error below `1e-7` bits), and
 //! otherwise computes `max|ν|` exactly by mixed-radix conversion in words.
 
-use crate::{Ciphertext, Context, Error, Result};
-use bgv::decryptor::{DecoderCache, MIN_BUDGET_BITS, phase_on_backend};
+use crate::{Ciphertext, Context, Result};
+use bgv::decryptor::{DecoderCache, MIN_BUDGET_BITS, check_budget, phase_on_backend};
 #[cfg(test)]
 use fhe_math::RnsPoly;
 use fhe_math::backend::{Backend, noise_max_log2};
 use fhe_math::crt_decode::DecodeMode;
+use fhe_math::ntt::NttTable;
 use rlwe::SecretKey;
 
 /// Decrypts BFV ciphertexts of one context with one secret key.
@@ -67,23 +68,31 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     /// exhausted (`max|ν| > Q/4`, i.e. below 1 bit). The phase is decoded where it lives
     /// ([`Backend::decode_mod_t`]: on the GPU only `N` words cross).
     pub fn decrypt_coeffs(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
+        self.decode(ct, None)
+    }
+
+    /// The message, transformed by `ntt` when given ([`Backend::decode_mod_t_ntt`]), with the
+    /// exhaustion check.
+    fn decode(&self, ct: &Ciphertext<B>, ntt: Option<&NttTable>) -> Result<Vec<u64>> {
         let be = self.ctx.backend();
         let x = phase_on_backend(be, self.sk, &ct.inner)?;
         let dec = self.decoders.get(ct.level())?;
-        let (out, f) = be.decode_mod_t(&x, dec, DecodeMode::ScaleRound)?;
-        if f.above_quarter {
-            return Err(Error::NoiseBudgetExhausted {
-                budget_bits: -1.0 - f.log2_ratio(),
-            });
-        }
+        let mode = DecodeMode::ScaleRound;
+        let (out, f) = match ntt {
+            Some(ntt) => be.decode_mod_t_ntt(&x, dec, mode, ntt)?,
+            None => be.decode_mod_t(&x, dec, mode)?,
+        };
+        check_budget(&f)?;
         debug_assert!(-1.0 - f.log2_ratio() >= MIN_BUDGET_BITS - 1e-9);
         Ok(out)
     }
 
-    /// The slot values (batched encoding).
+    /// The slot values (batched encoding); with prime-field slots the slot transform runs
+    /// where the ciphertext is (on the GPU only the `N` values cross).
     pub fn decrypt(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
-        let c = self.decrypt_coeffs(ct)?;
-        self.ctx.plain().decode_slots(&c)
+        self.ctx
+            .plain()
+            .decode_slots_with(|ntt| self.decode(ct, ntt))
     }
 
     /// The slot values as signed integers in `(-t/2, t/2]`.
@@ -96,6 +105,7 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use crate::params::{self, N13, TEST_N11_INSECURE};
     use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};

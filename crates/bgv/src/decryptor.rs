@@ -21,7 +21,8 @@ use crate::ciphertext::Ciphertext;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use fhe_math::backend::{Backend, noise_max_log2};
-use fhe_math::crt_decode::{CrtDecoder, DecodeMode};
+use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
+use fhe_math::ntt::NttTable;
 use fhe_math::{Modulus, RnsPoly};
 use rlwe::SecretKey;
 use std::sync::OnceLock;
@@ -89,6 +90,16 @@ pub fn phase_on_backend<B: Backend>(
     Ok(pt.poly)
 }
 
+/// [`Error::NoiseBudgetExhausted`] when a decoding found `max|ν| > Q/4` (budget below 1 bit).
+pub fn check_budget(f: &NoiseFraction) -> Result<()> {
+    if f.above_quarter {
+        return Err(Error::NoiseBudgetExhausted {
+            budget_bits: -1.0 - f.log2_ratio(),
+        });
+    }
+    Ok(())
+}
+
 /// Decrypts ciphertexts of one context with one secret key.
 pub struct Decryptor<'a, B: Backend> {
     ctx: Context<B>,
@@ -121,26 +132,33 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     /// [`Error::NoiseBudgetExhausted`] when `‖v‖_∞ > Q_l/4` (budget below 1 bit). The phase is
     /// decoded where it lives ([`Backend::decode_mod_t`]: on the GPU only `N` words cross).
     pub fn decrypt_coeffs(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
+        self.decode(ct, None)
+    }
+
+    /// The message, transformed by `ntt` when given ([`Backend::decode_mod_t_ntt`]), with the
+    /// exhaustion check.
+    fn decode(&self, ct: &Ciphertext<B>, ntt: Option<&NttTable>) -> Result<Vec<u64>> {
+        let be = self.ctx.backend();
         let t = self.ctx.plain().modulus();
-        let inv = t.inv(ct.factor).map_err(Error::Math)?;
-        let v = phase_on_backend(self.ctx.backend(), self.sk, &ct.inner)?;
+        let mode = DecodeMode::Centred {
+            scale: t.inv(ct.factor).map_err(Error::Math)?,
+        };
+        let v = phase_on_backend(be, self.sk, &ct.inner)?;
         let dec = self.decoders.get(ct.level())?;
-        let (out, f) =
-            self.ctx
-                .backend()
-                .decode_mod_t(&v, dec, DecodeMode::Centred { scale: inv })?;
-        if f.above_quarter {
-            return Err(Error::NoiseBudgetExhausted {
-                budget_bits: -1.0 - f.log2_ratio(),
-            });
-        }
+        let (out, f) = match ntt {
+            Some(ntt) => be.decode_mod_t_ntt(&v, dec, mode, ntt)?,
+            None => be.decode_mod_t(&v, dec, mode)?,
+        };
+        check_budget(&f)?;
         Ok(out)
     }
 
-    /// Decrypts and decodes the slots (unsigned, in `[0, t)`).
+    /// Decrypts and decodes the slots (unsigned, in `[0, t)`); with prime-field slots the
+    /// slot transform runs where the ciphertext is (on the GPU only the `N` values cross).
     pub fn decrypt(&self, ct: &Ciphertext<B>) -> Result<Vec<u64>> {
-        let c = self.decrypt_coeffs(ct)?;
-        self.ctx.plain().decode_slots(&c)
+        self.ctx
+            .plain()
+            .decode_slots_with(|ntt| self.decode(ct, ntt))
     }
 
     /// Decrypts and decodes the slots as signed integers in `(-t/2, t/2]`.

@@ -8,6 +8,7 @@
 
 use crate::ciphertext::Plaintext;
 use crate::context::Context;
+use crate::encoding::SlotInput;
 use crate::error::{Error, Result};
 use fhe_math::backend::Backend;
 use rlwe::Meta;
@@ -31,10 +32,23 @@ impl<B: Backend> Encoder<B> {
             .map_or(0, |s| s.slot_count())
     }
 
-    /// Encodes unsigned `values` (each `< t`, at most `N`) in the slots, at `level`.
+    /// Encodes unsigned `values` (each `< t`, at most `N`) in the slots, at `level`. With
+    /// prime-field slots the inverse slot transform runs on the backend
+    /// ([`Backend::upload_lifted_intt_mod_t`]: on the GPU only `N` words go up and come back).
     pub fn encode(&self, values: &[u64], level: usize) -> Result<Plaintext<B>> {
-        let coeffs = self.ctx.plain().encode_slots(values)?;
-        self.lift(coeffs, level)
+        self.ctx
+            .plain()
+            .encode_slots_with(values, |input| match input {
+                SlotInput::Coeffs(coeffs) => self.lift(coeffs, level),
+                SlotInput::NttOrder(ntt, ordered) => {
+                    self.check_level(level)?;
+                    let (poly, coeffs) = self
+                        .ctx
+                        .backend()
+                        .upload_lifted_intt_mod_t(&ordered, ntt, level)?;
+                    self.finish(poly, coeffs, level)
+                }
+            })
     }
 
     /// Encodes signed `values` (reduced mod `t`) in the slots, at `level`.
@@ -57,15 +71,9 @@ impl<B: Backend> Encoder<B> {
 
     /// Lifts a message polynomial (`N` coefficients in `[0, t)`) to a plaintext at `level`.
     pub fn lift(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
-        let params = self.ctx.params();
-        if level > params.max_level() {
-            return Err(Error::InvalidLevel {
-                level,
-                max_level: params.max_level(),
-            });
-        }
+        self.check_level(level)?;
         let plain = self.ctx.plain();
-        let n = params.n();
+        let n = self.ctx.params().n();
         if coeffs.len() != n {
             return Err(Error::TooManyValues {
                 given: coeffs.len(),
@@ -73,12 +81,30 @@ impl<B: Backend> Encoder<B> {
             });
         }
         let centred: Vec<i64> = coeffs.iter().map(|&c| plain.center(c)).collect();
-        let norm: f64 = centred.iter().map(|&c| c.unsigned_abs() as f64).sum();
-        let backend = self.ctx.backend();
         // The backend reduces the centred coefficients into every limb (on the GPU only the
         // 8·N bytes of `centred` cross).
-        let mut poly = backend.upload_lifted_i64(&centred, level)?;
-        backend.ntt(&mut poly)?;
+        let poly = self.ctx.backend().upload_lifted_i64(&centred, level)?;
+        self.finish(poly, coeffs, level)
+    }
+
+    fn check_level(&self, level: usize) -> Result<()> {
+        let max_level = self.ctx.params().max_level();
+        if level > max_level {
+            return Err(Error::InvalidLevel { level, max_level });
+        }
+        Ok(())
+    }
+
+    /// The plaintext of the message `coeffs` (in `[0, t)`) lifted into `poly` (coefficient
+    /// form, at `level`): NTT form, and the norm of the centred message for the noise model.
+    fn finish(&self, mut poly: B::Poly, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
+        let plain = self.ctx.plain();
+        let params = self.ctx.params();
+        let norm: f64 = coeffs
+            .iter()
+            .map(|&c| plain.center(c).unsigned_abs() as f64)
+            .sum();
+        self.ctx.backend().ntt(&mut poly)?;
         Ok(Plaintext {
             inner: rlwe::Plaintext {
                 poly,

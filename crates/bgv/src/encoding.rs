@@ -37,6 +37,13 @@ pub trait SlotStructure: Send + Sync + fmt::Debug {
     fn column_swap_element(&self) -> u64;
     /// Length of a row (the rotation period).
     fn row_size(&self) -> usize;
+    /// When the slot values are read from the forward negacyclic NTT modulo `t` of the
+    /// coefficients ([`NttTable::forward`]'s output), that table and, per slot, its position in
+    /// the output; then a backend can run the transform where the message is (decryption on
+    /// the GPU). `None` (the default) for other structures.
+    fn ntt_form(&self) -> Option<(&NttTable, &[usize])> {
+        None
+    }
 }
 
 fn bit_reverse(k: usize, bits: u32) -> usize {
@@ -133,9 +140,22 @@ impl SlotStructure for PrimeFieldSlots {
         galois::galois_element_conjugate(self.n)
     }
 
+    fn ntt_form(&self) -> Option<(&NttTable, &[usize])> {
+        Some((&self.table, &self.ntt_index))
+    }
+
     fn row_size(&self) -> usize {
         self.n / 2
     }
+}
+
+/// What [`PlainModulus::encode_slots_with`] hands to its lift.
+pub enum SlotInput<'a> {
+    /// The slot values in the order of the table's forward output; the message is their
+    /// inverse transform.
+    NttOrder(&'a NttTable, Vec<u64>),
+    /// The message's coefficients mod `t`.
+    Coeffs(Vec<u64>),
 }
 
 /// The plaintext modulus `t` with its encodings (coefficients always; slots when available).
@@ -242,6 +262,49 @@ impl PlainModulus {
         let slots = self.slots("decode slots")?;
         self.check_coeffs(coeffs)?;
         Ok(slots.decode(coeffs))
+    }
+
+    /// Encodes slot values with `lift`: with prime-field slots ([`SlotStructure::ntt_form`]) it
+    /// gets the NTT table and the values placed in [`NttTable::forward`]'s order (missing ones
+    /// 0), and must run the inverse transform itself (a backend can do it on the device);
+    /// otherwise it gets the coefficients computed here. Values are checked (`< t`, at most
+    /// the slot count) first.
+    pub fn encode_slots_with<T>(
+        &self,
+        values: &[u64],
+        lift: impl FnOnce(SlotInput<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let slots = self.slots("encode into slots")?;
+        match slots.ntt_form() {
+            Some((ntt, index)) => {
+                self.check_unsigned(values, slots.slot_count())?;
+                let mut a = vec![0u64; self.n];
+                for (&v, &i) in values.iter().zip(index) {
+                    a[i] = v;
+                }
+                lift(SlotInput::NttOrder(ntt, a))
+            }
+            None => lift(SlotInput::Coeffs(self.encode_slots(values)?)),
+        }
+    }
+
+    /// The slot values of a decrypted message, where `decode(ntt)` decodes it: with
+    /// `Some(table)` (slots read from the NTT modulo `t`, [`SlotStructure::ntt_form`]) it must
+    /// return the transformed message, which is then only gathered; with `None` the
+    /// coefficients, which are decoded here.
+    pub fn decode_slots_with(
+        &self,
+        decode: impl FnOnce(Option<&NttTable>) -> Result<Vec<u64>>,
+    ) -> Result<Vec<u64>> {
+        let slots = self.slots("decode slots")?;
+        match slots.ntt_form() {
+            Some((ntt, index)) => {
+                let v = decode(Some(ntt))?;
+                self.check_coeffs(&v)?;
+                Ok(index.iter().map(|&i| v[i]).collect())
+            }
+            None => self.decode_slots(&decode(None)?),
+        }
     }
 
     /// Coefficient encoding: `values[i]` (each `< t`) is coefficient `i`; missing ones are 0.

@@ -156,9 +156,11 @@ extern "C" __global__ void elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t
 
 // RNS lift of an integer polynomial: limb idx of `a` (one component, Q slots) <- v_k mod q_s,
 // canonical, with v_k the k-th signed integer of `src`: two's complement i128 as two words
-// (low, high) when `wide`, else one i64 word. The same values as `Modulus::reduce_u128` of |v|
-// followed by `neg` when v < 0.
-extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide, const u64* slots) {
+// (low, high) when `wide`, else one i64 word, or (centre_t != 0) a residue w in [0, t) read
+// centred (w - t when w > t/2). The same values as `Modulus::reduce_u128` of |v| followed by
+// `neg` when v < 0.
+extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide, u64 centre_t,
+                                            const u64* slots) {
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -170,6 +172,7 @@ extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide,
         mag = neg ? (u128)0 - v : v;
     } else {
         u64 v = src[k];
+        if (centre_t != 0 && v > (centre_t >> 1)) v -= centre_t; // two's complement w - t
         neg = (long long)v < 0;
         mag = (u128)(neg ? 0 - v : v);
     }

@@ -16,6 +16,7 @@ use fhe_math::Result;
 use fhe_math::backend::Backend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
+use fhe_math::ntt::NttTable;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
@@ -243,6 +244,32 @@ impl Backend for AnyBackend {
         mode: DecodeMode,
     ) -> Result<(Vec<u64>, NoiseFraction)> {
         dispatch!(self, (p) => be.decode_mod_t(p, decoder, mode))
+    }
+
+    fn upload_lifted_intt_mod_t(
+        &self,
+        values: &[u64],
+        ntt: &NttTable,
+        level: usize,
+    ) -> Result<(AnyPoly, Vec<u64>)> {
+        match self {
+            AnyBackend::Cpu(be) => be
+                .upload_lifted_intt_mod_t(values, ntt, level)
+                .map(|(p, m)| (AnyPoly::Cpu(p), m)),
+            AnyBackend::Cuda(be) => be
+                .upload_lifted_intt_mod_t(values, ntt, level)
+                .map(|(p, m)| (AnyPoly::Cuda(p), m)),
+        }
+    }
+
+    fn decode_mod_t_ntt(
+        &self,
+        p: &AnyPoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+        ntt: &NttTable,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        dispatch!(self, (p) => be.decode_mod_t_ntt(p, decoder, mode, ntt))
     }
 
     fn duplicate(&self, p: &AnyPoly) -> Result<AnyPoly> {

@@ -14,9 +14,12 @@ use crate::poly::DevicePoly;
 use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
 use crate::tables::{self, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
-use fhe_math::backend::{Backend, check_decoder, decode_mod_t_host};
+use fhe_math::backend::{
+    Backend, check_decoder, check_plain_ntt, check_residues_mod_t, decode_mod_t_host,
+};
 use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use fhe_math::error::{Error, Result};
+use fhe_math::ntt::NttTable;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
@@ -35,8 +38,16 @@ struct Inner {
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
     /// Device tables of each [`CrtDecoder`] used, by fingerprint (uploaded once).
     decoders: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
+    /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
+    plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
     scratch: Scratch,
+}
+
+/// The device NTT tables of one plaintext modulus (one slot).
+struct PlainNtt {
+    buf: CudaSlice<u64>,
+    layout: TableLayout,
 }
 
 /// The device tables of one [`ScaleRoundTables`].
@@ -128,18 +139,112 @@ impl CudaBackend {
         Ok(t)
     }
 
-    /// [`Backend::decode_mod_t`] on the device: one kernel writes the `N` results and the block
-    /// summaries, which come down in one copy. When a coefficient is within the fraction's error
-    /// of `Q/4` and none is surely above, the exact decision needs the limbs: the host body runs
-    /// (rare: the noise must be within `2^-60` relative of a quarter of `Q`).
+    /// The device NTT tables modulo `ntt`'s modulus, uploaded at first use.
+    fn plain_ntt(&self, ntt: &NttTable) -> Result<Arc<PlainNtt>> {
+        let t = ntt.modulus().value();
+        let mut cache = self.inner.plain_ntts.lock().expect("cache lock");
+        if let Some(d) = cache.get(&t) {
+            return Ok(d.clone());
+        }
+        let (host, layout) = tables::build_ntt_only(&[ntt]);
+        let buf = self
+            .inner
+            .stream
+            .clone_htod(&host)
+            .map_err(drv("table upload"))?;
+        let d = Arc::new(PlainNtt { buf, layout });
+        cache.insert(t, d.clone());
+        Ok(d)
+    }
+
+    /// The context of the plaintext NTT tables `plain` (one slot: `t`).
+    fn plain_cx<'a>(&'a self, plain: &'a PlainNtt, tables: u64) -> Ctx<'a> {
+        Ctx {
+            dev: &self.inner.device,
+            stream: &self.inner.stream,
+            tables,
+            layout: &plain.layout,
+            n: self.inner.ring.n() as u32,
+        }
+    }
+
+    /// The single limb of `n` words at `ptr`, transformed with a plaintext NTT table.
+    fn plain_limb(&self, ptr: u64) -> LimbSet {
+        LimbSet {
+            ptr,
+            n: self.inner.ring.n() as u32,
+            spc: 1,
+            comp_lo: 0,
+            comps: 1,
+            q_lo: 0,
+            q_cnt: 1,
+            p_lo: 0,
+            p_cnt: 0,
+        }
+    }
+
+    /// [`Backend::upload_lifted_intt_mod_t`] on the device: the values go up, the inverse NTT
+    /// modulo `t` and the centred lift run there, and the message comes back (one sync).
+    fn upload_lifted_intt_mod_t_impl(
+        &self,
+        values: &[u64],
+        ntt: &NttTable,
+        level: usize,
+    ) -> Result<(DevicePoly, Vec<u64>)> {
+        let ring = &self.inner.ring;
+        fhe_math::backend::check_lift_args(ring, values.len(), level)?;
+        check_residues_mod_t(ring, values, ntt)?;
+        let plain = self.plain_ntt(ntt)?;
+        let m = self
+            .inner
+            .stream
+            .clone_htod(values)
+            .map_err(drv("upload"))?;
+        let p = self.alloc_zero_inactive(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        {
+            let (mp, _g1) = m.device_ptr(self.s());
+            let (pp, _g2) = plain.buf.device_ptr(self.s());
+            kernels::ntt::inverse(&self.plain_cx(&plain, pp), self.plain_limb(mp))?;
+            ew::lift(
+                &self.cx(),
+                p.limbs(self.s()),
+                mp,
+                false,
+                ntt.modulus().value(),
+            )?;
+        }
+        let mut host = vec![0u64; values.len()];
+        self.inner
+            .stream
+            .memcpy_dtoh(&m, &mut host)
+            .map_err(drv("download"))?;
+        self.synchronize()?;
+        Ok((p, host))
+    }
+
+    /// [`Backend::decode_mod_t`] (and with `ntt`, [`Backend::decode_mod_t_ntt`]) on the device:
+    /// one kernel writes the `N` results and the block summaries, the NTT kernels transform the
+    /// results modulo `t` in place, and everything comes down in one copy. When a coefficient
+    /// is within the fraction's error of `Q/4` and none is surely above, the exact decision
+    /// needs the limbs: the host body runs (rare: the noise must be within `2^-60` relative of
+    /// a quarter of `Q`).
     fn decode_mod_t_impl(
         &self,
         p: &DevicePoly,
         decoder: &CrtDecoder,
         mode: DecodeMode,
+        ntt: Option<&NttTable>,
     ) -> Result<(Vec<u64>, NoiseFraction)> {
         self.check(p)?;
-        check_decoder(&self.inner.ring, p.shape, decoder)?;
+        let ring = &self.inner.ring;
+        check_decoder(ring, p.shape, decoder)?;
+        if let Some(ntt) = ntt {
+            check_plain_ntt(ring, decoder, ntt)?;
+        }
         let table = self.decoder_table(decoder)?;
         let n = p.n;
         let words = kernels::decode::result_words(n);
@@ -155,6 +260,11 @@ impl CudaBackend {
                 mode,
                 (p.ptr(self.s()), n as u32, tp, op),
             )?;
+            if let Some(ntt) = ntt {
+                let plain = self.plain_ntt(ntt)?;
+                let (pp, _g3) = plain.buf.device_ptr(self.s());
+                kernels::ntt::forward(&self.plain_cx(&plain, pp), self.plain_limb(op))?;
+            }
         }
         let mut host = vec![0u64; words];
         self.inner
@@ -164,7 +274,11 @@ impl CudaBackend {
         self.synchronize()?;
         let (max_abs, sure, maybe) = kernels::decode::fold_summaries(&host[n..]);
         if maybe && !sure {
-            return decode_mod_t_host(&self.inner.ring, &self.download(p)?, decoder, mode);
+            let (mut m, f) = decode_mod_t_host(ring, &self.download(p)?, decoder, mode)?;
+            if let Some(ntt) = ntt {
+                ntt.forward(&mut m);
+            }
+            return Ok((m, f));
         }
         host.truncate(n);
         Ok((
@@ -325,6 +439,7 @@ impl CudaBackend {
                 galois: Mutex::new(HashMap::new()),
                 scale_round: Mutex::new(HashMap::new()),
                 decoders: Mutex::new(HashMap::new()),
+                plain_ntts: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -519,7 +634,7 @@ impl CudaBackend {
             level,
             extended: false,
         })?;
-        ew::lift(&self.cx(), p.limbs(self.s()), sp, wide)?;
+        ew::lift(&self.cx(), p.limbs(self.s()), sp, wide, 0)?;
         Ok(p)
     }
 
@@ -706,7 +821,26 @@ impl Backend for CudaBackend {
         decoder: &CrtDecoder,
         mode: DecodeMode,
     ) -> Result<(Vec<u64>, NoiseFraction)> {
-        self.decode_mod_t_impl(p, decoder, mode)
+        self.decode_mod_t_impl(p, decoder, mode, None)
+    }
+
+    fn upload_lifted_intt_mod_t(
+        &self,
+        values: &[u64],
+        ntt: &NttTable,
+        level: usize,
+    ) -> Result<(DevicePoly, Vec<u64>)> {
+        self.upload_lifted_intt_mod_t_impl(values, ntt, level)
+    }
+
+    fn decode_mod_t_ntt(
+        &self,
+        p: &DevicePoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+        ntt: &NttTable,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        self.decode_mod_t_impl(p, decoder, mode, Some(ntt))
     }
 
     fn duplicate(&self, p: &DevicePoly) -> Result<DevicePoly> {

@@ -125,6 +125,28 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
     }
 }
 
+impl TableLayout {
+    /// The layout of a buffer holding only slots and NTT tables (the other tables empty).
+    pub(crate) fn ntt_only(ntt: NttOffsets) -> Self {
+        TableLayout {
+            ntt,
+            rescale: Vec::new(),
+            mod_down: Vec::new(),
+            p_inv: Vec::new(),
+            mod_up: Vec::new(),
+            cdt: 0,
+        }
+    }
+}
+
+/// The host image and layout of a table buffer with the NTT tables of `ntts` only (one slot
+/// each, in order).
+pub(crate) fn build_ntt_only(ntts: &[&NttTable]) -> (Vec<u64>, TableLayout) {
+    let mut buf = Vec::new();
+    let o = push_slots_and_ntt(&mut buf, ntts);
+    (buf, TableLayout::ntt_only(o))
+}
+
 /// Appends one basis conversion's tables (`q̂^-1` and Shoup companions, the `[to][from]` matrix,
 /// the target slot list, the centring offsets, and `Q mod p_j` when `exact`) to `buf`.
 pub(crate) fn push_conv(

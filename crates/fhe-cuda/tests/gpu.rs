@@ -1057,9 +1057,16 @@ fn gpu_decode_mod_t_matches_cpu() {
                     }
                     inputs.push((name.into(), p));
                 }
+                // The slot transform modulo t (where t allows it at this degree).
+                let plain_ntt = fhe_math::ntt::NttTable::new(Modulus::new(t).unwrap(), n).ok();
                 for (name, host) in &inputs {
                     let want = cpu.decode_mod_t(host, &dec, mode).unwrap();
                     let dev = gpu.upload(host).unwrap();
+                    if let Some(ntt) = &plain_ntt {
+                        let want = cpu.decode_mod_t_ntt(host, &dec, mode, ntt).unwrap();
+                        let got = gpu.decode_mod_t_ntt(&dev, &dec, mode, ntt).unwrap();
+                        assert!(want == got, "decode_mod_t_ntt {name} level {level} t {t}");
+                    }
                     let got = gpu.decode_mod_t(&dev, &dec, mode).unwrap();
                     assert!(
                         want == got,
@@ -1090,4 +1097,52 @@ fn gpu_decode_mod_t_matches_cpu() {
         })
         .unwrap();
     assert!(gpu.decode_mod_t(&p, &dec, DecodeMode::ScaleRound).is_err());
+    // An NTT modulo another t is refused.
+    let dec = CrtDecoder::new(&moduli, Modulus::new(786433).unwrap()).unwrap();
+    let ntt = fhe_math::ntt::NttTable::new(Modulus::new(65537).unwrap(), r.n()).unwrap();
+    let p = gpu
+        .zeros(Shape {
+            components: 1,
+            level: 1,
+            extended: false,
+        })
+        .unwrap();
+    assert!(
+        gpu.decode_mod_t_ntt(&p, &dec, DecodeMode::ScaleRound, &ntt)
+            .is_err()
+    );
+}
+
+/// `upload_lifted_intt_mod_t` (batch encoding's inverse slot transform and centred lift) against
+/// the CPU backend: the lifted buffer and the message, at two levels and two `t`; a value
+/// `≥ t` is refused.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_upload_lifted_intt_mod_t_matches_cpu() {
+    use fhe_math::modulus::Modulus;
+    use fhe_math::ntt::NttTable;
+    let r = ring(12, 5, 1, 2);
+    let (cpu, gpu) = (
+        CpuBackend::new(r.clone()),
+        CudaBackend::new(device(), r.clone()).unwrap(),
+    );
+    let n = r.n();
+    for t in [65537u64, 786433] {
+        let ntt = NttTable::new(Modulus::new(t).unwrap(), n).unwrap();
+        let values: Vec<u64> = (0..n as u64).map(|k| (k * 40503 + 17) % t).collect();
+        for level in [0usize, 4] {
+            let (hp, hm) = cpu.upload_lifted_intt_mod_t(&values, &ntt, level).unwrap();
+            let (dp, dm) = gpu.upload_lifted_intt_mod_t(&values, &ntt, level).unwrap();
+            assert_eq!(hm, dm, "message t {t} level {level}");
+            assert_same(
+                &format!("upload_lifted_intt_mod_t t {t} level {level}"),
+                &hp,
+                &gpu.download(&dp).unwrap(),
+            );
+        }
+        let mut bad = values.clone();
+        bad[3] = t;
+        assert!(gpu.upload_lifted_intt_mod_t(&bad, &ntt, 0).is_err());
+        assert!(cpu.upload_lifted_intt_mod_t(&bad, &ntt, 0).is_err());
+    }
 }

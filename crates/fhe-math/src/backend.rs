@@ -15,6 +15,7 @@
 
 use crate::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use crate::error::Result;
+use crate::ntt::NttTable;
 use crate::poly::{RnsPoly, Shape};
 use crate::ring::RingContext;
 use crate::sampler::{Domain, Seed};
@@ -67,6 +68,38 @@ pub trait Backend: Clone + Send + Sync + 'static {
         self.upload(&host)
     }
 
+    /// Encoding's transform and lift: `m = NTT_t^{-1}(values)` (`values`: `N` canonical
+    /// residues mod `t` in [`NttTable::forward`]'s order, `ntt` of degree `N` modulo `t`), then
+    /// the buffer [`Backend::upload_lifted_i64`] gives for `m` read centred in `(-t/2, t/2]`.
+    /// Returns the buffer (coefficient form, at `level`) and `m` (canonical, natural order).
+    ///
+    /// Errors: those of [`Backend::upload_lifted_i64`], a table of another degree, or a value
+    /// `≥ t` ([`crate::Error::ShapeMismatch`]). The default body transforms on the host; an
+    /// override must give the same bits.
+    fn upload_lifted_intt_mod_t(
+        &self,
+        values: &[u64],
+        ntt: &NttTable,
+        level: usize,
+    ) -> Result<(Self::Poly, Vec<u64>)> {
+        check_lift_args(self.ring(), values.len(), level)?;
+        check_residues_mod_t(self.ring(), values, ntt)?;
+        let mut m = values.to_vec();
+        ntt.inverse(&mut m);
+        let t = ntt.modulus().value();
+        let centred: Vec<i64> = m
+            .iter()
+            .map(|&c| {
+                if c > t / 2 {
+                    c as i64 - t as i64
+                } else {
+                    c as i64
+                }
+            })
+            .collect();
+        Ok((self.upload_lifted_i64(&centred, level)?, m))
+    }
+
     /// The small coefficients of component 0 of `p` (read as coefficient form, level `l`):
     /// for each coefficient `k`, with `x_k = [p_{0,k}]_{q_0}` the centred residue modulo `q_0`
     /// (in `[-(q_0-1)/2, (q_0-1)/2]`), `Some(x_k)` when `x_k ≡ p_{s,k} (mod q_s)` for every
@@ -98,6 +131,26 @@ pub trait Backend: Clone + Send + Sync + 'static {
         mode: DecodeMode,
     ) -> Result<(Vec<u64>, NoiseFraction)> {
         decode_mod_t_host(self.ring(), &self.download(p)?, decoder, mode)
+    }
+
+    /// [`Backend::decode_mod_t`] followed by the forward negacyclic NTT modulo `t` (`ntt`, of
+    /// degree `N` and modulus the decoder's `t`): `out = NTT_t(m)`, canonical, in
+    /// [`NttTable::forward`]'s order, the values a batched plaintext's slots are read from.
+    ///
+    /// Errors: those of [`Backend::decode_mod_t`], and a table of another degree or modulus
+    /// ([`crate::Error::ShapeMismatch`]). The default body runs [`Backend::decode_mod_t`] and
+    /// the transform on the host; an override must give the same values.
+    fn decode_mod_t_ntt(
+        &self,
+        p: &Self::Poly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+        ntt: &NttTable,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        check_plain_ntt(self.ring(), decoder, ntt)?;
+        let (mut m, f) = self.decode_mod_t(p, decoder, mode)?;
+        ntt.forward(&mut m);
+        Ok((m, f))
     }
 
     /// A copy of a buffer on the device.
@@ -552,6 +605,42 @@ pub fn check_decoder(ring: &RingContext, shape: Shape, decoder: &CrtDecoder) -> 
                 basis.len(),
                 shape.level,
                 if shape.extended { " (extended)" } else { "" }
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `values` are residues below `ntt`'s modulus and `ntt` has the ring's degree.
+pub fn check_residues_mod_t(ring: &RingContext, values: &[u64], ntt: &NttTable) -> Result<()> {
+    let t = ntt.modulus().value();
+    if ntt.n() != ring.n() {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "an NTT of degree {} for a ring of degree {}",
+                ntt.n(),
+                ring.n()
+            ),
+        });
+    }
+    if let Some(v) = values.iter().find(|&&v| v >= t) {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!("value {v} is not a residue modulo {t}"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `ntt` is a transform of the ring's degree modulo the decoder's `t`.
+pub fn check_plain_ntt(ring: &RingContext, decoder: &CrtDecoder, ntt: &NttTable) -> Result<()> {
+    if ntt.n() != ring.n() || ntt.modulus().value() != decoder.t().value() {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "an NTT of degree {} modulo {} cannot transform messages of degree {} modulo {}",
+                ntt.n(),
+                ntt.modulus().value(),
+                ring.n(),
+                decoder.t().value()
             ),
         });
     }

@@ -149,14 +149,24 @@ pub(crate) fn rescale_finish(cx: &Ctx, a: LimbSet, t: LimbSet, level: usize) -> 
     launch!(cx.stream, f, grid(cx.n, a.count()), &a, &t, &consts, &slots)
 }
 
-/// `elementwise_lift(LimbSet a, const u64* src, u32 wide, const u64* slots)`: every limb of `a`
-/// (one component, `Q` slots) gets the signed integers at `src` reduced modulo its prime; `src`
-/// holds `n` i128 as (low, high) word pairs when `wide`, else `n` i64 words.
-pub(crate) fn lift(cx: &Ctx, a: LimbSet, src: u64, wide: bool) -> Result<()> {
+/// `elementwise_lift(LimbSet a, const u64* src, u32 wide, u64 centre_t, const u64* slots)`:
+/// every limb of `a` (one component, `Q` slots) gets the signed integers at `src` reduced modulo
+/// its prime; `src` holds `n` i128 as (low, high) word pairs when `wide`, else `n` i64 words,
+/// or with `centre_t != 0` residues mod `t` read centred in `(-t/2, t/2]`.
+pub(crate) fn lift(cx: &Ctx, a: LimbSet, src: u64, wide: bool, centre_t: u64) -> Result<()> {
     let f = cx.dev.function("elementwise", "elementwise_lift")?;
     let slots = cx.slots();
     let wide = wide as u32;
-    launch!(cx.stream, f, grid(cx.n, a.count()), &a, &src, &wide, &slots)
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, a.count()),
+        &a,
+        &src,
+        &wide,
+        &centre_t,
+        &slots
+    )
 }
 
 /// `elementwise_centered_q0(LimbSet a, u64* out, const u64* slots)`: `out[k] = (x_k << 1) | flag_k`

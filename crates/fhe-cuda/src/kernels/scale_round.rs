@@ -65,14 +65,7 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     let tqinv = buf.len();
     buf.extend_from_slice(t.t_q_inv());
     let layout = SrLayout {
-        ring: TableLayout {
-            ntt: o,
-            rescale: Vec::new(),
-            mod_down: Vec::new(),
-            p_inv: Vec::new(),
-            mod_up: Vec::new(),
-            cdt: 0,
-        },
+        ring: TableLayout::ntt_only(o),
         q_to_b,
         b_to_q,
         qbhat,
