@@ -86,6 +86,22 @@ fn check_covers(a: &DevicePoly, b: &DevicePoly, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The value cached under `key`, or the one `make` builds (then cached).
+fn cached<K: Eq + std::hash::Hash, V>(
+    cache: &Mutex<HashMap<K, Arc<V>>>,
+    key: K,
+    make: impl FnOnce() -> Result<V>,
+) -> Result<Arc<V>> {
+    // A panic elsewhere while holding the lock leaves the map itself consistent.
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(v) = map.get(&key) {
+        return Ok(v.clone());
+    }
+    let v = Arc::new(make()?);
+    map.insert(key, v.clone());
+    Ok(v)
+}
+
 fn drv(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
     move |e| Error::from(CudaError::driver(op)(e))
 }
@@ -106,55 +122,39 @@ impl CudaBackend {
                 "scale-and-round tables were built for another ring",
             ));
         }
-        let key = kernels::scale_round::fingerprint(t);
-        let mut cache = self.inner.scale_round.lock().expect("cache lock");
-        if let Some(d) = cache.get(&key) {
-            return Ok(d.clone());
-        }
-        let (host, layout) = kernels::scale_round::build(ring, t);
-        let buf = self
-            .inner
+        cached(&self.inner.scale_round, kernels::scale_round::fingerprint(t), || {
+            let (host, layout) = kernels::scale_round::build(ring, t);
+            Ok(SrDevice {
+                buf: self.upload_words(&host)?,
+                layout,
+            })
+        })
+    }
+
+    /// A host table copied to the device.
+    fn upload_words(&self, host: &[u64]) -> Result<CudaSlice<u64>> {
+        self.inner
             .stream
-            .clone_htod(&host)
-            .map_err(drv("table upload"))?;
-        let d = Arc::new(SrDevice { buf, layout });
-        cache.insert(key, d.clone());
-        Ok(d)
+            .clone_htod(host)
+            .map_err(drv("table upload"))
     }
 
     /// The device table of a decoder, uploaded at first use.
     fn decoder_table(&self, d: &CrtDecoder) -> Result<Arc<CudaSlice<u64>>> {
-        let key = kernels::decode::fingerprint(d);
-        let mut cache = self.inner.decoders.lock().expect("cache lock");
-        if let Some(t) = cache.get(&key) {
-            return Ok(t.clone());
-        }
-        let buf = self
-            .inner
-            .stream
-            .clone_htod(&kernels::decode::build(d))
-            .map_err(drv("table upload"))?;
-        let t = Arc::new(buf);
-        cache.insert(key, t.clone());
-        Ok(t)
+        cached(&self.inner.decoders, kernels::decode::fingerprint(d), || {
+            self.upload_words(&kernels::decode::build(d))
+        })
     }
 
     /// The device NTT tables modulo `ntt`'s modulus, uploaded at first use.
     fn plain_ntt(&self, ntt: &NttTable) -> Result<Arc<PlainNtt>> {
-        let t = ntt.modulus().value();
-        let mut cache = self.inner.plain_ntts.lock().expect("cache lock");
-        if let Some(d) = cache.get(&t) {
-            return Ok(d.clone());
-        }
-        let (host, layout) = tables::build_ntt_only(&[ntt]);
-        let buf = self
-            .inner
-            .stream
-            .clone_htod(&host)
-            .map_err(drv("table upload"))?;
-        let d = Arc::new(PlainNtt { buf, layout });
-        cache.insert(t, d.clone());
-        Ok(d)
+        cached(&self.inner.plain_ntts, ntt.modulus().value(), || {
+            let (host, layout) = tables::build_ntt_only(&[ntt]);
+            Ok(PlainNtt {
+                buf: self.upload_words(&host)?,
+                layout,
+            })
+        })
     }
 
     /// The context of the plaintext NTT tables `plain` (one slot: `t`).
@@ -531,17 +531,12 @@ impl CudaBackend {
     /// limbs are unspecified (the caller writes every one of them).
     fn alloc_zero_inactive(&self, shape: Shape) -> Result<DevicePoly> {
         let mut p = self.alloc(shape)?;
-        let (n, spc, qc) = (p.n, p.slots_per_component(), p.q_capacity);
-        if shape.level + 1 < qc {
-            for c in 0..shape.components {
-                let lo = (c * spc + shape.level + 1) * n;
-                let hi = (c * spc + qc) * n;
-                let mut v = p.data.slice_mut(lo..hi);
-                self.inner
-                    .stream
-                    .memset_zeros(&mut v)
-                    .map_err(drv("memset"))?;
-            }
+        for range in p.inactive_ranges() {
+            let mut v = p.data.slice_mut(range);
+            self.inner
+                .stream
+                .memset_zeros(&mut v)
+                .map_err(drv("memset"))?;
         }
         Ok(p)
     }
@@ -567,19 +562,13 @@ impl CudaBackend {
     /// The device index map of `X -> X^g` (uploaded once per element).
     fn galois_map(&self, g: u64) -> Result<Arc<CudaSlice<u32>>> {
         let g = g % (2 * self.inner.ring.n() as u64);
-        let mut maps = self.inner.galois.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = maps.get(&g) {
-            return Ok(m.clone());
-        }
-        let host = self.inner.ring.galois_map(g);
-        let dev = Arc::new(
+        cached(&self.inner.galois, g, || {
+            let host = self.inner.ring.galois_map(g);
             self.inner
                 .stream
                 .clone_htod(&host[..])
-                .map_err(drv("galois map upload"))?,
-        );
-        maps.insert(g, dev.clone());
-        Ok(dev)
+                .map_err(drv("galois map upload"))
+        })
     }
 
     fn q_only(ls: LimbSet, q_lo: u32, q_cnt: u32) -> LimbSet {
@@ -898,16 +887,12 @@ impl Backend for CudaBackend {
         }
         let mut out = self.alloc(a.shape)?;
         // The inactive limbs as the default body leaves them: copies of `a`'s.
-        let (n, spc, qc) = (a.n, a.slots_per_component(), a.q_capacity);
-        if a.shape.level + 1 < qc {
-            for c in 0..a.shape.components {
-                let (lo, hi) = ((c * spc + a.shape.level + 1) * n, (c * spc + qc) * n);
-                let mut dst = out.data.slice_mut(lo..hi);
-                self.inner
-                    .stream
-                    .memcpy_dtod(&a.data.slice(lo..hi), &mut dst)
-                    .map_err(drv("device copy"))?;
-            }
+        for range in a.inactive_ranges() {
+            let mut dst = out.data.slice_mut(range.clone());
+            self.inner
+                .stream
+                .memcpy_dtod(&a.data.slice(range), &mut dst)
+                .map_err(drv("device copy"))?;
         }
         let lo = out.limbs(self.s());
         let op = if subtract { ew::OP_SUB } else { ew::OP_ADD };
@@ -1175,15 +1160,12 @@ impl Backend for CudaBackend {
     ) -> Result<DevicePoly> {
         // The default body with scratch digits and accumulator, and the fused last NTT pass +
         // key product where it applies.
-        let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
-        let mut acc = self.scratch(Self::acc_shape(&ext))?;
         if galois.is_some_and(|g| g.is_multiple_of(2)) {
             return Err(shape_err("key_switch: bad Galois element"));
         }
-        if !self.mod_up_key_product(c, component, key, galois, &mut ext, &mut acc)? {
-            self.mod_up_into(c, component, &mut ext)?;
-            self.key_acc(&ext, key, galois, &mut acc)?;
-        }
+        let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
+        let mut acc = self.scratch(Self::acc_shape(&ext))?;
+        self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc)?;
         let mut out = self.zeros(Shape {
             components: 2,
             level: c.shape.level,
@@ -1204,10 +1186,7 @@ impl Backend for CudaBackend {
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        if !self.mod_up_key_product(&c, 2, relin_key, None, &mut ext, &mut acc)? {
-            self.mod_up_into(&c, 2, &mut ext)?;
-            self.key_acc(&ext, relin_key, None, &mut acc)?;
-        }
+        self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc)?;
         self.truncate_components(&mut c, 2)?;
         if rescale && t != 1 {
             // BGV's fused modulus switch keeps the scalings around the fused mod_down.
@@ -1377,14 +1356,8 @@ impl CudaBackend {
         if !kernels::ntt::key_product_fusable(&cx) {
             return Ok(false);
         }
-        self.check(key)?;
         let digits = ext.shape.components;
-        if !key.shape.extended
-            || key.shape.components < 2 * digits
-            || key.shape.level < c.shape.level
-        {
-            return Err(shape_err("key_product: digits or key have the wrong shape"));
-        }
+        self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
         let fwd = self.mod_up_convert(c, component, ext, false)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
@@ -1534,16 +1507,39 @@ impl CudaBackend {
         acc: &mut DevicePoly,
     ) -> Result<()> {
         self.check(ext)?;
+        if !ext.shape.extended {
+            return Err(shape_err("key_product: the digits are not extended"));
+        }
+        self.check_key(key, ext.shape.components, ext.shape.level)?;
+        self.key_product_impl(ext, key, galois, acc, true)
+    }
+
+    /// A switching key for `digits` digits at `level`: extended, two components per digit,
+    /// at least that level.
+    fn check_key(&self, key: &DevicePoly, digits: usize, level: usize) -> Result<()> {
         self.check(key)?;
-        let digits = ext.shape.components;
-        if !key.shape.extended
-            || key.shape.components < 2 * digits
-            || !ext.shape.extended
-            || key.shape.level < ext.shape.level
-        {
+        if !key.shape.extended || key.shape.components < 2 * digits || key.shape.level < level {
             return Err(shape_err("key_product: digits or key have the wrong shape"));
         }
-        self.key_product_impl(ext, key, galois, acc, true)
+        Ok(())
+    }
+
+    /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` for one key switch of `c`'s `component`: the fused
+    /// last NTT pass and product where it applies, else `mod_up_into` then `key_acc`.
+    fn mod_up_and_product(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        ext: &mut DevicePoly,
+        acc: &mut DevicePoly,
+    ) -> Result<()> {
+        if !self.mod_up_key_product(c, component, key, galois, ext, acc)? {
+            self.mod_up_into(c, component, ext)?;
+            self.key_acc(ext, key, galois, acc)?;
+        }
+        Ok(())
     }
 
     /// `mod_down_into` (shapes checked here).

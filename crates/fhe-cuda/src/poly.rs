@@ -33,6 +33,23 @@ impl DevicePoly {
         self.q_capacity + self.p_count
     }
 
+    /// The word ranges of the inactive `Q` slots (above the level), one per component (none at
+    /// the top level).
+    pub(crate) fn inactive_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + use<> {
+        let (n, spc, qc, level) = (
+            self.n,
+            self.slots_per_component(),
+            self.q_capacity,
+            self.shape.level,
+        );
+        let comps = if level + 1 < qc {
+            self.shape.components
+        } else {
+            0
+        };
+        (0..comps).map(move |c| (c * spc + level + 1) * n..(c * spc + qc) * n)
+    }
+
     /// The ordinal of the CUDA device that holds the buffer.
     pub fn device_ordinal(&self) -> usize {
         self.data.ordinal()
