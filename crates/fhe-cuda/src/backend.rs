@@ -122,13 +122,17 @@ impl CudaBackend {
                 "scale-and-round tables were built for another ring",
             ));
         }
-        cached(&self.inner.scale_round, kernels::scale_round::fingerprint(t), || {
-            let (host, layout) = kernels::scale_round::build(ring, t);
-            Ok(SrDevice {
-                buf: self.upload_words(&host)?,
-                layout,
-            })
-        })
+        cached(
+            &self.inner.scale_round,
+            kernels::scale_round::fingerprint(t),
+            || {
+                let (host, layout) = kernels::scale_round::build(ring, t);
+                Ok(SrDevice {
+                    buf: self.upload_words(&host)?,
+                    layout,
+                })
+            },
+        )
     }
 
     /// A host table copied to the device.
@@ -141,9 +145,11 @@ impl CudaBackend {
 
     /// The device table of a decoder, uploaded at first use.
     fn decoder_table(&self, d: &CrtDecoder) -> Result<Arc<CudaSlice<u64>>> {
-        cached(&self.inner.decoders, kernels::decode::fingerprint(d), || {
-            self.upload_words(&kernels::decode::build(d))
-        })
+        cached(
+            &self.inner.decoders,
+            kernels::decode::fingerprint(d),
+            || self.upload_words(&kernels::decode::build(d)),
+        )
     }
 
     /// The device NTT tables modulo `ntt`'s modulus, uploaded at first use.

@@ -28,6 +28,9 @@
 //!   correction's NTT. The separate key inner product (hoisted rotations) accumulates all digits
 //!   in 128-bit registers with the automorphism's index map folded in. ARCHITECTURE.md and
 //!   PERF.md have the details and measurements.
+//! - Decoding: decryption's CRT decoding into `Z_t` (`decode.cu`, one kernel with block-reduced
+//!   noise summaries) and the slot NTT modulo `t` run on the device, as does batch encoding's
+//!   inverse slot NTT and centred lift, so only `N` words cross for BGV/BFV encode and decrypt.
 //! - Samplers: ChaCha20 on the GPU in fhe-math's layout (one thread per ChaCha block).
 //! - Memory: buffers come from the driver's stream-ordered pool on the backend's stream; event
 //!   tracking is disabled, so a buffer must only be used on its backend's stream (or ordered with
