@@ -3,6 +3,7 @@
 #include "common.cuh"
 
 extern "C" __global__ void automorphism_apply(LimbSet out, LimbSet a, const u32* map) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;

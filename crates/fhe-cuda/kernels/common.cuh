@@ -9,6 +9,20 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned __int128 u128;
 
+// Programmatic dependent launch (sm_90+): every kernel is launched with programmatic stream
+// serialization (`launch_raw` in kernels/mod.rs), so it may be scheduled while the previous kernel
+// of the stream drains. Each kernel calls this first, before touching memory: it waits until the
+// previous grid has completed and its writes are visible (so stream order holds), then allows the
+// next kernel to be launched, whose blocks take the SM room this grid's finished blocks free and
+// wait in turn. What overlaps is the launch and block scheduling with this grid's tail. A no-op
+// without programmatic launch or before sm_90.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:
 // [q, barrett_hi, barrett_lo, unused]. Built by tables.rs (`SLOT_STRIDE`).
 #define SLOT_STRIDE 4

@@ -20,6 +20,7 @@ extern "C" __global__ void __launch_bounds__(DECODE_BLOCK)
     decode_crt_mod_t(const u64* x, u32 n, u32 limbs, const u64* tab, u64 t, u64 t_bhi,
                      u64 t_blo, u64 neg_q,
                      u64 scale, u32 scaled, const u64* quarter, u64* out, u64* summary) {
+    pdl_wait();
     const Mod tmod = {t, t_bhi, t_blo};
     __shared__ u128 best[DECODE_BLOCK];
     __shared__ u32 flags;

@@ -17,6 +17,7 @@ __device__ __forceinline__ u64* operand_ptr(const LimbSet& a, const LimbSet& b, 
 
 // a <- a op b over the limbs of `a`.
 extern "C" __global__ void elementwise_binary(LimbSet a, LimbSet b, const u64* slots, u32 op) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -37,6 +38,7 @@ extern "C" __global__ void elementwise_binary(LimbSet a, LimbSet b, const u64* s
 // limbs (the one-pass `Backend::add_new`).
 extern "C" __global__ void elementwise_binary_new(LimbSet out, LimbSet a, LimbSet b,
                                                   const u64* slots, u32 op) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
@@ -47,6 +49,7 @@ extern "C" __global__ void elementwise_binary_new(LimbSet out, LimbSet a, LimbSe
 
 // a <- -a.
 extern "C" __global__ void elementwise_neg(LimbSet a, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -57,6 +60,7 @@ extern "C" __global__ void elementwise_neg(LimbSet a, const u64* slots) {
 
 // acc_c <- acc_c + a_c * b_0.
 extern "C" __global__ void elementwise_mul_acc(LimbSet acc, LimbSet a, LimbSet b, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= acc.n) return;
@@ -77,6 +81,7 @@ struct Scalars {
 
 // a <- a * w_i (Shoup) when op == OP_MUL, a <- a + w_i when op == OP_ADD.
 extern "C" __global__ void elementwise_scalar(LimbSet a, Scalars sc, const u64* slots, u32 op) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -93,6 +98,7 @@ extern "C" __global__ void elementwise_scalar(LimbSet a, Scalars sc, const u64* 
 // Tensor product, fused: out = (a0 b0, a0 b1 + a1 b0, a1 b1). `out` is the one-component set
 // of output component 0 (the other two follow at +spc*n); `a` and `b` likewise.
 extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
@@ -110,6 +116,7 @@ extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b,
 // Rescale, step 1: `t` holds at slot `level` the coefficients r of each component's top limb;
 // writes t[c][i] = ((r + q_l/2) mod q_i) - (q_l/2 mod q_i) for the limbs of `t` (slots < level).
 extern "C" __global__ void elementwise_rescale_prepare(LimbSet t, u32 level, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= t.n) return;
@@ -126,6 +133,7 @@ extern "C" __global__ void elementwise_rescale_prepare(LimbSet t, u32 level, con
 // Rescale, step 2: a[c][i] <- (a[c][i] - t[c][i]) * q_l^-1 mod q_i (Shoup); `consts` holds
 // (value, shoup) pairs for i < level.
 extern "C" __global__ void elementwise_rescale_finish(LimbSet a, LimbSet t, const u64* consts, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -142,6 +150,7 @@ extern "C" __global__ void elementwise_rescale_finish(LimbSet a, LimbSet t, cons
 extern "C" __global__ void elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t,
                                                             const u64* consts, Scalars tq,
                                                             const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -161,6 +170,7 @@ extern "C" __global__ void elementwise_rescale_finish_mod_t(LimbSet a, LimbSet t
 // `neg` when v < 0.
 extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide, u64 centre_t,
                                             const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
@@ -186,6 +196,7 @@ extern "C" __global__ void elementwise_lift(LimbSet a, const u64* src, u32 wide,
 // flag = 1 when x mod q_s equals limb s for every other slot. Writes out[k] = (x << 1) | flag
 // (two's complement). One thread per coefficient, looping over the limbs.
 extern "C" __global__ void elementwise_centered_q0(LimbSet a, u64* out, const u64* slots) {
+    pdl_wait();
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.n) return;
     Mod m0 = load_mod(slots, 0);

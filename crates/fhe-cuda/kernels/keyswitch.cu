@@ -65,6 +65,7 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                              const u64* top_w, u32 level, const u64* pinv,
                                              ConvStrides st, u32 tpb) {
+    pdl_wait();
     // (top_w, level, pinv, tpb): the signature of the unrolled kernels; the generic one never
     // fuses the rescale preparation, groups TARGETS_PER_BLOCK targets and ignores them.
     (void)top_w;
@@ -232,7 +233,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 #define CONVERT_F(F, BOUNDS)                                                                    \
     extern "C" __global__ void BOUNDS keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,  \
                                                              u32 level, const u64* pinv,        \
-                                                             ConvStrides st, u32 tpb) {         \
+                                                             ConvStrides st, u32 tpb) {          \
+        pdl_wait();                                                                              \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
                             level, pinv, st, tpb);                                              \
@@ -263,6 +265,7 @@ CONVERT_F(16, BOUNDED)
 extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u32 ext_spc,
                                                  const u64* key, u32 key_spc, u32 digits,
                                                  const u32* map, u32 assign, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     u32 n = acc.n;
@@ -290,6 +293,7 @@ extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u3
 extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, LimbSet conv,
                                                      const u64* pinv, SlotPairs tp, u32 use_t,
                                                      const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
@@ -304,6 +308,7 @@ extern "C" __global__ void keyswitch_mod_down_finish(LimbSet out, LimbSet acc, L
 // mod q_l, written to `top` (the one-slot set of slot l, 2 components).
 extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, LimbSet acc,
                                                   const u64* pinv, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= top.n) return;
@@ -320,6 +325,7 @@ extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, Limb
 extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 cspc, LimbSet top,
                                                               u32 level, const u64* pinv,
                                                               const u64* slots) {
+    pdl_wait();
     // Grid y: component (low bit) and chunk of PREPARE_CHUNK target limbs.
     u32 c = blockIdx.y & 1;
     u32 i0 = (blockIdx.y >> 1) * PREPARE_CHUNK;
@@ -347,6 +353,7 @@ extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 csp
 extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSet acc, LimbSet z,
                                                              const u64* pinv, const u64* rs,
                                                              u32 level, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
@@ -365,6 +372,7 @@ extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet ac
                                                          LimbSet src, const u32* map,
                                                          const u64* pinv, SlotPairs tp,
                                                          u32 use_t, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;

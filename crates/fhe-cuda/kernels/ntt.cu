@@ -210,6 +210,7 @@ struct LimbList {
 extern "C" __global__ void ntt_forward_pass(LimbList ll, const u64* slots, const u64* tw,
                                             const u64* tw_shoup, u32 logn, u32 S, u32 L,
                                             u32 logC, u32 last) {
+    pdl_wait();
     u32 i = blockIdx.y;
     ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, tw, tw_shoup, nullptr,
              logn, S, L, logC, false, last != 0);
@@ -220,6 +221,7 @@ extern "C" __global__ void ntt_forward_pass(LimbList ll, const u64* slots, const
 extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const u64* itw,
                                             const u64* itw_shoup, const u64* consts, u32 logn,
                                             u32 S, u32 L, u32 logC) {
+    pdl_wait();
     u32 i = blockIdx.y;
     ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
              logn, S, L, logC, true, false);
@@ -450,6 +452,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC,   \
                                              u32 last) {                                         \
+        pdl_wait();                                                                              \
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
         u64* dst = (u64*)ll.dst[i];                                                              \
@@ -464,6 +467,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                                    const ulonglong2* twp, u32 logn, u32 L,       \
                                                    u32 logC, u32 last, u32 mode,                 \
                                                    FusedArgs fa) {                               \
+        pdl_wait();                                                                              \
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
         u64* dst = (u64*)ll.dst[i];                                                              \
@@ -477,6 +481,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \
                                              u32 logn, u32 L, u32 logC) {                        \
+        pdl_wait();                                                                              \
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
         u64* dst = (u64*)ll.dst[i];                                                              \
@@ -612,6 +617,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
         ntt_keyprod_r8_##S(KeyProdList kl, KeyProdArgs ka,                                       \
                                                  const u64* slots, const ulonglong2* twp,        \
                                                  u32 logn, u32 logC) {                           \
+        pdl_wait();                                                                              \
         ntt_key_product<S>(kl, ka, slots, twp, logn, logC);                                      \
     }
 NTT_KEYPROD(3)
@@ -697,6 +703,7 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
 #define NTT_FINISH(S)                                                                            \
     extern "C" __global__ void ntt_finish_r8_##S(FinishArgs fa, const u64* slots,                \
                                                 const ulonglong2* twp, u32 logn, u32 logC) {     \
+        pdl_wait();                                                                              \
         ntt_finish<S>(fa, slots, twp, logn, logC);                                               \
     }
 NTT_FINISH(3)

@@ -39,6 +39,7 @@ __device__ __forceinline__ u64 stream_id(u32 tag, u32 poly_index, u32 limb) {
 // 4(i%4)..4(i%4)+4, of stream (tag, poly_index + c, s), reduced mod q_s (Barrett).
 // Grid: x over blocks of 4 coefficients, y over the limbs of `out`.
 extern "C" __global__ void sampler_uniform(LimbSet out, ChachaKey key, u32 tag, u32 poly_index, const u64* slots) {
+    pdl_wait();
     u32 idx = blockIdx.y;
     u32 blk = blockIdx.x * blockDim.x + threadIdx.x;
     if (blk >= out.n / 4) return;
@@ -64,6 +65,7 @@ extern "C" __global__ void sampler_uniform(LimbSet out, ChachaKey key, u32 tag, 
 // the component (v mod q_s). Grid: x over blocks of 8 coefficients, y over components.
 extern "C" __global__ void sampler_small(LimbSet out, ChachaKey key, u32 tag, u32 poly_index, u32 kind,
                                          const u64* cdt, const u64* slots) {
+    pdl_wait();
     u32 c = blockIdx.y;
     u32 blk = blockIdx.x * blockDim.x + threadIdx.x;
     if (blk >= out.n / 8) return;

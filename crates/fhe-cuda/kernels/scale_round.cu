@@ -15,6 +15,7 @@ extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
                                             const u64* qbhat, const u64* theta,
                                             const u64* omega, const u64* tqinv, u64* r,
                                             const u64* slots) {
+    pdl_wait();
     u32 j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     const u32 c = blockIdx.z;

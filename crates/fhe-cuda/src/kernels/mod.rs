@@ -14,7 +14,8 @@ pub mod sampler;
 pub mod scale_round;
 
 use crate::error::{Error, Result};
-use cudarc::driver::{DeviceRepr, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
+use std::sync::OnceLock;
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 /// Names of all kernel modules (the `.cu` file stems).
@@ -143,18 +144,91 @@ pub(crate) fn grid(items: u32, limbs: u32) -> LaunchConfig {
     }
 }
 
-/// Launches a kernel: `launch!(stream, function, config, args...)`, each argument a reference.
+/// Launches a kernel: `launch!(stream, function, config, args...)`, each argument a reference
+/// to a plain value (`DeviceRepr`: u64 device addresses, u32 scalars, `repr(C)` structs), with
+/// programmatic dependent launch where the device has it ([`launch_raw`]).
 macro_rules! launch {
     ($stream:expr, $f:expr, $cfg:expr, $($a:expr),* $(,)?) => {{
-        use cudarc::driver::PushKernelArg as _;
-        let mut builder = $stream.launch_builder(&$f);
-        $( builder.arg($a); )*
-        // SAFETY: every call site pushes exactly the arguments of the `extern "C"` kernel it
-        // names, in order and with the matching types (u64 pointers, u32 scalars, LimbSet).
-        unsafe { builder.launch($cfg) }.map(|_| ()).map_err($crate::error::Error::driver("kernel launch"))
+        let mut params = [$($crate::kernels::param($a)),*];
+        // SAFETY: every call site passes exactly the arguments of the `extern "C"` kernel it
+        // names, in order and with the matching types (u64 pointers, u32 scalars, LimbSet);
+        // `params` points at them and outlives the call.
+        unsafe { $crate::kernels::launch_raw(&$stream, &$f, $cfg, &mut params) }
     }};
 }
 pub(crate) use launch;
+
+/// The kernel-parameter pointer of one argument.
+pub(crate) fn param<T: DeviceRepr>(x: &T) -> *mut std::ffi::c_void {
+    x as *const T as *mut std::ffi::c_void
+}
+
+/// Whether launches on devices of this ordinal use programmatic dependent launch: compute
+/// capability 9.0 or higher, unless `FHE_PDL=0` (decided once per ordinal).
+fn pdl_enabled(stream: &CudaStream) -> bool {
+    static BY_ORDINAL: [OnceLock<bool>; 16] = [const { OnceLock::new() }; 16];
+    let decide = || {
+        let off = std::env::var("FHE_PDL").is_ok_and(|v| v == "0");
+        let major = stream.context().attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        );
+        !off && major.is_ok_and(|m| m >= 9)
+    };
+    match BY_ORDINAL.get(stream.context().ordinal()) {
+        Some(cell) => *cell.get_or_init(decide),
+        None => decide(),
+    }
+}
+
+/// Launches `f` on `stream` with `cuLaunchKernelEx`. On Hopper and later the launch allows
+/// programmatic stream serialization: the kernel may be scheduled while the previous kernel of
+/// the stream drains, and every kernel begins with `pdl_wait()` (common.cuh), which holds it
+/// until the previous grid has completed and its writes are visible. Stream order is therefore
+/// kept; what overlaps is the launch latency and block scheduling with the previous tail.
+///
+/// # Safety
+/// `params` must point at the kernel's arguments, in order and with its parameter types.
+pub(crate) unsafe fn launch_raw(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    params: &mut [*mut std::ffi::c_void],
+) -> Result<()> {
+    use cudarc::driver::sys;
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(Error::driver("kernel launch"))?;
+    // SAFETY: a zeroed attribute value is valid plain data; the field set below is the one the
+    // attribute id selects.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: u32::from(pdl_enabled(stream)),
+    };
+    // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attr` outlive
+    // the call, and the caller guarantees `params`.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .map_err(Error::driver("kernel launch"))
+}
 
 /// What every launch wrapper needs: the device (functions), the stream, and the table buffer.
 pub(crate) struct Ctx<'a> {
