@@ -15,8 +15,8 @@ pub mod scale_round;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
-use std::sync::OnceLock;
 use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::sync::OnceLock;
 
 /// Names of all kernel modules (the `.cu` file stems).
 pub const MODULES: [&str; 7] = [
