@@ -11,7 +11,8 @@ typedef unsigned __int128 u128;
 
 // Programmatic dependent launch (sm_90+): every kernel is launched with programmatic stream
 // serialization (`launch_raw` in kernels/mod.rs), so it may be scheduled while the previous kernel
-// of the stream drains. Each kernel calls this first, before touching memory: it waits until the
+// of the stream drains. Each kernel calls this before touching memory that earlier kernels write
+// (first thing, except where only tables are read before it): it waits until the
 // previous grid has completed and its writes are visible (so stream order holds), then allows the
 // next kernel to be launched, whose blocks take the SM room this grid's finished blocks free and
 // wait in turn. What overlaps is the launch and block scheduling with this grid's tail. A no-op

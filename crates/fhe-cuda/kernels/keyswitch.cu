@@ -164,6 +164,9 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         c[6] = reduce_u64(half, m);
     }
     __syncthreads();
+    // Everything above reads only tables, so it overlaps the previous kernel's tail (the
+    // kernel wrapper does not wait first); the data below is that kernel's output.
+    pdl_wait();
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     if (blockIdx.y == 0)
@@ -225,7 +228,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 // Unrolled variants for 1..=16 sources (the launcher picks `keyswitch_convert_f<from_cnt>`;
 // `keyswitch_convert` above handles any count).
 // They take three more parameters, (top_w, level, pinv), for the fused mod_down rescale (null
-// top_w: plain conversion), and the strides of a batched launch (grid z).
+// top_w: plain conversion), and the strides of a batched launch (grid z). Their programmatic-
+// launch wait comes after the table staging (in `convert_unrolled`).
 // From 10 sources on the kernels are held to 64 registers (blocks of at most 256 threads) so
 // that 4 blocks fit an SM: unbounded they took 66-94 registers and 3 blocks, and a launch of
 // 2^17 threads then ran 1.3 waves (BFV's 14-source conversions at N = 2^15). They spill a
@@ -233,8 +237,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 #define CONVERT_F(F, BOUNDS)                                                                    \
     extern "C" __global__ void BOUNDS keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,  \
                                                              u32 level, const u64* pinv,        \
-                                                             ConvStrides st, u32 tpb) {          \
-        pdl_wait();                                                                              \
+                                                             ConvStrides st, u32 tpb) {         \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
                             level, pinv, st, tpb);                                              \
