@@ -4,7 +4,7 @@
 //! Scheme code stays generic over [`Backend`]; `Context::with_backend(params,
 //! AnyBackend::auto(ring))` binds it to whichever device this machine has. Buffers are
 //! [`AnyPoly`] values that remember where they live: handing a host buffer to the CUDA side (or
-//! the reverse) is an [`Error::DeviceMismatch`](fhe_math::Error::DeviceMismatch), never a
+//! the reverse) is an [`Error::DeviceMismatch`], never a
 //! silent copy. Every method forwards to the chosen backend, overrides included, so results are
 //! the bits of that backend (and the two backends' bits are the same by construction).
 

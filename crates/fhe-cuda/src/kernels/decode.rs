@@ -1,6 +1,6 @@
 //! Launch wrapper of `kernels/decode.cu` (decryption's CRT decoding into `Z_t`), the device
 //! table of one [`CrtDecoder`], and the host side that folds the per-block summaries into a
-//! [`NoiseFraction`].
+//! [`NoiseFraction`](fhe_math::crt_decode::NoiseFraction).
 
 use super::launch;
 use crate::error::Result;
