@@ -4,7 +4,8 @@
 //! library: [`math`] (exact arithmetic, NTT, RNS, the `Backend` trait and the CPU backend),
 //! [`rlwe`] (keys, encryption, key switching), [`ckks`] (approximate arithmetic on
 //! complex vectors), [`bgv`] and [`bfv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
-//! backend).
+//! backend, and [`cuda::AnyBackend`], which picks the GPU at run time when one is usable and
+//! the CPU otherwise).
 
 pub use bfv;
 pub use bgv;

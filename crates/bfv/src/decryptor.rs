@@ -20,7 +20,7 @@
 //! otherwise computes `max|ν|` exactly by mixed-radix conversion in words.
 
 use crate::{Ciphertext, Context, Result};
-use bgv::decryptor::{DecoderCache, MIN_BUDGET_BITS, check_budget, phase_on_backend};
+use bgv::decryptor::{DecoderCache, phase_on_backend};
 #[cfg(test)]
 use fhe_math::RnsPoly;
 use fhe_math::backend::{Backend, noise_max_log2};
@@ -75,16 +75,8 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     /// exhaustion check.
     fn decode(&self, ct: &Ciphertext<B>, ntt: Option<&NttTable>) -> Result<Vec<u64>> {
         let be = self.ctx.backend();
-        let x = phase_on_backend(be, self.sk, &ct.inner)?;
-        let dec = self.decoders.get(ct.level())?;
-        let mode = DecodeMode::ScaleRound;
-        let (out, f) = match ntt {
-            Some(ntt) => be.decode_mod_t_ntt(&x, dec, mode, ntt)?,
-            None => be.decode_mod_t(&x, dec, mode)?,
-        };
-        check_budget(&f)?;
-        debug_assert!(-1.0 - f.log2_ratio() >= MIN_BUDGET_BITS - 1e-9);
-        Ok(out)
+        self.decoders
+            .decrypt_decode(be, self.sk, &ct.inner, DecodeMode::ScaleRound, ntt)
     }
 
     /// The slot values (batched encoding); with prime-field slots the slot transform runs
@@ -109,6 +101,7 @@ mod tests {
     use crate::params::{self, N13, TEST_N11_INSECURE};
     use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};
+    use bgv::decryptor::MIN_BUDGET_BITS;
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
     use num_bigint::BigUint;

@@ -52,6 +52,28 @@ impl DecoderCache {
         }
     }
 
+    /// Decrypts `ct` with `sk` and decodes the message as `mode` says (BFV's scale-and-round or
+    /// BGV's centred lift), transformed by `ntt` when given ([`Backend::decode_mod_t_ntt`]):
+    /// the phase stays on the backend and only the results cross. An error when the budget is
+    /// exhausted.
+    pub fn decrypt_decode<B: Backend>(
+        &self,
+        backend: &B,
+        sk: &SecretKey<B>,
+        ct: &rlwe::Ciphertext<B>,
+        mode: DecodeMode,
+        ntt: Option<&NttTable>,
+    ) -> Result<Vec<u64>> {
+        let v = phase_on_backend(backend, sk, ct)?;
+        let dec = self.get(ct.meta.level)?;
+        let (out, f) = match ntt {
+            Some(ntt) => backend.decode_mod_t_ntt(&v, dec, mode, ntt)?,
+            None => backend.decode_mod_t(&v, dec, mode)?,
+        };
+        check_budget(&f)?;
+        Ok(out)
+    }
+
     /// The decoder of level `l` (basis `q_0..q_l`).
     pub fn get(&self, level: usize) -> Result<&CrtDecoder> {
         let cell = self
@@ -138,19 +160,12 @@ impl<'a, B: Backend> Decryptor<'a, B> {
     /// The message, transformed by `ntt` when given ([`Backend::decode_mod_t_ntt`]), with the
     /// exhaustion check.
     fn decode(&self, ct: &Ciphertext<B>, ntt: Option<&NttTable>) -> Result<Vec<u64>> {
-        let be = self.ctx.backend();
         let t = self.ctx.plain().modulus();
         let mode = DecodeMode::Centred {
             scale: t.inv(ct.factor).map_err(Error::Math)?,
         };
-        let v = phase_on_backend(be, self.sk, &ct.inner)?;
-        let dec = self.decoders.get(ct.level())?;
-        let (out, f) = match ntt {
-            Some(ntt) => be.decode_mod_t_ntt(&v, dec, mode, ntt)?,
-            None => be.decode_mod_t(&v, dec, mode)?,
-        };
-        check_budget(&f)?;
-        Ok(out)
+        self.decoders
+            .decrypt_decode(self.ctx.backend(), self.sk, &ct.inner, mode, ntt)
     }
 
     /// Decrypts and decodes the slots (unsigned, in `[0, t)`); with prime-field slots the
