@@ -24,7 +24,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         params.log2_qp(),
     );
     // The GPU when one is usable (FHE_BACKEND=cpu forces the CPU), else the CPU.
-    let backend = AnyBackend::auto(gpufhe::bgv::context::ring_for(&params)?);
+    let (backend, why_cpu) = AnyBackend::auto_explained(gpufhe::bgv::context::ring_for(&params)?);
+    if let Some(e) = why_cpu {
+        println!("no usable GPU ({e}): running on the CPU");
+    }
     println!("backend: {}", backend.device_name());
     let ctx = Context::with_backend(params.clone(), backend)?;
     println!(

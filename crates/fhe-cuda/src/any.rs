@@ -72,13 +72,23 @@ impl AnyBackend {
     }
 
     /// The GPU (device 0) when one is usable, else the CPU; [`BACKEND_ENV`]`=cpu` forces the
-    /// CPU. Use [`AnyBackend::cuda`] to see why a GPU is not usable.
+    /// CPU. [`AnyBackend::auto_explained`] also says why the GPU was not taken.
     pub fn auto(ring: Arc<RingContext>) -> Self {
+        Self::auto_explained(ring).0
+    }
+
+    /// [`AnyBackend::auto`], with the reason the CPU was chosen: `None` for the GPU or when
+    /// [`BACKEND_ENV`]`=cpu` asked for the CPU, else the error that made the GPU unusable (no
+    /// driver, no device, no NVRTC, a kernel that does not compile).
+    pub fn auto_explained(ring: Arc<RingContext>) -> (Self, Option<crate::Error>) {
         let forced_cpu = std::env::var(BACKEND_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("cpu"));
         if forced_cpu {
-            return Self::cpu(ring);
+            return (Self::cpu(ring), None);
         }
-        Self::cuda(ring.clone(), 0).unwrap_or_else(|_| Self::cpu(ring))
+        match Self::cuda(ring.clone(), 0) {
+            Ok(b) => (b, None),
+            Err(e) => (Self::cpu(ring), Some(e)),
+        }
     }
 
     /// Like [`AnyBackend::auto`], but [`BACKEND_ENV`]`=cuda` makes a missing GPU an error
@@ -534,7 +544,13 @@ mod tests {
         let r = ring();
         let gpu_usable = AnyBackend::cuda(r.clone(), 0).is_ok();
         let forced_cpu = std::env::var(BACKEND_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("cpu"));
-        assert_eq!(AnyBackend::auto(r).is_gpu(), gpu_usable && !forced_cpu);
+        assert_eq!(
+            AnyBackend::auto(r.clone()).is_gpu(),
+            gpu_usable && !forced_cpu
+        );
+        // The reason is given exactly when a usable-looking request fell back.
+        let (b, why) = AnyBackend::auto_explained(r);
+        assert_eq!(why.is_some(), !b.is_gpu() && !forced_cpu);
     }
 
     #[test]
