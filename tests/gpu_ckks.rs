@@ -148,6 +148,12 @@ fn gpu_any_backend_picks_the_gpu_and_matches_the_cpu() {
     let ring = ring_for(&params).unwrap();
     let any = AnyBackend::auto(ring.clone());
     assert!(any.is_gpu(), "auto chose {}", any.device_name());
+    // Later choices share the process's device (context, streams, compiled modules).
+    let again = AnyBackend::auto(ring.clone());
+    assert!(std::sync::Arc::ptr_eq(
+        any.as_cuda().unwrap().device(),
+        again.as_cuda().unwrap().device()
+    ));
     let ctx = Context::with_backend(params, any.clone()).unwrap();
     assert_bit_identical(&all_operators(&cpu_context(&N13)), &all_operators(&ctx));
 

@@ -62,13 +62,14 @@ impl AnyBackend {
         AnyBackend::Cpu(CpuBackend::new(ring))
     }
 
-    /// The CUDA backend for `ring` on device `ordinal` (its kernels compiled by
-    /// [`Device::warm_up`], so that no later call waits for NVRTC). Errors when there is no
-    /// driver, no such device, no NVRTC, or a kernel does not compile.
+    /// The CUDA backend for `ring` on device `ordinal`, the process-wide [`Device::shared`]
+    /// (opened and its kernels compiled on first use, so that no later call waits for NVRTC).
+    /// Errors when there is no driver, no such device, no NVRTC, or a kernel does not compile.
     pub fn cuda(ring: Arc<RingContext>, ordinal: usize) -> crate::Result<Self> {
-        let device = Device::new(ordinal)?;
-        device.warm_up()?;
-        Ok(AnyBackend::Cuda(CudaBackend::new(device, ring)?))
+        Ok(AnyBackend::Cuda(CudaBackend::new(
+            Device::shared(ordinal)?,
+            ring,
+        )?))
     }
 
     /// The GPU (device 0) when one is usable, else the CPU; [`BACKEND_ENV`]`=cpu` forces the
@@ -551,6 +552,13 @@ mod tests {
         // The reason is given exactly when a usable-looking request fell back.
         let (b, why) = AnyBackend::auto_explained(r);
         assert_eq!(why.is_some(), !b.is_gpu() && !forced_cpu);
+    }
+
+    #[test]
+    fn backend_and_buffers_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<AnyBackend>();
+        check::<AnyPoly>();
     }
 
     #[test]

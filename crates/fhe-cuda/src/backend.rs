@@ -490,7 +490,9 @@ impl CudaBackend {
         {
             return Err(shape_err("buffer does not belong to this ring"));
         }
-        if !Arc::ptr_eq(p.data.context(), self.inner.device.context()) {
+        // The same CUDA context (devices opened twice share the primary context), not just the
+        // same `Arc`.
+        if p.data.context().cu_ctx() != self.inner.device.context().cu_ctx() {
             return Err(Error::Backend {
                 message: format!(
                     "a buffer of CUDA device {} was given to a backend on device {}",

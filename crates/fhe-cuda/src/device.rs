@@ -108,6 +108,22 @@ impl Device {
         }))
     }
 
+    /// Device `ordinal` shared by the whole process: opened (and its kernel modules compiled,
+    /// [`Device::warm_up`]) on the first call, then the same `Arc` for every later call, so that
+    /// several backends on one GPU share its context, streams and compiled modules. The device
+    /// stays open until the process ends. A failure is not cached (a later call tries again).
+    pub fn shared(ordinal: usize) -> Result<Arc<Device>> {
+        static SHARED: Mutex<Vec<(usize, Arc<Device>)>> = Mutex::new(Vec::new());
+        let mut open = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, d)) = open.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(d.clone());
+        }
+        let d = Device::new(ordinal)?;
+        d.warm_up()?;
+        open.push((ordinal, d.clone()));
+        Ok(d)
+    }
+
     /// The device's name (e.g. "NVIDIA H100 80GB HBM3").
     pub fn name(&self) -> &str {
         &self.name
