@@ -864,4 +864,65 @@ mod tests {
             }
         }
     }
+
+    /// The plaintext-modulus entries: the lift after the inverse NTT is `upload_lifted_i64` of
+    /// the centred message, the decode with the NTT is the NTT of the decode, the noise helper
+    /// is the decoder's own `max_log2`, and wrong tables, bases or values are errors.
+    #[test]
+    fn plaintext_modulus_entries() {
+        use crate::crt_decode::{CrtDecoder, DecodeMode};
+        use crate::modulus::Modulus;
+        let ring = ring();
+        let be = CpuBackend::new(ring.clone());
+        let n = ring.n();
+        let t = Modulus::new(65537).unwrap();
+        let ntt = NttTable::new(t, n).unwrap();
+        let values: Vec<u64> = rand_poly(3, n, 65537);
+        for level in [0, 2] {
+            let (p, m) = be.upload_lifted_intt_mod_t(&values, &ntt, level).unwrap();
+            let mut want_m = values.clone();
+            ntt.inverse(&mut want_m);
+            assert_eq!(m, want_m);
+            let centred: Vec<i64> = m.iter().map(|&c| t.center(c)).collect();
+            assert_eq!(p, be.upload_lifted_i64(&centred, level).unwrap());
+        }
+        let mut bad = values.clone();
+        bad[5] = 65537;
+        assert!(be.upload_lifted_intt_mod_t(&bad, &ntt, 0).is_err());
+
+        let level = 2;
+        let moduli: Vec<Modulus> = (0..=level).map(|s| *ring.modulus(s)).collect();
+        let dec = CrtDecoder::new(&moduli, t).unwrap();
+        let x = rand_poly(4, n, 1 << 20);
+        let x: Vec<i64> = x.iter().map(|&v| v as i64 - (1 << 19)).collect();
+        let p = be.upload_lifted_i64(&x, level).unwrap();
+        for (mode, scaled) in [
+            (DecodeMode::ScaleRound, true),
+            (DecodeMode::Centred { scale: 3 }, false),
+        ] {
+            let (m, f) = be.decode_mod_t(&p, &dec, mode).unwrap();
+            let (mt, ft) = be.decode_mod_t_ntt(&p, &dec, mode, &ntt).unwrap();
+            let mut want = m.clone();
+            ntt.forward(&mut want);
+            assert_eq!((mt, ft), (want, f));
+            let limbs: Vec<&[u64]> = (0..=level).map(|s| p.limb(0, s)).collect();
+            assert_eq!(
+                noise_max_log2(&be, &p, &dec, scaled).unwrap(),
+                dec.max_log2(&limbs, scaled)
+            );
+        }
+        // BGV's centred lift of small values is the values themselves, times the scale.
+        let (m, _) = be
+            .decode_mod_t(&p, &dec, DecodeMode::Centred { scale: 1 })
+            .unwrap();
+        assert!(m.iter().zip(&x).all(|(&a, &b)| a == t.reduce_i64(b)));
+        // A decoder of another level, an NTT modulo another t: errors.
+        let low = CrtDecoder::new(&moduli[..2], t).unwrap();
+        assert!(be.decode_mod_t(&p, &low, DecodeMode::ScaleRound).is_err());
+        let other = NttTable::new(Modulus::new(786433).unwrap(), n).unwrap();
+        assert!(
+            be.decode_mod_t_ntt(&p, &dec, DecodeMode::ScaleRound, &other)
+                .is_err()
+        );
+    }
 }
