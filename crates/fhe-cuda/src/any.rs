@@ -474,7 +474,12 @@ impl Backend for AnyBackend {
     }
 
     fn relinearize(&self, c: AnyPoly, relin_key: &AnyPoly, rescale: bool) -> Result<AnyPoly> {
-        self.relinearize_mod_t(c, relin_key, rescale, 1)
+        self.on_owned(
+            c,
+            relin_key,
+            |be, c, k| be.relinearize(c, k, rescale),
+            |be, c, k| be.relinearize(c, k, rescale),
+        )
     }
 
     fn relinearize_mod_t(
@@ -484,21 +489,21 @@ impl Backend for AnyBackend {
         rescale: bool,
         t: u64,
     ) -> Result<AnyPoly> {
-        match (self, c) {
-            (AnyBackend::Cpu(be), AnyPoly::Cpu(c)) => {
-                let key = Side::cpu(relin_key, self)?;
-                be.relinearize_mod_t(c, key, rescale, t).map(AnyPoly::Cpu)
-            }
-            (AnyBackend::Cuda(be), AnyPoly::Cuda(c)) => {
-                let key = Side::cuda(relin_key, self)?;
-                be.relinearize_mod_t(c, key, rescale, t).map(AnyPoly::Cuda)
-            }
-            (_, c) => Err(self.mismatch(&c)),
-        }
+        self.on_owned(
+            c,
+            relin_key,
+            |be, c, k| be.relinearize_mod_t(c, k, rescale, t),
+            |be, c, k| be.relinearize_mod_t(c, k, rescale, t),
+        )
     }
 
     fn rotate_hoisted(&self, c: &AnyPoly, keys: &[(u64, &AnyPoly)]) -> Result<Vec<AnyPoly>> {
-        self.rotate_hoisted_mod_t(c, keys, 1)
+        self.on_keys(
+            c,
+            keys,
+            |be, c, k| be.rotate_hoisted(c, k),
+            |be, c, k| be.rotate_hoisted(c, k),
+        )
     }
 
     fn rotate_hoisted_mod_t(
@@ -507,23 +512,60 @@ impl Backend for AnyBackend {
         keys: &[(u64, &AnyPoly)],
         t: u64,
     ) -> Result<Vec<AnyPoly>> {
+        self.on_keys(
+            c,
+            keys,
+            |be, c, k| be.rotate_hoisted_mod_t(c, k, t),
+            |be, c, k| be.rotate_hoisted_mod_t(c, k, t),
+        )
+    }
+}
+
+impl AnyBackend {
+    /// Runs the chosen side's `cpu` or `cuda` on an owned buffer and a key (what `dispatch!`
+    /// does for borrowed buffers).
+    fn on_owned(
+        &self,
+        c: AnyPoly,
+        key: &AnyPoly,
+        cpu: impl FnOnce(&CpuBackend, RnsPoly, &RnsPoly) -> Result<RnsPoly>,
+        cuda: impl FnOnce(&CudaBackend, DevicePoly, &DevicePoly) -> Result<DevicePoly>,
+    ) -> Result<AnyPoly> {
+        match (self, c) {
+            (AnyBackend::Cpu(be), AnyPoly::Cpu(c)) => {
+                cpu(be, c, Side::cpu(key, self)?).map(AnyPoly::Cpu)
+            }
+            (AnyBackend::Cuda(be), AnyPoly::Cuda(c)) => {
+                cuda(be, c, Side::cuda(key, self)?).map(AnyPoly::Cuda)
+            }
+            (_, c) => Err(self.mismatch(&c)),
+        }
+    }
+
+    /// Runs the chosen side's `cpu` or `cuda` on a buffer and a list of (Galois element, key).
+    #[allow(clippy::type_complexity)]
+    fn on_keys(
+        &self,
+        c: &AnyPoly,
+        keys: &[(u64, &AnyPoly)],
+        cpu: impl FnOnce(&CpuBackend, &RnsPoly, &[(u64, &RnsPoly)]) -> Result<Vec<RnsPoly>>,
+        cuda: impl FnOnce(&CudaBackend, &DevicePoly, &[(u64, &DevicePoly)]) -> Result<Vec<DevicePoly>>,
+    ) -> Result<Vec<AnyPoly>> {
         match self {
             AnyBackend::Cpu(be) => {
-                let c = Side::cpu(c, self)?;
                 let keys = keys
                     .iter()
                     .map(|&(g, k)| Ok((g, Side::cpu(k, self)?)))
                     .collect::<Result<Vec<_>>>()?;
-                let out = be.rotate_hoisted_mod_t(c, &keys, t)?;
+                let out = cpu(be, Side::cpu(c, self)?, &keys)?;
                 Ok(out.into_iter().map(AnyPoly::Cpu).collect())
             }
             AnyBackend::Cuda(be) => {
-                let c = Side::cuda(c, self)?;
                 let keys = keys
                     .iter()
                     .map(|&(g, k)| Ok((g, Side::cuda(k, self)?)))
                     .collect::<Result<Vec<_>>>()?;
-                let out = be.rotate_hoisted_mod_t(c, &keys, t)?;
+                let out = cuda(be, Side::cuda(c, self)?, &keys)?;
                 Ok(out.into_iter().map(AnyPoly::Cuda).collect())
             }
         }
@@ -577,6 +619,30 @@ mod tests {
         let prod_any = any.download(&any.tensor(&a, &a).unwrap()).unwrap();
         let prod_cpu = cpu.tensor(&b, &b).unwrap();
         assert_eq!(prod_any, prod_cpu);
+        // The owned-buffer and key-list forwards (random data stands in for the keys).
+        let key_shape = Shape {
+            components: 4,
+            level: 2,
+            extended: true,
+        };
+        let ka = any
+            .sample_uniform(&seed, Domain::Other, 1, key_shape)
+            .unwrap();
+        let kc = cpu
+            .sample_uniform(&seed, Domain::Other, 1, key_shape)
+            .unwrap();
+        let ta = any.tensor(&a, &a).unwrap();
+        let tc = cpu.tensor(&b, &b).unwrap();
+        let ra = any.relinearize(ta, &ka, false).unwrap();
+        assert_eq!(
+            any.download(&ra).unwrap(),
+            cpu.relinearize(tc, &kc, false).unwrap()
+        );
+        let rot_any = any.rotate_hoisted(&a, &[(3, &ka), (5, &ka)]).unwrap();
+        let rot_cpu = cpu.rotate_hoisted(&b, &[(3, &kc), (5, &kc)]).unwrap();
+        for (x, y) in rot_any.iter().zip(&rot_cpu) {
+            assert_eq!(&any.download(x).unwrap(), y);
+        }
         assert_eq!(any.shape(&a), shape);
         assert!(!any.is_gpu());
         assert!(any.as_cuda().is_none());
