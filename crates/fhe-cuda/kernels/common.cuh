@@ -25,7 +25,7 @@ __device__ __forceinline__ void pdl_wait() {
 }
 
 // Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:
-// [q, barrett_hi, barrett_lo, unused]. Built by tables.rs (`SLOT_STRIDE`).
+// [q, barrett_hi, barrett_lo, 1/q as an f64 (NTT FP64 butterflies)]. Built by tables.rs.
 #define SLOT_STRIDE 4
 
 struct Mod {

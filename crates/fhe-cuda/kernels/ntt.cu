@@ -48,6 +48,115 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
     y = csub(mul_shoup_lazy(u + two_q - v, c[2], c[3], q), q);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Butterfly arithmetic of the register-blocked passes: two implementations behind one
+// interface; a pass picks one per limb (block-uniform) from its modulus.
+//
+// `IntArith`: u64 words, Shoup twiddles, the lazy ranges stated at the top of this file.
+//
+// `F64Arith`, for moduli q < 2^NTT_F64_BITS (default 42, the CKKS scaling primes and small
+// plaintext moduli): the same residues computed exactly in double precision, where the FP64
+// pipe issues a butterfly in 8 instructions against about 24 for the Shoup butterfly (H200
+// microbenchmark in PERF.md: 2.2-2.5x the butterflies per second). Values are integers held
+// exactly in doubles (|x| < 2^45 < 2^53), signed and lazy:
+//   w·y mod q:  hi = fl(w·y), lo = w·y - hi exactly (FMA two-product), quot = rint(hi·(1/q))
+//               (the 1.5·2^52 rounding trick, |hi/q| < 2^45), r = hi - quot·q exactly (FMA;
+//               |r| <= (1/2 + 2^-8)·q), result r + lo with |lo| <= ulp(hi)/2 <= 2^-8·q:
+//               |w·y mod q| < 0.51·q for |y| < 2^45, q < 2^42.
+//   forward: x ± (w·y mod q), at most 11 stages per pass from inputs below 4q: |x| < 10q.
+//   inverse: every round starts by reducing its 8 values to |x| < 0.51q (x - rint(x/q)·q);
+//            three stages at most double the sums three times: |x| < 4.1q.
+// Every pass ends canonical (reduce, add q when negative), so its output is a valid input of
+// either implementation (and of `ntt_pass`), and the transform's result is the same unique
+// residue vector: bit-identical to the CPU. Every operation is a correctly rounded IEEE
+// operation written as an intrinsic (`__fma_rn`, `__dmul_rn`, `__dadd_rn`), so no contraction
+// or reassociation can change it.
+#ifndef NTT_F64_BITS
+#define NTT_F64_BITS 42
+#endif
+#define F64_MAGIC 6755399441055744.0   // 1.5 * 2^52: (x + MAGIC) - MAGIC = rint(x), |x| < 2^51
+#define F64_TWO52 4503599627370496.0   // 2^52
+#define F64_TWO52_BITS 0x4330000000000000ull
+
+struct IntArith {
+    typedef u64 V;
+    u64 q, two_q;
+    __device__ __forceinline__ IntArith(const u64* slots, u32 s)
+        : q(slots[s * SLOT_STRIDE]), two_q(2 * slots[s * SLOT_STRIDE]) {}
+    __device__ __forceinline__ V from_u64(u64 x) const { return x; }
+    __device__ __forceinline__ u64 bits(V x) const { return x; }
+    __device__ __forceinline__ V from_bits(u64 b) const { return b; }
+    __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
+        fwd_bf(x, y, w.x, w.y, q, two_q);
+    }
+    __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
+        inv_bf(x, y, w.x, w.y, q, two_q);
+    }
+    __device__ __forceinline__ void inv_last(V& x, V& y, const u64* c) const {
+        inv_bf_last(x, y, c, q, two_q);
+    }
+    template <int E>
+    __device__ __forceinline__ void inv_round_start(V (&)[E]) const {}
+    // A pass's output word: canonical after the forward's last stage, else the lazy value.
+    __device__ __forceinline__ u64 out(V x, bool fwd_last) const {
+        return fwd_last ? csub(csub(x, two_q), q) : x;
+    }
+};
+
+struct F64Arith {
+    typedef double V;
+    double q, qinv;
+    __device__ __forceinline__ F64Arith(const u64* slots, u32 s)
+        : q(from_u64(slots[s * SLOT_STRIDE])),
+          qinv(__longlong_as_double((long long)slots[s * SLOT_STRIDE + 3])) {}
+    // Exact for x < 2^52: the bits of 2^52 + x, minus 2^52.
+    __device__ __forceinline__ static V from_u64(u64 x) {
+        return __dadd_rn(__longlong_as_double((long long)(x | F64_TWO52_BITS)), -F64_TWO52);
+    }
+    __device__ __forceinline__ u64 bits(V x) const { return (u64)__double_as_longlong(x); }
+    __device__ __forceinline__ V from_bits(u64 b) const { return __longlong_as_double((long long)b); }
+    // x - rint(x/q)·q: |result| < 0.51q for |x| < 2^45.
+    __device__ __forceinline__ V reduce(V x) const {
+        const double quot = __dadd_rn(__fma_rn(x, qinv, F64_MAGIC), -F64_MAGIC);
+        return __fma_rn(-quot, q, x);
+    }
+    // w·y mod q, signed, |result| < 0.51q (see above).
+    __device__ __forceinline__ V mul(V y, double w) const {
+        const double hi = __dmul_rn(w, y);
+        const double lo = __fma_rn(w, y, -hi);
+        const double quot = __dadd_rn(__fma_rn(hi, qinv, F64_MAGIC), -F64_MAGIC);
+        return __dadd_rn(__fma_rn(-quot, q, hi), lo);
+    }
+    __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
+        const double v = mul(y, from_u64(w.x));
+        const double u = x;
+        x = __dadd_rn(u, v);
+        y = __dsub_rn(u, v);
+    }
+    __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
+        const double u = x, v = y;
+        x = __dadd_rn(u, v);
+        y = mul(__dsub_rn(u, v), from_u64(w.x));
+    }
+    // The n^-1 stage: c = [n^-1, shoup, n^-1·psi^(-n/2), shoup].
+    __device__ __forceinline__ void inv_last(V& x, V& y, const u64* c) const {
+        const double u = x, v = y;
+        x = mul(__dadd_rn(u, v), from_u64(c[0]));
+        y = mul(__dsub_rn(u, v), from_u64(c[2]));
+    }
+    template <int E>
+    __device__ __forceinline__ void inv_round_start(V (&x)[E]) const {
+#pragma unroll
+        for (int k = 0; k < E; k++) x[k] = reduce(x[k]);
+    }
+    // Canonical always: reduce, then add q to a negative value (exact: an integer of |.| < q).
+    __device__ __forceinline__ u64 out(V x, bool) const {
+        double r = reduce(x);
+        r = r < 0.0 ? __dadd_rn(r, q) : r;
+        return (u64)__double_as_longlong(__dadd_rn(r, F64_TWO52)) - F64_TWO52_BITS;
+    }
+};
+
 // One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
 // `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
 // that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
@@ -286,19 +395,19 @@ __device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
-template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
-__device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
-                                            const ulonglong2* __restrict__ twp,
-                                            const u64* consts, u32 logn, u32 L, u32 logC,
-                                            bool last, u32 mode = 0, FusedArgs fa = {},
-                                            u64* keep = nullptr, u32 block = 0) {
+template <class A, int S, bool STRIDED, bool INV, bool FUSED, bool TOP, bool KEEP>
+__device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u64* a, u32 s,
+                                                 const u64* slots,
+                                                 const ulonglong2* __restrict__ twp,
+                                                 const u64* consts, u32 logn, u32 L, u32 logC,
+                                                 bool last, u32 mode, const FusedArgs& fa,
+                                                 u64* keep, u32 block) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
     constexpr u32 LT = S - R;
     constexpr int NR = (S + R - 1) / R;
     const u64 q = slots[s * SLOT_STRIDE];
-    const u64 two_q = 2 * q;
     // (twiddle, Shoup companion) pairs of this slot: one 16-byte load per twiddle.
     const ulonglong2* __restrict__ w_tab = twp + ((u64)s << logn);
     const u32 C = 1u << logC;
@@ -325,7 +434,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         return e + (e >> 3);
     };
 
-    u64 x[E];
+    typename A::V x[E];
 #pragma unroll
     for (int r = 0; r < NR; r++) {
         // Window and stage bits of this round (compile-time after unrolling).
@@ -340,8 +449,9 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         const u64 goff = gbase + ((u64)mbase << L);
         if (r == 0) {
             const u64* gsrc = src + goff;
+            u64 w[E];
 #pragma unroll
-            for (int k = 0; k < E; k++) x[k] = gsrc[(u64)k << (lo + L)];
+            for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
             if (FUSED && (mode & RESCALE_LOAD)) {
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[fa.level * SLOT_STRIDE];
@@ -349,13 +459,16 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                 const u64 half_i = reduce_u64(half, mi);
 #pragma unroll
                 for (int k = 0; k < E; k++)
-                    x[k] = mod_sub(reduce_u64(mod_add(x[k], half, ql), mi), half_i, q);
+                    w[k] = mod_sub(reduce_u64(mod_add(w[k], half, ql), mi), half_i, q);
             }
+#pragma unroll
+            for (int k = 0; k < E; k++) x[k] = ar.from_u64(w[k]);
         } else {
             __syncthreads();
 #pragma unroll
-            for (int k = 0; k < E; k++) x[k] = sh[sh_index(mbase, k, lo)];
+            for (int k = 0; k < E; k++) x[k] = ar.from_bits(sh[sh_index(mbase, k, lo)]);
         }
+        if (INV) ar.inv_round_start(x);
         if (!INV) {
 #pragma unroll
             for (int b = b_hi - 1; b >= b_lo; b--) {
@@ -368,7 +481,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
                         const int k0 = (j << (kb + 1)) | i;
-                        fwd_bf(x[k0], x[k0 | (1 << kb)], wp.x, wp.y, q, two_q);
+                        ar.fwd(x[k0], x[k0 | (1 << kb)], wp);
                     }
                 }
             }
@@ -383,7 +496,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                     const u64* cs = consts + 4 * s;
 #pragma unroll
                     for (int k0 = 0; k0 < E; k0++)
-                        if (!(k0 & (1 << kb))) inv_bf_last(x[k0], x[k0 | (1 << kb)], cs, q, two_q);
+                        if (!(k0 & (1 << kb))) ar.inv_last(x[k0], x[k0 | (1 << kb)], cs);
                 } else {
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
 #pragma unroll
@@ -392,20 +505,19 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
                             const int k0 = (j << (kb + 1)) | i;
-                            inv_bf(x[k0], x[k0 | (1 << kb)], wp.x, wp.y, q, two_q);
+                            ar.inv(x[k0], x[k0 | (1 << kb)], wp);
                         }
                     }
                 }
             }
         }
         if (r == NR - 1) {
-            if (!INV && last) {
+            u64 o[E];
 #pragma unroll
-                for (int k = 0; k < E; k++) x[k] = csub(csub(x[k], two_q), q);
-            }
+            for (int k = 0; k < E; k++) o[k] = ar.out(x[k], !INV && last);
             if (KEEP) {
 #pragma unroll
-                for (int k = 0; k < E; k++) keep[k] = x[k];
+                for (int k = 0; k < E; k++) keep[k] = o[k];
             } else if (FUSED && !STRIDED && (mode & RESCALE_STORE)) {
                 // The read-modify-write of `a` in coalesced order (L = 0 here).
                 const u64* rc = (const u64*)fa.rconsts;
@@ -415,7 +527,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                 u64 y[E];
 #pragma unroll
                 for (int i = 0; i < E; i++) li[i] = threadIdx.x + i * T;
-                exchange_outputs(x, y, li);
+                exchange_outputs(o, y, li);
                 u64* pb = a + ((u64)blockIdx.x << (logC + S)) + threadIdx.x;
                 if (fa.use_t) {
                     const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
@@ -433,14 +545,36 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                 }
             } else {
 #pragma unroll
-                for (int k = 0; k < E; k++) a[goff + ((u64)k << (lo + L))] = x[k];
+                for (int k = 0; k < E; k++) a[goff + ((u64)k << (lo + L))] = o[k];
             }
         } else {
             if (r > 0) __syncthreads();
 #pragma unroll
-            for (int k = 0; k < E; k++) sh[sh_index(mbase, k, lo)] = x[k];
+            for (int k = 0; k < E; k++) sh[sh_index(mbase, k, lo)] = ar.bits(x[k]);
         }
     }
+}
+
+// A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
+// 2^NTT_F64_BITS, else `IntArith` (a block-uniform branch; both give the same canonical
+// outputs, and each accepts the other's intermediate words).
+template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
+__device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
+                                            const ulonglong2* __restrict__ twp,
+                                            const u64* consts, u32 logn, u32 L, u32 logC,
+                                            bool last, u32 mode = 0, FusedArgs fa = {},
+                                            u64* keep = nullptr, u32 block = 0) {
+#if NTT_F64_BITS > 0
+    if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
+        ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
+            F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
+            keep, block);
+        return;
+    }
+#endif
+    ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
+            IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
+            keep, block);
 }
 
 // The register-blocked kernels for S stages: ntt_fwd_r8_S, ntt_fwd_fused_r8_S (the fused modes,

@@ -1,6 +1,6 @@
 //! The ring's precomputed tables, packed into one device buffer at `CudaBackend::new`.
 //!
-//! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, 0]`;
+//! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, bits of 1/q as f64]`;
 //! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup, then the same
 //! interleaved as `[slot][k][twiddle, shoup]` pairs (one 16-byte load per twiddle in the
 //! register-blocked NTT pass); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
@@ -73,13 +73,15 @@ pub(crate) struct NttOffsets {
     pub ntt_consts: usize,
 }
 
-/// Appends the slot rows `[q, barrett_hi, barrett_lo, 0]` and the NTT tables of `ntts` (one
+/// Appends the slot rows `[q, barrett_hi, barrett_lo, f64 bits of 1/q]` and the NTT tables of `ntts` (one
 /// per slot, in slot order) to `buf`.
 pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttOffsets {
     let slots = buf.len();
     for t in ntts {
         let (hi, lo) = t.modulus().barrett_constant();
-        buf.extend_from_slice(&[t.modulus().value(), hi, lo, 0]);
+        let q = t.modulus().value();
+        // 1/q rounded to a double: the quotient estimate of the FP64 NTT butterflies (ntt.cu).
+        buf.extend_from_slice(&[q, hi, lo, (1.0 / q as f64).to_bits()]);
     }
     let push_all = |buf: &mut Vec<u64>, f: &dyn Fn(&NttTable) -> Vec<u64>| {
         let off = buf.len();
