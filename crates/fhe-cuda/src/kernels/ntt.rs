@@ -180,10 +180,13 @@ fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
 /// `FHE_NTT_R8_LOG_THREADS` (log) and `FHE_NTT_R8_LOG_C` override these two (tuning runs).
 /// On the H200 (PERF.md): 2^6 threads and 2^3 strided sub-problems measured 2–5% faster than
 /// 2^7 / 2^4; later 2^5 / 2^2 a further 1.3% (mul_relin_rescale 441–443 → 436–437 µs, alternated
-/// twice; 2^1 sub-problems 477): more, smaller blocks shorten the last partial wave.
-const R8_THREADS: u32 = 32;
+/// twice; 2^1 sub-problems 477): more, smaller blocks shorten the last partial wave. With the
+/// FP64 butterflies (ntt.cu) the sweep moved back: 2^6 / 2^3 gave mul_relin_rescale 368 µs
+/// (four runs 367.9–368.6) against 381 for 2^5 / 2^2 (2^5 / 2^3 370–374, 2^6 / 2^4 370,
+/// 2^7 / 2^3 370, 2^5 / 2^1 428), one device session.
+const R8_THREADS: u32 = 64;
 /// Sub-problems per block of a strided register-blocked pass, at most.
-const R8_LOG_C_STRIDED: u32 = 2;
+const R8_LOG_C_STRIDED: u32 = 3;
 
 /// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
 fn r8(p: Pass) -> bool {
