@@ -71,6 +71,7 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // residue vector: bit-identical to the CPU. Every operation is a correctly rounded IEEE
 // operation written as an intrinsic (`__fma_rn`, `__dmul_rn`, `__dadd_rn`), so no contraction
 // or reassociation can change it.
+// (The launches in kernels/ntt.rs mirror the default as `NTT_F64_BITS` to pick block shapes.)
 #ifndef NTT_F64_BITS
 #define NTT_F64_BITS 42
 #endif

@@ -71,6 +71,10 @@ pub(crate) struct NttOffsets {
     /// `[slot][k][2]`: inverse twiddle and Shoup companion, interleaved (16-byte aligned).
     pub inv_pair: usize,
     pub ntt_consts: usize,
+    /// By slot: whether its NTT passes run in double precision (modulus below
+    /// 2^[`NTT_F64_BITS`](crate::kernels::ntt::NTT_F64_BITS)); the launches pick their block
+    /// shape by it.
+    pub f64_slots: Vec<bool>,
 }
 
 /// Appends the slot rows `[q, barrett_hi, barrett_lo, f64 bits of 1/q]` and the NTT tables of `ntts` (one
@@ -115,8 +119,13 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
             t.inverse_final_twiddle_shoup(),
         ]
     });
+    let f64_slots = ntts
+        .iter()
+        .map(|t| t.modulus().value() < 1 << crate::kernels::ntt::NTT_F64_BITS)
+        .collect();
     NttOffsets {
         slots,
+        f64_slots,
         fwd,
         fwd_shoup,
         inv,

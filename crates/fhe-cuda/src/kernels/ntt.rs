@@ -176,17 +176,32 @@ fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
     Some(if inverse { R8_INV[i] } else { R8_FWD[i] })
 }
 
-/// Threads per block of the register-blocked pass, at most (non-strided passes);
-/// `FHE_NTT_R8_LOG_THREADS` (log) and `FHE_NTT_R8_LOG_C` override these two (tuning runs).
-/// On the H200 (PERF.md): 2^6 threads and 2^3 strided sub-problems measured 2–5% faster than
-/// 2^7 / 2^4; later 2^5 / 2^2 a further 1.3% (mul_relin_rescale 441–443 → 436–437 µs, alternated
-/// twice; 2^1 sub-problems 477): more, smaller blocks shorten the last partial wave. With the
-/// FP64 butterflies (ntt.cu) the sweep moved back: 2^6 / 2^3 gave mul_relin_rescale 368 µs
-/// (four runs 367.9–368.6) against 381 for 2^5 / 2^2 (2^5 / 2^3 370–374, 2^6 / 2^4 370,
-/// 2^7 / 2^3 370, 2^5 / 2^1 428), one device session.
-const R8_THREADS: u32 = 64;
-/// Sub-problems per block of a strided register-blocked pass, at most.
-const R8_LOG_C_STRIDED: u32 = 3;
+/// Moduli below 2^NTT_F64_BITS run the NTT passes in exact double precision (`F64Arith` of
+/// ntt.cu, whose `NTT_F64_BITS` has the same default); the launches choose their block shape by it.
+pub(crate) const NTT_F64_BITS: u32 = 42;
+
+/// Block shape of the register-blocked passes, `(log2 threads per block at most (non-strided
+/// passes), log2 sub-problems per block at most (strided passes))`, for launches whose limbs
+/// mostly run the integer butterflies and for those that mostly run the FP64 ones;
+/// `FHE_NTT_R8_LOG_THREADS` and `FHE_NTT_R8_LOG_C` override both (tuning runs). On the H200
+/// (PERF.md): integer 2^6 / 2^3 measured 2–5% faster than 2^7 / 2^4, then 2^5 / 2^2 a further
+/// 1.3% (mul_relin_rescale 441–443 → 436–437 µs; 2^1 sub-problems 477): more, smaller blocks
+/// shorten the last partial wave. With the FP64 butterflies the best shape moved back: at
+/// N16_L24_D3 2^6 / 2^3 gave mul_relin_rescale 368 µs (four runs) against 381 for 2^5 / 2^2,
+/// while the integer presets kept 2^5 / 2^2 ahead by 0.6–1.8% (BGV/BFV PHANTOM_INT and CKKS
+/// CAT_COMPAT key switching, alternated twice).
+const R8_SHAPE_INT: (u32, u32) = (5, 2);
+const R8_SHAPE_F64: (u32, u32) = (6, 3);
+
+/// Whether most of `slots` run the FP64 butterflies (the block shape of their launch).
+fn mostly_f64(cx: &Ctx, slots: &[u32]) -> bool {
+    let f = &cx.layout.ntt.f64_slots;
+    let n = slots
+        .iter()
+        .filter(|&&s| f.get(s as usize).copied().unwrap_or(false))
+        .count();
+    2 * n > slots.len()
+}
 
 /// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
 fn r8(p: Pass) -> bool {
@@ -199,21 +214,17 @@ fn r8(p: Pass) -> bool {
     on && (3..=11).contains(&p.s)
 }
 
-/// `(logC, config)` of a register-blocked pass over `limbs` limbs: 8 elements per thread.
-fn config_r8(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
-    static T: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    let (log_threads, log_c_strided) = *T.get_or_init(|| {
-        let get = |k: &str, d: u32| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d)
-        };
-        (
-            get("FHE_NTT_R8_LOG_THREADS", R8_THREADS.trailing_zeros()).clamp(3, 9),
-            get("FHE_NTT_R8_LOG_C", R8_LOG_C_STRIDED).clamp(0, 6),
-        )
+/// `(logC, config)` of a register-blocked pass over `limbs` limbs: 8 elements per thread;
+/// `f64`: the limbs mostly run the FP64 butterflies ([`mostly_f64`]).
+fn config_r8(logn: u32, p: Pass, limbs: u32, f64: bool) -> (u32, LaunchConfig) {
+    static T: std::sync::OnceLock<[(u32, u32); 2]> = std::sync::OnceLock::new();
+    let shapes = T.get_or_init(|| {
+        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+        let (t, c) = (get("FHE_NTT_R8_LOG_THREADS"), get("FHE_NTT_R8_LOG_C"));
+        [R8_SHAPE_INT, R8_SHAPE_F64]
+            .map(|(dt, dc)| (t.unwrap_or(dt).clamp(3, 9), c.unwrap_or(dc).clamp(0, 6)))
     });
+    let (log_threads, log_c_strided) = shapes[f64 as usize];
     let lt = p.s - 3;
     let subs = logn - p.s; // log of the sub-problems per limb
     let log_c = if p.l > 0 {
@@ -282,7 +293,8 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
             let last: u32 = (p.l == 0) as u32;
             if let Some(name) = plain_kernel(p, false) {
                 let f8 = cx.dev.function("ntt", name)?;
-                let (log_c, cfg) = config_r8(logn, p, count);
+                let f64 = mostly_f64(cx, &list.slot[..count as usize]);
+                let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
                 )?;
@@ -344,7 +356,7 @@ const R8_KEYPROD: [&str; 9] = r8_names!("ntt_keyprod_r8_");
 /// it does not apply: register-blocked passes off or not covering the ring, `FHE_KEYPROD_FUSED=0`
 /// (A/B timing runs), or more shared memory than the default 48 KiB (the pass's exchange buffer
 /// plus 256 bytes of 128-bit sums per thread; only rings of 2^11 run one pass that large).
-fn key_product_launch(logn: u32, rows: u32) -> Option<(Pass, u32, LaunchConfig)> {
+fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, LaunchConfig)> {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let on = *ON.get_or_init(|| std::env::var("FHE_KEYPROD_FUSED").map_or(true, |v| v != "0"));
     if !on || !fused_passes_available(logn) {
@@ -352,7 +364,7 @@ fn key_product_launch(logn: u32, rows: u32) -> Option<(Pass, u32, LaunchConfig)>
     }
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
-    let (log_c, mut cfg) = config_r8(logn, last, rows);
+    let (log_c, mut cfg) = config_r8(logn, last, rows, f64);
     // The kernel's exchange buffer, rounded up to 16 bytes, then the sums.
     let words = ((1u32 << (log_c + last.s)) * 9 / 8 + 1) & !1;
     cfg.shared_mem_bytes = 8 * words + 256 * cfg.block_dim.0;
@@ -361,7 +373,8 @@ fn key_product_launch(logn: u32, rows: u32) -> Option<(Pass, u32, LaunchConfig)>
 
 /// Whether [`forward_key_product`] applies to this ring.
 pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
-    key_product_launch(cx.n.trailing_zeros(), 1).is_some()
+    let logn = cx.n.trailing_zeros();
+    key_product_launch(logn, 1, false).is_some() && key_product_launch(logn, 1, true).is_some()
 }
 
 /// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of a
@@ -382,11 +395,14 @@ pub(crate) fn forward_key_product(
     let slots = cx.slots();
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
-        let (last, log_c, cfg) = key_product_launch(logn, ch.len() as u32).ok_or_else(|| {
-            crate::error::Error::Unsupported {
-                what: "the fused key product on this ring".into(),
-            }
-        })?;
+        let row_slots: Vec<u32> = ch.iter().map(|r| r.0).collect();
+        let f64 = mostly_f64(cx, &row_slots);
+        let (last, log_c, cfg) =
+            key_product_launch(logn, ch.len() as u32, f64).ok_or_else(|| {
+                crate::error::Error::Unsupported {
+                    what: "the fused key product on this ring".into(),
+                }
+            })?;
         let mut list = KeyProdList {
             slot: [0; MAX_KP],
             own: [NO_DIGIT; MAX_KP],
@@ -460,7 +476,8 @@ pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs) -> Result<bool> {
     forward_passes(cx, &args.conv.limbs(), true)?;
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
-    let (log_c, cfg) = config_r8(logn, last, args.conv.count());
+    let conv_slots: Vec<u32> = args.conv.limbs().iter().map(|l| l.slot).collect();
+    let (log_c, cfg) = config_r8(logn, last, args.conv.count(), mostly_f64(cx, &conv_slots));
     let f = cx.dev.function("ntt", R8_FINISH[last.s as usize - 3])?;
     let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.fwd_pair));
     launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)?;
@@ -545,6 +562,8 @@ fn forward_fused(
                 .expect("a non-empty chunk")
         };
         let count = ch.len() as u32;
+        let ch_slots: Vec<u32> = ch.iter().map(|x| x.3).collect();
+        let f64 = mostly_f64(cx, &ch_slots);
         let steps: Vec<(Pass, LimbList, u32)> = if p1.s == 0 {
             vec![(p0, list_of(&|x| (x.0, x.2)), load_mode | store_mode)]
         } else {
@@ -556,7 +575,7 @@ fn forward_fused(
         for (p, list, mode) in steps {
             let last: u32 = (p.l == 0) as u32;
             let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
-            let (log_c, cfg) = config_r8(logn, p, count);
+            let (log_c, cfg) = config_r8(logn, p, count, f64);
             launch!(
                 cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &fa
             )?;
@@ -630,7 +649,8 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             }
             if let Some(name) = plain_kernel(p, true) {
                 let f8 = cx.dev.function("ntt", name)?;
-                let (log_c, cfg) = config_r8(logn, p, count);
+                let f64 = mostly_f64(cx, &list.slot[..count as usize]);
+                let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c
                 )?;
@@ -667,15 +687,17 @@ mod tests {
     #[test]
     fn key_product_launch_fits_shared_memory() {
         for logn in 12..=17 {
-            let (last, log_c, cfg) = key_product_launch(logn, 32).expect("fusable");
-            assert_eq!(
-                last.l, 0,
-                "logn {logn}: the last pass is the non-strided one"
-            );
-            assert_eq!(cfg.block_dim.0 * 8, 1 << (log_c + last.s), "logn {logn}");
-            assert_eq!(cfg.grid_dim.0 << (log_c + last.s), 1 << logn, "logn {logn}");
-            assert!(cfg.shared_mem_bytes <= 48 * 1024, "logn {logn}");
+            for f64 in [false, true] {
+                let (last, log_c, cfg) = key_product_launch(logn, 32, f64).expect("fusable");
+                assert_eq!(
+                    last.l, 0,
+                    "logn {logn}: the last pass is the non-strided one"
+                );
+                assert_eq!(cfg.block_dim.0 * 8, 1 << (log_c + last.s), "logn {logn}");
+                assert_eq!(cfg.grid_dim.0 << (log_c + last.s), 1 << logn, "logn {logn}");
+                assert!(cfg.shared_mem_bytes <= 48 * 1024, "logn {logn}");
+            }
         }
-        assert!(key_product_launch(11, 32).is_none());
+        assert!(key_product_launch(11, 32, false).is_none());
     }
 }
