@@ -363,6 +363,11 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // same residues as the separate kernels, two global round trips fewer.
 // With `use_t` (BGV's modulus switch, the top limb already scaled by t^-1) the store is
 // a[j] <- a[j]·q_l^-1 - ntt[j]·(t·q_l^-1) (`elementwise_rescale_finish_mod_t`; `tq` by slot).
+// Non-strided rounds on the lowest 3 bits load and store their 8 consecutive words as 16-byte
+// pairs (A/B runs: FHE_NVRTC_OPTS_NTT=-DNTT_VEC_IO=0).
+#ifndef NTT_VEC_IO
+#define NTT_VEC_IO 1
+#endif
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
 #define MAX_FUSED_SLOTS 64
@@ -451,8 +456,20 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         if (r == 0) {
             const u64* gsrc = src + goff;
             u64 w[E];
+            if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+                // The thread's 8 elements are consecutive words (64-byte aligned): 4 16-byte
+                // loads instead of 8.
+                const ulonglong2* g2 = (const ulonglong2*)gsrc;
 #pragma unroll
-            for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
+                for (int k = 0; k < E / 2; k++) {
+                    const ulonglong2 v = g2[k];
+                    w[2 * k] = v.x;
+                    w[2 * k + 1] = v.y;
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
+            }
             if (FUSED && (mode & RESCALE_LOAD)) {
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[fa.level * SLOT_STRIDE];
@@ -545,8 +562,14 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                     }
                 }
             } else {
+                if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+                    ulonglong2* g2 = (ulonglong2*)(a + goff);
 #pragma unroll
-                for (int k = 0; k < E; k++) a[goff + ((u64)k << (lo + L))] = o[k];
+                    for (int k = 0; k < E / 2; k++) g2[k] = make_ulonglong2(o[2 * k], o[2 * k + 1]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < E; k++) a[goff + ((u64)k << (lo + L))] = o[k];
+                }
             }
         } else {
             if (r > 0) __syncthreads();
