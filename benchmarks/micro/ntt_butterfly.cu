@@ -17,6 +17,8 @@
 #include <vector>
 typedef unsigned long long u64;
 
+// The integer butterfly as in crates/fhe-cuda/kernels/ntt.cu (`fwd_bf`, `inv_bf`), copied so
+// that this file builds alone with nvcc.
 __device__ __forceinline__ u64 csub(u64 a, u64 b) {
     u64 d = a - b;
     return (long long)d < 0 ? a : d;
@@ -37,7 +39,7 @@ __device__ __forceinline__ void inv_bf(u64& x, u64& y, u64 w, u64 ws, u64 q, u64
 }
 
 #define MAGIC 6755399441055744.0 // 1.5 * 2^52
-// w*y mod q, |result| < 0.51 q, for |y| < 2^45, q < 2^42 (two-product, FMA remainder).
+// w*y mod q, |result| < 0.52 q, for |y| < 2^46, q < 2^42 (two-product, FMA remainder).
 __device__ __forceinline__ double fmulmod(double w, double y, double q, double qinv) {
     double hi = __dmul_rn(w, y);
     double lo = __fma_rn(w, y, -hi);

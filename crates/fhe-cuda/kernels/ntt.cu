@@ -58,14 +58,16 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // plaintext moduli): the same residues computed exactly in double precision, where the FP64
 // pipe issues a butterfly in 8 instructions against about 24 for the Shoup butterfly (H200
 // microbenchmark in PERF.md: 2.2-2.5x the butterflies per second). Values are integers held
-// exactly in doubles (|x| < 2^45 < 2^53), signed and lazy:
-//   w·y mod q:  hi = fl(w·y), lo = w·y - hi exactly (FMA two-product), quot = rint(hi·(1/q))
-//               (the 1.5·2^52 rounding trick, |hi/q| < 2^45), r = hi - quot·q exactly (FMA;
-//               |r| <= (1/2 + 2^-8)·q), result r + lo with |lo| <= ulp(hi)/2 <= 2^-8·q:
-//               |w·y mod q| < 0.51·q for |y| < 2^45, q < 2^42.
-//   forward: x ± (w·y mod q), at most 11 stages per pass from inputs below 4q: |x| < 10q.
-//   inverse: every round starts by reducing its 8 values to |x| < 0.51q (x - rint(x/q)·q);
-//            three stages at most double the sums three times: |x| < 4.1q.
+// exactly in doubles (|x| < 2^46 < 2^53), signed and lazy. For w < q < 2^42 and |y| < 2^46:
+//   w·y mod q:  hi = fl(w·y), lo = w·y - hi exactly (FMA two-product); quot = rint(hi·fl(1/q))
+//               (the 1.5·2^52 rounding trick, |hi/q| < 2^46 < 2^51), within 1/2 + 2^-7 of hi/q
+//               (the relative error of fl(1/q) and of the product is below 2^-53); r = hi -
+//               quot·q exactly (FMA: an integer below 2^53), |r| <= (1/2 + 2^-7)·q; result
+//               r + lo with |lo| <= ulp(hi)/2 <= 2^-53·q·|y| <= 2^-7·q: |w·y mod q| < 0.52·q.
+//   reduce:     x - rint(x·fl(1/q))·q for |x| < 2^46: |result| <= (1/2 + 2^-7)·q < 0.51·q.
+//   forward: x ± (w·y mod q), at most 11 stages per pass from inputs below 4q: |x| < 10q < 2^46.
+//   inverse: every round starts by reducing its 8 values to |x| < 0.51q; three stages at most
+//            double the sums three times: |x| < 4.2q.
 // Every pass ends canonical (reduce, add q when negative), so its output is a valid input of
 // either implementation (and of `ntt_pass`), and the transform's result is the same unique
 // residue vector: bit-identical to the CPU. Every operation is a correctly rounded IEEE
@@ -116,12 +118,12 @@ struct F64Arith {
     }
     __device__ __forceinline__ u64 bits(V x) const { return (u64)__double_as_longlong(x); }
     __device__ __forceinline__ V from_bits(u64 b) const { return __longlong_as_double((long long)b); }
-    // x - rint(x/q)·q: |result| < 0.51q for |x| < 2^45.
+    // x - rint(x/q)·q: |result| < 0.51q for |x| < 2^46.
     __device__ __forceinline__ V reduce(V x) const {
         const double quot = __dadd_rn(__fma_rn(x, qinv, F64_MAGIC), -F64_MAGIC);
         return __fma_rn(-quot, q, x);
     }
-    // w·y mod q, signed, |result| < 0.51q (see above).
+    // w·y mod q, signed, |result| < 0.52q for |y| < 2^46 (see above).
     __device__ __forceinline__ V mul(V y, double w) const {
         const double hi = __dmul_rn(w, y);
         const double lo = __fma_rn(w, y, -hi);
