@@ -670,6 +670,69 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// A CPU model of `F64Mod`/`F64Arith` of ntt.cu, step for step (Rust's `f64` operations and
+    /// `mul_add` are correctly rounded IEEE operations, as the kernel's intrinsics are).
+    mod f64_model {
+        pub const MAGIC: f64 = 6755399441055744.0;
+        pub fn mul(w: f64, y: f64, q: f64, qinv: f64) -> f64 {
+            let hi = w * y;
+            let lo = w.mul_add(y, -hi);
+            let quot = hi.mul_add(qinv, MAGIC) - MAGIC;
+            (-quot).mul_add(q, hi) + lo
+        }
+        pub fn reduce(x: f64, q: f64, qinv: f64) -> f64 {
+            let quot = x.mul_add(qinv, MAGIC) - MAGIC;
+            (-quot).mul_add(q, x)
+        }
+    }
+
+    /// The error bounds the FP64 butterflies rely on (ntt.cu): for w < q < 2^42 and
+    /// |y| < 2^46, `mul` gives an integer congruent to w·y with |.| < 0.52q, and `reduce` an
+    /// integer congruent to x with |.| < 0.51q; checked against exact i128 arithmetic at the
+    /// edges (q just below 2^42, |y| up to 2^46 - 1, w = q - 1) and on random values.
+    #[test]
+    fn f64_butterfly_arithmetic_is_exact_within_its_bounds() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let lim = 1i64 << 46;
+        for q in [
+            (1u64 << 42) - 11,
+            (1 << 40) + 15,
+            1_099_511_922_689,
+            786_433,
+            65_537,
+            3,
+        ] {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            let mut ws = vec![q - 1, 1, 0, q / 2];
+            let mut ys = vec![lim - 1, -(lim - 1), 10 * q as i64, -(10 * q as i64), 0, 1];
+            for _ in 0..4000 {
+                ws.push(rnd() % q);
+                ys.push((rnd() % (2 * lim as u64 - 1)) as i64 - (lim - 1));
+            }
+            for (i, &y) in ys.iter().enumerate() {
+                let w = ws[i % ws.len()];
+                let r = f64_model::mul(w as f64, y as f64, qf, qinv);
+                assert_eq!(r.fract(), 0.0, "q {q} w {w} y {y}");
+                assert!(r.abs() < 0.52 * qf, "q {q} w {w} y {y}: {r}");
+                let diff = (w as i128) * (y as i128) - r as i128;
+                assert_eq!(diff.rem_euclid(q as i128), 0, "q {q} w {w} y {y}");
+                let x = f64_model::reduce(y as f64, qf, qinv);
+                assert!(x.abs() < 0.51 * qf, "q {q} x {y}: {x}");
+                assert_eq!(
+                    (y as i128 - x as i128).rem_euclid(q as i128),
+                    0,
+                    "q {q} x {y}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn kernel_name_tables_cover_every_pass_size() {
         assert_eq!(R8_FWD[0], "ntt_fwd_r8_3");
