@@ -670,8 +670,9 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// A CPU model of `F64Arith::mul` and `F64Arith::reduce` of ntt.cu, step for step (Rust's `f64` operations and
-    /// `mul_add` are correctly rounded IEEE operations, as the kernel's intrinsics are).
+    /// A CPU model of `F64Arith::mul` and `F64Arith::reduce` of ntt.cu, step for step (Rust's
+    /// `f64` operations and `mul_add` are correctly rounded IEEE operations, as the kernel's
+    /// intrinsics are).
     mod f64_model {
         pub const MAGIC: f64 = 6755399441055744.0;
         pub fn mul(w: f64, y: f64, q: f64, qinv: f64) -> f64 {
