@@ -194,13 +194,14 @@ const R8_SHAPE_INT: (u32, u32) = (5, 2);
 const R8_SHAPE_F64: (u32, u32) = (6, 3);
 
 /// Whether most of `slots` run the FP64 butterflies (the block shape of their launch).
-fn mostly_f64(cx: &Ctx, slots: &[u32]) -> bool {
+fn mostly_f64(cx: &Ctx, slots: impl IntoIterator<Item = u32>) -> bool {
     let f = &cx.layout.ntt.f64_slots;
-    let n = slots
-        .iter()
-        .filter(|&&s| f.get(s as usize).copied().unwrap_or(false))
-        .count();
-    2 * n > slots.len()
+    let (mut yes, mut all) = (0usize, 0usize);
+    for s in slots {
+        all += 1;
+        yes += usize::from(f.get(s as usize).copied().unwrap_or(false));
+    }
+    2 * yes > all
 }
 
 /// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
@@ -293,7 +294,7 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
             let last: u32 = (p.l == 0) as u32;
             if let Some(name) = plain_kernel(p, false) {
                 let f8 = cx.dev.function("ntt", name)?;
-                let f64 = mostly_f64(cx, &list.slot[..count as usize]);
+                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
@@ -395,8 +396,7 @@ pub(crate) fn forward_key_product(
     let slots = cx.slots();
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
-        let row_slots: Vec<u32> = ch.iter().map(|r| r.0).collect();
-        let f64 = mostly_f64(cx, &row_slots);
+        let f64 = mostly_f64(cx, ch.iter().map(|r| r.0));
         let (last, log_c, cfg) =
             key_product_launch(logn, ch.len() as u32, f64).ok_or_else(|| {
                 crate::error::Error::Unsupported {
@@ -476,8 +476,8 @@ pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs) -> Result<bool> {
     forward_passes(cx, &args.conv.limbs(), true)?;
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
-    let conv_slots: Vec<u32> = args.conv.limbs().iter().map(|l| l.slot).collect();
-    let (log_c, cfg) = config_r8(logn, last, args.conv.count(), mostly_f64(cx, &conv_slots));
+    let f64 = mostly_f64(cx, args.conv.limbs().iter().map(|l| l.slot));
+    let (log_c, cfg) = config_r8(logn, last, args.conv.count(), f64);
     let f = cx.dev.function("ntt", R8_FINISH[last.s as usize - 3])?;
     let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.fwd_pair));
     launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)?;
@@ -562,8 +562,7 @@ fn forward_fused(
                 .expect("a non-empty chunk")
         };
         let count = ch.len() as u32;
-        let ch_slots: Vec<u32> = ch.iter().map(|x| x.3).collect();
-        let f64 = mostly_f64(cx, &ch_slots);
+        let f64 = mostly_f64(cx, ch.iter().map(|x| x.3));
         let steps: Vec<(Pass, LimbList, u32)> = if p1.s == 0 {
             vec![(p0, list_of(&|x| (x.0, x.2)), load_mode | store_mode)]
         } else {
@@ -649,7 +648,7 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
             }
             if let Some(name) = plain_kernel(p, true) {
                 let f8 = cx.dev.function("ntt", name)?;
-                let f64 = mostly_f64(cx, &list.slot[..count as usize]);
+                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
                     cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c
