@@ -2,11 +2,13 @@
 //! dnum 3): NTT / inverse NTT of a 2×25-limb buffer, the key-switching parts, `mul_relin` with
 //! rescale and a one-key `rotate_hoisted`. CUDA-event time per call, median of 50 after warm-up.
 //!
-//! `cargo run --release -p fhe-cuda --example gpu_perf` on a machine with a GPU.
+//! `cargo run --release -p fhe-cuda --example gpu_perf` on a machine with a GPU;
+//! `GPU_PERF_PRESET=CAT_COMPAT` (or `CAT`, `PHANTOM_N16`) times another CKKS preset (the op
+//! names keep the N16_L24_D3 limb counts).
 
 use ckks::Parameters;
 use ckks::context::ring_for;
-use ckks::params::N16_L24_D3;
+use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use cudarc::driver::sys::CUevent_flags;
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::Backend;
@@ -64,13 +66,21 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
 fn main() {
     let dev = Device::new(0).expect("a CUDA device");
     dev.warm_up().expect("kernels compile");
-    let params = Parameters::new(&N16_L24_D3).unwrap();
+    let preset = std::env::var("GPU_PERF_PRESET").unwrap_or_else(|_| "N16_L24_D3".into());
+    let lit: ParametersLiteral = match preset.as_str() {
+        "CAT" => CAT,
+        "CAT_COMPAT" => CAT_COMPAT,
+        "PHANTOM_N16" => PHANTOM_N16,
+        "N16_L24_D3" => N16_L24_D3,
+        other => panic!("unknown GPU_PERF_PRESET {other:?}"),
+    };
+    let params = Parameters::new(&lit).unwrap();
     let ring = ring_for(&params).unwrap();
     let be = CudaBackend::new(dev.clone(), ring.clone()).unwrap();
     let top = ring.max_level();
     let dnum = ring.digits().len();
     println!(
-        "device {} | N = {} Q limbs {} P limbs {} dnum {}",
+        "device {} | {preset}: N = {} Q limbs {} P limbs {} dnum {}",
         dev.name(),
         ring.n(),
         ring.q_count(),
