@@ -7,7 +7,7 @@ mod common;
 
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bgv::testing::{SeededKeys, seed, seeded_galois_keys};
-use gpufhe::ckks::params::{CAT, N13, N16_L24_D3, ParametersLiteral};
+use gpufhe::ckks::params::{CAT, CAT_COMPAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::CudaBackend;
@@ -134,6 +134,13 @@ fn gpu_ckks_operators_bit_identical_n13() {
 #[ignore = "needs a CUDA device"]
 fn gpu_ckks_operators_bit_identical_n16_l24_d3() {
     compare(&N16_L24_D3);
+}
+
+/// One prime per digit (dnum = L + 1): mod_up's forward NTT lifts the digits as it loads them.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_ckks_operators_bit_identical_cat_compat() {
+    compare(&CAT_COMPAT);
 }
 
 /// The runtime-selected backend: on a GPU machine `AnyBackend::auto` picks CUDA, every operator

@@ -372,6 +372,12 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #endif
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
+// Lifted limbs (fused kernels only): bits LIFT_SHIFT.. of a limb's slot word hold one plus the
+// slot `f` whose modulus its input is reduced by; the first pass then transforms the centred
+// lift ((y + q_f/2) mod q_f) mod q_i - (q_f/2 mod q_i) of each input word y, which is mod_up's
+// conversion of a one-prime digit (and the rescale correction's lift, with f the top slot).
+#define LIFT_SHIFT 16
+#define LIFT_SLOT_MASK 0xffffu
 #define MAX_FUSED_SLOTS 64
 // Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
 // and for BGV t·q_l^-1 by slot. Mirrors `FusedArgs` in Rust.
@@ -409,7 +415,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                                  const ulonglong2* __restrict__ twp,
                                                  const u64* consts, u32 logn, u32 L, u32 logC,
                                                  bool last, u32 mode, const FusedArgs& fa,
-                                                 u64* keep, u32 block) {
+                                                 u64* keep, u32 block, u32 lift) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
@@ -472,9 +478,12 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 #pragma unroll
                 for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
             }
-            if (FUSED && (mode & RESCALE_LOAD)) {
+            if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
+                // The centred lift from the modulus of slot `from` (the top limb's for the
+                // rescale, the slot word's for a lifted limb).
+                const u32 from = lift ? lift - 1 : fa.level;
                 const Mod mi = load_mod(slots, s);
-                const u64 ql = slots[fa.level * SLOT_STRIDE];
+                const u64 ql = slots[from * SLOT_STRIDE];
                 const u64 half = ql >> 1;
                 const u64 half_i = reduce_u64(half, mi);
 #pragma unroll
@@ -589,18 +598,18 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {},
-                                            u64* keep = nullptr, u32 block = 0) {
+                                            u64* keep = nullptr, u32 block = 0, u32 lift = 0) {
 #if NTT_F64_BITS > 0
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
         ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block);
+            keep, block, lift);
         return;
     }
 #endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block);
+            keep, block, lift);
 }
 
 // The register-blocked kernels for S stages: ntt_fwd_r8_S, ntt_fwd_fused_r8_S (the fused modes,
@@ -631,12 +640,13 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
         u64* dst = (u64*)ll.dst[i];                                                              \
+        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
         if (L > 0)                                                                               \
-            ntt_pass_r8<S, true, false, true>(src, dst, ll.slot[i], slots, twp, nullptr, logn,   \
-                                              L, logC, last != 0, mode, fa);                     \
+            ntt_pass_r8<S, true, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,   \
+                                              last != 0, mode, fa, nullptr, 0, lift);            \
         else                                                                                     \
-            ntt_pass_r8<S, false, false, true>(src, dst, ll.slot[i], slots, twp, nullptr, logn,  \
-                                               L, logC, last != 0, mode, fa);                    \
+            ntt_pass_r8<S, false, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,  \
+                                               last != 0, mode, fa, nullptr, 0, lift);           \
     }                                                                                            \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \

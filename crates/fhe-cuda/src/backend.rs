@@ -1340,7 +1340,7 @@ impl CudaBackend {
     /// `mod_up` into `ext`, of shape `mod_up_shape(c, component)`: every active limb of `ext` is
     /// written (digit limbs copied, the others converted), the inactive ones are not touched.
     fn mod_up_into(&self, c: &DevicePoly, component: usize, ext: &mut DevicePoly) -> Result<()> {
-        let fwd = self.mod_up_convert(c, component, ext, true)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true)?;
         kernels::ntt::forward_list(&self.cx(), &fwd)?;
         Ok(())
     }
@@ -1367,7 +1367,7 @@ impl CudaBackend {
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
-        let fwd = self.mod_up_convert(c, component, ext, false)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let rows: Vec<(u32, Option<u32>)> = acc
             .limbs(self.s())
@@ -1399,17 +1399,22 @@ impl CudaBackend {
     }
 
     /// `mod_up`'s inverse NTT and conversions into `ext`, the digits' own limbs copied when
-    /// `copy_digits`; returns the converted limbs (coefficient form) for the forward NTT.
+    /// `copy_digits`; returns the limbs for the forward NTT (converted, coefficient form, in
+    /// place; or, for a one-prime digit where the NTT lifts on load, read from the inverse NTT's
+    /// output in the returned workspace, which the caller keeps until the NTT is enqueued).
     fn mod_up_convert(
         &self,
         c: &DevicePoly,
         component: usize,
         ext: &mut DevicePoly,
         copy_digits: bool,
-    ) -> Result<Vec<kernels::ntt::Limb>> {
+    ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'_>)> {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
+        // A one-prime digit's conversion is the centred lift of its residues, which the first
+        // forward pass can do as it loads them (`ntt::lift_on_load`).
+        let lift = kernels::ntt::lift_on_load(&cx);
         // Coefficient form of the component (all active Q limbs: the digits partition them),
         // transformed out of place.
         let tmp = self.scratch(Shape {
@@ -1448,6 +1453,10 @@ impl CudaBackend {
             }
             let d = &first.digit;
             let (lo, cnt) = (d.start as u64, d.len() as u64);
+            if lift && cnt == 1 {
+                j0 += run;
+                continue;
+            }
             // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
             let copy = if copy_digits {
                 (
@@ -1483,8 +1492,8 @@ impl CudaBackend {
         for (j, up) in ups.iter().enumerate() {
             let (lo, cnt) = (up.digit.start as u32, up.digit.len() as u32);
             let comp = le.components(j as u32, 1);
-            fwd.extend(Self::q_only(comp, 0, lo).limbs());
-            fwd.extend(
+            let mut targets = Self::q_only(comp, 0, lo).limbs();
+            targets.extend(
                 LimbSet {
                     q_lo: lo + cnt,
                     q_cnt: level as u32 + 1 - lo - cnt,
@@ -1492,8 +1501,21 @@ impl CudaBackend {
                 }
                 .limbs(),
             );
+            if lift && cnt == 1 {
+                // Read from the digit's coefficient-form limb and lifted; its own limb, where
+                // copied, is the transform of its inverse (the same canonical words).
+                if copy_digits {
+                    targets.extend(Self::q_only(comp, lo, 1).limbs());
+                }
+                let src = tp + 8 * lo as u64 * n;
+                targets.iter_mut().for_each(|l| {
+                    l.src = src;
+                    l.lift = Some(lo);
+                });
+            }
+            fwd.extend(targets);
         }
-        Ok(fwd)
+        Ok((fwd, tmp))
     }
 
     /// The accumulator shape for `ext` (2 components over `Q_l·P`).

@@ -376,6 +376,15 @@ fn gpu_backend_matches_cpu_n16() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn gpu_one_prime_digits_match_cpu() {
+    // dnum = L + 1: the forward NTT of mod_up lifts each one-prime digit as it loads it (two
+    // passes), 60- and 40-bit sources, FP64 and integer targets.
+    check_all(ring(13, 6, 1, 6));
+    check_all(ring(14, 5, 2, 5));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn gpu_small_ring_and_odd_digits() {
     // N below one NTT tile, one prime per digit.
     check_all(ring(10, 4, 1, 4));

@@ -21,11 +21,14 @@ struct LimbList {
 unsafe impl DeviceRepr for LimbList {}
 
 /// One limb to transform: read at `src`, written at `dst` (equal for in place), modulus of `slot`.
+/// With `lift: Some(f)` the words at `src` are residues modulo slot `f`'s prime, and the forward
+/// NTT transforms their centred lift to `slot`'s modulus (see [`lift_on_load`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limb {
     pub src: u64,
     pub dst: u64,
     pub slot: u32,
+    pub lift: Option<u32>,
 }
 
 impl LimbSet {
@@ -46,6 +49,7 @@ impl LimbSet {
                     src: p,
                     dst: p,
                     slot,
+                    lift: None,
                 }
             })
             .collect()
@@ -74,11 +78,34 @@ fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
             for (i, x) in ch.iter().enumerate() {
                 l.src[i] = x.src;
                 l.dst[i] = x.dst;
-                l.slot[i] = x.slot;
+                l.slot[i] = slot_word(x);
             }
             (l, ch.len() as u32)
         })
         .collect()
+}
+
+/// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up hold one plus a lifted limb's
+/// source slot.
+const LIFT_SHIFT: u32 = 16;
+
+/// A limb's slot word in a `LimbList`: its slot, and for a lifted limb one plus the source slot
+/// above `LIFT_SHIFT` (slots are far below 2^16: a ring has at most a few hundred primes).
+fn slot_word(l: &Limb) -> u32 {
+    debug_assert!(l.slot < 1 << LIFT_SHIFT && l.lift.is_none_or(|f| f < (1 << LIFT_SHIFT) - 1));
+    l.slot | l.lift.map_or(0, |f| (f + 1) << LIFT_SHIFT)
+}
+
+/// Whether the forward NTT of this ring lifts `Limb::lift` limbs as its first pass loads them:
+/// two register-blocked passes (the first, run by the fused kernel, lifts; the last may then be
+/// fused with the key product), and `FHE_NTT_LIFT` is not `0` (A/B timing runs). mod_up uses it
+/// for digits of one prime, whose basis conversion is that lift: no conversion kernel, and the
+/// raised limbs are never written in coefficient form.
+pub(crate) fn lift_on_load(cx: &Ctx) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_NTT_LIFT").map_or(true, |v| v != "0"));
+    let logn = cx.n.trailing_zeros();
+    on && logn > ONE_PASS_MAX && fused_passes_available(logn)
 }
 
 /// Largest log n done in one pass.
@@ -287,18 +314,40 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
         (true, _) => [p0, none],
     };
     for (mut list, count) in chunks(limbs) {
+        let mut lifted = list.slot[..count as usize]
+            .iter()
+            .any(|&w| w >> LIFT_SHIFT != 0);
         for p in [p0, p1] {
             if p.s == 0 {
                 continue;
             }
             let last: u32 = (p.l == 0) as u32;
             if let Some(name) = plain_kernel(p, false) {
-                let f8 = cx.dev.function("ntt", name)?;
-                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
+                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().map(|&w| w & 0xffff));
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
-                launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
-                )?;
+                if lifted {
+                    // The first pass lifts as it loads (the fused kernel, no fused mode); the
+                    // slot words then lose their lift bits for the second.
+                    let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
+                    let (mode, fa) = (0u32, FusedArgs::default());
+                    launch!(
+                        cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode,
+                        &fa
+                    )?;
+                    for w in &mut list.slot[..count as usize] {
+                        *w &= (1 << LIFT_SHIFT) - 1;
+                    }
+                    lifted = false;
+                } else {
+                    let f8 = cx.dev.function("ntt", name)?;
+                    launch!(
+                        cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last
+                    )?;
+                }
+            } else if lifted {
+                return Err(crate::error::Error::Unsupported {
+                    what: "lifted limbs without the register-blocked NTT (see lift_on_load)".into(),
+                });
             } else {
                 let (log_c, cfg) = config(logn, p, count);
                 launch!(
@@ -552,6 +601,7 @@ fn forward_fused(
                         src,
                         dst,
                         slot: x.3,
+                        lift: None,
                     }
                 })
                 .collect();
