@@ -690,6 +690,9 @@ NTT_R8(11)
 // block producing the outputs [base, base + E) transforms the source run holding map[base].
 #define MAX_KP 64
 #define NO_DIGIT 0xffffffffu
+#ifndef KEYPROD_PREFETCH
+#define KEYPROD_PREFETCH 1
+#endif
 // Mirrors `KeyProdList` in Rust.
 struct KeyProdList {
     u32 slot[MAX_KP];
@@ -738,6 +741,23 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
     for (u32 j = 0; j < ka.digits; j++) {
+        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
+                        threadIdx.x;
+        const u64* k1 = k0 + (u64)ka.key_spc * n;
+#if KEYPROD_PREFETCH
+        // The digit's key words are loaded before its NTT pass, so their latency overlaps it.
+        u64 kw0[8], kw1[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            kw0[i] = k0[(u64)i * T];
+            kw1[i] = k1[(u64)i * T];
+        }
+#define KEY0(i) kw0[i]
+#define KEY1(i) kw1[i]
+#else
+#define KEY0(i) k0[(u64)(i) * T]
+#define KEY1(i) k1[(u64)(i) * T]
+#endif
         u64 y[8];
         if (j == own) {
             const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
@@ -753,13 +773,10 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
                                                               src_block);
             exchange_outputs(x, y, li);
         }
-        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
-                        threadIdx.x;
-        const u64* k1 = k0 + (u64)ka.key_spc * n;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            u128 p0 = (u128)y[i] * k0[(u64)i * T];
-            u128 p1 = (u128)y[i] * k1[(u64)i * T];
+            u128 p0 = (u128)y[i] * KEY0(i);
+            u128 p1 = (u128)y[i] * KEY1(i);
             ulonglong2* a0 = sums + (2 * i) * T;
             ulonglong2* a1 = a0 + T;
             if (j > 0) {
@@ -770,6 +787,8 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             *a0 = make_ulonglong2((u64)p0, (u64)(p0 >> 64));
             *a1 = make_ulonglong2((u64)p1, (u64)(p1 >> 64));
         }
+#undef KEY0
+#undef KEY1
     }
     const Mod m = load_mod(slots, s);
     u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;

@@ -1677,6 +1677,25 @@ impl CudaBackend {
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
+        // With one special prime and no rescale, the conversion is the centred lift of the P
+        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
+        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx);
+        let lifted: Option<Vec<kernels::ntt::Limb>> = lift_p.then(|| {
+            let lc = conv.limbs(self.s());
+            (0..2u32)
+                .flat_map(|c| {
+                    let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
+                    lc.components(c, 1)
+                        .limbs()
+                        .into_iter()
+                        .map(move |l| kernels::ntt::Limb {
+                            src,
+                            lift: Some(q_cap),
+                            ..l
+                        })
+                })
+                .collect()
+        });
         // Both components in one launch.
         let strides = ConvStrides {
             input: tspc * n,
@@ -1688,15 +1707,16 @@ impl CudaBackend {
             },
             ..ConvStrides::default()
         };
-        let fused = kernels::keyswitch::convert(
-            &cx,
-            conv_layout,
-            tp + 8 * q_cap as u64 * n,
-            cp,
-            (0, 0, 0),
-            rescale.then(|| (tops[0].dst, level)),
-            (2, strides),
-        )?;
+        let fused = lift_p
+            || kernels::keyswitch::convert(
+                &cx,
+                conv_layout,
+                tp + 8 * q_cap as u64 * n,
+                cp,
+                (0, 0, 0),
+                rescale.then(|| (tops[0].dst, level)),
+                (2, strides),
+            )?;
         let lc = conv.limbs(self.s());
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
@@ -1724,7 +1744,7 @@ impl CudaBackend {
             }
             args.mode = kernels::ntt::Finish::Rescale;
             args.rs = cx.t(cx.layout.rescale[level]);
-            if !kernels::ntt::forward_finish(&cx, &args)? {
+            if !kernels::ntt::forward_finish(&cx, &args, None)? {
                 kernels::ntt::forward(&cx, lc)?;
                 kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
             }
@@ -1756,8 +1776,11 @@ impl CudaBackend {
         };
         let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
         args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
-        if !kernels::ntt::forward_finish(&cx, &args)? {
-            kernels::ntt::forward(&cx, lc)?;
+        if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
+            match &lifted {
+                Some(l) => kernels::ntt::forward_list(&cx, l)?,
+                None => kernels::ntt::forward(&cx, lc)?,
+            }
             if rot.is_some() {
                 kernels::keyswitch::mod_down_finish_rot(
                     &cx,

@@ -513,16 +513,21 @@ const R8_FINISH: [&str; 9] = r8_names!("ntt_finish_r8_");
 /// mod_down's forward NTT of the converted limbs `args.conv` fused with its last step
 /// (`ntt_finish_r8_S`, see [`Finish`]): the first pass runs in place, the last keeps its
 /// outputs in registers and writes `args.out`. The same residues as [`forward`] followed by
-/// the finish kernel. Returns `false`, enqueuing nothing, where it does not apply (register
-/// -blocked passes off or not covering the ring, or `FHE_FINISH_FUSED=0` for A/B runs).
-pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs) -> Result<bool> {
+/// the finish kernel. With `lifted`, the first pass transforms those limbs (the limbs of
+/// `args.conv`, read lifted from elsewhere) instead of `args.conv` in place. Returns `false`,
+/// enqueuing nothing, where it does not apply (register-blocked passes off or not covering the
+/// ring, or `FHE_FINISH_FUSED=0` for A/B runs).
+pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]>) -> Result<bool> {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let on = *ON.get_or_init(|| std::env::var("FHE_FINISH_FUSED").map_or(true, |v| v != "0"));
     let logn = cx.n.trailing_zeros();
     if !on || !fused_passes_available(logn) {
         return Ok(false);
     }
-    forward_passes(cx, &args.conv.limbs(), true)?;
+    match lifted {
+        Some(l) => forward_passes(cx, l, true)?,
+        None => forward_passes(cx, &args.conv.limbs(), true)?,
+    }
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
     let f64 = mostly_f64(cx, args.conv.limbs().iter().map(|l| l.slot));
