@@ -83,6 +83,8 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 
 struct IntArith {
     typedef u64 V;
+    // The forward passes take inputs in [0, 4q), not only canonical ones.
+    static constexpr bool LAZY_INPUT = true;
     u64 q, two_q;
     __device__ __forceinline__ IntArith(const u64* slots, u32 s)
         : q(slots[s * SLOT_STRIDE]), two_q(2 * slots[s * SLOT_STRIDE]) {}
@@ -108,6 +110,7 @@ struct IntArith {
 
 struct F64Arith {
     typedef double V;
+    static constexpr bool LAZY_INPUT = false;
     double q, qinv;
     __device__ __forceinline__ F64Arith(const u64* slots, u32 s)
         : q(from_u64(slots[s * SLOT_STRIDE])),
@@ -376,6 +379,11 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // slot `f` whose modulus its input is reduced by; the first pass then transforms the centred
 // lift ((y + q_f/2) mod q_f) mod q_i - (q_f/2 mod q_i) of each input word y, which is mod_up's
 // conversion of a one-prime digit (and the rescale correction's lift, with f the top slot).
+// Integer-path limbs whose source modulus is below 2q skip the reduction (A/B runs:
+// -DNTT_LIFT_LAZY=0).
+#ifndef NTT_LIFT_LAZY
+#define NTT_LIFT_LAZY 1
+#endif
 #define LIFT_SHIFT 16
 #define LIFT_SLOT_MASK 0xffffu
 #define MAX_FUSED_SLOTS 64
@@ -485,10 +493,18 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[from * SLOT_STRIDE];
                 const u64 half = ql >> 1;
-                const u64 half_i = reduce_u64(half, mi);
+                if (A::LAZY_INPUT && NTT_LIFT_LAZY && ql < 2 * q) {
+                    // No reduction: y, or y - q_f + 2q above q_f/2 (the centred value plus
+                    // 2q), is congruent to the lift and below 2q.
+                    const u64 up = 2 * q - ql;
 #pragma unroll
-                for (int k = 0; k < E; k++)
-                    w[k] = mod_sub(reduce_u64(mod_add(w[k], half, ql), mi), half_i, q);
+                    for (int k = 0; k < E; k++) w[k] = w[k] > half ? w[k] + up : w[k];
+                } else {
+                    const u64 half_i = reduce_u64(half, mi);
+#pragma unroll
+                    for (int k = 0; k < E; k++)
+                        w[k] = mod_sub(reduce_u64(mod_add(w[k], half, ql), mi), half_i, q);
+                }
             }
 #pragma unroll
             for (int k = 0; k < E; k++) x[k] = ar.from_u64(w[k]);
@@ -690,9 +706,6 @@ NTT_R8(11)
 // block producing the outputs [base, base + E) transforms the source run holding map[base].
 #define MAX_KP 64
 #define NO_DIGIT 0xffffffffu
-#ifndef KEYPROD_PREFETCH
-#define KEYPROD_PREFETCH 1
-#endif
 // Mirrors `KeyProdList` in Rust.
 struct KeyProdList {
     u32 slot[MAX_KP];
@@ -741,23 +754,6 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
     for (u32 j = 0; j < ka.digits; j++) {
-        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
-                        threadIdx.x;
-        const u64* k1 = k0 + (u64)ka.key_spc * n;
-#if KEYPROD_PREFETCH
-        // The digit's key words are loaded before its NTT pass, so their latency overlaps it.
-        u64 kw0[8], kw1[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            kw0[i] = k0[(u64)i * T];
-            kw1[i] = k1[(u64)i * T];
-        }
-#define KEY0(i) kw0[i]
-#define KEY1(i) kw1[i]
-#else
-#define KEY0(i) k0[(u64)(i) * T]
-#define KEY1(i) k1[(u64)(i) * T]
-#endif
         u64 y[8];
         if (j == own) {
             const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
@@ -773,10 +769,13 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
                                                               src_block);
             exchange_outputs(x, y, li);
         }
+        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
+                        threadIdx.x;
+        const u64* k1 = k0 + (u64)ka.key_spc * n;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            u128 p0 = (u128)y[i] * KEY0(i);
-            u128 p1 = (u128)y[i] * KEY1(i);
+            u128 p0 = (u128)y[i] * k0[(u64)i * T];
+            u128 p1 = (u128)y[i] * k1[(u64)i * T];
             ulonglong2* a0 = sums + (2 * i) * T;
             ulonglong2* a1 = a0 + T;
             if (j > 0) {
@@ -787,8 +786,6 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             *a0 = make_ulonglong2((u64)p0, (u64)(p0 >> 64));
             *a1 = make_ulonglong2((u64)p1, (u64)(p1 >> 64));
         }
-#undef KEY0
-#undef KEY1
     }
     const Mod m = load_mod(slots, s);
     u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
