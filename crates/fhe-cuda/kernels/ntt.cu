@@ -725,10 +725,6 @@ struct KeyProdArgs {
     u32 key_spc;
     u32 acc_spc;
     u32 digits;
-    // With gridDim.z = G > 1 groups of digits, group z > 0 writes its partial sums (reduced)
-    // to part + (z - 1)·part_stride words, laid out like acc; the caller adds them.
-    u64 part;
-    u64 part_stride;
 };
 template <int S>
 __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
@@ -757,19 +753,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     // would take 64 of them and leave a fifth of the warps.
     const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
-    // This block's digits: group blockIdx.z of gridDim.z (more threads where the rows are few).
-    const u32 per = (ka.digits + gridDim.z - 1) / gridDim.z;
-    const u32 j0 = blockIdx.z * per, j1 = min(ka.digits, j0 + per);
-    u64* o0 = (u64*)(blockIdx.z == 0 ? ka.acc : ka.part + 8 * (blockIdx.z - 1) * ka.part_stride) +
-              (u64)s * n + base + threadIdx.x;
-    u64* o1 = o0 + (u64)ka.acc_spc * n;
-    if (j0 >= j1) {
-        // An empty group: its sum is 0 (block-uniform).
-#pragma unroll
-        for (int i = 0; i < 8; i++) o0[(u64)i * T] = o1[(u64)i * T] = 0;
-        return;
-    }
-    for (u32 j = j0; j < j1; j++) {
+    for (u32 j = 0; j < ka.digits; j++) {
         u64 y[8];
         if (j == own) {
             const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
@@ -777,7 +761,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             for (int i = 0; i < 8; i++) y[i] = in[li[i]];
         } else {
             // The previous digit's reads of the exchange buffer end first (block-uniform).
-            if (j > j0) __syncthreads();
+            if (j > 0) __syncthreads();
             const u64* e = (const u64*)ka.ext + ((u64)j * ka.ext_spc + s) * n;
             u64 x[8];
             ntt_pass_r8<S, false, false, false, false, true>(e, nullptr, s, slots, twp, nullptr,
@@ -794,7 +778,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
             u128 p1 = (u128)y[i] * k1[(u64)i * T];
             ulonglong2* a0 = sums + (2 * i) * T;
             ulonglong2* a1 = a0 + T;
-            if (j > j0) {
+            if (j > 0) {
                 const ulonglong2 v0 = *a0, v1 = *a1;
                 p0 += ((u128)v0.y << 64) | v0.x;
                 p1 += ((u128)v1.y << 64) | v1.x;
@@ -804,6 +788,8 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
         }
     }
     const Mod m = load_mod(slots, s);
+    u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
+    u64* o1 = o0 + (u64)ka.acc_spc * n;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];

@@ -1393,38 +1393,8 @@ impl CudaBackend {
             key_spc: key.slots_per_component() as u32,
             acc_spc: acc.slots_per_component() as u32,
             digits: digits as u32,
-            part: 0,
-            part_stride: 0,
         };
-        // Few rows: the digits split into groups with partial sums, added to acc afterwards.
-        let groups = kernels::ntt::key_product_groups(&cx, rows.len(), digits);
-        let parts = if groups > 1 {
-            let p = self.scratch(Shape {
-                components: 2 * (groups as usize - 1),
-                ..acc.shape
-            })?;
-            Some(p)
-        } else {
-            None
-        };
-        let mut args = args;
-        if let Some(p) = &parts {
-            if p.slots_per_component() != acc.slots_per_component() {
-                return Err(shape_err(
-                    "key_product: accumulator of an unexpected layout",
-                ));
-            }
-            args.part = p.ptr(self.s());
-            args.part_stride = 2 * acc.slots_per_component() as u64 * n;
-        }
-        kernels::ntt::forward_key_product(&cx, &fwd, &rows, args, groups)?;
-        if let Some(p) = &parts {
-            let la = acc.limbs(self.s()).components(0, 2);
-            for g in 0..groups - 1 {
-                let lp = p.like(self.s(), &la).components(2 * g, 2);
-                ew::binary(&cx, la, lp, ew::OP_ADD)?;
-            }
-        }
+        kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
         Ok(true)
     }
 

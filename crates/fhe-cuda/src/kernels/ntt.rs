@@ -395,13 +395,8 @@ pub(crate) struct KeyProdArgs {
     pub key_spc: u32,
     pub acc_spc: u32,
     pub digits: u32,
-    /// With `groups > 1` in [`forward_key_product`]: where group `z > 0` of the digits writes
-    /// its partial accumulator (laid out like `acc`), at `part + 8·(z - 1)·part_stride`.
-    pub part: u64,
-    /// Words between partial accumulators.
-    pub part_stride: u64,
 }
-// SAFETY: plain repr(C) fields (5 u64, 4 u32, 2 u64) matching `struct KeyProdArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (5 u64, 4 u32) matching `struct KeyProdArgs` of ntt.cu.
 unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
@@ -426,30 +421,6 @@ fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, Lau
     (cfg.shared_mem_bytes <= 48 * 1024).then_some((last, log_c, cfg))
 }
 
-/// Threads of a fused key-product launch wanted at least: fewer rows are split into groups of
-/// digits (`FHE_KEYPROD_GROUPS` forces a count, for A/B runs).
-const KEYPROD_MIN_THREADS: u64 = 1 << 17;
-
-/// How many groups of digits [`forward_key_product`] should run side by side for `rows` rows
-/// of `digits` digits: each group is a grid layer with its own partial sums (added after), so a
-/// launch of few rows has more threads; every group non-empty.
-pub(crate) fn key_product_groups(cx: &Ctx, rows: usize, digits: usize) -> u32 {
-    static G: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    let forced = *G.get_or_init(|| {
-        std::env::var("FHE_KEYPROD_GROUPS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    });
-    let threads = (cx.n as u64 / 8 * rows as u64).max(1);
-    let want = forced.unwrap_or_else(|| KEYPROD_MIN_THREADS.div_ceil(threads) as u32);
-    let mut g = want.clamp(1, digits.max(1) as u32);
-    // Every group non-empty: (g - 1)·ceil(digits / g) < digits.
-    while g > 1 && (g as usize - 1) * digits.div_ceil(g as usize) >= digits {
-        g -= 1;
-    }
-    g
-}
-
 /// Whether [`forward_key_product`] applies to this ring.
 pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
     let logn = cx.n.trailing_zeros();
@@ -462,16 +433,12 @@ pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
 /// chip and `acc_c = Σ_j σ(ext_j)·key_{2j+c}` written (`ntt_keyprod_r8_S`; σ the automorphism
 /// of `args.map`, if any). The same accumulator as [`forward_list`] followed by the key
 /// product; the NTT-form digits are never stored and the digits' own limbs are read from the
-/// input. Needs [`key_product_fusable`]. With `groups > 1` (at most the digits, each group
-/// non-empty: [`key_product_groups`]) the digits are split into that many groups run side by
-/// side, group 0 writing `acc` and the others their partial sums at `args.part`: the caller adds
-/// those to `acc` (the same residues).
+/// input. Needs [`key_product_fusable`].
 pub(crate) fn forward_key_product(
     cx: &Ctx,
     limbs: &[Limb],
     rows: &[(u32, Option<u32>)],
     args: KeyProdArgs,
-    groups: u32,
 ) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     forward_passes(cx, limbs, true)?;
@@ -479,7 +446,7 @@ pub(crate) fn forward_key_product(
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
         let f64 = mostly_f64(cx, ch.iter().map(|r| r.0));
-        let (last, log_c, mut cfg) =
+        let (last, log_c, cfg) =
             key_product_launch(logn, ch.len() as u32, f64).ok_or_else(|| {
                 crate::error::Error::Unsupported {
                     what: "the fused key product on this ring".into(),
@@ -493,7 +460,6 @@ pub(crate) fn forward_key_product(
             list.slot[i] = slot;
             list.own[i] = own.unwrap_or(NO_DIGIT);
         }
-        cfg.grid_dim.2 = groups.max(1);
         let f = cx.dev.function("ntt", R8_KEYPROD[last.s as usize - 3])?;
         launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
