@@ -59,25 +59,16 @@ impl LimbSet {
 /// The launches of `limbs`: at most `MAX_LIST` limbs each, ordered by slot, so that limbs of
 /// one prime (the components of a ciphertext, the digits of a raised polynomial) run side by
 /// side and read that prime's twiddle table from L2 instead of DRAM. The order of the limbs
-/// does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs). The
-/// launches get equal shares (225 limbs: 113 + 112, not 128 + 97; `FHE_NTT_BALANCE=0` for A/B).
+/// does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs).
 fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
-    static SORT: std::sync::OnceLock<(bool, bool)> = std::sync::OnceLock::new();
-    let (sort, balance) = *SORT.get_or_init(|| {
-        let on = |k: &str| std::env::var(k).map_or(true, |v| v != "0");
-        (on("FHE_NTT_SORT"), on("FHE_NTT_BALANCE"))
-    });
+    static SORT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let sort = *SORT.get_or_init(|| std::env::var("FHE_NTT_SORT").map_or(true, |v| v != "0"));
     let mut limbs = limbs.to_vec();
     if sort {
         limbs.sort_by_key(|l| l.slot);
     }
-    let per = if balance {
-        limbs.len().div_ceil(limbs.len().div_ceil(MAX_LIST).max(1))
-    } else {
-        MAX_LIST
-    };
     limbs
-        .chunks(per.max(1))
+        .chunks(MAX_LIST)
         .map(|ch| {
             let mut l = LimbList {
                 src: [0; MAX_LIST],
