@@ -788,6 +788,66 @@ mod tests {
         }
     }
 
+    /// The lifted loads of ntt.cu against the definition of mod_up's one-prime conversion (the
+    /// centred value `c = y` for `y <= (q_f - 1)/2`, else `y - q_f`, taken modulo `q_t`): the
+    /// reducing form gives `c mod q_t` exactly, and the reduction-free form (integer path, used
+    /// where `q_f < 2·q_t`) a word below `2·q_t` congruent to it. Also the slot word's encoding.
+    #[test]
+    fn lifted_loads_match_the_centred_lift() {
+        let primes = |bits| fhe_math::primes::ntt_primes(bits, 1 << 16, 2, &[]).unwrap();
+        let mut all: Vec<u64> = [30, 40, 50, 55, 56, 60]
+            .into_iter()
+            .flat_map(primes)
+            .collect();
+        all.push(65_537);
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut lazy_pairs, mut checked) = (0, 0);
+        for &qf in &all {
+            let half = qf >> 1;
+            let mut ys = vec![0, 1, half - 1, half, half + 1, qf - 1];
+            ys.extend((0..200).map(|_| rnd() % qf));
+            for &qt in &all {
+                let lazy = qf < 2 * qt;
+                lazy_pairs += usize::from(lazy);
+                for &y in &ys {
+                    let c = if y <= half {
+                        y as i128
+                    } else {
+                        y as i128 - qf as i128
+                    };
+                    let want = c.rem_euclid(qt as i128) as u64;
+                    // ((y + half) mod q_f) mod q_t - (half mod q_t), as the kernel's mod_add,
+                    // reduce_u64 and mod_sub compute it.
+                    let (a, h) = ((y + half) % qf % qt, half % qt);
+                    let got = if a >= h { a - h } else { a + qt - h };
+                    assert_eq!(got, want, "q_f {qf} q_t {qt} y {y}");
+                    if lazy {
+                        let v = if y > half { y + (2 * qt - qf) } else { y };
+                        assert!(v < 2 * qt, "q_f {qf} q_t {qt} y {y}: {v}");
+                        assert_eq!(v % qt, want, "q_f {qf} q_t {qt} y {y}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(lazy_pairs > 0 && checked > 10_000);
+        let l = Limb {
+            src: 0,
+            dst: 0,
+            slot: 17,
+            lift: Some(3),
+        };
+        assert_eq!(slot_word(&l) & ((1 << LIFT_SHIFT) - 1), 17);
+        assert_eq!(slot_word(&l) >> LIFT_SHIFT, 4);
+        assert_eq!(slot_word(&Limb { lift: None, ..l }), 17);
+    }
+
     #[test]
     fn kernel_name_tables_cover_every_pass_size() {
         assert_eq!(R8_FWD[0], "ntt_fwd_r8_3");
