@@ -116,6 +116,15 @@ fn gpu_bfv_operators_bit_identical_n13() {
     assert_bit_identical(&cpu, &gpu);
 }
 
+/// One prime per digit and one special prime (key switching through the lifted NTT loads).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bfv_operators_bit_identical_cat_compat() {
+    let cpu = all_operators(&cpu_context(&params::CAT_COMPAT));
+    let gpu = all_operators(&gpu_context(&params::CAT_COMPAT));
+    assert_bit_identical(&cpu, &gpu);
+}
+
 /// Modulus switching and the operators at lower levels: `mod_switch` of fresh and product
 /// ciphertexts, `mul` (per-level scale-and-round tables), `relinearize`, `mul_plain` with a
 /// re-lifted plaintext and a rotation, each level down to 1; exact against the plaintext.

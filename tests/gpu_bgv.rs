@@ -7,7 +7,7 @@ mod common;
 
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bgv::RowRotations;
-use gpufhe::bgv::params::{CAT, N13, ParametersLiteral};
+use gpufhe::bgv::params::{CAT, CAT_COMPAT, N13, ParametersLiteral};
 use gpufhe::bgv::testing::{
     SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
     swap_rows,
@@ -126,4 +126,11 @@ fn gpu_bgv_operators_bit_identical_n13() {
 #[ignore = "needs a CUDA device"]
 fn gpu_bgv_operators_bit_identical_cat() {
     compare(&CAT);
+}
+
+/// One prime per digit and one special prime: key switching through the lifted NTT loads.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bgv_operators_bit_identical_cat_compat() {
+    compare(&CAT_COMPAT);
 }
