@@ -726,11 +726,7 @@ struct KeyProdArgs {
     u32 acc_spc;
     u32 digits;
 };
-// RED: the sums are kept reduced, 8 bytes each instead of 16 (half the shared memory a thread,
-// so more blocks fit an SM): rows of primes below 2^NTT_F64_BITS add F64Arith products (exact
-// integers, |sum| < digits·0.52q < 2^46 for at most 24 digits), the others Barrett-reduced
-// 128-bit products with a modular addition. Same residues.
-template <int S, bool RED>
+template <int S>
 __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
                                                 const u64* slots, const ulonglong2* twp,
                                                 u32 logn, u32 logC) {
@@ -757,10 +753,6 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     // would take 64 of them and leave a fifth of the warps.
     const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
-    u64* rsums = sh + words + threadIdx.x;
-    const Mod m = load_mod(slots, s);
-    const bool f64row = NTT_F64_BITS > 0 && m.q < (1ull << NTT_F64_BITS);
-    const F64Arith far(slots, s);
     for (u32 j = 0; j < ka.digits; j++) {
         u64 y[8];
         if (j == own) {
@@ -780,90 +772,39 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
         const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
                         threadIdx.x;
         const u64* k1 = k0 + (u64)ka.key_spc * n;
-        if (RED && f64row) {
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const double yi = F64Arith::from_u64(y[i]);
-                double p0 = far.mul(yi, F64Arith::from_u64(k0[(u64)i * T]));
-                double p1 = far.mul(yi, F64Arith::from_u64(k1[(u64)i * T]));
-                u64* a0 = rsums + (2 * i) * T;
-                u64* a1 = a0 + T;
-                if (j > 0) {
-                    p0 = __dadd_rn(p0, __longlong_as_double((long long)*a0));
-                    p1 = __dadd_rn(p1, __longlong_as_double((long long)*a1));
-                }
-                *a0 = (u64)__double_as_longlong(p0);
-                *a1 = (u64)__double_as_longlong(p1);
+        for (int i = 0; i < 8; i++) {
+            u128 p0 = (u128)y[i] * k0[(u64)i * T];
+            u128 p1 = (u128)y[i] * k1[(u64)i * T];
+            ulonglong2* a0 = sums + (2 * i) * T;
+            ulonglong2* a1 = a0 + T;
+            if (j > 0) {
+                const ulonglong2 v0 = *a0, v1 = *a1;
+                p0 += ((u128)v0.y << 64) | v0.x;
+                p1 += ((u128)v1.y << 64) | v1.x;
             }
-        } else if (RED) {
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                u64 r0 = reduce_u128((u128)y[i] * k0[(u64)i * T], m);
-                u64 r1 = reduce_u128((u128)y[i] * k1[(u64)i * T], m);
-                u64* a0 = rsums + (2 * i) * T;
-                u64* a1 = a0 + T;
-                if (j > 0) {
-                    r0 = mod_add(r0, *a0, m.q);
-                    r1 = mod_add(r1, *a1, m.q);
-                }
-                *a0 = r0;
-                *a1 = r1;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                u128 p0 = (u128)y[i] * k0[(u64)i * T];
-                u128 p1 = (u128)y[i] * k1[(u64)i * T];
-                ulonglong2* a0 = sums + (2 * i) * T;
-                ulonglong2* a1 = a0 + T;
-                if (j > 0) {
-                    const ulonglong2 v0 = *a0, v1 = *a1;
-                    p0 += ((u128)v0.y << 64) | v0.x;
-                    p1 += ((u128)v1.y << 64) | v1.x;
-                }
-                *a0 = make_ulonglong2((u64)p0, (u64)(p0 >> 64));
-                *a1 = make_ulonglong2((u64)p1, (u64)(p1 >> 64));
-            }
+            *a0 = make_ulonglong2((u64)p0, (u64)(p0 >> 64));
+            *a1 = make_ulonglong2((u64)p1, (u64)(p1 >> 64));
         }
     }
+    const Mod m = load_mod(slots, s);
     u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
     u64* o1 = o0 + (u64)ka.acc_spc * n;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        if (RED && f64row) {
-            o0[(u64)i * T] = far.out(__longlong_as_double((long long)rsums[(2 * i) * T]), true);
-            o1[(u64)i * T] = far.out(__longlong_as_double((long long)rsums[(2 * i + 1) * T]), true);
-        } else if (RED) {
-            o0[(u64)i * T] = rsums[(2 * i) * T];
-            o1[(u64)i * T] = rsums[(2 * i + 1) * T];
-        } else {
-            const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];
-            o0[(u64)i * T] = reduce_u128(((u128)v0.y << 64) | v0.x, m);
-            o1[(u64)i * T] = reduce_u128(((u128)v1.y << 64) | v1.x, m);
-        }
+        const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];
+        o0[(u64)i * T] = reduce_u128(((u128)v0.y << 64) | v0.x, m);
+        o1[(u64)i * T] = reduce_u128(((u128)v1.y << 64) | v1.x, m);
     }
 }
 
-// ntt_keyprod_r8_S: 128-bit sums; ntt_keyprod_red_r8_S: reduced sums (RED above), for blocks of
-// at most 64 threads, held to the registers that KEYPROD_RED_BLOCKS such blocks an SM allow
-// (their shared memory fits 18 at the FP64 block shape).
-#ifndef KEYPROD_RED_BLOCKS
-#define KEYPROD_RED_BLOCKS 16
-#endif
 #define NTT_KEYPROD(S)                                                                           \
     extern "C" __global__ void __launch_bounds__(128, 6)                                         \
         ntt_keyprod_r8_##S(KeyProdList kl, KeyProdArgs ka,                                       \
                                                  const u64* slots, const ulonglong2* twp,        \
                                                  u32 logn, u32 logC) {                           \
         pdl_wait();                                                                              \
-        ntt_key_product<S, false>(kl, ka, slots, twp, logn, logC);                               \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(64, KEYPROD_RED_BLOCKS)                        \
-        ntt_keyprod_red_r8_##S(KeyProdList kl, KeyProdArgs ka,                                   \
-                                                 const u64* slots, const ulonglong2* twp,        \
-                                                 u32 logn, u32 logC) {                           \
-        pdl_wait();                                                                              \
-        ntt_key_product<S, true>(kl, ka, slots, twp, logn, logC);                                \
+        ntt_key_product<S>(kl, ka, slots, twp, logn, logC);                                      \
     }
 NTT_KEYPROD(3)
 NTT_KEYPROD(4)

@@ -401,34 +401,12 @@ unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
 const R8_KEYPROD: [&str; 9] = r8_names!("ntt_keyprod_r8_");
-/// The same with reduced 8-byte sums (`ntt_keyprod_red_r8_S`, `RED` in ntt.cu).
-const R8_KEYPROD_RED: [&str; 9] = r8_names!("ntt_keyprod_red_r8_");
-
-/// Most digits the reduced sums take (ntt.cu: the FP64 sums stay below 2^46).
-const KEYPROD_RED_MAX_DIGITS: u32 = 24;
-
-/// Whether a fused key product over `digits` digits, whose rows mostly run the FP64 arithmetic
-/// (`f64`), keeps reduced 8-byte sums (half the shared memory a thread, and registers held for
-/// 16 blocks of at most 64 threads an SM) instead of 128-bit ones: at most
-/// [`KEYPROD_RED_MAX_DIGITS`], and `FHE_KEYPROD_RED` (A/B runs) not `0`. The integer rows pay a
-/// Barrett reduction per product there, so mostly-integer launches keep the 128-bit sums.
-fn keyprod_reduced(digits: u32, f64: bool) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_KEYPROD_RED").map_or(true, |v| v != "0"));
-    on && f64 && digits <= KEYPROD_RED_MAX_DIGITS
-}
 
 /// The last pass and launch shape of the fused key product over `rows` slots, or `None` where
 /// it does not apply: register-blocked passes off or not covering the ring, `FHE_KEYPROD_FUSED=0`
 /// (A/B timing runs), or more shared memory than the default 48 KiB (the pass's exchange buffer
-/// plus 256 bytes of 128-bit sums per thread, 128 with `reduced` sums; only rings of 2^11 run
-/// one pass that large).
-fn key_product_launch(
-    logn: u32,
-    rows: u32,
-    f64: bool,
-    reduced: bool,
-) -> Option<(Pass, u32, LaunchConfig)> {
+/// plus 256 bytes of 128-bit sums per thread; only rings of 2^11 run one pass that large).
+fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, LaunchConfig)> {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let on = *ON.get_or_init(|| std::env::var("FHE_KEYPROD_FUSED").map_or(true, |v| v != "0"));
     if !on || !fused_passes_available(logn) {
@@ -439,16 +417,14 @@ fn key_product_launch(
     let (log_c, mut cfg) = config_r8(logn, last, rows, f64);
     // The kernel's exchange buffer, rounded up to 16 bytes, then the sums.
     let words = ((1u32 << (log_c + last.s)) * 9 / 8 + 1) & !1;
-    let per_thread = if reduced { 128 } else { 256 };
-    cfg.shared_mem_bytes = 8 * words + per_thread * cfg.block_dim.0;
+    cfg.shared_mem_bytes = 8 * words + 256 * cfg.block_dim.0;
     (cfg.shared_mem_bytes <= 48 * 1024).then_some((last, log_c, cfg))
 }
 
 /// Whether [`forward_key_product`] applies to this ring.
 pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
     let logn = cx.n.trailing_zeros();
-    key_product_launch(logn, 1, false, false).is_some()
-        && key_product_launch(logn, 1, true, false).is_some()
+    key_product_launch(logn, 1, false).is_some() && key_product_launch(logn, 1, true).is_some()
 }
 
 /// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of a
@@ -470,18 +446,12 @@ pub(crate) fn forward_key_product(
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
         let f64 = mostly_f64(cx, ch.iter().map(|r| r.0));
-        // The reduced-sum kernel is compiled for blocks of at most 64 threads.
-        let launch = |reduced| key_product_launch(logn, ch.len() as u32, f64, reduced);
-        let (reduced, (last, log_c, cfg)) =
-            match launch(keyprod_reduced(args.digits, f64)).filter(|l| l.2.block_dim.0 <= 64) {
-                Some(l) if keyprod_reduced(args.digits, f64) => (true, l),
-                _ => (
-                    false,
-                    launch(false).ok_or_else(|| crate::error::Error::Unsupported {
-                        what: "the fused key product on this ring".into(),
-                    })?,
-                ),
-            };
+        let (last, log_c, cfg) =
+            key_product_launch(logn, ch.len() as u32, f64).ok_or_else(|| {
+                crate::error::Error::Unsupported {
+                    what: "the fused key product on this ring".into(),
+                }
+            })?;
         let mut list = KeyProdList {
             slot: [0; MAX_KP],
             own: [NO_DIGIT; MAX_KP],
@@ -490,8 +460,7 @@ pub(crate) fn forward_key_product(
             list.slot[i] = slot;
             list.own[i] = own.unwrap_or(NO_DIGIT);
         }
-        let names = if reduced { R8_KEYPROD_RED } else { R8_KEYPROD };
-        let f = cx.dev.function("ntt", names[last.s as usize - 3])?;
+        let f = cx.dev.function("ntt", R8_KEYPROD[last.s as usize - 3])?;
         launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
     Ok(())
@@ -896,9 +865,8 @@ mod tests {
     #[test]
     fn key_product_launch_fits_shared_memory() {
         for logn in 12..=17 {
-            for (f64, reduced) in [(false, false), (true, false), (false, true), (true, true)] {
-                let (last, log_c, cfg) =
-                    key_product_launch(logn, 32, f64, reduced).expect("fusable");
+            for f64 in [false, true] {
+                let (last, log_c, cfg) = key_product_launch(logn, 32, f64).expect("fusable");
                 assert_eq!(
                     last.l, 0,
                     "logn {logn}: the last pass is the non-strided one"
@@ -908,6 +876,6 @@ mod tests {
                 assert!(cfg.shared_mem_bytes <= 48 * 1024, "logn {logn}");
             }
         }
-        assert!(key_product_launch(11, 32, false, false).is_none());
+        assert!(key_product_launch(11, 32, false).is_none());
     }
 }
