@@ -1707,8 +1707,10 @@ impl CudaBackend {
             },
             ..ConvStrides::default()
         };
-        let fused = lift_p
-            || kernels::keyswitch::convert(
+        // Whether the conversion also prepared the rescale (only asked for with `rescale`);
+        // lifted limbs need no conversion launch.
+        let fused = !lift_p
+            && kernels::keyswitch::convert(
                 &cx,
                 conv_layout,
                 tp + 8 * q_cap as u64 * n,
