@@ -88,11 +88,13 @@ fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
 /// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up hold one plus a lifted limb's
 /// source slot.
 const LIFT_SHIFT: u32 = 16;
+/// The slot bits of a slot word (`LIFT_SLOT_MASK` of ntt.cu).
+const LIFT_SLOT_MASK: u32 = (1 << LIFT_SHIFT) - 1;
 
 /// A limb's slot word in a `LimbList`: its slot, and for a lifted limb one plus the source slot
 /// above `LIFT_SHIFT` (slots are far below 2^16: a ring has at most a few hundred primes).
 fn slot_word(l: &Limb) -> u32 {
-    debug_assert!(l.slot < 1 << LIFT_SHIFT && l.lift.is_none_or(|f| f < (1 << LIFT_SHIFT) - 1));
+    debug_assert!(l.slot <= LIFT_SLOT_MASK && l.lift.is_none_or(|f| f < LIFT_SLOT_MASK));
     l.slot | l.lift.map_or(0, |f| (f + 1) << LIFT_SHIFT)
 }
 
@@ -323,7 +325,12 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
             }
             let last: u32 = (p.l == 0) as u32;
             if let Some(name) = plain_kernel(p, false) {
-                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().map(|&w| w & 0xffff));
+                let f64 = mostly_f64(
+                    cx,
+                    list.slot[..count as usize]
+                        .iter()
+                        .map(|&w| w & LIFT_SLOT_MASK),
+                );
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 if lifted {
                     // The first pass lifts as it loads (the fused kernel, no fused mode); the
@@ -335,7 +342,7 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
                         &fa
                     )?;
                     for w in &mut list.slot[..count as usize] {
-                        *w &= (1 << LIFT_SHIFT) - 1;
+                        *w &= LIFT_SLOT_MASK;
                     }
                     lifted = false;
                 } else {
@@ -843,7 +850,7 @@ mod tests {
             slot: 17,
             lift: Some(3),
         };
-        assert_eq!(slot_word(&l) & ((1 << LIFT_SHIFT) - 1), 17);
+        assert_eq!(slot_word(&l) & LIFT_SLOT_MASK, 17);
         assert_eq!(slot_word(&l) >> LIFT_SHIFT, 4);
         assert_eq!(slot_word(&Limb { lift: None, ..l }), 17);
     }
