@@ -386,16 +386,55 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #endif
 #define LIFT_SHIFT 16
 #define LIFT_SLOT_MASK 0xffffu
+// Converted limbs (fused kernels only): a lift field with CONVERT_FLAG set names a row of the
+// conversion-row table (`FusedArgs::conv_rows`, CONVERT_ROW words: [D, h_out, h_0 .. h_{D-1}])
+// instead of a source slot. The limb's input is then the D consecutive limbs (stride n) of a
+// digit of D <= CONVERT_MAX_FROM primes, already holding v_i = (x_i + h_in_i)·q̂_i^-1 mod q_i
+// (mod_up's inverse NTT writes them so, `offs` below), and the first pass transforms
+//   (Σ_i v_i·h_i mod q) - h_out mod q,
+// mod_up's fast basis conversion of the digit (`keyswitch_convert`, the same residues), so the
+// raised limbs are never written in coefficient form.
+#define CONVERT_FLAG 0x8000u
+#define CONVERT_ROW_MASK 0x7fffu
+#define CONVERT_MAX_FROM 4
+#define CONVERT_ROW (2 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
 // Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
-// and for BGV t·q_l^-1 by slot. Mirrors `FusedArgs` in Rust.
+// for BGV t·q_l^-1 by slot, and the conversion rows of converted limbs. Mirrors `FusedArgs` in
+// Rust.
 struct FusedArgs {
     u64 rconsts;
     u32 level;
     u32 use_t;
+    u64 conv_rows;
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
+
+// The converted words of a limb (CONVERT_FLAG): w[k] holds source 0's word at the element's
+// index, the other D - 1 sources lie n words apart from it (`gsrc[(k << shift)]` for source 0).
+// The sums are exact in 128 bits (D·2^122 < 2^128), so the residue equals the conversion
+// kernel's.
+template <int D, int E>
+__device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 shift, u32 n,
+                                              const u64* row, const Mod& m) {
+    u64 h[D];
+#pragma unroll
+    for (int i = 0; i < D; i++) h[i] = row[2 + i];
+    u64 y[D - 1][E];
+#pragma unroll
+    for (int i = 1; i < D; i++)
+#pragma unroll
+        for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
+    const u64 h_out = row[1];
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+        u128 acc = (u128)w[k] * h[0];
+#pragma unroll
+        for (int i = 1; i < D; i++) acc += (u128)y[i - 1][k] * h[i];
+        w[k] = mod_sub(reduce_u128(acc, m), h_out, m.q);
+    }
+}
 // After the last round of a non-strided pass (L = 0: the block covers one run of 8T elements,
 // thread tid holding elements 8·tid + k in x[k]), y[i] <- element li[i] of the run, through
 // the exchange buffer (padded index e + e/8): with li[i] = tid + T·i the block's global loads
@@ -423,7 +462,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                                  const ulonglong2* __restrict__ twp,
                                                  const u64* consts, u32 logn, u32 L, u32 logC,
                                                  bool last, u32 mode, const FusedArgs& fa,
-                                                 u64* keep, u32 block, u32 lift) {
+                                                 u64* keep, u32 block, u32 lift,
+                                                 const u64* offs) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
@@ -486,7 +526,16 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 #pragma unroll
                 for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
             }
-            if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
+            if (FUSED && (lift & CONVERT_FLAG)) {
+                const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
+                const Mod mi = load_mod(slots, s);
+                const u32 shift = lo + L, n = 1u << logn;
+                switch ((u32)row[0]) {
+                case 2: convert_words<2>(w, gsrc, shift, n, row, mi); break;
+                case 3: convert_words<3>(w, gsrc, shift, n, row, mi); break;
+                default: convert_words<4>(w, gsrc, shift, n, row, mi); break;
+                }
+            } else if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
                 // The centred lift from the modulus of slot `from` (the top limb's for the
                 // rescale, the slot word's for a lifted limb).
                 const u32 from = lift ? lift - 1 : fa.level;
@@ -560,6 +609,12 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             u64 o[E];
 #pragma unroll
             for (int k = 0; k < E; k++) o[k] = ar.out(x[k], !INV && last);
+            if (INV && TOP && offs) {
+                // mod_up's prescaled inverse (the constants scaled by q̂^-1): add h_in·q̂^-1.
+                const u64 off = offs[s];
+#pragma unroll
+                for (int k = 0; k < E; k++) o[k] = mod_add(o[k], off, q);
+            }
             if (KEEP) {
 #pragma unroll
                 for (int k = 0; k < E; k++) keep[k] = o[k];
@@ -614,18 +669,19 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {},
-                                            u64* keep = nullptr, u32 block = 0, u32 lift = 0) {
+                                            u64* keep = nullptr, u32 block = 0, u32 lift = 0,
+                                            const u64* offs = nullptr) {
 #if NTT_F64_BITS > 0
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
         ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block, lift);
+            keep, block, lift, offs);
         return;
     }
 #endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block, lift);
+            keep, block, lift, offs);
 }
 
 // The register-blocked kernels for S stages: ntt_fwd_r8_S, ntt_fwd_fused_r8_S (the fused modes,
@@ -666,17 +722,19 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     }                                                                                            \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \
-                                             u32 logn, u32 L, u32 logC) {                        \
+                                             const u64* offs, u32 logn, u32 L, u32 logC) {       \
         pdl_wait();                                                                              \
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
         u64* dst = (u64*)ll.dst[i];                                                              \
         if (L > 0)                                                                               \
             ntt_pass_r8<S, true, true, false, true>(src, dst, ll.slot[i], slots, twp, consts,    \
-                                                    logn, L, logC, false);                       \
+                                                    logn, L, logC, false, 0, {}, nullptr, 0, 0,  \
+                                                    offs);                                       \
         else if (S == logn)                                                                      \
             ntt_pass_r8<S, false, true, false, true>(src, dst, ll.slot[i], slots, twp, consts,   \
-                                                     logn, L, logC, false);                      \
+                                                     logn, L, logC, false, 0, {}, nullptr, 0, 0, \
+                                                     offs);                                      \
         else                                                                                     \
             ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
                                         false);                                                  \

@@ -9,10 +9,11 @@
 use crate::device::Device;
 use crate::error::Error as CudaError;
 use crate::kernels::keyswitch::ConvStrides;
+use crate::kernels::ntt::Load;
 use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
 use crate::poly::DevicePoly;
 use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
-use crate::tables::{self, TableLayout};
+use crate::tables::{self, ModUpLayout, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use fhe_math::backend::{
     Backend, check_decoder, check_plain_ntt, check_residues_mod_t, decode_mod_t_host,
@@ -1412,9 +1413,14 @@ impl CudaBackend {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
-        // A one-prime digit's conversion is the centred lift of its residues, which the first
-        // forward pass can do as it loads them (`ntt::lift_on_load`).
+        // A one-prime digit's conversion is the centred lift of its residues, and a digit of a
+        // few primes (with a conversion row) is converted from the prescaled inverse NTT's
+        // output: the first forward pass does either as it loads the words
+        // (`ntt::lift_on_load`, `ntt::convert_on_load`), with no conversion kernel.
         let lift = kernels::ntt::lift_on_load(&cx);
+        let convert = kernels::ntt::convert_on_load(&cx);
+        let on_load =
+            |up: &ModUpLayout| (lift && up.digit.len() == 1) || (convert && up.row0.is_some());
         // Coefficient form of the component (all active Q limbs: the digits partition them),
         // transformed out of place.
         let tmp = self.scratch(Shape {
@@ -1428,7 +1434,11 @@ impl CudaBackend {
         for (x, y) in inv.iter_mut().zip(lt.limbs()) {
             x.dst = y.dst;
         }
-        kernels::ntt::inverse_list(&cx, &inv)?;
+        if convert && ups.iter().any(|up| up.row0.is_some()) {
+            kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
+        } else {
+            kernels::ntt::inverse_list(&cx, &inv)?;
+        }
         let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
         let n = self.inner.ring.n() as u64;
         let spc = ext.slots_per_component() as u64;
@@ -1443,7 +1453,9 @@ impl CudaBackend {
             while let Some(next) = ups.get(j0 + run) {
                 match ConvStrides::table_stride(&ups[j0 + run - 1].conv, &next.conv) {
                     Some(t)
-                        if next.digit.len() == first.digit.len() && (run == 1 || t == table) =>
+                        if next.digit.len() == first.digit.len()
+                            && on_load(next) == on_load(first)
+                            && (run == 1 || t == table) =>
                     {
                         table = t;
                         run += 1;
@@ -1453,7 +1465,7 @@ impl CudaBackend {
             }
             let d = &first.digit;
             let (lo, cnt) = (d.start as u64, d.len() as u64);
-            if lift && cnt == 1 {
+            if on_load(first) {
                 j0 += run;
                 continue;
             }
@@ -1501,17 +1513,30 @@ impl CudaBackend {
                 }
                 .limbs(),
             );
+            let src = tp + 8 * lo as u64 * n;
             if lift && cnt == 1 {
                 // Read from the digit's coefficient-form limb and lifted; its own limb, where
                 // copied, is the transform of its inverse (the same canonical words).
                 if copy_digits {
                     targets.extend(Self::q_only(comp, lo, 1).limbs());
                 }
-                let src = tp + 8 * lo as u64 * n;
                 targets.iter_mut().for_each(|l| {
                     l.src = src;
-                    l.lift = Some(lo);
+                    l.load = Load::Lift(lo);
                 });
+            } else if let Some(row0) = up.row0.filter(|_| convert) {
+                // Converted from the digit's prescaled coefficient-form limbs; its own limbs,
+                // where wanted, are copies of the input's.
+                if copy_digits {
+                    let own = Self::q_only(comp, lo, cnt);
+                    ew::binary(&cx, own, Self::q_only(lc, lo, cnt), ew::OP_COPY)?;
+                }
+                for l in targets.iter_mut() {
+                    let t = up.targets.iter().position(|&s| s == l.slot as usize);
+                    let t = t.ok_or_else(|| shape_err("mod_up: a raised limb is no target"))?;
+                    l.src = src;
+                    l.load = Load::Convert(row0 + t as u32);
+                }
             }
             fwd.extend(targets);
         }
@@ -1690,7 +1715,7 @@ impl CudaBackend {
                         .into_iter()
                         .map(move |l| kernels::ntt::Limb {
                             src,
-                            lift: Some(q_cap),
+                            load: Load::Lift(q_cap),
                             ..l
                         })
                 })

@@ -40,7 +40,31 @@ pub(crate) struct ConvLayout {
 pub(crate) struct ModUpLayout {
     pub digit: Range<usize>,
     pub conv: ConvLayout,
+    /// The conversion's target slots, in the order of its rows.
+    pub targets: Vec<usize>,
+    /// For a digit of 2..=[`CONVERT_MAX_FROM`] primes: the index in
+    /// [`TableLayout::convert_rows`] of its first target's row (target `t` at `row0 + t`), so
+    /// that the forward NTT can convert the digit as it loads it.
+    pub row0: Option<u32>,
 }
+
+/// Offsets of one level's [`TableLayout::mod_up_prescale`] tables.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prescale {
+    /// `[c0, shoup, c2, shoup]` by slot (the inverse NTT's last-stage constants).
+    pub consts: usize,
+    /// The output offset by slot.
+    pub offs: usize,
+}
+
+/// `CONVERT_MAX_FROM` of ntt.cu: the most primes of a digit that the forward NTT converts as it
+/// loads it (each raised word then reads that many source words).
+pub(crate) const CONVERT_MAX_FROM: usize = 4;
+/// `CONVERT_ROW` of ntt.cu: words per conversion row, `[from count, h_out, h_0, .., h_{from-1}]`
+/// padded to `2 + CONVERT_MAX_FROM`.
+pub(crate) const CONVERT_ROW: usize = 2 + CONVERT_MAX_FROM;
+/// Rows a limb's slot word can address (`CONVERT_ROW_MASK` of ntt.cu plus one).
+pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
 
 /// Offsets of every table in the buffer.
 #[derive(Clone, Debug)]
@@ -55,6 +79,13 @@ pub(crate) struct TableLayout {
     pub p_inv: Vec<usize>,
     /// `[level][digit]`.
     pub mod_up: Vec<Vec<ModUpLayout>>,
+    /// `[level]`: mod_up's inverse NTT constants when the digits of `row0` are converted on
+    /// load: per slot `[n^-1·q̂^-1, shoup, n^-1·ψ^(-n/2)·q̂^-1, shoup]` (the plain constants for
+    /// the other slots), then per slot the offset `h_in·q̂^-1` added to the output, so that the
+    /// inverse NTT writes the conversion's `v = (x + h_in)·q̂^-1 mod q` directly.
+    pub mod_up_prescale: Vec<Prescale>,
+    /// The conversion rows of the digits with a `row0` (`CONVERT_ROW` words each).
+    pub convert_rows: usize,
     pub cdt: usize,
 }
 
@@ -145,6 +176,8 @@ impl TableLayout {
             mod_down: Vec::new(),
             p_inv: Vec::new(),
             mod_up: Vec::new(),
+            mod_up_prescale: Vec::new(),
+            convert_rows: 0,
             cdt: 0,
         }
     }
@@ -209,6 +242,8 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
     let mut mod_down = Vec::new();
     let mut p_inv = Vec::new();
     let mut mod_up = Vec::new();
+    let mut mod_up_prescale = Vec::new();
+    let mut rows: Vec<u64> = Vec::new();
     for level in 0..ring.q_count() {
         rescale.push(buf.len());
         for k in ring.rescale_constants(level) {
@@ -231,6 +266,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             }
         }
         let mut ups = Vec::new();
+        let mut prescale = plain_inverse_constants(ring, s_count);
         for t in ring.mod_up_tables(level) {
             let conv = push_conv(
                 &mut buf,
@@ -241,13 +277,23 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                 &t.half_mod_target,
                 false,
             );
+            let row0 = push_convert_rows(&mut rows, t, &mut prescale, ring);
             ups.push(ModUpLayout {
                 digit: t.digit_slots.clone(),
                 conv,
+                targets: t.target_slots.clone(),
+                row0,
             });
         }
+        mod_up_prescale.push(Prescale {
+            consts: buf.len(),
+            offs: buf.len() + 4 * s_count,
+        });
+        buf.extend(prescale);
         mod_up.push(ups);
     }
+    let convert_rows = buf.len();
+    buf.extend(rows);
     let cdt = buf.len();
     buf.extend_from_slice(fhe_math::sampler::gaussian_cdt());
     (
@@ -258,7 +304,144 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             mod_down,
             p_inv,
             mod_up,
+            mod_up_prescale,
+            convert_rows,
             cdt,
         },
     )
+}
+
+/// The inverse NTT constants of every slot (`[n^-1, shoup, n^-1·ψ^(-n/2), shoup]` each) followed
+/// by a zero output offset per slot: [`TableLayout::mod_up_prescale`] before any digit scales
+/// its slots.
+fn plain_inverse_constants(ring: &RingContext, s_count: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..s_count)
+        .flat_map(|s| {
+            let t = ring.ntt(s);
+            [
+                t.n_inv(),
+                t.n_inv_shoup(),
+                t.inverse_final_twiddle(),
+                t.inverse_final_twiddle_shoup(),
+            ]
+        })
+        .collect();
+    v.resize(5 * s_count, 0);
+    v
+}
+
+/// For a digit of 2..=[`CONVERT_MAX_FROM`] primes (while rows remain addressable): appends one
+/// conversion row per target to `rows` and scales the digit's slots in `prescale` (the layout of
+/// [`TableLayout::mod_up_prescale`]); returns the first row's index.
+fn push_convert_rows(
+    rows: &mut Vec<u64>,
+    t: &fhe_math::ring::ModUpTable,
+    prescale: &mut [u64],
+    ring: &RingContext,
+) -> Option<u32> {
+    let from = t.digit_slots.len();
+    let row0 = rows.len() / CONVERT_ROW;
+    if !(2..=CONVERT_MAX_FROM).contains(&from) || row0 + t.target_slots.len() > CONVERT_MAX_ROWS {
+        return None;
+    }
+    let h = t.converter.q_hat_mod_p();
+    for (k, &h_out) in t.half_mod_target.iter().enumerate() {
+        let mut row = vec![from as u64, h_out];
+        row.extend_from_slice(&h[k * from..(k + 1) * from]);
+        row.resize(CONVERT_ROW, 0);
+        rows.extend(row);
+    }
+    let s_count = prescale.len() / 5;
+    for (i, s) in t.digit_slots.clone().enumerate() {
+        let nt = ring.ntt(s);
+        let m = nt.modulus();
+        let qhi = t.converter.q_hat_inv()[i];
+        let (c0, c2) = (
+            m.mul(nt.n_inv(), qhi),
+            m.mul(nt.inverse_final_twiddle(), qhi),
+        );
+        prescale[4 * s..4 * s + 4].copy_from_slice(&[c0, m.shoup(c0), c2, m.shoup(c2)]);
+        prescale[4 * s_count + s] = m.mul(t.half_mod_digit[i], qhi);
+    }
+    Some(row0 as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_math::backend::Backend;
+    use fhe_math::cpu::CpuBackend;
+    use fhe_math::poly::Shape;
+    use fhe_math::primes::ntt_primes;
+    use fhe_math::sampler::{Domain, Seed};
+
+    /// The conversion rows and prescaled inverse constants, applied on the host the way
+    /// mod_up's inverse NTT and the converting forward pass apply them, give the CPU backend's
+    /// `mod_up` at every level (digits of 4, 3, 2 and 1 primes; the kernels' arithmetic itself
+    /// is checked against the CPU by the GPU tests).
+    #[test]
+    fn convert_rows_reproduce_mod_up() {
+        let n = 1usize << 10;
+        let two_n = 2 * n as u64;
+        let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
+        qs.extend(ntt_primes(40, two_n, 9, &qs).unwrap());
+        let ps = ntt_primes(60, two_n, 2, &qs).unwrap();
+        let ring = RingContext::new(n, &qs, &ps, vec![0..4, 4..7, 7..9, 9..10]).unwrap();
+        let (buf, layout) = build(&ring);
+        let cpu = CpuBackend::new(ring.clone());
+        let mut converted_digits = 0;
+        for level in 0..ring.q_count() {
+            let shape = Shape {
+                components: 1,
+                level,
+                extended: false,
+            };
+            let c = cpu
+                .sample_uniform(&Seed([7; 32]), Domain::Other, level as u32, shape)
+                .unwrap();
+            let want = cpu.mod_up(&c, 0).unwrap();
+            let pre = layout.mod_up_prescale[level];
+            for (j, up) in layout.mod_up[level].iter().enumerate() {
+                let Some(row0) = up.row0 else {
+                    assert!(!(2..=CONVERT_MAX_FROM).contains(&up.digit.len()));
+                    continue;
+                };
+                converted_digits += 1;
+                // v_i = (x_i + h_in)·q̂^-1: the inverse NTT's output with constants scaled by
+                // q̂^-1 (so c0·n = q̂^-1) plus the offset.
+                let v: Vec<Vec<u64>> = up
+                    .digit
+                    .clone()
+                    .map(|s| {
+                        let nt = ring.ntt(s);
+                        let m = nt.modulus();
+                        let mut x = c.limb(0, s).to_vec();
+                        nt.inverse(&mut x);
+                        let c0 = buf[pre.consts + 4 * s];
+                        let qhi = m.mul(c0, m.reduce(n as u64));
+                        let off = buf[pre.offs + s];
+                        x.iter().map(|&y| m.add(m.mul(y, qhi), off)).collect()
+                    })
+                    .collect();
+                for (t, &s) in up.targets.iter().enumerate() {
+                    let row = &buf[layout.convert_rows + (row0 as usize + t) * CONVERT_ROW..];
+                    assert_eq!(row[0] as usize, up.digit.len());
+                    let nt = ring.ntt(s);
+                    let m = nt.modulus();
+                    let mut out: Vec<u64> = (0..n)
+                        .map(|k| {
+                            let acc: u128 = (0..v.len())
+                                .map(|i| v[i][k] as u128 * row[2 + i] as u128)
+                                .sum();
+                            m.sub(m.reduce_u128(acc), row[1])
+                        })
+                        .collect();
+                    nt.forward(&mut out);
+                    assert_eq!(out, want.limb(j, s), "level {level} digit {j} target {s}");
+                }
+            }
+        }
+        // Levels 1..=9 hold 16 digits of 2..=4 primes.
+        assert_eq!(converted_digits, 16);
+    }
 }

@@ -20,15 +20,29 @@ struct LimbList {
 // SAFETY: plain repr(C) arrays matching `struct LimbList` of ntt.cu.
 unsafe impl DeviceRepr for LimbList {}
 
-/// One limb to transform: read at `src`, written at `dst` (equal for in place), modulus of `slot`.
-/// With `lift: Some(f)` the words at `src` are residues modulo slot `f`'s prime, and the forward
-/// NTT transforms their centred lift to `slot`'s modulus (see [`lift_on_load`]).
+/// One limb to transform: read at `src`, written at `dst` (equal for in place), modulus of `slot`,
+/// with what the forward NTT's first pass does to each word as it loads it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limb {
     pub src: u64,
     pub dst: u64,
     pub slot: u32,
-    pub lift: Option<u32>,
+    pub load: Load,
+}
+
+/// What the first forward pass makes of a limb's input words (see [`lift_on_load`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Load {
+    /// The words at `src` are the limb's coefficients.
+    Plain,
+    /// `Lift(f)`: they are residues modulo slot `f`'s prime; the NTT transforms their centred
+    /// lift to the limb's modulus.
+    Lift(u32),
+    /// `Convert(row)`: `src` is the first of a digit's `D` consecutive limbs holding
+    /// `v_i = (x_i + h_in_i)·q̂_i^-1 mod q_i`; the NTT transforms the digit's fast basis
+    /// conversion to the limb's modulus, `(Σ_i v_i·h_i mod q) - h_out`, from row `row` of
+    /// `TableLayout::convert_rows` (`[D, h_out, h_0..]`).
+    Convert(u32),
 }
 
 impl LimbSet {
@@ -49,7 +63,7 @@ impl LimbSet {
                     src: p,
                     dst: p,
                     slot,
-                    lift: None,
+                    load: Load::Plain,
                 }
             })
             .collect()
@@ -85,17 +99,27 @@ fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
         .collect()
 }
 
-/// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up hold one plus a lifted limb's
-/// source slot.
+/// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up (the load field) hold one plus a
+/// lifted limb's source slot, or `CONVERT_FLAG` and a converted limb's row.
 const LIFT_SHIFT: u32 = 16;
 /// The slot bits of a slot word (`LIFT_SLOT_MASK` of ntt.cu).
 const LIFT_SLOT_MASK: u32 = (1 << LIFT_SHIFT) - 1;
+/// `CONVERT_FLAG` of ntt.cu, in the load field.
+const CONVERT_FLAG: u32 = 0x8000;
 
-/// A limb's slot word in a `LimbList`: its slot, and for a lifted limb one plus the source slot
-/// above `LIFT_SHIFT` (slots are far below 2^16: a ring has at most a few hundred primes).
+/// A limb's slot word in a `LimbList`: its slot, and above `LIFT_SHIFT` one plus a lifted limb's
+/// source slot or `CONVERT_FLAG` with a converted limb's row (slots are far below 2^15: a ring
+/// has at most a few hundred primes; rows below `tables::CONVERT_MAX_ROWS`).
 fn slot_word(l: &Limb) -> u32 {
-    debug_assert!(l.slot <= LIFT_SLOT_MASK && l.lift.is_none_or(|f| f < LIFT_SLOT_MASK));
-    l.slot | l.lift.map_or(0, |f| (f + 1) << LIFT_SHIFT)
+    let field = match l.load {
+        Load::Plain => 0,
+        Load::Lift(f) => f + 1,
+        Load::Convert(row) => CONVERT_FLAG | row,
+    };
+    debug_assert!(l.slot <= LIFT_SLOT_MASK && field <= LIFT_SLOT_MASK);
+    debug_assert!(!matches!(l.load, Load::Lift(f) if f + 1 >= CONVERT_FLAG));
+    debug_assert!(!matches!(l.load, Load::Convert(r) if r >= CONVERT_FLAG));
+    l.slot | field << LIFT_SHIFT
 }
 
 /// Whether the forward NTT of this ring lifts `Limb::lift` limbs as its first pass loads them:
@@ -108,6 +132,18 @@ pub(crate) fn lift_on_load(cx: &Ctx) -> bool {
     let on = *ON.get_or_init(|| std::env::var("FHE_NTT_LIFT").map_or(true, |v| v != "0"));
     let logn = cx.n.trailing_zeros();
     on && logn > ONE_PASS_MAX && fused_passes_available(logn)
+}
+
+/// Whether mod_up converts its digits of 2..=`tables::CONVERT_MAX_FROM` primes as the forward
+/// NTT loads them (`Load::Convert`, with [`inverse_list_prescaled`] before): needs
+/// [`lift_on_load`], and `FHE_NTT_CONVERT` not `0` (A/B timing runs). The conversion kernel
+/// then does not run for those digits and the raised limbs are never written in coefficient
+/// form; each raised word reads the digit's `D` words instead (from L2: a digit's limbs are
+/// read by all its targets).
+pub(crate) fn convert_on_load(cx: &Ctx) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_NTT_CONVERT").map_or(true, |v| v != "0"));
+    on && lift_on_load(cx)
 }
 
 /// Largest log n done in one pass.
@@ -336,7 +372,11 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
                     // The first pass lifts as it loads (the fused kernel, no fused mode); the
                     // slot words then lose their lift bits for the second.
                     let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
-                    let (mode, fa) = (0u32, FusedArgs::default());
+                    let mode = 0u32;
+                    let fa = FusedArgs {
+                        conv_rows: cx.t(cx.layout.convert_rows),
+                        ..FusedArgs::default()
+                    };
                     launch!(
                         cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode,
                         &fa
@@ -557,11 +597,13 @@ struct FusedArgs {
     rconsts: u64,
     level: u32,
     use_t: u32,
+    /// The conversion rows (`TableLayout::convert_rows`) of `Load::Convert` limbs.
+    conv_rows: u64,
     tq_w: [u64; MAX_FUSED_SLOTS],
     tq_ws: [u64; MAX_FUSED_SLOTS],
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, 2 arrays of u64) matching `struct FusedArgs` of
-// ntt.cu.
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, 2 arrays of u64) matching `struct FusedArgs`
+// of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
 /// `MAX_FUSED_SLOTS` of ntt.cu.
@@ -573,6 +615,7 @@ impl Default for FusedArgs {
             rconsts: 0,
             level: 0,
             use_t: 0,
+            conv_rows: 0,
             tq_w: [0; MAX_FUSED_SLOTS],
             tq_ws: [0; MAX_FUSED_SLOTS],
         }
@@ -613,7 +656,7 @@ fn forward_fused(
                         src,
                         dst,
                         slot: x.3,
-                        lift: None,
+                        load: Load::Plain,
                     }
                 })
                 .collect();
@@ -693,13 +736,25 @@ pub(crate) fn forward_rescale(
 
 /// Inverse NTT of each limb (`src` to `dst`), scaling by n^-1 included.
 pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
+    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0)
+}
+
+/// mod_up's inverse NTT at `level` for digits converted on load ([`convert_on_load`]): the
+/// limbs of the digits with a conversion row come out as `v = (x + h_in)·q̂^-1 mod q` (the
+/// constants of `TableLayout::mod_up_prescale`), the others as [`inverse_list`] writes them.
+pub(crate) fn inverse_list_prescaled(cx: &Ctx, limbs: &[Limb], level: usize) -> Result<()> {
+    let p = cx.layout.mod_up_prescale[level];
+    inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs))
+}
+
+/// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
+/// slot) and, unless 0, an offset by slot at `offs` added to the outputs (register-blocked
+/// passes only; the others ignore it, so the callers of a nonzero `offs` check
+/// [`convert_on_load`]).
+fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
-    let (tw, tws, consts) = (
-        cx.t(cx.layout.ntt.inv),
-        cx.t(cx.layout.ntt.inv_shoup),
-        cx.t(cx.layout.ntt.ntt_consts),
-    );
+    let (tw, tws) = (cx.t(cx.layout.ntt.inv), cx.t(cx.layout.ntt.inv_shoup));
     let twp = cx.t(cx.layout.ntt.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
@@ -713,7 +768,7 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
                 let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c
+                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &offs, &logn, &p.l, &log_c
                 )?;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
@@ -848,11 +903,23 @@ mod tests {
             src: 0,
             dst: 0,
             slot: 17,
-            lift: Some(3),
+            load: Load::Lift(3),
         };
         assert_eq!(slot_word(&l) & LIFT_SLOT_MASK, 17);
         assert_eq!(slot_word(&l) >> LIFT_SHIFT, 4);
-        assert_eq!(slot_word(&Limb { lift: None, ..l }), 17);
+        assert_eq!(
+            slot_word(&Limb {
+                load: Load::Plain,
+                ..l
+            }),
+            17
+        );
+        let c = slot_word(&Limb {
+            load: Load::Convert(0x7ffe),
+            ..l
+        });
+        assert_eq!(c & LIFT_SLOT_MASK, 17);
+        assert_eq!(c >> LIFT_SHIFT, CONVERT_FLAG | 0x7ffe);
     }
 
     #[test]
