@@ -394,6 +394,7 @@ fn gpu_few_prime_digits_match_cpu() {
     check_all(ring(14, 7, 2, 3));
     check_all(ring(13, 8, 2, 4));
     check_all(ring(13, 10, 2, 2));
+    check_all(ring(13, 6, 3, 3));
 }
 
 #[test]
