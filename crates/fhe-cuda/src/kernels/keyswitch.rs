@@ -54,17 +54,40 @@ const CONVERT_BLOCK: u32 = 256;
 /// `MAX_TPB` of keyswitch.cu: targets per block of the unrolled conversions, at most.
 const MAX_TPB: u32 = 32;
 
-/// Threads a conversion launch should have at least (`FHE_CONVERT_MIN_THREADS` overrides it
-/// for tuning runs): the targets are split into as few groups per block as keep this many.
-fn convert_min_threads() -> u32 {
-    static T: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *T.get_or_init(|| {
-        std::env::var("FHE_CONVERT_MIN_THREADS")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(CONVERT_MIN_THREADS)
-    })
+/// Threads a conversion launch over `n` coefficients should have at least: the targets are
+/// split into as few groups per block as keep this many. Each group forms the sources' `v_i`
+/// (and for an exact conversion the overflow) again, which costs least where the sources are
+/// few: exact conversions (mod_down) from at most [`FEW_SOURCES`] primes keep at least
+/// [`FEW_SOURCES_THREADS_PER_COEFF`]`·n` threads, the others [`CONVERT_MIN_THREADS`].
+/// `FHE_CONVERT_MIN_THREADS` overrides the latter and `FHE_CONVERT_MIN_THREADS_EXACT` the
+/// former (tuning runs).
+fn convert_min_threads(exact: bool, from_cnt: usize, n: u32) -> u32 {
+    static T: std::sync::OnceLock<[Option<u32>; 2]> = std::sync::OnceLock::new();
+    let [all, few] = *T.get_or_init(|| {
+        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+        [
+            get("FHE_CONVERT_MIN_THREADS"),
+            get("FHE_CONVERT_MIN_THREADS_EXACT"),
+        ]
+    });
+    let all = all.unwrap_or(CONVERT_MIN_THREADS);
+    if exact && from_cnt <= FEW_SOURCES {
+        few.unwrap_or(all.max(FEW_SOURCES_THREADS_PER_COEFF.saturating_mul(n)))
+    } else {
+        all
+    }
 }
+
+/// Sources of an exact conversion that count as few for [`convert_min_threads`].
+const FEW_SOURCES: usize = 4;
+
+/// Threads per coefficient of an exact conversion from few sources, at least (two target
+/// groups for mod_down's two components). On the H200 (gpu_perf event µs, alternated twice):
+/// at PHANTOM_N16 (3 special primes to 27 targets) mul_relin_rescale 541.1 / 538.0 with 2^17
+/// threads (one group), 531.2 / 531.2 with 2^18 (two), 538 with 2^19, 548 with 2^20; at CAT
+/// (N = 2^15, 3 special primes) two groups is the old default and four lost 1–2%; at
+/// N16_L24_D3 (7 special primes, not few) two groups lost 1%.
+const FEW_SOURCES_THREADS_PER_COEFF: u32 = 4;
 
 /// Default of [`convert_min_threads`]. On the H200 at N16_L24_D3 (gpu_perf, mul_relin_rescale):
 /// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511; later, alternated twice, 2^17 444–445 against
@@ -74,11 +97,11 @@ const CONVERT_MIN_THREADS: u32 = 1 << 17;
 
 /// Targets per block of an unrolled conversion of `to_cnt` targets over `threads` threads
 /// (coefficients times batched conversions): the fewest groups that respect [`MAX_TPB`] and
-/// [`convert_min_threads`], balanced.
-fn targets_per_block(to_cnt: u32, threads: u32) -> u32 {
+/// `min_threads` ([`convert_min_threads`]), balanced.
+fn targets_per_block(to_cnt: u32, threads: u32, min_threads: u32) -> u32 {
     let groups = to_cnt
         .div_ceil(MAX_TPB)
-        .max(convert_min_threads().div_ceil(threads.max(1)))
+        .max(min_threads.div_ceil(threads.max(1)))
         .clamp(1, to_cnt.max(1));
     to_cnt.div_ceil(groups).max(1)
 }
@@ -188,7 +211,11 @@ pub(crate) fn convert(
     let (block, tpb) = if unrolled {
         (
             convert_block(),
-            targets_per_block(to_cnt, n.saturating_mul(batch.0.max(1))),
+            targets_per_block(
+                to_cnt,
+                n.saturating_mul(batch.0.max(1)),
+                convert_min_threads(conv.q_mod_p.is_some(), conv.from_cnt, n),
+            ),
         )
     } else {
         (super::BLOCK, TARGETS_PER_BLOCK)
@@ -413,4 +440,39 @@ pub(crate) fn mod_down_finish_rot(
         &use_t,
         &slots
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mod_down_conversions_from_few_primes_take_two_target_groups() {
+        // PHANTOM_N16's mod_down: 3 special primes to 27 targets over 2·2^16 threads.
+        let n = 1 << 16;
+        assert_eq!(
+            targets_per_block(27, 2 * n, convert_min_threads(true, 3, n)),
+            14
+        );
+        // N16_L24_D3's: 7 special primes, one group.
+        assert_eq!(
+            targets_per_block(25, 2 * n, convert_min_threads(true, 7, n)),
+            25
+        );
+        // CAT's (N = 2^15, 3 special primes, 17 targets): two groups, as before.
+        let n = 1 << 15;
+        assert_eq!(
+            targets_per_block(17, 2 * n, convert_min_threads(true, 3, n)),
+            9
+        );
+        assert_eq!(
+            targets_per_block(17, 2 * n, convert_min_threads(false, 3, n)),
+            9
+        );
+        // mod_up (inexact): 23 targets of a batched pair of digits at 2^16, one group.
+        assert_eq!(
+            targets_per_block(23, 2 << 16, convert_min_threads(false, 9, 1 << 16)),
+            23
+        );
+    }
 }
