@@ -689,6 +689,31 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 // n^-1 stage) is L + S == logn, the strided pass of a two-pass transform or a single pass.
 // (16 elements per thread, one shared exchange per 8-stage pass, was tried: NVRTC kept the array
 // in local memory and the NTT ran 2.5x slower; PERF.md.)
+// The fused forward kernel `NAME` for S stages (with the fused modes and lifted or converted
+// loads), with the launch attribute ATTR.
+#define NTT_FWD_FUSED(NAME, S, ATTR)                                                             \
+    extern "C" __global__ void ATTR NAME(LimbList ll, const u64* slots, const ulonglong2* twp,   \
+                                         u32 logn, u32 L, u32 logC, u32 last, u32 mode,          \
+                                         FusedArgs fa) {                                         \
+        pdl_wait();                                                                              \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,   \
+                                              last != 0, mode, fa, nullptr, 0, lift);            \
+        else                                                                                     \
+            ntt_pass_r8<S, false, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,  \
+                                               last != 0, mode, fa, nullptr, 0, lift);           \
+    }
+// The rescale's copy of the fused kernel (`ntt_fwd_rescale_r8_S`, CKKS rescale and BGV's modulus
+// switch) is held to NTT_RESCALE_MAXNREG registers: 64 let it keep 50% of the warps instead of
+// 37% and took 5% off the rescale at N = 2^16 (PERF.md), while the same cap on the mod_up loads
+// cost 1% at CAT_COMPAT.
+#ifndef NTT_RESCALE_MAXNREG
+#define NTT_RESCALE_MAXNREG 64
+#endif
 #define NTT_R8(S)                                                                                \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC,   \
@@ -704,22 +729,8 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             ntt_pass_r8<S, false, false>(src, dst, ll.slot[i], slots, twp, nullptr, logn, L,     \
                                          logC, last != 0);                                       \
     }                                                                                            \
-    extern "C" __global__ void ntt_fwd_fused_r8_##S(LimbList ll, const u64* slots,               \
-                                                   const ulonglong2* twp, u32 logn, u32 L,       \
-                                                   u32 logC, u32 last, u32 mode,                 \
-                                                   FusedArgs fa) {                               \
-        pdl_wait();                                                                              \
-        u32 i = blockIdx.y;                                                                      \
-        const u64* src = (const u64*)ll.src[i];                                                  \
-        u64* dst = (u64*)ll.dst[i];                                                              \
-        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
-        if (L > 0)                                                                               \
-            ntt_pass_r8<S, true, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,   \
-                                              last != 0, mode, fa, nullptr, 0, lift);            \
-        else                                                                                     \
-            ntt_pass_r8<S, false, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,  \
-                                               last != 0, mode, fa, nullptr, 0, lift);           \
-    }                                                                                            \
+    NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, )                                                    \
+    NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG))                  \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \
                                              const u64* offs, u32 logn, u32 L, u32 logC) {       \

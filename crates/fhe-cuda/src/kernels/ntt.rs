@@ -234,6 +234,8 @@ macro_rules! r8_names {
 const R8_FWD: [&str; 9] = r8_names!("ntt_fwd_r8_");
 /// The same forward passes with the fused modes (`ntt_fwd_fused_r8_S`).
 const R8_FWD_FUSED: [&str; 9] = r8_names!("ntt_fwd_fused_r8_");
+/// Their copy for the rescale, held to fewer registers (`ntt_fwd_rescale_r8_S`).
+const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
 fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
@@ -634,7 +636,9 @@ fn fused_passes_available(logn: u32) -> bool {
 
 /// Runs the forward NTT of `limbs` with the fused `mode` on the pass(es) it applies to: the
 /// first pass reads `src` (`RESCALE_LOAD` there), the last writes `dst` (`*_STORE` there);
-/// with two passes the first writes `tmp` and the second reads it.
+/// with two passes the first writes `tmp` and the second reads it. (The rescale's copy of the
+/// fused kernel, `ntt_fwd_rescale_r8_S`, held to fewer registers: its only caller is
+/// [`forward_rescale`].)
 fn forward_fused(
     cx: &Ctx,
     limbs: &[FusedLimb],
@@ -678,7 +682,7 @@ fn forward_fused(
         };
         for (p, list, mode) in steps {
             let last: u32 = (p.l == 0) as u32;
-            let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
+            let f8 = cx.dev.function("ntt", R8_FWD_RESCALE[p.s as usize - 3])?;
             let (log_c, cfg) = config_r8(logn, p, count, f64);
             launch!(
                 cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &fa
@@ -927,6 +931,7 @@ mod tests {
         assert_eq!(R8_FWD[0], "ntt_fwd_r8_3");
         assert_eq!(R8_KEYPROD[5], "ntt_keyprod_r8_8");
         assert_eq!(R8_FINISH[8], "ntt_finish_r8_11");
+        assert_eq!(R8_FWD_RESCALE[5], "ntt_fwd_rescale_r8_8");
         for (i, name) in R8_INV.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
         }
