@@ -1531,8 +1531,14 @@ impl CudaBackend {
                     let own = Self::q_only(comp, lo, cnt);
                     ew::binary(&cx, own, Self::q_only(lc, lo, cnt), ew::OP_COPY)?;
                 }
-                for l in targets.iter_mut() {
-                    let t = up.targets.iter().position(|&s| s == l.slot as usize);
+                // The raised limbs come in the conversion's target order (the other Q slots,
+                // then P); the search is only a fallback.
+                for (i, l) in targets.iter_mut().enumerate() {
+                    let slot = l.slot as usize;
+                    let t = match up.targets.get(i) {
+                        Some(&s) if s == slot => Some(i),
+                        _ => up.targets.iter().position(|&s| s == slot),
+                    };
                     let t = t.ok_or_else(|| shape_err("mod_up: a raised limb is no target"))?;
                     l.src = src;
                     l.load = Load::Convert(row0 + t as u32);

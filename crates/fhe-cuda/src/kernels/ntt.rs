@@ -122,7 +122,7 @@ fn slot_word(l: &Limb) -> u32 {
     l.slot | field << LIFT_SHIFT
 }
 
-/// Whether the forward NTT of this ring lifts `Limb::lift` limbs as its first pass loads them:
+/// Whether the forward NTT of this ring lifts `Load::Lift` limbs as its first pass loads them:
 /// two register-blocked passes (the first, run by the fused kernel, lifts; the last may then be
 /// fused with the key product), and `FHE_NTT_LIFT` is not `0` (A/B timing runs). mod_up uses it
 /// for digits of one prime, whose basis conversion is that lift: no conversion kernel, and the
