@@ -83,6 +83,7 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 
 struct IntArith {
     typedef u64 V;
+    static constexpr bool IS_F64 = false;
     // The forward passes take inputs in [0, 4q), not only canonical ones.
     static constexpr bool LAZY_INPUT = true;
     u64 q, two_q;
@@ -110,6 +111,7 @@ struct IntArith {
 
 struct F64Arith {
     typedef double V;
+    static constexpr bool IS_F64 = true;
     static constexpr bool LAZY_INPUT = false;
     double q, qinv;
     __device__ __forceinline__ F64Arith(const u64* slots, u32 s)
@@ -394,9 +396,18 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 //   (Σ_i v_i·h_i mod q) - h_out mod q,
 // mod_up's fast basis conversion of the digit (`keyswitch_convert`, the same residues), so the
 // raised limbs are never written in coefficient form.
+// A row's first word holds D in its low byte and CONVERT_F64_SOURCES when every source prime is
+// below 2^CONVERT_F64_SOURCE_BITS: an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in
+// doubles (`convert_words_f64`), off the integer pipe.
 #define CONVERT_FLAG 0x8000u
 #define CONVERT_ROW_MASK 0x7fffu
 #define CONVERT_MAX_FROM 4
+#define CONVERT_COUNT_MASK 0xffu
+#define CONVERT_F64_SOURCES 0x100u
+#define CONVERT_F64_SOURCE_BITS 46
+#ifndef NTT_F64_CONVERT
+#define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
+#endif
 #define CONVERT_ROW (2 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
 // Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
@@ -433,6 +444,32 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
 #pragma unroll
         for (int i = 1; i < D; i++) acc += (u128)y[i - 1][k] * h[i];
         w[k] = mod_sub(reduce_u128(acc, m), h_out, m.q);
+    }
+}
+// `convert_words` on the FP64 pipe, for a target q < 2^NTT_F64_BITS whose sources are all below
+// 2^CONVERT_F64_SOURCE_BITS: x[k] = Σ_i (v_i·h_i mod q) - h_out as a signed double, each term
+// `F64Arith::mul` (|term| < 0.52q, h_i < q, v_i < 2^46), so |x[k]| < (0.52·D + 1)·q <= 3.08q for
+// D <= 4: inside the forward pass's input range (|x| < 4q, see `F64Arith`), and congruent to the
+// integer path's word, so the pass's canonical output is the same.
+template <int D, int E, class A>
+__device__ __forceinline__ void convert_words_f64(typename A::V (&x)[E], const u64 (&w)[E],
+                                                  const u64* gsrc, u32 shift, u32 n,
+                                                  const u64* row, const A& ar) {
+    double h[D];
+#pragma unroll
+    for (int i = 0; i < D; i++) h[i] = A::from_u64(row[2 + i]);
+    u64 y[D - 1][E];
+#pragma unroll
+    for (int i = 1; i < D; i++)
+#pragma unroll
+        for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
+    const double h_out = A::from_u64(row[1]);
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+        double acc = __dsub_rn(ar.mul(A::from_u64(w[k]), h[0]), h_out);
+#pragma unroll
+        for (int i = 1; i < D; i++) acc = __dadd_rn(acc, ar.mul(A::from_u64(y[i - 1][k]), h[i]));
+        x[k] = acc;
     }
 }
 // After the last round of a non-strided pass (L = 0: the block covers one run of 8T elements,
@@ -526,14 +563,28 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 #pragma unroll
                 for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
             }
+            bool converted = false;
             if (FUSED && (lift & CONVERT_FLAG)) {
                 const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
-                const Mod mi = load_mod(slots, s);
                 const u32 shift = lo + L, n = 1u << logn;
-                switch ((u32)row[0]) {
-                case 2: convert_words<2>(w, gsrc, shift, n, row, mi); break;
-                case 3: convert_words<3>(w, gsrc, shift, n, row, mi); break;
-                default: convert_words<4>(w, gsrc, shift, n, row, mi); break;
+                const u32 head = (u32)row[0];
+                if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
+                    if (head & CONVERT_F64_SOURCES) {
+                        converted = true;
+                        switch (head & CONVERT_COUNT_MASK) {
+                        case 2: convert_words_f64<2>(x, w, gsrc, shift, n, row, ar); break;
+                        case 3: convert_words_f64<3>(x, w, gsrc, shift, n, row, ar); break;
+                        default: convert_words_f64<4>(x, w, gsrc, shift, n, row, ar); break;
+                        }
+                    }
+                }
+                if (!converted) {
+                    const Mod mi = load_mod(slots, s);
+                    switch (head & CONVERT_COUNT_MASK) {
+                    case 2: convert_words<2>(w, gsrc, shift, n, row, mi); break;
+                    case 3: convert_words<3>(w, gsrc, shift, n, row, mi); break;
+                    default: convert_words<4>(w, gsrc, shift, n, row, mi); break;
+                    }
                 }
             } else if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
                 // The centred lift from the modulus of slot `from` (the top limb's for the
@@ -555,8 +606,10 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                         w[k] = mod_sub(reduce_u64(mod_add(w[k], half, ql), mi), half_i, q);
                 }
             }
+            if (!converted) {
 #pragma unroll
-            for (int k = 0; k < E; k++) x[k] = ar.from_u64(w[k]);
+                for (int k = 0; k < E; k++) x[k] = ar.from_u64(w[k]);
+            }
         } else {
             __syncthreads();
 #pragma unroll

@@ -65,6 +65,12 @@ pub(crate) const CONVERT_MAX_FROM: usize = 4;
 pub(crate) const CONVERT_ROW: usize = 2 + CONVERT_MAX_FROM;
 /// Rows a limb's slot word can address (`CONVERT_ROW_MASK` of ntt.cu plus one).
 pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
+/// `CONVERT_F64_SOURCES` of ntt.cu: set in a row's first word (beside the source count in its low
+/// byte) when every source prime is below 2^[`CONVERT_F64_SOURCE_BITS`], so that a target on the
+/// FP64 path may form the row's sum in doubles.
+pub(crate) const CONVERT_F64_SOURCES: u64 = 0x100;
+/// `CONVERT_F64_SOURCE_BITS` of ntt.cu: `F64Arith::mul` is exact for factors below 2^46.
+pub(crate) const CONVERT_F64_SOURCE_BITS: u32 = 46;
 
 /// Offsets of every table in the buffer.
 #[derive(Clone, Debug)]
@@ -345,8 +351,13 @@ fn push_convert_rows(
         return None;
     }
     let h = t.converter.q_hat_mod_p();
+    let f64_sources = t
+        .digit_slots
+        .clone()
+        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
+    let head = from as u64 | if f64_sources { CONVERT_F64_SOURCES } else { 0 };
     for (k, &h_out) in t.half_mod_target.iter().enumerate() {
-        let mut row = vec![from as u64, h_out];
+        let mut row = vec![head, h_out];
         row.extend_from_slice(&h[k * from..(k + 1) * from]);
         row.resize(CONVERT_ROW, 0);
         rows.extend(row);
@@ -425,7 +436,9 @@ mod tests {
                     .collect();
                 for (t, &s) in up.targets.iter().enumerate() {
                     let row = &buf[layout.convert_rows + (row0 as usize + t) * CONVERT_ROW..];
-                    assert_eq!(row[0] as usize, up.digit.len());
+                    assert_eq!(row[0] as usize & 0xff, up.digit.len());
+                    let small = up.digit.clone().all(|s| ring.modulus(s).value() < 1 << 46);
+                    assert_eq!(row[0] & CONVERT_F64_SOURCES != 0, small);
                     let nt = ring.ntt(s);
                     let m = nt.modulus();
                     let mut out: Vec<u64> = (0..n)

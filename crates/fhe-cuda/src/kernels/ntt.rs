@@ -854,6 +854,57 @@ mod tests {
         }
     }
 
+    /// The FP64 converted loads of ntt.cu (`convert_words_f64`): for a target q < 2^42 and
+    /// D <= 4 sources below 2^46, Σ_i mul(v_i, h_i) - h_out is an integer congruent to the
+    /// integer path's word (Σ v_i·h_i mod q) - h_out, with |.| < 3.08q (inside the forward
+    /// pass's input range of 4q); at the edges (v_i = q_i - 1 for sources just below 2^46,
+    /// h_i = q - 1) and on random values.
+    #[test]
+    fn f64_converted_words_match_the_integer_sums() {
+        let mut s = 0x6a09_e667_f3bc_c908u64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let sources = [
+            (1u64 << 46) - 27,
+            (1 << 46) - 57,
+            (1 << 40) + 15,
+            1_099_511_922_689,
+        ];
+        for q in [(1u64 << 42) - 11, (1 << 40) + 15, 786_433, 65_537] {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            for d in 2..=4usize {
+                for trial in 0..3000 {
+                    let edge = trial == 0;
+                    let v: Vec<u64> = (0..d)
+                        .map(|i| {
+                            if edge {
+                                sources[i] - 1
+                            } else {
+                                rnd() % sources[i]
+                            }
+                        })
+                        .collect();
+                    let h: Vec<u64> = (0..d)
+                        .map(|_| if edge { q - 1 } else { rnd() % q })
+                        .collect();
+                    let h_out = if edge { q - 1 } else { rnd() % q };
+                    let x = (0..d).fold(-(h_out as f64), |acc, i| {
+                        acc + f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv)
+                    });
+                    assert_eq!(x.fract(), 0.0);
+                    assert!(x.abs() < 3.08 * qf, "q {q} d {d}: {x}");
+                    let exact: u128 = (0..d).map(|i| v[i] as u128 * h[i] as u128).sum();
+                    let want = (exact % q as u128) as i128 - h_out as i128;
+                    assert_eq!((x as i128 - want).rem_euclid(q as i128), 0, "q {q} d {d}");
+                }
+            }
+        }
+    }
+
     /// The lifted loads of ntt.cu against the definition of mod_up's one-prime conversion (the
     /// centred value `c = y` for `y <= (q_f - 1)/2`, else `y - q_f`, taken modulo `q_t`): the
     /// reducing form gives `c mod q_t` exactly, and the reduction-free form (integer path, used
