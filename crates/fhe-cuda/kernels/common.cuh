@@ -98,6 +98,42 @@ __device__ __forceinline__ u64 mul_shoup(u64 a, u64 w, u64 w_shoup, u64 q) {
     return csub(a * w - quot * q, q);
 }
 
+// Exact modular arithmetic in doubles, for moduli q < 2^42 (`F64Arith` in ntt.cu states the
+// error bounds; its CPU model is tested in kernels/ntt.rs): integers held exactly (|x| < 2^52),
+// every step a correctly rounded IEEE operation written as an intrinsic, so no contraction or
+// reassociation can change a result. `qinv` is fl(1/q), the slot table's fourth word.
+#define F64_MAGIC 6755399441055744.0   // 1.5 * 2^52: (x + MAGIC) - MAGIC = rint(x), |x| < 2^51
+#define F64_TWO52 4503599627370496.0   // 2^52
+#define F64_TWO52_BITS 0x4330000000000000ull
+#define F64_MOD_BITS 42       // the helpers below are exact for q < 2^F64_MOD_BITS
+#define F64_FACTOR_BITS 46    // ... and factors (sums) below 2^F64_FACTOR_BITS in magnitude
+
+// x as a double, exact for x < 2^52: the bits of 2^52 + x, minus 2^52.
+__device__ __forceinline__ double f64_from_u64(u64 x) {
+    return __dadd_rn(__longlong_as_double((long long)(x | F64_TWO52_BITS)), -F64_TWO52);
+}
+
+// x - rint(x/q)·q: congruent to x, |result| < 0.51q for |x| < 2^46.
+__device__ __forceinline__ double f64_reduce(double x, double q, double qinv) {
+    const double quot = __dadd_rn(__fma_rn(x, qinv, F64_MAGIC), -F64_MAGIC);
+    return __fma_rn(-quot, q, x);
+}
+
+// w·y mod q, signed: congruent to w·y, |result| < 0.52q for w < q and |y| < 2^46.
+__device__ __forceinline__ double f64_mul_mod(double y, double w, double q, double qinv) {
+    const double hi = __dmul_rn(w, y);
+    const double lo = __fma_rn(w, y, -hi);
+    const double quot = __dadd_rn(__fma_rn(hi, qinv, F64_MAGIC), -F64_MAGIC);
+    return __dadd_rn(__fma_rn(-quot, q, hi), lo);
+}
+
+// The canonical residue of x (|x| < 2^46) as a word: reduce, add q to a negative value.
+__device__ __forceinline__ u64 f64_canonical(double x, double q, double qinv) {
+    double r = f64_reduce(x, q, qinv);
+    r = r < 0.0 ? __dadd_rn(r, q) : r;
+    return (u64)__double_as_longlong(__dadd_rn(r, F64_TWO52)) - F64_TWO52_BITS;
+}
+
 // A set of limbs of a device buffer laid out [component][slot][coeff] with `spc` slots per
 // component: components comp_lo..comp_lo+comps, and per component the slots
 // q_lo..q_lo+q_cnt followed by p_lo..p_lo+p_cnt. Mirrors `LimbSet` in Rust (repr(C)).

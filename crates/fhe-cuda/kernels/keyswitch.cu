@@ -8,6 +8,12 @@
 // Targets per block of the unrolled conversions, at most (the launcher picks `tpb`).
 #define MAX_TPB 32
 #define PREPARE_CHUNK 4
+// The unrolled plain conversion (mod_up) sums a target below 2^F64_MOD_BITS on the FP64 pipe when
+// every source prime is below 2^F64_FACTOR_BITS (A/B runs: -DCONVERT_F64=0).
+#ifndef CONVERT_F64
+#define CONVERT_F64 1
+#endif
+#define TGT_WORDS 8
 
 // Word strides between the conversions of one batched launch (grid z): the z-th conversion reads
 // in + z*in, writes out + z*out, copies cp_src + z*cp_src to cp_dst + z*cp_dst and (fused
@@ -143,10 +149,11 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
                   qmodp, from_slot0);
     if (top_w) top_w += blockIdx.z * st.top;
-    // Per target of the block: its row of h, and (q, bhi, blo, slot, h_out, Q mod p, q_l/2 mod q)
-    // (the last for the fused rescale).
+    // Per target of the block: its row of h, and (q, bhi, blo, slot, h_out, Q mod p, q_l/2 mod q,
+    // 1/q as a double or 0) (q_l/2 for the fused rescale; 1/q where the target may be summed in
+    // doubles: a plain conversion to q < 2^F64_MOD_BITS).
     __shared__ u64 row[MAX_TPB * FROM];
-    __shared__ u64 tgt_c[MAX_TPB * 7];
+    __shared__ u64 tgt_c[MAX_TPB * TGT_WORDS];
     const u32 t0 = blockIdx.y * tpb;
     const u32 tc = min(tpb, to_cnt - t0);
     const u64 half = top_w ? slots[level * SLOT_STRIDE] >> 1 : 0;
@@ -154,7 +161,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     for (u32 t = threadIdx.x; t < tc; t += blockDim.x) {
         u32 sl = (u32)to_slots[t0 + t];
         const Mod m = load_mod(slots, sl);
-        u64* c = tgt_c + t * 7;
+        u64* c = tgt_c + t * TGT_WORDS;
         c[0] = m.q;
         c[1] = m.bhi;
         c[2] = m.blo;
@@ -162,6 +169,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         c[4] = h_out[t0 + t];
         c[5] = qmodp ? qmodp[t0 + t] : 0;
         c[6] = reduce_u64(half, m);
+        const bool f64 = CONVERT_F64 && !qmodp && !top_w && m.q < (1ull << F64_MOD_BITS);
+        c[7] = f64 ? slots[sl * SLOT_STRIDE + 3] : 0;
     }
     __syncthreads();
     // Everything above reads only tables, so it overlaps the previous kernel's tail (the
@@ -173,12 +182,14 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
     u64 v[FROM];
     u128 f = 0;
+    bool f64_sources = true;
 #pragma unroll
     for (int i = 0; i < FROM; i++) {
         Mod mi = load_mod(slots, from_slot0 + i);
         v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], mi.q), qhatinv[i], qhatinv_shoup[i],
                          mi.q);
         if (qmodp) f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
+        f64_sources &= mi.q < (1ull << F64_FACTOR_BITS);
     }
     const u64 alpha = (u64)(f >> 64);
     // Target t's converted value (FROM <= 16 <= 32: the overflow correction joins the sum before
@@ -194,6 +205,21 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         if (qmodp) acc += (u128)alpha * (m.q - q_mod_p);
         return mod_sub(reduce_u128(acc, m), off, m.q);
     };
+    // The same residue in doubles (plain conversion, q < 2^42, v_i < 2^46): each term
+    // f64_mul_mod(v_i, h_i) is below 0.52q in magnitude, so with FROM <= 16 the sum less h_out
+    // stays below 9.4q < 2^46, where f64_canonical is exact.
+    auto target_f64 = [&](const u64* r, u64 q, double qinv, u64 off) -> u64 {
+        const double qd = f64_from_u64(q);
+        double acc = -f64_from_u64(off), acc_odd = 0.0;
+#pragma unroll
+        for (int i = 0; i < FROM; i += 2)
+            acc = __dadd_rn(acc, f64_mul_mod(f64_from_u64(v[i]), f64_from_u64(r[i]), qd, qinv));
+#pragma unroll
+        for (int i = 1; i < FROM; i += 2)
+            acc_odd = __dadd_rn(acc_odd,
+                                f64_mul_mod(f64_from_u64(v[i]), f64_from_u64(r[i]), qd, qinv));
+        return f64_canonical(__dadd_rn(acc, acc_odd), qd, qinv);
+    };
     u64 rounded = 0;
     if (top_w) {
         // conv_l from row `level` of the global matrix (not necessarily in this block's group).
@@ -205,13 +231,17 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     }
 #pragma unroll 2
     for (u32 t = 0; t < tc; t++) {
-        const u64* c = tgt_c + t * 7;
+        const u64* c = tgt_c + t * TGT_WORDS;
         Mod m;
         m.q = c[0];
         m.bhi = c[1];
         m.blo = c[2];
         const u32 s = (u32)c[3];
-        u64 y = target(row + t * FROM, m, c[5], c[4]);
+        u64 y;
+        if (c[7] && f64_sources)
+            y = target_f64(row + t * FROM, m.q, __longlong_as_double((long long)c[7]), c[4]);
+        else
+            y = target(row + t * FROM, m, c[5], c[4]);
         if (top_w && s != level) {
             u64 corr = mod_sub(reduce_u64(rounded, m), c[6], m.q);
             y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);

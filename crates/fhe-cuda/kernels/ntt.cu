@@ -77,9 +77,7 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 #ifndef NTT_F64_BITS
 #define NTT_F64_BITS 42
 #endif
-#define F64_MAGIC 6755399441055744.0   // 1.5 * 2^52: (x + MAGIC) - MAGIC = rint(x), |x| < 2^51
-#define F64_TWO52 4503599627370496.0   // 2^52
-#define F64_TWO52_BITS 0x4330000000000000ull
+// (The primitives are in common.cuh: f64_from_u64, f64_reduce, f64_mul_mod, f64_canonical.)
 
 struct IntArith {
     typedef u64 V;
@@ -117,24 +115,14 @@ struct F64Arith {
     __device__ __forceinline__ F64Arith(const u64* slots, u32 s)
         : q(from_u64(slots[s * SLOT_STRIDE])),
           qinv(__longlong_as_double((long long)slots[s * SLOT_STRIDE + 3])) {}
-    // Exact for x < 2^52: the bits of 2^52 + x, minus 2^52.
-    __device__ __forceinline__ static V from_u64(u64 x) {
-        return __dadd_rn(__longlong_as_double((long long)(x | F64_TWO52_BITS)), -F64_TWO52);
-    }
+    // Exact for x < 2^52.
+    __device__ __forceinline__ static V from_u64(u64 x) { return f64_from_u64(x); }
     __device__ __forceinline__ u64 bits(V x) const { return (u64)__double_as_longlong(x); }
     __device__ __forceinline__ V from_bits(u64 b) const { return __longlong_as_double((long long)b); }
     // x - rint(x/q)·q: |result| < 0.51q for |x| < 2^46.
-    __device__ __forceinline__ V reduce(V x) const {
-        const double quot = __dadd_rn(__fma_rn(x, qinv, F64_MAGIC), -F64_MAGIC);
-        return __fma_rn(-quot, q, x);
-    }
+    __device__ __forceinline__ V reduce(V x) const { return f64_reduce(x, q, qinv); }
     // w·y mod q, signed, |result| < 0.52q for |y| < 2^46 (see above).
-    __device__ __forceinline__ V mul(V y, double w) const {
-        const double hi = __dmul_rn(w, y);
-        const double lo = __fma_rn(w, y, -hi);
-        const double quot = __dadd_rn(__fma_rn(hi, qinv, F64_MAGIC), -F64_MAGIC);
-        return __dadd_rn(__fma_rn(-quot, q, hi), lo);
-    }
+    __device__ __forceinline__ V mul(V y, double w) const { return f64_mul_mod(y, w, q, qinv); }
     __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
         const double v = mul(y, from_u64(w.x));
         const double u = x;
@@ -158,11 +146,7 @@ struct F64Arith {
         for (int k = 0; k < E; k++) x[k] = reduce(x[k]);
     }
     // Canonical always: reduce, then add q to a negative value (exact: an integer of |.| < q).
-    __device__ __forceinline__ u64 out(V x, bool) const {
-        double r = reduce(x);
-        r = r < 0.0 ? __dadd_rn(r, q) : r;
-        return (u64)__double_as_longlong(__dadd_rn(r, F64_TWO52)) - F64_TWO52_BITS;
-    }
+    __device__ __forceinline__ u64 out(V x, bool) const { return f64_canonical(x, q, qinv); }
 };
 
 // One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
