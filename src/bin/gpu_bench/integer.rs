@@ -90,7 +90,7 @@ macro_rules! integer_bench {
             row("square", timer.time(reps, none, |_| Ok(eval.square(&cx)?))?);
             row("relinearize", timer.time(reps, || Ok(eval.mul(&cx, &cy)?), |p| Ok(eval.relinearize(p, &rlk)?))?);
             row("mul_relin", timer.time(reps, none, |_| Ok(eval.mul_relin(&cx, &cy, &rlk)?))?);
-            integer_bench!(@$extra timer, reps, row, eval, cx, none);
+            integer_bench!(@$extra timer, reps, row, eval, cx, cy, rlk, none);
             row("rotate_one_step", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, 1, &gk)?))?);
             row("rotate_random", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, random_step, &gk)?))?);
             row("rotate_columns", timer.time(reps, none, |_| Ok(eval.rotate_columns(&cx, &gk)?))?);
@@ -111,10 +111,16 @@ macro_rules! integer_bench {
             })
         }
     };
-    (@mod_switch $timer:ident, $reps:ident, $row:ident, $eval:ident, $cx:ident, $none:ident) => {
+    // BGV: the modulus switch, and multiply + relinearize without the switch that `mul_relin`
+    // fuses in (the default policy), to compare with peers that time the two alone.
+    (@mod_switch $timer:ident, $reps:ident, $row:ident, $eval:ident, $cx:ident, $cy:ident, $rlk:ident, $none:ident) => {
         $row("mod_switch", $timer.time($reps, $none, |_| Ok($eval.mod_switch(&$cx)?))?);
+        $row(
+            "mul_relin_no_switch",
+            $timer.time($reps, $none, |_| Ok($eval.relinearize($eval.mul(&$cx, &$cy)?, &$rlk)?))?,
+        );
     };
-    (@no_extra $timer:ident, $reps:ident, $row:ident, $eval:ident, $cx:ident, $none:ident) => {};
+    (@no_extra $timer:ident, $reps:ident, $row:ident, $eval:ident, $cx:ident, $cy:ident, $rlk:ident, $none:ident) => {};
 }
 
 integer_bench!(
