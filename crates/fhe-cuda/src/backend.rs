@@ -322,7 +322,8 @@ impl CudaBackend {
         // Scratch buffers (every word read is written by a kernel below first); they live to the
         // end of this call, after the last kernel that uses them is enqueued.
         let alloc = |words: usize| self.scratch_words(words);
-        // tmp: [a0, a1, b0, b1][ql][n] in coefficient form; ext: the same over Q ∪ B in NTT form.
+        // tmp: [a0, a1, b0, b1][ql][n] in coefficient form; ext: their B limbs in NTT form, at slots
+        // ql.. of a Q ∪ B layout (its Q slots stay unused: the tensor reads the inputs).
         let tmp = alloc(4 * ql * n)?;
         let ext = alloc(4 * total * n)?;
         let d = alloc(3 * total * n)?;
@@ -343,9 +344,9 @@ impl CudaBackend {
             p_lo: 0,
             p_cnt: 0,
         };
-        // Step 1: coefficient form of the inputs (out of place), exact centred lift to B; the
-        // Q limbs of ext are the inputs' NTT-form limbs (copied by the conversion). A square
-        // (`b` is `a`) lifts its one input once.
+        // Step 1: coefficient form of the inputs (out of place), exact centred lift to B of
+        // every input component in one launch (tmp holds them ql limbs apart, ext total limbs
+        // apart), NTT of the B limbs. A square (`b` is `a`) lifts its one input once.
         let inputs: &[&DevicePoly] = if std::ptr::eq(a, b) { &[a] } else { &[a, b] };
         let mut inv = Vec::new();
         for (x, p) in inputs.iter().enumerate() {
@@ -358,41 +359,33 @@ impl CudaBackend {
         }
         kernels::ntt::inverse_list(&scx, &inv)?;
         let nw = n as u64;
-        for (x, p) in inputs.iter().enumerate() {
-            let pp = p.ptr(self.s());
-            let pspc = p.slots_per_component() as u64;
-            // Both components of one input in one launch.
-            let idx = 2 * x as u64;
-            let strides = ConvStrides {
-                input: ql as u64 * nw,
-                out: total as u64 * nw,
-                cp_src: pspc * nw,
-                cp_dst: total as u64 * nw,
-                ..ConvStrides::default()
-            };
-            kernels::keyswitch::convert(
-                &scx,
-                &lay.q_to_b,
-                tp + idx * ql as u64 * w,
-                ep + idx * total as u64 * w,
-                (pp, ep + idx * total as u64 * w, ql as u32),
-                None,
-                (2, strides),
-            )?;
-        }
         let lifted = 2 * inputs.len() as u32;
+        let strides = ConvStrides {
+            input: ql as u64 * nw,
+            out: total as u64 * nw,
+            ..ConvStrides::default()
+        };
+        kernels::keyswitch::convert(
+            &scx,
+            &lay.q_to_b,
+            tp,
+            ep,
+            (0, 0, 0),
+            None,
+            (lifted, strides),
+        )?;
         kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
-        // Step 2: tensor over Q ∪ B, back to coefficient form.
-        let lo = set(dp, total, 1, 0, total);
-        let la = set(ep, total, 1, 0, total);
-        let lb = set(
-            ep + (lifted as u64 - 2) * total as u64 * w,
-            total,
-            1,
-            0,
-            total,
-        );
-        ew::tensor(&scx, lo, la, lb)?;
+        // Step 2: tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from ext),
+        // back to coefficient form.
+        let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
+        let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
+        ew::tensor(&scx, set(dp, total, 1, 0, ql), q_of(a), q_of(b))?;
+        ew::tensor(
+            &scx,
+            set(dp, total, 1, ql, bl),
+            set(ep, total, 1, ql, bl),
+            set(b_ext, total, 1, ql, bl),
+        )?;
         kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
         // Step 3: scale and round into B.
         kernels::scale_round::to_b(&scx, lay, dp, rp)?;
