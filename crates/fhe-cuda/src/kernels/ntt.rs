@@ -790,6 +790,16 @@ fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result
 mod tests {
     use super::*;
 
+    /// A xorshift64 generator for test inputs (not for anything secret).
+    fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
     /// A CPU model of `F64Arith::mul` and `F64Arith::reduce` of ntt.cu, step for step (Rust's
     /// `f64` operations and `mul_add` are correctly rounded IEEE operations, as the kernel's
     /// intrinsics are).
@@ -813,13 +823,7 @@ mod tests {
     /// edges (q just below 2^42, |y| up to 2^46 - 1, w = q - 1) and on random values.
     #[test]
     fn f64_butterfly_arithmetic_is_exact_within_its_bounds() {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let lim = 1i64 << 46;
         for q in [
             (1u64 << 42) - 11,
@@ -863,13 +867,7 @@ mod tests {
     /// h_i = q - 1) and on random values.
     #[test]
     fn f64_converted_words_match_the_integer_sums() {
-        let mut s = 0x6a09_e667_f3bc_c908u64;
-        let mut rnd = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rnd = xorshift(0x6a09_e667_f3bc_c908u64);
         let sources = [
             (1u64 << 46) - 27,
             (1 << 46) - 57,
@@ -921,13 +919,7 @@ mod tests {
             .flat_map(primes)
             .collect();
         all.push(65_537);
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1du64);
         let (mut lazy_pairs, mut checked) = (0, 0);
         for &qf in &all {
             let half = qf >> 1;
