@@ -381,14 +381,13 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // mod_up's fast basis conversion of the digit (`keyswitch_convert`, the same residues), so the
 // raised limbs are never written in coefficient form.
 // A row's first word holds D in its low byte and CONVERT_F64_SOURCES when every source prime is
-// below 2^CONVERT_F64_SOURCE_BITS: an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in
+// below 2^F64_FACTOR_BITS (common.cuh): an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in
 // doubles (`convert_words_f64`), off the integer pipe.
 #define CONVERT_FLAG 0x8000u
 #define CONVERT_ROW_MASK 0x7fffu
 #define CONVERT_MAX_FROM 4
 #define CONVERT_COUNT_MASK 0xffu
 #define CONVERT_F64_SOURCES 0x100u
-#define CONVERT_F64_SOURCE_BITS 46
 #ifndef NTT_F64_CONVERT
 #define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
 #endif
@@ -431,7 +430,7 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
     }
 }
 // `convert_words` on the FP64 pipe, for a target q < 2^NTT_F64_BITS whose sources are all below
-// 2^CONVERT_F64_SOURCE_BITS: x[k] = Σ_i (v_i·h_i mod q) - h_out as a signed double, each term
+// 2^F64_FACTOR_BITS: x[k] = Σ_i (v_i·h_i mod q) - h_out as a signed double, each term
 // `F64Arith::mul` (|term| < 0.52q, h_i < q, v_i < 2^46), so |x[k]| < (0.52·D + 1)·q <= 3.08q for
 // D <= 4: inside the forward pass's input range (|x| < 4q, see `F64Arith`), and congruent to the
 // integer path's word, so the pass's canonical output is the same.

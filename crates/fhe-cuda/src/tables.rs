@@ -69,7 +69,7 @@ pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
 /// byte) when every source prime is below 2^[`CONVERT_F64_SOURCE_BITS`], so that a target on the
 /// FP64 path may form the row's sum in doubles.
 pub(crate) const CONVERT_F64_SOURCES: u64 = 0x100;
-/// `CONVERT_F64_SOURCE_BITS` of ntt.cu: `F64Arith::mul` is exact for factors below 2^46.
+/// `F64_FACTOR_BITS` of common.cuh: `f64_mul_mod` is exact for factors below 2^46.
 pub(crate) const CONVERT_F64_SOURCE_BITS: u32 = 46;
 
 /// Offsets of every table in the buffer.
@@ -437,7 +437,10 @@ mod tests {
                 for (t, &s) in up.targets.iter().enumerate() {
                     let row = &buf[layout.convert_rows + (row0 as usize + t) * CONVERT_ROW..];
                     assert_eq!(row[0] as usize & 0xff, up.digit.len());
-                    let small = up.digit.clone().all(|s| ring.modulus(s).value() < 1 << 46);
+                    let small = up
+                        .digit
+                        .clone()
+                        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
                     assert_eq!(row[0] & CONVERT_F64_SOURCES != 0, small);
                     let nt = ring.ntt(s);
                     let m = nt.modulus();
