@@ -13,6 +13,7 @@ use crate::kernels::ntt::Load;
 use crate::kernels::{self, Ctx, LimbSet, elementwise as ew};
 use crate::poly::DevicePoly;
 use crate::scratch::{Scratch, ScratchBuf, ScratchPoly, ScratchStats};
+use crate::side::{self, SideStream};
 use crate::tables::{self, ModUpLayout, TableLayout};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use fhe_math::backend::{
@@ -43,12 +44,33 @@ struct Inner {
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
     scratch: Scratch,
+    /// The stream on which a key switch's `mod_down` starts early ([`crate::side`]).
+    side: SideStream,
 }
 
 /// The device NTT tables of one plaintext modulus (one slot).
 struct PlainNtt {
     buf: CudaSlice<u64>,
     layout: TableLayout,
+}
+
+/// What [`CudaBackend::mod_up_key_product`] enqueued.
+enum Fused {
+    /// Nothing: the fused last pass and product do not apply.
+    No,
+    /// The whole key product.
+    Yes,
+    /// The first pass; the rows are left to launch.
+    Split(PendingRows),
+}
+
+/// The fused key product's launches left to enqueue (its first pass enqueued): the rows
+/// `mod_down` starts from (`early`: the special primes', and the top one with the rescale), for
+/// the side stream, and the others, for the main stream; with their arguments.
+struct PendingRows {
+    early: Vec<(u32, Option<u32>)>,
+    late: Vec<(u32, Option<u32>)>,
+    args: kernels::ntt::KeyProdArgs,
 }
 
 /// The device tables of one [`ScaleRoundTables`].
@@ -428,8 +450,10 @@ impl CudaBackend {
         let tables = stream
             .clone_htod(&host)
             .map_err(CudaError::driver("table upload"))?;
+        let side = SideStream::new(device.context())?;
         Ok(CudaBackend {
             inner: Arc::new(Inner {
+                side,
                 scratch: Scratch::new(stream.clone()),
                 device,
                 stream,
@@ -469,6 +493,14 @@ impl CudaBackend {
             tables,
             layout: &self.inner.layout,
             n: self.inner.ring.n() as u32,
+        }
+    }
+
+    /// [`CudaBackend::cx`] on the side stream.
+    fn cx_side(&self) -> Ctx<'_> {
+        Ctx {
+            stream: &self.inner.side.stream,
+            ..self.cx()
         }
     }
 
@@ -1150,7 +1182,7 @@ impl Backend for CudaBackend {
             // The fused rescale keeps the scalings around it (the default body).
             return fhe_math::backend::scaled_mod_down_into_mod_t(self, acc, out, rescale, t);
         }
-        self.mod_down_any(acc, out, rescale, None, t)
+        self.mod_down_any(acc, out, rescale, None, t, None)
     }
 
     fn key_switch(
@@ -1167,13 +1199,14 @@ impl Backend for CudaBackend {
         }
         let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc)?;
+        let pending =
+            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, Some(None))?;
         let mut out = self.zeros(Shape {
             components: 2,
             level: c.shape.level,
             extended: false,
         })?;
-        self.mod_down_any(&acc, &mut out, false, None, 1)?;
+        self.mod_down_any(&acc, &mut out, false, None, 1, pending)?;
         Ok(out)
     }
 
@@ -1188,13 +1221,16 @@ impl Backend for CudaBackend {
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc)?;
+        // BGV's fused modulus switch keeps the scalings around the fused mod_down (the default
+        // body, not split); the others start mod_down on the side stream.
+        let scaled = rescale && t != 1;
+        let split = (!scaled).then_some(rescale.then_some(c.shape.level));
+        let pending = self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, split)?;
         self.truncate_components(&mut c, 2)?;
-        if rescale && t != 1 {
-            // BGV's fused modulus switch keeps the scalings around the fused mod_down.
+        if scaled {
             fhe_math::backend::scaled_mod_down_into_mod_t(self, &mut acc, &mut c, true, t)?;
         } else {
-            self.mod_down_any(&acc, &mut c, rescale, None, t)?;
+            self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
         }
         Ok(c)
     }
@@ -1215,9 +1251,17 @@ impl Backend for CudaBackend {
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
         // One rotation fuses mod_up's last NTT pass with its key product; several share the
         // NTT-form digits (hoisting).
-        let fused = match keys {
-            [(g, key)] => self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc)?,
-            _ => false,
+        // A single rotation also starts its mod_down on the side stream.
+        let split = side::overlap_enabled().then_some(None);
+        let (fused, mut pending) = match keys {
+            [(g, key)] => {
+                match self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc, split)? {
+                    Fused::No => (false, None),
+                    Fused::Yes => (true, None),
+                    Fused::Split(l) => (true, Some(l)),
+                }
+            }
+            _ => (false, None),
         };
         if !fused {
             self.mod_up_into(c, 1, &mut ext)?;
@@ -1233,7 +1277,7 @@ impl Backend for CudaBackend {
                     level,
                     extended: false,
                 })?;
-                self.mod_down_any(&acc, &mut out, false, Some((c, g)), t)?;
+                self.mod_down_any(&acc, &mut out, false, Some((c, g)), t, pending.take())?;
                 Ok(out)
             })
             .collect()
@@ -1343,8 +1387,13 @@ impl CudaBackend {
     /// for the digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs
     /// fused with the product (`ntt::forward_key_product`): the NTT-form digits are not stored
     /// and the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the
-    /// converted limbs between the passes. Returns `false`, enqueuing nothing, where the fused
-    /// pass does not apply (the caller runs `mod_up_into` and `key_acc`).
+    /// converted limbs between the passes. Returns [`Fused::No`], enqueuing nothing, where the
+    /// fused pass does not apply (the caller runs `mod_up_into` and `key_acc`).
+    ///
+    /// With `split` (`Some(top)`), only the first pass is enqueued, and the rows come back as
+    /// [`Fused::Split`] (the special-prime rows, and row `top` if given, apart), for
+    /// [`CudaBackend::mod_down_any`] to launch: those on the side stream, the others on the main.
+    #[allow(clippy::too_many_arguments)]
     fn mod_up_key_product(
         &self,
         c: &DevicePoly,
@@ -1353,10 +1402,11 @@ impl CudaBackend {
         galois: Option<u64>,
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
-    ) -> Result<bool> {
+        split: Option<Option<usize>>,
+    ) -> Result<Fused> {
         let cx = self.cx();
         if !kernels::ntt::key_product_fusable(&cx) {
-            return Ok(false);
+            return Ok(Fused::No);
         }
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
@@ -1388,8 +1438,21 @@ impl CudaBackend {
             acc_spc: acc.slots_per_component() as u32,
             digits: digits as u32,
         };
-        kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
-        Ok(true)
+        Ok(match split {
+            None => {
+                kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
+                Fused::Yes
+            }
+            Some(top) => {
+                let q_cap = self.inner.ring.q_count() as u32;
+                let (early, late): (Vec<_>, Vec<_>) = rows
+                    .iter()
+                    .partition(|(slot, _)| *slot >= q_cap || Some(*slot as usize) == top);
+                // The first pass only; the rows are launched by mod_down_any.
+                kernels::ntt::forward_key_product(&cx, &fwd, &[], args)?;
+                Fused::Split(PendingRows { early, late, args })
+            }
+        })
     }
 
     /// `mod_up`'s inverse NTT and conversions into `ext`, the digits' own limbs copied when
@@ -1580,6 +1643,11 @@ impl CudaBackend {
 
     /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` for one key switch of `c`'s `component`: the fused
     /// last NTT pass and product where it applies, else `mod_up_into` then `key_acc`.
+    /// With `split` (the `mod_down` that follows rescales at `Some(level)`, or not: `None`),
+    /// where the overlap is on and the fused product applies, returns the rows left to launch
+    /// ([`CudaBackend::mod_up_key_product`]), which the caller passes to
+    /// [`CudaBackend::mod_down_any`].
+    #[allow(clippy::too_many_arguments)]
     fn mod_up_and_product(
         &self,
         c: &DevicePoly,
@@ -1588,19 +1656,30 @@ impl CudaBackend {
         galois: Option<u64>,
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
-    ) -> Result<()> {
-        if !self.mod_up_key_product(c, component, key, galois, ext, acc)? {
-            self.mod_up_into(c, component, ext)?;
-            self.key_acc(ext, key, galois, acc)?;
+        split: Option<Option<usize>>,
+    ) -> Result<Option<PendingRows>> {
+        let split = split.filter(|_| side::overlap_enabled());
+        match self.mod_up_key_product(c, component, key, galois, ext, acc, split)? {
+            Fused::Split(p) => Ok(Some(p)),
+            Fused::Yes => Ok(None),
+            Fused::No => {
+                self.mod_up_into(c, component, ext)?;
+                self.key_acc(ext, key, galois, acc)?;
+                Ok(None)
+            }
         }
-        Ok(())
     }
 
     /// `mod_down_into` (shapes checked here).
     fn mod_down_impl(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None, 1)
+        self.mod_down_any(acc, out, rescale, None, 1, None)
     }
 
+    /// `mod_down_into_mod_t` (shapes checked here), with the rotation's `(c, g)` folded into the
+    /// last step. With `pending` (the fused key product's rows, not yet launched,
+    /// [`CudaBackend::mod_up_and_product`]), the side stream ([`crate::side`]) launches the rows
+    /// this step starts from and then the steps before the last NTT, while the main stream
+    /// launches the other rows; the side stream is joined back before the last NTT.
     fn mod_down_any(
         &self,
         acc: &DevicePoly,
@@ -1608,6 +1687,7 @@ impl CudaBackend {
         rescale: bool,
         rot: Option<(&DevicePoly, u64)>,
         t_mod: u64,
+        pending: Option<PendingRows>,
     ) -> Result<()> {
         if t_mod != 1 && rescale {
             return Err(shape_err(
@@ -1639,7 +1719,6 @@ impl CudaBackend {
                 reason: "cannot rescale a buffer at level 0 or over Q·P",
             });
         }
-        let cx = self.cx();
         let r = &self.inner.ring;
         let q_cap = r.q_count() as u32;
         let n = r.n() as u64;
@@ -1650,6 +1729,27 @@ impl CudaBackend {
             level: 0,
             extended: true,
         })?;
+        // The P part converted to q_0..q_l.
+        let conv = self.scratch(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        // The steps up to the conversion run on `cx`: the side stream when the key product left
+        // rows to launch, forked here (after the workspace's stream-ordered allocations, so
+        // that the side stream uses them after they exist); the rest on the main stream.
+        if pending.is_some() {
+            self.inner.side.fork(self.s())?;
+        }
+        let cx_main = self.cx();
+        let cx = if pending.is_some() {
+            self.cx_side()
+        } else {
+            self.cx()
+        };
+        if let Some(p) = &pending {
+            kernels::ntt::key_product_rows(&cx, &p.early, p.args)?;
+        }
         let lt = LimbSet {
             q_cnt: 0,
             ..tmp.limbs(self.s())
@@ -1692,12 +1792,6 @@ impl CudaBackend {
                 .collect::<Result<Vec<_>>>()?;
             ew::scalar(&cx, lt, &ew::Scalars::new(&inv_t)?, ew::OP_MUL)?;
         }
-        // Converted to q_0..q_l.
-        let conv = self.scratch(Shape {
-            components: 2,
-            level,
-            extended: false,
-        })?;
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
@@ -1743,6 +1837,15 @@ impl CudaBackend {
                 rescale.then(|| (tops[0].dst, level)),
                 (2, strides),
             )?;
+        if rescale && !fused {
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
+            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
+        }
+        if let Some(p) = pending {
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            self.inner.side.join(self.s())?;
+        }
+        let cx = cx_main;
         let lc = conv.limbs(self.s());
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
@@ -1762,12 +1865,9 @@ impl CudaBackend {
             tp: ew::Scalars::new(&[])?,
         };
         if rescale {
-            // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (fused into the conversion when
-            // its kernel is unrolled), one NTT, then out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1.
-            // Slot l keeps conv_l: the dropped limb receives the plain mod_down result.
-            if !fused {
-                kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
-            }
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (prepared above), one NTT, then
+            // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1. Slot l keeps conv_l: the dropped limb
+            // receives the plain mod_down result.
             args.mode = kernels::ntt::Finish::Rescale;
             args.rs = cx.t(cx.layout.rescale[level]);
             if !kernels::ntt::forward_finish(&cx, &args, None)? {

@@ -45,6 +45,7 @@ pub mod error;
 pub mod kernels;
 pub mod poly;
 pub mod scratch;
+mod side;
 mod tables;
 
 pub use any::{AnyBackend, AnyPoly};

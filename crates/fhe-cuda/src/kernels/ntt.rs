@@ -489,8 +489,18 @@ pub(crate) fn forward_key_product(
     rows: &[(u32, Option<u32>)],
     args: KeyProdArgs,
 ) -> Result<()> {
-    let logn = cx.n.trailing_zeros();
     forward_passes(cx, limbs, true)?;
+    key_product_rows(cx, rows, args)
+}
+
+/// The key-product launches of [`forward_key_product`] alone, over `rows` (the first pass of
+/// the digits' limbs already enqueued): a caller may split the rows over several calls.
+pub(crate) fn key_product_rows(
+    cx: &Ctx,
+    rows: &[(u32, Option<u32>)],
+    args: KeyProdArgs,
+) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
