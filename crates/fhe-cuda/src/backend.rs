@@ -1737,10 +1737,12 @@ impl CudaBackend {
         })?;
         // The steps up to the conversion run on `cx`: the side stream when the key product left
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
-        // that the side stream uses them after they exist); the rest on the main stream.
-        if pending.is_some() {
-            self.inner.side.fork(self.s())?;
-        }
+        // that the side stream uses them after they exist; joined back on any early return);
+        // the rest on the main stream.
+        let forked = match &pending {
+            Some(_) => Some(self.inner.side.fork(self.s())?),
+            None => None,
+        };
         let cx_main = self.cx();
         let cx = if pending.is_some() {
             self.cx_side()
@@ -1841,9 +1843,9 @@ impl CudaBackend {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
             kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
         }
-        if let Some(p) = pending {
+        if let (Some(p), Some(f)) = (pending, forked) {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-            self.inner.side.join(self.s())?;
+            f.join()?;
         }
         let cx = cx_main;
         let lc = conv.limbs(self.s());

@@ -19,7 +19,8 @@
 //! `fork` records `early` on the main stream (after the first pass and after the workspace's
 //! stream-ordered allocations for mod_down, so the side stream uses them after they exist) and
 //! makes the side stream wait for it; `join` records `done` on the side stream and makes the main
-//! stream wait for it. Every buffer the side stream touches belongs to the backend's main
+//! stream wait for it, also when an error is returned in between (the guard `fork` returns joins
+//! on drop). Every buffer the side stream touches belongs to the backend's main
 //! stream (scratch or caller buffers), and the join is enqueued on the main stream before the
 //! call returns, so every later use on the main stream runs after the side stream's work
 //! (the scratch workspace's reasoning in [`crate::scratch`] carries over unchanged). An event wait
@@ -64,21 +65,53 @@ impl SideStream {
         })
     }
 
-    /// The side stream waits for the work enqueued so far on `main`.
-    pub fn fork(&self, main: &CudaStream) -> Result<()> {
+    /// The side stream waits for the work enqueued so far on `main`. The returned guard joins
+    /// it back ([`Forked::join`]), and does so on drop too, so an error returned between the two
+    /// never leaves side-stream work unordered with the main stream's later use of its buffers.
+    pub fn fork<'a>(&'a self, main: &'a CudaStream) -> Result<Forked<'a>> {
         self.early
             .record(main)
             .map_err(Error::driver("event record"))?;
         self.stream
             .wait(&self.early)
-            .map_err(Error::driver("stream wait"))
+            .map_err(Error::driver("stream wait"))?;
+        Ok(Forked {
+            side: self,
+            main,
+            joined: false,
+        })
     }
 
     /// `main` waits for the work enqueued so far on the side stream.
-    pub fn join(&self, main: &CudaStream) -> Result<()> {
+    fn join_into(&self, main: &CudaStream) -> Result<()> {
         self.done
             .record(&self.stream)
             .map_err(Error::driver("event record"))?;
         main.wait(&self.done).map_err(Error::driver("stream wait"))
+    }
+}
+
+/// A forked side stream, joined back into its main stream by [`Forked::join`] or on drop.
+pub(crate) struct Forked<'a> {
+    side: &'a SideStream,
+    main: &'a CudaStream,
+    joined: bool,
+}
+
+impl Forked<'_> {
+    /// The main stream waits for the work enqueued so far on the side stream.
+    pub fn join(mut self) -> Result<()> {
+        self.joined = true;
+        self.side.join_into(self.main)
+    }
+}
+
+impl Drop for Forked<'_> {
+    fn drop(&mut self) {
+        if !self.joined {
+            // An error is already being returned; a failed join surfaces at the next
+            // synchronize as a driver error.
+            let _ = self.side.join_into(self.main);
+        }
     }
 }
