@@ -70,13 +70,14 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
                                              const u64* qmodp, u64* out, const u64* slots,
                                              const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                              const u64* top_w, u32 level, const u64* pinv,
-                                             ConvStrides st, u32 tpb) {
+                                             const u64* tq, ConvStrides st, u32 tpb) {
     pdl_wait();
-    // (top_w, level, pinv, tpb): the signature of the unrolled kernels; the generic one never
+    // (top_w, level, pinv, tq, tpb): the signature of the unrolled kernels; the generic one never
     // fuses the rescale preparation, groups TARGETS_PER_BLOCK targets and ignores them.
     (void)top_w;
     (void)level;
     (void)pinv;
+    (void)tq;
     (void)tpb;
     batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
                   qmodp, from_slot0);
@@ -133,6 +134,8 @@ extern "C" __global__ void keyswitch_convert(const u64* in, u32 n, u32 from_slot
 // thread also forms target `level` (conv_l), y = top_w[k] - conv_l·P^-1 mod q_l, and writes
 // z_i = conv_i·P^-1 + ((y + q_l/2) mod q_i) - (q_l/2 mod q_i) for i < level, conv_l at slot l
 // (the same values the separate prepare kernel computes, one global round trip fewer).
+// BGV's t-preserving modulus switch (`tq` non-null: (t mod q_s, shoup) pairs by slot) takes
+// top_w already scaled by t^-1 and writes t·z_i instead (see the prepare kernel).
 // Grid: x over coefficients, y over groups of `tpb` <= MAX_TPB targets (a larger group shares
 // the loads and Shoup products of the sources among more targets; the launcher trades that
 // against the number of threads).
@@ -144,8 +147,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
                                                  const u64* qmodp, u64* out, const u64* slots,
                                                  const u64* cp_src, u64* cp_dst, u32 cp_cnt,
                                                  const u64* top_w, u32 level,
-                                                 const u64* pinv, const ConvStrides& st,
-                                                 u32 tpb) {
+                                                 const u64* pinv, const u64* tq,
+                                                 const ConvStrides& st, u32 tpb) {
     batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
                   qmodp, from_slot0);
     if (top_w) top_w += blockIdx.z * st.top;
@@ -245,6 +248,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         if (top_w && s != level) {
             u64 corr = mod_sub(reduce_u64(rounded, m), c[6], m.q);
             y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);
+            if (tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], m.q);
         }
         out[(u64)s * n + k] = y;
     }
@@ -257,8 +261,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         const u64 *cp_src, u64 *cp_dst, u32 cp_cnt
 // Unrolled variants for 1..=16 sources (the launcher picks `keyswitch_convert_f<from_cnt>`;
 // `keyswitch_convert` above handles any count).
-// They take three more parameters, (top_w, level, pinv), for the fused mod_down rescale (null
-// top_w: plain conversion), and the strides of a batched launch (grid z). Their programmatic-
+// They take four more parameters, (top_w, level, pinv, tq), for the fused mod_down rescale (null
+// top_w: plain conversion; tq: BGV's t, null otherwise), and the strides of a batched launch (grid z). Their programmatic-
 // launch wait comes after the table staging (in `convert_unrolled`).
 // From 10 sources on the kernels are held to 64 registers (blocks of at most 256 threads) so
 // that 4 blocks fit an SM: unbounded they took 66-94 registers and 3 blocks, and a launch of
@@ -267,10 +271,11 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
 #define CONVERT_F(F, BOUNDS)                                                                    \
     extern "C" __global__ void BOUNDS keyswitch_convert_f##F(CONVERT_PARAMS, const u64* top_w,  \
                                                              u32 level, const u64* pinv,        \
-                                                             ConvStrides st, u32 tpb) {         \
+                                                             const u64* tq, ConvStrides st,     \
+                                                             u32 tpb) {                         \
         convert_unrolled<F>(in, n, from_slot0, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,      \
                             h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,      \
-                            level, pinv, st, tpb);                                              \
+                            level, pinv, tq, st, tpb);                                          \
     }
 #define BOUNDED __launch_bounds__(256, 4)
 CONVERT_F(1, )
@@ -355,9 +360,13 @@ extern "C" __global__ void keyswitch_mod_down_top(LimbSet top, LimbSet out, Limb
 // mod_down result y = INTT(w)[k] - conv[c][l][k] * P^-1 mod q_l, then for i < l
 // z[c][i][k] = conv[c][i][k] * P^-1 + ((y + q_l/2) mod q_i) - (q_l/2 mod q_i), in place in conv.
 // `conv` is the 2-component buffer (slots per component `cspc`), `top` as in step 1.
+// BGV's t-preserving switch (`tq` non-null: (t mod q_i, shoup) pairs by slot): `conv` converts
+// t^-1·acc_P and `top` holds t^-1·INTT(w), so y is t^-1 times the mod_down result's top limb, and
+// z_i is multiplied by t: step 3 then gives t·⌊t^-1·x / q_l⌉ for the mod_down result x, the value
+// of mod_down and rescale between the scalings by t^-1 and t (`scaled_mod_down_into_mod_t`).
 extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 cspc, LimbSet top,
                                                               u32 level, const u64* pinv,
-                                                              const u64* slots) {
+                                                              const u64* tq, const u64* slots) {
     pdl_wait();
     // Grid y: component (low bit) and chunk of PREPARE_CHUNK target limbs.
     u32 c = blockIdx.y & 1;
@@ -376,7 +385,9 @@ extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 csp
         Mod qi = load_mod(slots, i);
         u64 t = mod_sub(reduce_u64(v, qi), reduce_u64(half, qi), qi.q);
         u64 x = mul_shoup(z[(u64)i * n + k], pinv[2 * i], pinv[2 * i + 1], qi.q);
-        z[(u64)i * n + k] = mod_add(x, t, qi.q);
+        x = mod_add(x, t, qi.q);
+        if (tq) x = mul_shoup(x, tq[2 * i], tq[2 * i + 1], qi.q);
+        z[(u64)i * n + k] = x;
     }
 }
 

@@ -27,7 +27,8 @@ __device__ __forceinline__ u64 mod_down_term(u64 a, u64 c, u32 s, const u64* pin
 // mod_down fused with the rescale, last step at slot s < level (NTT form):
 // (out + acc·P^-1 - z)·q_l^-1 with `rs` the rescale constants (value, shoup) by slot; slot
 // `level` (dropped) keeps the plain mod_down result out + (acc - z)·P^-1 (z is conv there), as on
-// the CPU.
+// the CPU for CKKS (BGV's switch leaves another value there; a dropped limb is not part of the
+// result).
 __device__ __forceinline__ u64 mod_down_rescale_value(u64 o, u64 x, u64 z, u32 s, u32 level,
                                                       const u64* pinv, const u64* rs, u64 q) {
     if (s == level) return mod_add(o, mul_shoup(mod_sub(x, z, q), pinv[2 * s], pinv[2 * s + 1], q), q);

@@ -40,6 +40,8 @@ struct Inner {
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
     /// Device tables of each [`CrtDecoder`] used, by fingerprint (uploaded once).
     decoders: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
+    /// `(t mod q_s, shoup)` by Q slot for each plaintext modulus used, by `t` (uploaded once).
+    t_tables: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
     /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
@@ -62,6 +64,29 @@ enum Fused {
     Yes,
     /// The first pass; the rows are left to launch.
     Split(PendingRows),
+}
+
+/// How [`CudaBackend::mod_up_key_product`] enqueues the fused key product's rows.
+#[derive(Clone, Copy)]
+enum Rows {
+    /// All of them, after the first pass.
+    All,
+    /// None: they come back as [`Fused::Split`] for [`CudaBackend::mod_down_any`] to launch, the
+    /// special-prime rows (and row `rescale_top`, when that mod_down rescales) on the side
+    /// stream.
+    ForModDown { rescale_top: Option<usize> },
+}
+
+impl Rows {
+    /// [`Rows::ForModDown`] where the side stream is on (`FHE_MODDOWN_OVERLAP`), else
+    /// [`Rows::All`].
+    fn for_mod_down(rescale_top: Option<usize>) -> Self {
+        if side::overlap_enabled() {
+            Rows::ForModDown { rescale_top }
+        } else {
+            Rows::All
+        }
+    }
 }
 
 /// The fused key product's launches left to enqueue (its first pass enqueued): the rows
@@ -173,6 +198,19 @@ impl CudaBackend {
             kernels::decode::fingerprint(d),
             || self.upload_words(&kernels::decode::build(d)),
         )
+    }
+
+    /// `(t mod q_s, shoup)` pairs by Q slot, uploaded at first use.
+    fn t_table(&self, t: u64) -> Result<Arc<CudaSlice<u64>>> {
+        cached(&self.inner.t_tables, t, || {
+            let r = &self.inner.ring;
+            let words: Vec<u64> = self
+                .times_t(t, 0..r.q_count(), |_| 1)
+                .into_iter()
+                .flat_map(|(w, ws)| [w, ws])
+                .collect();
+            self.upload_words(&words)
+        })
     }
 
     /// The device NTT tables modulo `ntt`'s modulus, uploaded at first use.
@@ -463,6 +501,7 @@ impl CudaBackend {
                 galois: Mutex::new(HashMap::new()),
                 scale_round: Mutex::new(HashMap::new()),
                 decoders: Mutex::new(HashMap::new()),
+                t_tables: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
         })
@@ -1178,10 +1217,6 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<()> {
-        if rescale && t != 1 {
-            // The fused rescale keeps the scalings around it (the default body).
-            return fhe_math::backend::scaled_mod_down_into_mod_t(self, acc, out, rescale, t);
-        }
         self.mod_down_any(acc, out, rescale, None, t, None)
     }
 
@@ -1200,7 +1235,7 @@ impl Backend for CudaBackend {
         let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
         let pending =
-            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, Some(None))?;
+            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, None)?;
         let mut out = self.zeros(Shape {
             components: 2,
             level: c.shape.level,
@@ -1221,17 +1256,11 @@ impl Backend for CudaBackend {
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        // BGV's fused modulus switch keeps the scalings around the fused mod_down (the default
-        // body, not split); the others start mod_down on the side stream.
-        let scaled = rescale && t != 1;
-        let split = (!scaled).then_some(rescale.then_some(c.shape.level));
-        let pending = self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, split)?;
+        // mod_down starts on the side stream (BGV's modulus switch included).
+        let top = rescale.then_some(c.shape.level);
+        let pending = self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, top)?;
         self.truncate_components(&mut c, 2)?;
-        if scaled {
-            fhe_math::backend::scaled_mod_down_into_mod_t(self, &mut acc, &mut c, true, t)?;
-        } else {
-            self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
-        }
+        self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
         Ok(c)
     }
 
@@ -1252,10 +1281,10 @@ impl Backend for CudaBackend {
         // One rotation fuses mod_up's last NTT pass with its key product; several share the
         // NTT-form digits (hoisting).
         // A single rotation also starts its mod_down on the side stream.
-        let split = side::overlap_enabled().then_some(None);
+        let rows = Rows::for_mod_down(None);
         let (fused, mut pending) = match keys {
             [(g, key)] => {
-                match self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc, split)? {
+                match self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc, rows)? {
                     Fused::No => (false, None),
                     Fused::Yes => (true, None),
                     Fused::Split(l) => (true, Some(l)),
@@ -1390,8 +1419,8 @@ impl CudaBackend {
     /// converted limbs between the passes. Returns [`Fused::No`], enqueuing nothing, where the
     /// fused pass does not apply (the caller runs `mod_up_into` and `key_acc`).
     ///
-    /// With `split` (`Some(top)`), only the first pass is enqueued, and the rows come back as
-    /// [`Fused::Split`] (the special-prime rows, and row `top` if given, apart), for
+    /// With [`Rows::ForModDown`], only the first pass is enqueued, and the rows come back as
+    /// [`Fused::Split`] (the special-prime rows, and row `rescale_top` if given, apart), for
     /// [`CudaBackend::mod_down_any`] to launch: those on the side stream, the others on the main.
     #[allow(clippy::too_many_arguments)]
     fn mod_up_key_product(
@@ -1402,7 +1431,7 @@ impl CudaBackend {
         galois: Option<u64>,
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
-        split: Option<Option<usize>>,
+        plan: Rows,
     ) -> Result<Fused> {
         let cx = self.cx();
         if !kernels::ntt::key_product_fusable(&cx) {
@@ -1438,12 +1467,12 @@ impl CudaBackend {
             acc_spc: acc.slots_per_component() as u32,
             digits: digits as u32,
         };
-        Ok(match split {
-            None => {
+        Ok(match plan {
+            Rows::All => {
                 kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
                 Fused::Yes
             }
-            Some(top) => {
+            Rows::ForModDown { rescale_top: top } => {
                 let q_cap = self.inner.ring.q_count() as u32;
                 let (early, late): (Vec<_>, Vec<_>) = rows
                     .iter()
@@ -1643,8 +1672,8 @@ impl CudaBackend {
 
     /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` for one key switch of `c`'s `component`: the fused
     /// last NTT pass and product where it applies, else `mod_up_into` then `key_acc`.
-    /// With `split` (the `mod_down` that follows rescales at `Some(level)`, or not: `None`),
-    /// where the overlap is on and the fused product applies, returns the rows left to launch
+    /// `rescale_top` is the level the `mod_down` that follows rescales from, if it does; where
+    /// the side stream is on and the fused product applies, returns the rows left to launch
     /// ([`CudaBackend::mod_up_key_product`]), which the caller passes to
     /// [`CudaBackend::mod_down_any`].
     #[allow(clippy::too_many_arguments)]
@@ -1656,10 +1685,10 @@ impl CudaBackend {
         galois: Option<u64>,
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
-        split: Option<Option<usize>>,
+        rescale_top: Option<usize>,
     ) -> Result<Option<PendingRows>> {
-        let split = split.filter(|_| side::overlap_enabled());
-        match self.mod_up_key_product(c, component, key, galois, ext, acc, split)? {
+        let rows = Rows::for_mod_down(rescale_top);
+        match self.mod_up_key_product(c, component, key, galois, ext, acc, rows)? {
             Fused::Split(p) => Ok(Some(p)),
             Fused::Yes => Ok(None),
             Fused::No => {
@@ -1689,11 +1718,6 @@ impl CudaBackend {
         t_mod: u64,
         pending: Option<PendingRows>,
     ) -> Result<()> {
-        if t_mod != 1 && rescale {
-            return Err(shape_err(
-                "mod_down: the fused rescale does not take a message modulus (use the scaled path)",
-            ));
-        }
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
@@ -1735,6 +1759,12 @@ impl CudaBackend {
             level,
             extended: false,
         })?;
+        // BGV's switch: (t mod q_s, shoup) by slot for the rescale's correction (uploaded before
+        // the fork, which orders the side stream after it).
+        let t_table = match rescale && t_mod != 1 {
+            true => Some(self.t_table(t_mod)?),
+            false => None,
+        };
         // The steps up to the conversion run on `cx`: the side stream when the key product left
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
@@ -1780,21 +1810,36 @@ impl CudaBackend {
         }
         kernels::ntt::inverse_list(&cx, &inv)?;
         if t_mod != 1 {
-            // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t).
+            // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
+            // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
+            // output then carries t back, `RescaleTop::t_table`).
             let r = &self.inner.ring;
-            let inv_t = (q_cap as usize..q_cap as usize + r.p_count())
+            let scaled = match rescale {
+                true => LimbSet {
+                    q_lo: level as u32,
+                    q_cnt: 1,
+                    ..lt
+                },
+                false => lt,
+            };
+            let slots = rescale
+                .then_some(level)
+                .into_iter()
+                .chain(q_cap as usize..q_cap as usize + r.p_count());
+            let inv_t = slots
                 .map(|s| {
                     let m = r.modulus(s);
                     let w = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
                         level,
-                        reason: "t is not invertible modulo a special prime",
+                        reason: "t is not invertible modulo a prime of the key switch",
                     })?;
                     Ok((w, m.shoup(w)))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            ew::scalar(&cx, lt, &ew::Scalars::new(&inv_t)?, ew::OP_MUL)?;
+            ew::scalar(&cx, scaled, &ew::Scalars::new(&inv_t)?, ew::OP_MUL)?;
         }
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
+        let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
         // With one special prime and no rescale, the conversion is the centred lift of the P
@@ -1836,12 +1881,16 @@ impl CudaBackend {
                 tp + 8 * q_cap as u64 * n,
                 cp,
                 (0, 0, 0),
-                rescale.then(|| (tops[0].dst, level)),
+                rescale.then_some(kernels::keyswitch::RescaleTop {
+                    w: tops[0].dst,
+                    level,
+                    t_table: t_tab,
+                }),
                 (2, strides),
             )?;
         if rescale && !fused {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
-            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level)?;
+            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level, t_tab)?;
         }
         if let (Some(p), Some(f)) = (pending, forked) {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;

@@ -162,23 +162,34 @@ fn convert_kernel(from_cnt: usize) -> &'static str {
     }
 }
 
+/// The rescale that mod_down's conversion prepares (see [`convert`]).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RescaleTop {
+    /// Address of the coefficient-form top limb `w` (first component; the batch strides give
+    /// the second), scaled by `t^-1` where `t_table` is set.
+    pub w: u64,
+    /// The level being dropped.
+    pub level: usize,
+    /// BGV's t-preserving switch: address of `(t mod q_s, shoup)` pairs by slot, or 0.
+    pub t_table: u64,
+}
+
 /// `keyswitch_convert(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots, to_cnt,
 /// h_in, h_out, out, slots)`: `input` points at the first source limb (consecutive limbs), `out` at the
 /// component whose target slots receive the results.
 /// `copy` = `(src, dst, count)`: limbs the first target group also copies (0 for none);
 /// `batch` = `(count, strides)` runs `count` conversions of the same shape in one launch.
 /// The unrolled kernels group [`targets_per_block`] targets per block; the generic one 8.
-/// `rescale_top` = `(address of the coefficient-form top limb w, level)` asks for the fused
-/// mod_down rescale output (z of `keyswitch_mod_down_rescale_prepare`); it is honoured only by
-/// the unrolled kernels, and the return value says whether it was (else the caller runs the
-/// prepare kernel).
+/// `rescale_top` asks for the fused mod_down rescale output (z of
+/// `keyswitch_mod_down_rescale_prepare`); it is honoured only by the unrolled kernels, and the
+/// return value says whether it was (else the caller runs the prepare kernel).
 pub(crate) fn convert(
     cx: &Ctx,
     conv: &ConvLayout,
     input: u64,
     out: u64,
     copy: (u64, u64, u32),
-    rescale_top: Option<(u64, usize)>,
+    rescale_top: Option<RescaleTop>,
     batch: (u32, ConvStrides),
 ) -> Result<bool> {
     let (cp_src, cp_dst, cp_cnt) = copy;
@@ -225,8 +236,12 @@ pub(crate) fn convert(
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
-    let (top_w, level) = rescale_top.unwrap_or((0, 0));
-    let pinv = rescale_top.map_or(0, |(_, l)| cx.t(cx.layout.p_inv[l]));
+    let RescaleTop {
+        w: top_w,
+        level,
+        t_table: tq,
+    } = rescale_top.unwrap_or_default();
+    let pinv = rescale_top.map_or(0, |r| cx.t(cx.layout.p_inv[r.level]));
     let level = level as u32;
     launch!(
         cx.stream,
@@ -252,6 +267,7 @@ pub(crate) fn convert(
         &top_w,
         &level,
         &pinv,
+        &tq,
         &batch.1,
         &tpb
     )?;
@@ -351,13 +367,15 @@ pub(crate) fn mod_down_top(
     )
 }
 
-/// `keyswitch_mod_down_rescale_prepare(conv, cspc, LimbSet top, level, pinv, slots)`.
+/// `keyswitch_mod_down_rescale_prepare(conv, cspc, LimbSet top, level, pinv, tq, slots)`;
+/// `t_table` as in [`RescaleTop`].
 pub(crate) fn mod_down_rescale_prepare(
     cx: &Ctx,
     conv: u64,
     cspc: u32,
     top: LimbSet,
     level: usize,
+    t_table: u64,
 ) -> Result<()> {
     let f = cx
         .dev
@@ -374,6 +392,7 @@ pub(crate) fn mod_down_rescale_prepare(
         &top,
         &l,
         &pinv,
+        &t_table,
         &slots
     )
 }
