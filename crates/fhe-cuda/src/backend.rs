@@ -1203,7 +1203,7 @@ impl Backend for CudaBackend {
         }
         check_covers(acc, ext, "key_product")?;
         check_covers(acc, key, "key_product")?;
-        self.key_product_impl(ext, key, galois, acc, false)
+        self.key_product_impl(&self.cx(), ext, key, galois, acc, false)
     }
 
     fn mod_down_into(&self, acc: &DevicePoly, out: &mut DevicePoly, rescale: bool) -> Result<()> {
@@ -1292,24 +1292,24 @@ impl Backend for CudaBackend {
             }
             _ => (false, None),
         };
-        if !fused {
-            self.mod_up_into(c, 1, &mut ext)?;
+        if fused {
+            let mut out = self.alloc_zero_inactive(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            self.mod_down_any(
+                &acc,
+                &mut out,
+                false,
+                Some((c, keys[0].0)),
+                t,
+                pending.take(),
+            )?;
+            return Ok(vec![out]);
         }
-        keys.iter()
-            .map(|&(g, key)| {
-                if !fused {
-                    self.key_acc(&ext, key, Some(g), &mut acc)?;
-                }
-                // (σ_g(c_0), 0) + mod_down(acc), the automorphism folded into the last step.
-                let mut out = self.alloc_zero_inactive(Shape {
-                    components: 2,
-                    level,
-                    extended: false,
-                })?;
-                self.mod_down_any(&acc, &mut out, false, Some((c, g)), t, pending.take())?;
-                Ok(out)
-            })
-            .collect()
+        self.mod_up_into(c, 1, &mut ext)?;
+        self.hoisted_rotations(c, &ext, acc, keys, t)
     }
 
     fn sample_uniform(
@@ -1364,8 +1364,74 @@ impl Backend for CudaBackend {
 impl CudaBackend {
     /// `key_product` without the shape checks: `acc (+)= Σ_j σ_g(ext_j)·key_{2j+c}`, assigning
     /// instead of accumulating when `assign`.
+    /// The key products and mod_downs of hoisted rotations of `c` by `keys` (digits `ext` in NTT
+    /// form; `acc` a scratch accumulator of their shape): `(σ_g(c_0), 0) + mod_down(acc_g)`, the
+    /// automorphism folded into mod_down's last step. With several keys and the side stream on,
+    /// key product `j + 1` runs on the side stream into a second accumulator while mod_down `j`
+    /// runs on the main stream: the product is bound by memory traffic, mod_down by latency and
+    /// integer multiplies. Each side-stream product is forked after the main stream's work so
+    /// far (so after the mod_down that last read its accumulator) and joined before the next
+    /// mod_down.
+    fn hoisted_rotations(
+        &self,
+        c: &DevicePoly,
+        ext: &DevicePoly,
+        acc: ScratchPoly<'_>,
+        keys: &[(u64, &DevicePoly)],
+        t: u64,
+    ) -> Result<Vec<DevicePoly>> {
+        let level = c.shape.level;
+        for &(_, key) in keys {
+            self.check(ext)?;
+            self.check_key(key, ext.shape.components, level)?;
+        }
+        let overlap = keys.len() > 1 && side::overlap_enabled();
+        let mut accs = vec![acc];
+        if overlap {
+            accs.push(self.scratch(Self::acc_shape(ext))?);
+            // Galois maps are uploaded on the main stream at first use: before any fork.
+            for &(g, _) in keys {
+                self.galois_map(g)?;
+            }
+        }
+        let n_acc = accs.len();
+        let (cx_main, cx_side) = (self.cx(), self.cx_side());
+        if overlap {
+            let (g, key) = keys[0];
+            self.key_product_impl(&cx_main, ext, key, Some(g), &mut accs[0], true)?;
+        }
+        let mut outs = Vec::with_capacity(keys.len());
+        for (j, &(g, key)) in keys.iter().enumerate() {
+            let cur = j % n_acc;
+            let forked = match keys.get(j + 1).filter(|_| overlap) {
+                Some(&(g_next, key_next)) => {
+                    let f = self.inner.side.fork(self.s())?;
+                    let next = &mut accs[(j + 1) % n_acc];
+                    self.key_product_impl(&cx_side, ext, key_next, Some(g_next), next, true)?;
+                    Some(f)
+                }
+                None => None,
+            };
+            if !overlap {
+                self.key_product_impl(&cx_main, ext, key, Some(g), &mut accs[cur], true)?;
+            }
+            let mut out = self.alloc_zero_inactive(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            self.mod_down_any(&accs[cur], &mut out, false, Some((c, g)), t, None)?;
+            if let Some(f) = forked {
+                f.join()?;
+            }
+            outs.push(out);
+        }
+        Ok(outs)
+    }
+
     fn key_product_impl(
         &self,
+        cx: &Ctx,
         ext: &DevicePoly,
         key: &DevicePoly,
         galois: Option<u64>,
@@ -1377,7 +1443,7 @@ impl CudaBackend {
         let mp = map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0);
         let la = acc.limbs(self.s()).components(0, 1);
         kernels::keyswitch::key_product(
-            &self.cx(),
+            cx,
             la,
             ext.ptr(self.s()),
             ext.slots_per_component() as u32,
@@ -1657,7 +1723,7 @@ impl CudaBackend {
             return Err(shape_err("key_product: the digits are not extended"));
         }
         self.check_key(key, ext.shape.components, ext.shape.level)?;
-        self.key_product_impl(ext, key, galois, acc, true)
+        self.key_product_impl(&self.cx(), ext, key, galois, acc, true)
     }
 
     /// A switching key for `digits` digits at `level`: extended, two components per digit,
