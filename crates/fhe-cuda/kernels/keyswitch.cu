@@ -14,6 +14,13 @@
 #define CONVERT_F64 1
 #endif
 #define TGT_WORDS 8
+// A first source prime of up to 61 bits (q_0 of the 60 + 40·L chains, in mod_up's first digit)
+// keeps the FP64 sums open to the other targets: its term is split in two 30-bit-factor terms
+// (A/B runs: -DCONVERT_F64_SPLIT=0).
+#ifndef CONVERT_F64_SPLIT
+#define CONVERT_F64_SPLIT 1
+#endif
+#define SPLIT_BITS 30
 
 // Word strides between the conversions of one batched launch (grid z): the z-th conversion reads
 // in + z*in, writes out + z*out, copies cp_src + z*cp_src to cp_dst + z*cp_dst and (fused
@@ -157,6 +164,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     // doubles: a plain conversion to q < 2^F64_MOD_BITS).
     __shared__ u64 row[MAX_TPB * FROM];
     __shared__ u64 tgt_c[MAX_TPB * TGT_WORDS];
+    // Per FP64 target: 2^SPLIT_BITS·h_0 mod q (source 0's row entry, for the split term).
+    __shared__ u64 row0_hi[MAX_TPB];
     const u32 t0 = blockIdx.y * tpb;
     const u32 tc = min(tpb, to_cnt - t0);
     const u64 half = top_w ? slots[level * SLOT_STRIDE] >> 1 : 0;
@@ -174,6 +183,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         c[6] = reduce_u64(half, m);
         const bool f64 = CONVERT_F64 && !qmodp && !top_w && m.q < (1ull << F64_MOD_BITS);
         c[7] = f64 ? slots[sl * SLOT_STRIDE + 3] : 0;
+        row0_hi[t] = f64 ? reduce_u128((u128)h[(u64)(t0 + t) * FROM] << SPLIT_BITS, m) : 0;
     }
     __syncthreads();
     // Everything above reads only tables, so it overlaps the previous kernel's tail (the
@@ -185,14 +195,19 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
     u64 v[FROM];
     u128 f = 0;
-    bool f64_sources = true;
+    // FP64 sums need every source below 2^F64_FACTOR_BITS, except source 0 when it is split.
+    bool f64_sources = true, wide0 = false;
 #pragma unroll
     for (int i = 0; i < FROM; i++) {
         Mod mi = load_mod(slots, from_slot0 + i);
         v[i] = mul_shoup(mod_add(in[(u64)i * n + k], h_in[i], mi.q), qhatinv[i], qhatinv_shoup[i],
                          mi.q);
         if (qmodp) f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
-        f64_sources &= mi.q < (1ull << F64_FACTOR_BITS);
+        const bool narrow = mi.q < (1ull << F64_FACTOR_BITS);
+        if (i == 0 && CONVERT_F64_SPLIT)
+            wide0 = !narrow;
+        else
+            f64_sources &= narrow;
     }
     const u64 alpha = (u64)(f >> 64);
     // Target t's converted value (FROM <= 16 <= 32: the overflow correction joins the sum before
@@ -210,12 +225,22 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
     };
     // The same residue in doubles (plain conversion, q < 2^42, v_i < 2^46): each term
     // f64_mul_mod(v_i, h_i) is below 0.52q in magnitude, so with FROM <= 16 the sum less h_out
-    // stays below 9.4q < 2^46, where f64_canonical is exact.
-    auto target_f64 = [&](const u64* r, u64 q, double qinv, u64 off) -> u64 {
+    // stays below 9.4q < 2^46, where f64_canonical is exact. A wide v_0 (< 2^61) enters as
+    // a·(2^30·h_0 mod q) + b·h_0 with v_0 = a·2^30 + b, both factors below 2^31: one term more,
+    // the sum still below 9.9q. Every partial sum is an integer below 2^53, so the order of the
+    // additions does not change the result.
+    auto target_f64 = [&](const u64* r, u64 r0_hi, u64 q, double qinv, u64 off) -> u64 {
         const double qd = f64_from_u64(q);
         double acc = -f64_from_u64(off), acc_odd = 0.0;
+        if (wide0) {
+            acc_odd = f64_mul_mod(f64_from_u64(v[0] >> SPLIT_BITS), f64_from_u64(r0_hi), qd, qinv);
+            acc = __dadd_rn(acc, f64_mul_mod(f64_from_u64(v[0] & ((1ull << SPLIT_BITS) - 1)),
+                                             f64_from_u64(r[0]), qd, qinv));
+        } else {
+            acc = __dadd_rn(acc, f64_mul_mod(f64_from_u64(v[0]), f64_from_u64(r[0]), qd, qinv));
+        }
 #pragma unroll
-        for (int i = 0; i < FROM; i += 2)
+        for (int i = 2; i < FROM; i += 2)
             acc = __dadd_rn(acc, f64_mul_mod(f64_from_u64(v[i]), f64_from_u64(r[i]), qd, qinv));
 #pragma unroll
         for (int i = 1; i < FROM; i += 2)
@@ -242,7 +267,8 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         const u32 s = (u32)c[3];
         u64 y;
         if (c[7] && f64_sources)
-            y = target_f64(row + t * FROM, m.q, __longlong_as_double((long long)c[7]), c[4]);
+            y = target_f64(row + t * FROM, row0_hi[t], m.q,
+                           __longlong_as_double((long long)c[7]), c[4]);
         else
             y = target(row + t * FROM, m, c[5], c[4]);
         if (top_w && s != level) {

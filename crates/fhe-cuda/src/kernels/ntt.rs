@@ -917,6 +917,52 @@ mod tests {
         }
     }
 
+    /// The split first source of the unrolled conversion's FP64 sums (`target_f64` of
+    /// keyswitch.cu, `CONVERT_F64_SPLIT`): a v_0 below 2^61 enters as
+    /// mul(a, 2^30·h_0 mod q) + mul(b, h_0) with v_0 = a·2^30 + b, so with D - 1 narrow sources
+    /// the sum less h_out has D + 1 terms, stays below (0.52·(D + 1) + 1)·q < 9.9q < 2^46 for
+    /// D <= 16, and is congruent to the integer path's word; at the edges (v_0 = 2^61 - 2 and
+    /// narrow sources just below 2^46, h = q - 1) and on random values.
+    #[test]
+    fn f64_converted_words_with_a_wide_first_source_match_the_integer_sums() {
+        let mut rnd = xorshift(0xbb67_ae85_84ca_a73bu64);
+        let (wide, narrow) = ((1u64 << 61) - 1, (1u64 << 46) - 27);
+        for q in [(1u64 << 42) - 11, (1 << 40) + 15, 786_433] {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            for d in 1..=16usize {
+                for trial in 0..3000 {
+                    let edge = trial == 0;
+                    let v: Vec<u64> = (0..d)
+                        .map(|i| {
+                            let bound = if i == 0 { wide } else { narrow };
+                            if edge { bound - 1 } else { rnd() % bound }
+                        })
+                        .collect();
+                    let h: Vec<u64> = (0..d)
+                        .map(|_| if edge { q - 1 } else { rnd() % q })
+                        .collect();
+                    let h_out = if edge { q - 1 } else { rnd() % q };
+                    let h0_hi = ((h[0] as u128) << 30) % q as u128;
+                    let (a, b) = (v[0] >> 30, v[0] & ((1 << 30) - 1));
+                    let split = f64_model::mul(h0_hi as f64, a as f64, qf, qinv)
+                        + f64_model::mul(h[0] as f64, b as f64, qf, qinv);
+                    let x = (1..d).fold(split - h_out as f64, |acc, i| {
+                        acc + f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv)
+                    });
+                    assert_eq!(x.fract(), 0.0);
+                    assert!(
+                        x.abs() < (0.52 * (d + 1) as f64 + 1.0) * qf,
+                        "q {q} d {d}: {x}"
+                    );
+                    assert!(x.abs() < (1u64 << 46) as f64);
+                    let exact: u128 = (0..d).map(|i| v[i] as u128 * h[i] as u128).sum();
+                    let want = (exact % q as u128) as i128 - h_out as i128;
+                    assert_eq!((x as i128 - want).rem_euclid(q as i128), 0, "q {q} d {d}");
+                }
+            }
+        }
+    }
+
     /// The lifted loads of ntt.cu against the definition of mod_up's one-prime conversion (the
     /// centred value `c = y` for `y <= (q_f - 1)/2`, else `y - q_f`, taken modulo `q_t`): the
     /// reducing form gives `c mod q_t` exactly, and the reduction-free form (integer path, used
