@@ -1,5 +1,7 @@
 //! [`SideStream`]: a backend's second, high-priority stream, on which a key switch's `mod_down`
-//! starts while the key product is still running on the main stream.
+//! starts while the key product is still running on the main stream (and on which hoisted
+//! rotations of several keys run key product `j + 1` while mod_down `j` runs on the main stream,
+//! `CudaBackend::hoisted_rotations`, with the same fork and join).
 //!
 //! # Why
 //!
