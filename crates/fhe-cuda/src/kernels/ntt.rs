@@ -868,6 +868,36 @@ mod tests {
         }
     }
 
+    /// One trial's conversion inputs for `d` sources: `v_i` below `bound(i)`, the row `h` and
+    /// `h_out` below `q`; at the edge every value is its bound less one.
+    fn conversion_trial(
+        rnd: &mut impl FnMut() -> u64,
+        d: usize,
+        q: u64,
+        bound: impl Fn(usize) -> u64,
+        edge: bool,
+    ) -> (Vec<u64>, Vec<u64>, u64) {
+        let mut below = |b: u64| if edge { b - 1 } else { rnd() % b };
+        let v = (0..d).map(|i| below(bound(i))).collect();
+        let h = (0..d).map(|_| below(q)).collect();
+        (v, h, below(q))
+    }
+
+    /// `x`, an FP64 conversion sum, is an integer below 2^46 (where `f64_canonical` is exact)
+    /// congruent mod `q` to the integer path's word `(Σ v_i·h_i mod q) - h_out`.
+    fn assert_is_the_integer_word(x: f64, v: &[u64], h: &[u64], h_out: u64, q: u64) {
+        assert_eq!(x.fract(), 0.0);
+        assert!(x.abs() < (1u64 << 46) as f64);
+        let exact: u128 = v.iter().zip(h).map(|(&a, &b)| a as u128 * b as u128).sum();
+        let want = (exact % q as u128) as i128 - h_out as i128;
+        assert_eq!(
+            (x as i128 - want).rem_euclid(q as i128),
+            0,
+            "q {q} d {}",
+            v.len()
+        );
+    }
+
     /// The FP64 conversion sums (`convert_words_f64` of ntt.cu for D <= 4 sources, the
     /// unrolled `keyswitch_convert_f<D>` for D <= 16): for a target q < 2^42 and sources below
     /// 2^46, Σ_i mul(v_i, h_i) - h_out is an integer congruent to the integer path's word
@@ -888,30 +918,14 @@ mod tests {
             let (qf, qinv) = (q as f64, 1.0 / q as f64);
             for d in 2..=16usize {
                 for trial in 0..3000 {
-                    let edge = trial == 0;
-                    let v: Vec<u64> = (0..d)
-                        .map(|i| {
-                            if edge {
-                                sources[i % 4] - 1
-                            } else {
-                                rnd() % sources[i % 4]
-                            }
-                        })
-                        .collect();
-                    let h: Vec<u64> = (0..d)
-                        .map(|_| if edge { q - 1 } else { rnd() % q })
-                        .collect();
-                    let h_out = if edge { q - 1 } else { rnd() % q };
+                    let (v, h, h_out) =
+                        conversion_trial(&mut rnd, d, q, |i| sources[i % 4], trial == 0);
                     let x = (0..d).fold(-(h_out as f64), |acc, i| {
                         acc + f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv)
                     });
-                    assert_eq!(x.fract(), 0.0);
                     assert!(x.abs() < (0.52 * d as f64 + 1.0) * qf, "q {q} d {d}: {x}");
                     assert!(d > 4 || x.abs() < 3.08 * qf);
-                    assert!(x.abs() < (1u64 << 46) as f64);
-                    let exact: u128 = (0..d).map(|i| v[i] as u128 * h[i] as u128).sum();
-                    let want = (exact % q as u128) as i128 - h_out as i128;
-                    assert_eq!((x as i128 - want).rem_euclid(q as i128), 0, "q {q} d {d}");
+                    assert_is_the_integer_word(x, &v, &h, h_out, q);
                 }
             }
         }
@@ -931,17 +945,8 @@ mod tests {
             let (qf, qinv) = (q as f64, 1.0 / q as f64);
             for d in 1..=16usize {
                 for trial in 0..3000 {
-                    let edge = trial == 0;
-                    let v: Vec<u64> = (0..d)
-                        .map(|i| {
-                            let bound = if i == 0 { wide } else { narrow };
-                            if edge { bound - 1 } else { rnd() % bound }
-                        })
-                        .collect();
-                    let h: Vec<u64> = (0..d)
-                        .map(|_| if edge { q - 1 } else { rnd() % q })
-                        .collect();
-                    let h_out = if edge { q - 1 } else { rnd() % q };
+                    let bound = |i| if i == 0 { wide } else { narrow };
+                    let (v, h, h_out) = conversion_trial(&mut rnd, d, q, bound, trial == 0);
                     let h0_hi = ((h[0] as u128) << 30) % q as u128;
                     let (a, b) = (v[0] >> 30, v[0] & ((1 << 30) - 1));
                     let split = f64_model::mul(h0_hi as f64, a as f64, qf, qinv)
@@ -949,15 +954,11 @@ mod tests {
                     let x = (1..d).fold(split - h_out as f64, |acc, i| {
                         acc + f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv)
                     });
-                    assert_eq!(x.fract(), 0.0);
                     assert!(
                         x.abs() < (0.52 * (d + 1) as f64 + 1.0) * qf,
                         "q {q} d {d}: {x}"
                     );
-                    assert!(x.abs() < (1u64 << 46) as f64);
-                    let exact: u128 = (0..d).map(|i| v[i] as u128 * h[i] as u128).sum();
-                    let want = (exact % q as u128) as i128 - h_out as i128;
-                    assert_eq!((x as i128 - want).rem_euclid(q as i128), 0, "q {q} d {d}");
+                    assert_is_the_integer_word(x, &v, &h, h_out, q);
                 }
             }
         }
