@@ -381,24 +381,17 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // mod_up's fast basis conversion of the digit (`keyswitch_convert`, the same residues), so the
 // raised limbs are never written in coefficient form.
 // A row's first word holds D in its low byte and CONVERT_F64_SOURCES when every source prime is
-// below 2^F64_FACTOR_BITS (common.cuh), or every one but the first, which CONVERT_F64_WIDE0 then
-// marks: an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in doubles
-// (`convert_words_f64`), off the integer pipe, with a wide v_0 split as a·2^CONVERT_SPLIT_BITS + b
-// (the row's last word holds 2^CONVERT_SPLIT_BITS·h_0 mod q for it).
+// below 2^F64_FACTOR_BITS (common.cuh): an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in
+// doubles (`convert_words_f64`), off the integer pipe.
 #define CONVERT_FLAG 0x8000u
 #define CONVERT_ROW_MASK 0x7fffu
 #define CONVERT_MAX_FROM 4
 #define CONVERT_COUNT_MASK 0xffu
 #define CONVERT_F64_SOURCES 0x100u
-#define CONVERT_F64_WIDE0 0x200u
-#define CONVERT_SPLIT_BITS 30
 #ifndef NTT_F64_CONVERT
 #define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
 #endif
-#ifndef NTT_F64_SPLIT
-#define NTT_F64_SPLIT 1 // A/B runs: -DNTT_F64_SPLIT=0 keeps CONVERT_F64_WIDE0 rows on the integer path
-#endif
-#define CONVERT_ROW (3 + CONVERT_MAX_FROM)
+#define CONVERT_ROW (2 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
 // Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
 // for BGV t·q_l^-1 by slot, and the conversion rows of converted limbs. Mirrors `FusedArgs` in
@@ -440,17 +433,14 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
 // 2^F64_FACTOR_BITS: x[k] = Σ_i (v_i·h_i mod q) - h_out as a signed double, each term
 // `F64Arith::mul` (|term| < 0.52q, h_i < q, v_i < 2^46), so |x[k]| < (0.52·D + 1)·q <= 3.08q for
 // D <= 4: inside the forward pass's input range (|x| < 4q, see `F64Arith`), and congruent to the
-// integer path's word, so the pass's canonical output is the same. With `wide0` the first
-// source (below 2^61) enters as mul(a, 2^30·h_0 mod q) + mul(b, h_0), v_0 = a·2^30 + b: one term
-// more, |x[k]| < 3.6q for D <= 4.
+// integer path's word, so the pass's canonical output is the same.
 template <int D, int E, class A>
 __device__ __forceinline__ void convert_words_f64(typename A::V (&x)[E], const u64 (&w)[E],
                                                   const u64* gsrc, u32 shift, u32 n,
-                                                  const u64* row, bool wide0, const A& ar) {
+                                                  const u64* row, const A& ar) {
     double h[D];
 #pragma unroll
     for (int i = 0; i < D; i++) h[i] = A::from_u64(row[2 + i]);
-    const double h0_hi = A::from_u64(row[2 + CONVERT_MAX_FROM]);
     u64 y[D - 1][E];
 #pragma unroll
     for (int i = 1; i < D; i++)
@@ -459,13 +449,7 @@ __device__ __forceinline__ void convert_words_f64(typename A::V (&x)[E], const u
     const double h_out = A::from_u64(row[1]);
 #pragma unroll
     for (int k = 0; k < E; k++) {
-        double acc;
-        if (wide0)
-            acc = __dadd_rn(ar.mul(A::from_u64(w[k] >> CONVERT_SPLIT_BITS), h0_hi),
-                            ar.mul(A::from_u64(w[k] & ((1ull << CONVERT_SPLIT_BITS) - 1)), h[0]));
-        else
-            acc = ar.mul(A::from_u64(w[k]), h[0]);
-        acc = __dsub_rn(acc, h_out);
+        double acc = __dsub_rn(ar.mul(A::from_u64(w[k]), h[0]), h_out);
 #pragma unroll
         for (int i = 1; i < D; i++) acc = __dadd_rn(acc, ar.mul(A::from_u64(y[i - 1][k]), h[i]));
         x[k] = acc;
@@ -568,13 +552,12 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
                 if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
-                    const bool wide0 = head & CONVERT_F64_WIDE0;
-                    if ((head & CONVERT_F64_SOURCES) && (NTT_F64_SPLIT || !wide0)) {
+                    if (head & CONVERT_F64_SOURCES) {
                         converted = true;
                         switch (head & CONVERT_COUNT_MASK) {
-                        case 2: convert_words_f64<2>(x, w, gsrc, shift, n, row, wide0, ar); break;
-                        case 3: convert_words_f64<3>(x, w, gsrc, shift, n, row, wide0, ar); break;
-                        default: convert_words_f64<4>(x, w, gsrc, shift, n, row, wide0, ar); break;
+                        case 2: convert_words_f64<2>(x, w, gsrc, shift, n, row, ar); break;
+                        case 3: convert_words_f64<3>(x, w, gsrc, shift, n, row, ar); break;
+                        default: convert_words_f64<4>(x, w, gsrc, shift, n, row, ar); break;
                         }
                     }
                 }

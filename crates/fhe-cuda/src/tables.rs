@@ -60,22 +60,15 @@ pub(crate) struct Prescale {
 /// `CONVERT_MAX_FROM` of ntt.cu: the most primes of a digit that the forward NTT converts as it
 /// loads it (each raised word then reads that many source words).
 pub(crate) const CONVERT_MAX_FROM: usize = 4;
-/// `CONVERT_ROW` of ntt.cu: words per conversion row, `[head, h_out, h_0, .., h_{from-1}]`
-/// padded to `2 + CONVERT_MAX_FROM`, then `2^CONVERT_SPLIT_BITS·h_0 mod q` (for
-/// [`CONVERT_F64_WIDE0`] rows, 0 otherwise).
-pub(crate) const CONVERT_ROW: usize = 3 + CONVERT_MAX_FROM;
+/// `CONVERT_ROW` of ntt.cu: words per conversion row, `[from count, h_out, h_0, .., h_{from-1}]`
+/// padded to `2 + CONVERT_MAX_FROM`.
+pub(crate) const CONVERT_ROW: usize = 2 + CONVERT_MAX_FROM;
 /// Rows a limb's slot word can address (`CONVERT_ROW_MASK` of ntt.cu plus one).
 pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
 /// `CONVERT_F64_SOURCES` of ntt.cu: set in a row's first word (beside the source count in its low
-/// byte) when every source prime is below 2^[`CONVERT_F64_SOURCE_BITS`], or every one but the
-/// first ([`CONVERT_F64_WIDE0`]), so that a target on the FP64 path may form the row's sum in
-/// doubles.
+/// byte) when every source prime is below 2^[`CONVERT_F64_SOURCE_BITS`], so that a target on the
+/// FP64 path may form the row's sum in doubles.
 pub(crate) const CONVERT_F64_SOURCES: u64 = 0x100;
-/// `CONVERT_F64_WIDE0` of ntt.cu: the first source prime is not below
-/// 2^[`CONVERT_F64_SOURCE_BITS`]; the FP64 sum splits its word at [`CONVERT_SPLIT_BITS`].
-pub(crate) const CONVERT_F64_WIDE0: u64 = 0x200;
-/// `CONVERT_SPLIT_BITS` of ntt.cu: v_0 = a·2^30 + b enters the FP64 sum as two terms.
-pub(crate) const CONVERT_SPLIT_BITS: u32 = 30;
 /// `F64_FACTOR_BITS` of common.cuh: `f64_mul_mod` is exact for factors below 2^46.
 pub(crate) const CONVERT_F64_SOURCE_BITS: u32 = 46;
 
@@ -343,21 +336,6 @@ fn plain_inverse_constants(ring: &RingContext, s_count: usize) -> Vec<u64> {
     v
 }
 
-/// A conversion row's FP64 flags for a digit's source primes: [`CONVERT_F64_SOURCES`] when every
-/// prime is below 2^[`CONVERT_F64_SOURCE_BITS`], with [`CONVERT_F64_WIDE0`] when all but the
-/// first are.
-fn convert_f64_flags(mut sources: impl Iterator<Item = u64>) -> u64 {
-    let narrow = |q: u64| q < 1 << CONVERT_F64_SOURCE_BITS;
-    let wide0 = sources.next().is_some_and(|q| !narrow(q));
-    if !sources.all(narrow) {
-        0
-    } else if wide0 {
-        CONVERT_F64_SOURCES | CONVERT_F64_WIDE0
-    } else {
-        CONVERT_F64_SOURCES
-    }
-}
-
 /// For a digit of 2..=[`CONVERT_MAX_FROM`] primes (while rows remain addressable): appends one
 /// conversion row per target to `rows` and scales the digit's slots in `prescale` (the layout of
 /// [`TableLayout::mod_up_prescale`]); returns the first row's index.
@@ -373,19 +351,15 @@ fn push_convert_rows(
         return None;
     }
     let h = t.converter.q_hat_mod_p();
-    let sources = t.digit_slots.clone().map(|s| ring.modulus(s).value());
-    let head = from as u64 | convert_f64_flags(sources);
-    for (k, (&h_out, &target)) in t.half_mod_target.iter().zip(&t.target_slots).enumerate() {
-        let hk = &h[k * from..(k + 1) * from];
+    let f64_sources = t
+        .digit_slots
+        .clone()
+        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
+    let head = from as u64 | if f64_sources { CONVERT_F64_SOURCES } else { 0 };
+    for (k, &h_out) in t.half_mod_target.iter().enumerate() {
         let mut row = vec![head, h_out];
-        row.extend_from_slice(hk);
-        row.resize(CONVERT_ROW - 1, 0);
-        let q = ring.modulus(target).value() as u128;
-        row.push(if head & CONVERT_F64_WIDE0 != 0 {
-            (((hk[0] as u128) << CONVERT_SPLIT_BITS) % q) as u64
-        } else {
-            0
-        });
+        row.extend_from_slice(&h[k * from..(k + 1) * from]);
+        row.resize(CONVERT_ROW, 0);
         rows.extend(row);
     }
     let s_count = prescale.len() / 5;
@@ -426,7 +400,7 @@ mod tests {
         let ring = RingContext::new(n, &qs, &ps, vec![0..4, 4..7, 7..9, 9..10]).unwrap();
         let (buf, layout) = build(&ring);
         let cpu = CpuBackend::new(ring.clone());
-        let (mut converted_digits, mut wide0_rows) = (0, 0);
+        let mut converted_digits = 0;
         for level in 0..ring.q_count() {
             let shape = Shape {
                 components: 1,
@@ -463,20 +437,13 @@ mod tests {
                 for (t, &s) in up.targets.iter().enumerate() {
                     let row = &buf[layout.convert_rows + (row0 as usize + t) * CONVERT_ROW..];
                     assert_eq!(row[0] as usize & 0xff, up.digit.len());
-                    let narrow = |s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS;
-                    let f64_sums = (up.digit.start + 1..up.digit.end).all(narrow);
-                    assert_eq!(row[0] & CONVERT_F64_SOURCES != 0, f64_sums);
-                    let wide0 = f64_sums && !narrow(up.digit.start);
-                    assert_eq!(row[0] & CONVERT_F64_WIDE0 != 0, wide0);
-                    wide0_rows += usize::from(wide0);
+                    let small = up
+                        .digit
+                        .clone()
+                        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
+                    assert_eq!(row[0] & CONVERT_F64_SOURCES != 0, small);
                     let nt = ring.ntt(s);
                     let m = nt.modulus();
-                    let h0_hi = if wide0 {
-                        m.mul(row[2], 1 << CONVERT_SPLIT_BITS)
-                    } else {
-                        0
-                    };
-                    assert_eq!(row[CONVERT_ROW - 1], h0_hi);
                     let mut out: Vec<u64> = (0..n)
                         .map(|k| {
                             let acc: u128 = (0..v.len())
@@ -492,7 +459,5 @@ mod tests {
         }
         // Levels 1..=9 hold 16 digits of 2..=4 primes.
         assert_eq!(converted_digits, 16);
-        // The digits holding the 60-bit q_0 take the split FP64 sums.
-        assert!(wide0_rows > 0);
     }
 }

@@ -388,9 +388,9 @@ fn gpu_one_prime_digits_match_cpu() {
 fn gpu_few_prime_digits_match_cpu() {
     // Digits of 2..=4 primes: mod_up's inverse NTT writes them prescaled and the forward NTT
     // converts them as it loads them (two passes); digits of 4 with the 60-bit prime, of 3, of
-    // 2, and, at lower levels, the truncated last digits (one prime: lifted). The sums of 40-bit
-    // targets are formed in doubles (the 60-bit prime, first in its digit, split in two terms),
-    // those of the 60-bit targets in integers. A digit of 5 keeps the conversion kernel.
+    // 2, and, at lower levels, the truncated last digits (one prime: lifted). Digits of 40-bit
+    // primes form the sums of 40-bit targets in doubles, those holding the 60-bit prime and the
+    // 60-bit targets in integers. A digit of 5 keeps the conversion kernel.
     check_all(ring(13, 8, 1, 2));
     check_all(ring(14, 7, 2, 3));
     check_all(ring(13, 8, 2, 4));
