@@ -1362,8 +1362,6 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
-    /// `key_product` without the shape checks: `acc (+)= Σ_j σ_g(ext_j)·key_{2j+c}`, assigning
-    /// instead of accumulating when `assign`.
     /// The key products and mod_downs of hoisted rotations of `c` by `keys` (digits `ext` in NTT
     /// form; `acc` a scratch accumulator of their shape): `(σ_g(c_0), 0) + mod_down(acc_g)`, the
     /// automorphism folded into mod_down's last step. With several keys and the side stream on,
@@ -1381,8 +1379,8 @@ impl CudaBackend {
         t: u64,
     ) -> Result<Vec<DevicePoly>> {
         let level = c.shape.level;
+        self.check(ext)?;
         for &(_, key) in keys {
-            self.check(ext)?;
             self.check_key(key, ext.shape.components, level)?;
         }
         let overlap = keys.len() > 1 && side::overlap_enabled();
@@ -1429,6 +1427,8 @@ impl CudaBackend {
         Ok(outs)
     }
 
+    /// `key_product` without the shape checks, on `cx`'s stream: `acc (+)= Σ_j
+    /// σ_g(ext_j)·key_{2j+c}`, assigning instead of accumulating when `assign`.
     fn key_product_impl(
         &self,
         cx: &Ctx,

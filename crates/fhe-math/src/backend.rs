@@ -495,7 +495,7 @@ pub trait Backend: Clone + Send + Sync + 'static {
 
 /// The default body of [`Backend::mod_down_into_mod_t`]: `t^{-1}` on `acc` and `out`,
 /// [`Backend::mod_down_into`], then `t`.
-pub fn scaled_mod_down_into_mod_t<B: Backend>(
+fn scaled_mod_down_into_mod_t<B: Backend>(
     be: &B,
     acc: &mut B::Poly,
     out: &mut B::Poly,
