@@ -74,14 +74,38 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // operation written as an intrinsic (`__fma_rn`, `__dmul_rn`, `__dadd_rn`), so no contraction
 // or reassociation can change it.
 // (The launches in kernels/ntt.rs mirror the default as `NTT_F64_BITS` to pick block shapes.)
+//
+// `F64Arith<true>` (wide), for 2^NTT_F64_BITS <= q < 2^NTT_F64_WIDE_BITS (at most 50: BGV/BFV's
+// 50-bit primes): the same operations with tighter ranges. For w < q < 2^50 and |y| < 2^51,
+// `mul` (the quotient hi·fl(1/q) below 2^51, where the rounding trick holds) gives
+// |w·y mod q| <= q/2 + 2^-52·q·|y| < (1/2 + c/4)·q for |y| = c·q, since 2^-52·q < 1/4. So:
+//   forward: every round starts by reducing its 8 values (|x| < 0.51q); its three stages give
+//            |x| < 1.14q, 1.93q, 2.91q, and the multiplicands (|y| < 1.93q < 2^51) stay in range;
+//   inverse: every round starts by reducing, and each stage's sum is reduced as well (a sum of
+//            two values below 0.94q would leave the range two stages on): |x| < 0.76q, 0.88q,
+//            0.94q, multiplicands below 1.88q < 2^51.
+// All values are integers below 2^52 in magnitude, so every sum is exact; a CPU model test
+// (`f64_wide_rounds_stay_in_range`) checks the bounds round by round. The extra reductions cost
+// 3 FP64 operations per value and round, against about 24 integer instructions per Shoup
+// butterfly saved (H100 A/B in PERF.md, thirteenth session: BGV/BFV key switching at
+// PHANTOM_INT 2-4% faster). `-DNTT_F64_WIDE_BITS=0` leaves the wide path out (A/B runs; the
+// launches in kernels/ntt.rs mirror the default as `NTT_F64_WIDE_BITS`). The converting first
+// pass keeps its integer sums for wide targets (`convert_words_f64` needs q < 2^42).
 #ifndef NTT_F64_BITS
 #define NTT_F64_BITS 42
+#endif
+#ifndef NTT_F64_WIDE_BITS
+#define NTT_F64_WIDE_BITS 50
+#endif
+#if NTT_F64_WIDE_BITS > 50
+#error "NTT_F64_WIDE_BITS above 50: the wide FP64 butterflies' bounds need q < 2^50"
 #endif
 // (The primitives are in common.cuh: f64_from_u64, f64_reduce, f64_mul_mod, f64_canonical.)
 
 struct IntArith {
     typedef u64 V;
     static constexpr bool IS_F64 = false;
+    static constexpr bool IS_WIDE = false;
     // The forward passes take inputs in [0, 4q), not only canonical ones.
     static constexpr bool LAZY_INPUT = true;
     u64 q, two_q;
@@ -101,18 +125,22 @@ struct IntArith {
     }
     template <int E>
     __device__ __forceinline__ void inv_round_start(V (&)[E]) const {}
+    template <int E>
+    __device__ __forceinline__ void fwd_round_start(V (&)[E]) const {}
     // A pass's output word: canonical after the forward's last stage, else the lazy value.
     __device__ __forceinline__ u64 out(V x, bool fwd_last) const {
         return fwd_last ? csub(csub(x, two_q), q) : x;
     }
 };
 
-struct F64Arith {
+template <bool WIDE>
+struct F64ArithT {
     typedef double V;
     static constexpr bool IS_F64 = true;
+    static constexpr bool IS_WIDE = WIDE;
     static constexpr bool LAZY_INPUT = false;
     double q, qinv;
-    __device__ __forceinline__ F64Arith(const u64* slots, u32 s)
+    __device__ __forceinline__ F64ArithT(const u64* slots, u32 s)
         : q(from_u64(slots[s * SLOT_STRIDE])),
           qinv(__longlong_as_double((long long)slots[s * SLOT_STRIDE + 3])) {}
     // Exact for x < 2^52.
@@ -131,7 +159,7 @@ struct F64Arith {
     }
     __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
         const double u = x, v = y;
-        x = __dadd_rn(u, v);
+        x = WIDE ? reduce(__dadd_rn(u, v)) : __dadd_rn(u, v);
         y = mul(__dsub_rn(u, v), from_u64(w.x));
     }
     // The n^-1 stage: c = [n^-1, shoup, n^-1·psi^(-n/2), shoup].
@@ -145,9 +173,15 @@ struct F64Arith {
 #pragma unroll
         for (int k = 0; k < E; k++) x[k] = reduce(x[k]);
     }
+    template <int E>
+    __device__ __forceinline__ void fwd_round_start(V (&x)[E]) const {
+        if (WIDE) inv_round_start(x);
+    }
     // Canonical always: reduce, then add q to a negative value (exact: an integer of |.| < q).
     __device__ __forceinline__ u64 out(V x, bool) const { return f64_canonical(x, q, qinv); }
 };
+typedef F64ArithT<false> F64Arith;
+typedef F64ArithT<true> F64WideArith;
 
 // One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
 // `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
@@ -551,7 +585,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
-                if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
+                if constexpr (A::IS_F64 && !A::IS_WIDE && NTT_F64_CONVERT) {
                     if (head & CONVERT_F64_SOURCES) {
                         converted = true;
                         switch (head & CONVERT_COUNT_MASK) {
@@ -599,6 +633,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             for (int k = 0; k < E; k++) x[k] = ar.from_bits(sh[sh_index(mbase, k, lo)]);
         }
         if (INV) ar.inv_round_start(x);
+        else ar.fwd_round_start(x);
         if (!INV) {
 #pragma unroll
             for (int b = b_hi - 1; b >= b_lo; b--) {
@@ -698,8 +733,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 }
 
 // A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
-// 2^NTT_F64_BITS, else `IntArith` (a block-uniform branch; both give the same canonical
-// outputs, and each accepts the other's intermediate words).
+// 2^NTT_F64_BITS, `F64WideArith` below 2^NTT_F64_WIDE_BITS, else `IntArith` (a block-uniform
+// branch; all give the same canonical outputs, and each accepts the others' intermediate words).
 template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
@@ -714,6 +749,14 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             keep, block, lift, offs);
         return;
     }
+#if NTT_F64_WIDE_BITS > NTT_F64_BITS
+    if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_WIDE_BITS)) {
+        ntt_pass_r8_impl<F64WideArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
+            F64WideArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
+            fa, keep, block, lift, offs);
+        return;
+    }
+#endif
 #endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,

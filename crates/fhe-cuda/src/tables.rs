@@ -109,8 +109,8 @@ pub(crate) struct NttOffsets {
     pub inv_pair: usize,
     pub ntt_consts: usize,
     /// By slot: whether its NTT passes run in double precision (modulus below
-    /// 2^[`NTT_F64_BITS`](crate::kernels::ntt::NTT_F64_BITS)); the launches pick their block
-    /// shape by it.
+    /// 2^[`NTT_F64_WIDE_BITS`](crate::kernels::ntt::NTT_F64_WIDE_BITS)); the launches pick
+    /// their block shape by it.
     pub f64_slots: Vec<bool>,
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
     });
     let f64_slots = ntts
         .iter()
-        .map(|t| t.modulus().value() < 1 << crate::kernels::ntt::NTT_F64_BITS)
+        .map(|t| t.modulus().value() < 1 << crate::kernels::ntt::NTT_F64_WIDE_BITS)
         .collect();
     NttOffsets {
         slots,

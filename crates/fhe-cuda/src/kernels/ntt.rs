@@ -244,8 +244,14 @@ fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
 }
 
 /// Moduli below 2^NTT_F64_BITS run the NTT passes in exact double precision (`F64Arith` of
-/// ntt.cu, whose `NTT_F64_BITS` has the same default); the launches choose their block shape by it.
+/// ntt.cu, whose `NTT_F64_BITS` has the same default).
 pub(crate) const NTT_F64_BITS: u32 = 42;
+/// Moduli from 2^NTT_F64_BITS up to 2^NTT_F64_WIDE_BITS (the integer schemes' 50-bit primes) run
+/// them in double precision with more reductions (`F64WideArith` of ntt.cu, same default); the
+/// launches choose the FP64 block shape for every limb below this bound.
+pub(crate) const NTT_F64_WIDE_BITS: u32 = 50;
+// The wide butterflies' bounds need q < 2^50 (ntt.cu refuses a larger define likewise).
+const _: () = assert!(NTT_F64_BITS < NTT_F64_WIDE_BITS && NTT_F64_WIDE_BITS <= 50);
 
 /// Block shape of the register-blocked passes, `(log2 threads per block at most (non-strided
 /// passes), log2 sub-problems per block at most (strided passes))`, for launches whose limbs
@@ -800,6 +806,20 @@ fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result
 mod tests {
     use super::*;
 
+    /// The launches' mirrors of ntt.cu's FP64 bounds ([`NTT_F64_BITS`], [`NTT_F64_WIDE_BITS`])
+    /// equal the kernel source's defaults, so block shapes follow the butterflies that run.
+    #[test]
+    fn f64_bounds_mirror_the_kernel_defaults() {
+        let src = crate::kernels::source("ntt").expect("ntt source");
+        for (name, value) in [
+            ("NTT_F64_BITS", NTT_F64_BITS),
+            ("NTT_F64_WIDE_BITS", NTT_F64_WIDE_BITS),
+        ] {
+            let line = format!("#define {name} {value}\n");
+            assert!(src.contains(&line), "ntt.cu lacks `{}`", line.trim());
+        }
+    }
+
     /// A xorshift64 generator for test inputs (not for anything secret).
     fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
         move || {
@@ -959,6 +979,101 @@ mod tests {
                         "q {q} d {d}: {x}"
                     );
                     assert_is_the_integer_word(x, &v, &h, h_out, q);
+                }
+            }
+        }
+    }
+
+    /// The wide FP64 butterflies (`F64Arith<true>` of ntt.cu, 2^42 <= q < 2^50), round by
+    /// round: a forward round reduces its 8 values and runs three stages of `x ± mul(y, w)`, an
+    /// inverse round reduces and runs three stages of `(reduce(u + v), mul(u - v, w))`. Every
+    /// multiplicand must stay below 2^51 (the quotient trick's range) and every value be an
+    /// integer below 2^52 congruent to the exact butterfly's; the stage bounds of ntt.cu
+    /// (forward 1.14q, 1.93q, 2.91q; inverse 0.76q, 0.88q, 0.94q) are checked. Moduli just
+    /// below 2^50 and 2^49 and above 2^42; inputs at the edges of the previous round's range
+    /// (forward |x| up to 2.91q, inverse 0.94q), twiddles q - 1 and random.
+    #[test]
+    fn f64_wide_rounds_stay_in_range() {
+        let mut rnd = xorshift(0x3c6e_f372_fe94_f82bu64);
+        let stage_fwd = [1.14, 1.93, 2.91];
+        let stage_inv = [0.76, 0.88, 0.94];
+        for q in [
+            (1u64 << 50) - 27,
+            (1 << 50) - 1,
+            (1 << 49) + 69,
+            (1 << 42) + 15,
+        ] {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            let qi = q as i128;
+            let in_range = |v: f64| v.fract() == 0.0 && v.abs() < (1u64 << 52) as f64;
+            for trial in 0..20_000 {
+                for inverse in [false, true] {
+                    let lim = if inverse { 0.94 } else { 2.91 };
+                    let edge = trial < 4;
+                    let x0: Vec<f64> = (0..8)
+                        .map(|k| {
+                            let m = (lim * qf) as i64;
+                            let v = if edge {
+                                m - (k as i64 & 1)
+                            } else {
+                                (rnd() % (2 * m as u64)) as i64 - m
+                            };
+                            if edge && trial % 2 == 1 {
+                                -v as f64
+                            } else {
+                                v as f64
+                            }
+                        })
+                        .collect();
+                    let mut x: Vec<f64> =
+                        x0.iter().map(|&v| f64_model::reduce(v, qf, qinv)).collect();
+                    let mut exact: Vec<i128> = x0.iter().map(|&v| v as i128).collect();
+                    for (k, v) in x.iter().enumerate() {
+                        assert!(v.abs() < 0.51 * qf, "q {q} reduce {}: {v}", x0[k]);
+                    }
+                    for (stage, kb) in [2usize, 1, 0].into_iter().enumerate() {
+                        for j in 0..8 {
+                            if j & (1 << kb) != 0 {
+                                continue;
+                            }
+                            let (a, b) = (j, j | (1 << kb));
+                            let w = if edge { q - 1 } else { rnd() % q };
+                            let (wf, wi) = (w as f64, w as i128);
+                            if inverse {
+                                let (u, v) = (x[a], x[b]);
+                                assert!((u - v).abs() < (1u64 << 51) as f64, "q {q}");
+                                x[a] = f64_model::reduce(u + v, qf, qinv);
+                                x[b] = f64_model::mul(wf, u - v, qf, qinv);
+                                let (eu, ev) = (exact[a], exact[b]);
+                                exact[a] = eu + ev;
+                                exact[b] = (eu - ev) * wi;
+                            } else {
+                                let (u, y) = (x[a], x[b]);
+                                assert!(y.abs() < (1u64 << 51) as f64, "q {q}");
+                                let m = f64_model::mul(wf, y, qf, qinv);
+                                x[a] = u + m;
+                                x[b] = u - m;
+                                let (eu, ey) = (exact[a], exact[b] * wi % qi);
+                                exact[a] = eu + ey;
+                                exact[b] = eu - ey;
+                            }
+                        }
+                        let bound = if inverse {
+                            stage_inv[stage]
+                        } else {
+                            stage_fwd[stage]
+                        };
+                        for k in 0..8 {
+                            assert!(in_range(x[k]), "q {q}: {}", x[k]);
+                            assert!(
+                                x[k].abs() < bound * qf,
+                                "q {q} stage {stage}: {}",
+                                x[k] / qf
+                            );
+                            exact[k] = exact[k].rem_euclid(qi);
+                            assert_eq!((x[k] as i128 - exact[k]).rem_euclid(qi), 0, "q {q}");
+                        }
+                    }
                 }
             }
         }
