@@ -90,7 +90,8 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // butterfly saved (H100 A/B in PERF.md, thirteenth session: BGV/BFV key switching at
 // PHANTOM_INT 2-4% faster). `-DNTT_F64_WIDE_BITS=0` leaves the wide path out (A/B runs; the
 // launches in kernels/ntt.rs mirror the default as `NTT_F64_WIDE_BITS`). The converting first
-// pass keeps its integer sums for wide targets (`convert_words_f64` needs q < 2^42).
+// pass forms a wide target's sums in doubles too when its digit's primes are below 2^50
+// (`convert_words_f64`, CONVERT_F64_WIDE_SOURCES).
 #ifndef NTT_F64_BITS
 #define NTT_F64_BITS 42
 #endif
@@ -416,12 +417,15 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // raised limbs are never written in coefficient form.
 // A row's first word holds D in its low byte and CONVERT_F64_SOURCES when every source prime is
 // below 2^F64_FACTOR_BITS (common.cuh): an FP64-path target (q < 2^NTT_F64_BITS) then forms the sum in
-// doubles (`convert_words_f64`), off the integer pipe.
+// doubles (`convert_words_f64`), off the integer pipe. CONVERT_F64_WIDE_SOURCES, every source
+// prime below 2^50, does the same for a target on the wide FP64 path (2^NTT_F64_BITS <= q <
+// 2^NTT_F64_WIDE_BITS).
 #define CONVERT_FLAG 0x8000u
 #define CONVERT_ROW_MASK 0x7fffu
 #define CONVERT_MAX_FROM 4
 #define CONVERT_COUNT_MASK 0xffu
 #define CONVERT_F64_SOURCES 0x100u
+#define CONVERT_F64_WIDE_SOURCES 0x200u
 #ifndef NTT_F64_CONVERT
 #define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
 #endif
@@ -468,6 +472,9 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
 // `F64Arith::mul` (|term| < 0.52q, h_i < q, v_i < 2^46), so |x[k]| < (0.52·D + 1)·q <= 3.08q for
 // D <= 4: inside the forward pass's input range (|x| < 4q, see `F64Arith`), and congruent to the
 // integer path's word, so the pass's canonical output is the same.
+// For a wide target (`F64WideArith`, q < 2^50) with sources below 2^50: each term is below
+// (1/2 + 2^-52·v_i)·q < 0.75q, so |x[k]| < (0.75·D + 1)·q <= 4q < 2^52 for D <= 4 (every sum
+// exact), and the wide forward round reduces its values before the first stage.
 template <int D, int E, class A>
 __device__ __forceinline__ void convert_words_f64(typename A::V (&x)[E], const u64 (&w)[E],
                                                   const u64* gsrc, u32 shift, u32 n,
@@ -585,8 +592,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
-                if constexpr (A::IS_F64 && !A::IS_WIDE && NTT_F64_CONVERT) {
-                    if (head & CONVERT_F64_SOURCES) {
+                if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
+                    if (head & (A::IS_WIDE ? CONVERT_F64_WIDE_SOURCES : CONVERT_F64_SOURCES)) {
                         converted = true;
                         switch (head & CONVERT_COUNT_MASK) {
                         case 2: convert_words_f64<2>(x, w, gsrc, shift, n, row, ar); break;

@@ -71,6 +71,21 @@ pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
 pub(crate) const CONVERT_F64_SOURCES: u64 = 0x100;
 /// `F64_FACTOR_BITS` of common.cuh: `f64_mul_mod` is exact for factors below 2^46.
 pub(crate) const CONVERT_F64_SOURCE_BITS: u32 = 46;
+/// `CONVERT_F64_WIDE_SOURCES` of ntt.cu: set when every source prime is below
+/// 2^[`CONVERT_F64_WIDE_SOURCE_BITS`], so that a target on the wide FP64 path (below
+/// 2^[`NTT_F64_WIDE_BITS`](crate::kernels::ntt::NTT_F64_WIDE_BITS)) may form the sum in doubles.
+pub(crate) const CONVERT_F64_WIDE_SOURCES: u64 = 0x200;
+/// Sources below 2^50 keep each wide term `f64_mul_mod(v_i, h_i)` below 0.75q (ntt.cu).
+pub(crate) const CONVERT_F64_WIDE_SOURCE_BITS: u32 = 50;
+
+/// The FP64 flags of a conversion row whose digit's primes are `sources`: which FP64 paths of
+/// the target may form the row's sum in doubles.
+fn convert_f64_flags(sources: impl Iterator<Item = u64>) -> u64 {
+    let largest = sources.max().unwrap_or(0);
+    let flag = |bits: u32, flag: u64| if largest < 1 << bits { flag } else { 0 };
+    flag(CONVERT_F64_SOURCE_BITS, CONVERT_F64_SOURCES)
+        | flag(CONVERT_F64_WIDE_SOURCE_BITS, CONVERT_F64_WIDE_SOURCES)
+}
 
 /// Offsets of every table in the buffer.
 #[derive(Clone, Debug)]
@@ -351,11 +366,8 @@ fn push_convert_rows(
         return None;
     }
     let h = t.converter.q_hat_mod_p();
-    let f64_sources = t
-        .digit_slots
-        .clone()
-        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
-    let head = from as u64 | if f64_sources { CONVERT_F64_SOURCES } else { 0 };
+    let flags = convert_f64_flags(t.digit_slots.clone().map(|s| ring.modulus(s).value()));
+    let head = from as u64 | flags;
     for (k, &h_out) in t.half_mod_target.iter().enumerate() {
         let mut row = vec![head, h_out];
         row.extend_from_slice(&h[k * from..(k + 1) * from]);
@@ -389,13 +401,20 @@ mod tests {
     /// The conversion rows and prescaled inverse constants, applied on the host the way
     /// mod_up's inverse NTT and the converting forward pass apply them, give the CPU backend's
     /// `mod_up` at every level (digits of 4, 3, 2 and 1 primes; the kernels' arithmetic itself
-    /// is checked against the CPU by the GPU tests).
+    /// is checked against the CPU by the GPU tests). Chains of 40-bit primes (both FP64 flags
+    /// on their digits), 45-bit (both), 50-bit (the wide flag only) after a 60-bit q_0 (neither).
     #[test]
     fn convert_rows_reproduce_mod_up() {
+        for bits in [40, 45, 50] {
+            convert_rows_reproduce_mod_up_with(bits);
+        }
+    }
+
+    fn convert_rows_reproduce_mod_up_with(prime_bits: u32) {
         let n = 1usize << 10;
         let two_n = 2 * n as u64;
         let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
-        qs.extend(ntt_primes(40, two_n, 9, &qs).unwrap());
+        qs.extend(ntt_primes(prime_bits, two_n, 9, &qs).unwrap());
         let ps = ntt_primes(60, two_n, 2, &qs).unwrap();
         let ring = RingContext::new(n, &qs, &ps, vec![0..4, 4..7, 7..9, 9..10]).unwrap();
         let (buf, layout) = build(&ring);
@@ -437,11 +456,16 @@ mod tests {
                 for (t, &s) in up.targets.iter().enumerate() {
                     let row = &buf[layout.convert_rows + (row0 as usize + t) * CONVERT_ROW..];
                     assert_eq!(row[0] as usize & 0xff, up.digit.len());
-                    let small = up
-                        .digit
-                        .clone()
-                        .all(|s| ring.modulus(s).value() < 1 << CONVERT_F64_SOURCE_BITS);
-                    assert_eq!(row[0] & CONVERT_F64_SOURCES != 0, small);
+                    let largest = up.digit.clone().map(|s| ring.modulus(s).value()).max();
+                    let below = |bits: u32| largest.unwrap() < 1 << bits;
+                    assert_eq!(
+                        row[0] & CONVERT_F64_SOURCES != 0,
+                        below(CONVERT_F64_SOURCE_BITS)
+                    );
+                    assert_eq!(
+                        row[0] & CONVERT_F64_WIDE_SOURCES != 0,
+                        below(CONVERT_F64_WIDE_SOURCE_BITS)
+                    );
                     let nt = ring.ntt(s);
                     let m = nt.modulus();
                     let mut out: Vec<u64> = (0..n)

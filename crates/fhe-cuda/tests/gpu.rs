@@ -31,10 +31,16 @@ fn device() -> Arc<Device> {
 /// A ring of degree `n` with `q` ciphertext primes (first 60 bits, others 40), `k` special 60-bit
 /// primes and `dnum` digits.
 fn ring(log_n: u32, q: usize, k: usize, dnum: usize) -> Arc<RingContext> {
+    ring_of(log_n, q, k, dnum, 40)
+}
+
+/// `q` ciphertext primes (60 bits, then `bits` bits), `k` special primes of 60 bits, `dnum`
+/// digits of equal size (the last may be shorter).
+fn ring_of(log_n: u32, q: usize, k: usize, dnum: usize, bits: u32) -> Arc<RingContext> {
     let n = 1usize << log_n;
     let two_n = 2 * n as u64;
     let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
-    qs.extend(ntt_primes(40, two_n, q - 1, &qs).unwrap());
+    qs.extend(ntt_primes(bits, two_n, q - 1, &qs).unwrap());
     let ps = ntt_primes(60, two_n, k, &qs).unwrap();
     let per = q.div_ceil(dnum);
     let digits: Vec<Range<usize>> = (0..q).step_by(per).map(|s| s..(s + per).min(q)).collect();
@@ -396,6 +402,19 @@ fn gpu_few_prime_digits_match_cpu() {
     check_all(ring(13, 8, 2, 4));
     check_all(ring(13, 10, 2, 2));
     check_all(ring(13, 6, 3, 3));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_wide_prime_digits_match_cpu() {
+    // Primes in [2^42, 2^50) (the integer schemes' 50-bit chains): the wide FP64 butterflies,
+    // and digits of 2..=4 such primes converted on load with their sums in doubles
+    // (CONVERT_F64_WIDE_SOURCES); 45-bit digits carry both FP64 flags, 50-bit ones the wide
+    // flag only, the digit holding the 60-bit q_0 neither.
+    check_all(ring_of(13, 8, 2, 4, 50));
+    check_all(ring_of(14, 10, 2, 3, 49));
+    check_all(ring_of(13, 7, 1, 3, 45));
+    check_all(ring_of(13, 5, 1, 5, 50));
 }
 
 #[test]

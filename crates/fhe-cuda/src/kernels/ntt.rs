@@ -903,11 +903,13 @@ mod tests {
         (v, h, below(q))
     }
 
-    /// `x`, an FP64 conversion sum, is an integer below 2^46 (where `f64_canonical` is exact)
-    /// congruent mod `q` to the integer path's word `(Σ v_i·h_i mod q) - h_out`.
+    /// `x`, an FP64 conversion sum, is an integer below 2^46 (where `f64_canonical` is exact;
+    /// 2^52 for a wide target, whose forward round reduces it first) congruent mod `q` to the
+    /// integer path's word `(Σ v_i·h_i mod q) - h_out`.
     fn assert_is_the_integer_word(x: f64, v: &[u64], h: &[u64], h_out: u64, q: u64) {
+        let limit_bits = if q < 1 << NTT_F64_BITS { 46 } else { 52 };
         assert_eq!(x.fract(), 0.0);
-        assert!(x.abs() < (1u64 << 46) as f64);
+        assert!(x.abs() < (1u64 << limit_bits) as f64);
         let exact: u128 = v.iter().zip(h).map(|(&a, &b)| a as u128 * b as u128).sum();
         let want = (exact % q as u128) as i128 - h_out as i128;
         assert_eq!(
@@ -945,6 +947,38 @@ mod tests {
                     });
                     assert!(x.abs() < (0.52 * d as f64 + 1.0) * qf, "q {q} d {d}: {x}");
                     assert!(d > 4 || x.abs() < 3.08 * qf);
+                    assert_is_the_integer_word(x, &v, &h, h_out, q);
+                }
+            }
+        }
+    }
+
+    /// The wide FP64 conversion sums (`convert_words_f64` with `F64WideArith`, D <= 4): for a
+    /// target 2^42 <= q < 2^50 and sources below 2^50 (CONVERT_F64_WIDE_SOURCES), every term is
+    /// below 0.75q and Σ_i mul(v_i, h_i) - h_out below (0.75·D + 1)·q <= 4q, an integer
+    /// congruent to the integer path's word; at the edges (v_i = q_i - 1 for sources just below
+    /// 2^50, h_i = q - 1) and on random values.
+    #[test]
+    fn f64_wide_converted_words_match_the_integer_sums() {
+        let mut rnd = xorshift(0x510e_527f_ade6_82d1u64);
+        let sources = [
+            (1u64 << 50) - 27,
+            (1 << 50) - 55,
+            (1 << 49) + 69,
+            (1 << 45) + 15,
+        ];
+        for q in [(1u64 << 50) - 111, (1 << 49) + 145, (1 << 42) + 15] {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            for d in 2..=4usize {
+                for trial in 0..5000 {
+                    let (v, h, h_out) =
+                        conversion_trial(&mut rnd, d, q, |i| sources[i % 4], trial == 0);
+                    let x = (0..d).fold(-(h_out as f64), |acc, i| {
+                        let term = f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv);
+                        assert!(term.abs() < 0.75 * qf, "q {q} d {d}: term {term}");
+                        acc + term
+                    });
+                    assert!(x.abs() < (0.75 * d as f64 + 1.0) * qf, "q {q} d {d}: {x}");
                     assert_is_the_integer_word(x, &v, &h, h_out, q);
                 }
             }
