@@ -920,6 +920,39 @@ mod tests {
         );
     }
 
+    /// 3000 FP64 conversion sums `x = Σ_i mul(v_i, h_i) - h_out` for every target `q` and
+    /// source count `d` (source i below `sources[i % 4]`, the first trial at the edges):
+    /// every term below `term_bound·q`, `|x| < (term_bound·d + 1)·q`, and `x` the integer path's
+    /// word ([`assert_is_the_integer_word`]).
+    fn check_f64_conversion_sums(
+        seed: u64,
+        sources: [u64; 4],
+        targets: &[u64],
+        counts: std::ops::RangeInclusive<usize>,
+        term_bound: f64,
+    ) {
+        let mut rnd = xorshift(seed);
+        for &q in targets {
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            for d in counts.clone() {
+                for trial in 0..3000 {
+                    let (v, h, h_out) =
+                        conversion_trial(&mut rnd, d, q, |i| sources[i % 4], trial == 0);
+                    let x = (0..d).fold(-(h_out as f64), |acc, i| {
+                        let term = f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv);
+                        assert!(term.abs() < term_bound * qf, "q {q} d {d}: term {term}");
+                        acc + term
+                    });
+                    assert!(
+                        x.abs() < (term_bound * d as f64 + 1.0) * qf,
+                        "q {q} d {d}: {x}"
+                    );
+                    assert_is_the_integer_word(x, &v, &h, h_out, q);
+                }
+            }
+        }
+    }
+
     /// The FP64 conversion sums (`convert_words_f64` of ntt.cu for D <= 4 sources, the
     /// unrolled `keyswitch_convert_f<D>` for D <= 16): for a target q < 2^42 and sources below
     /// 2^46, Σ_i mul(v_i, h_i) - h_out is an integer congruent to the integer path's word
@@ -929,28 +962,14 @@ mod tests {
     /// h_i = q - 1) and on random values.
     #[test]
     fn f64_converted_words_match_the_integer_sums() {
-        let mut rnd = xorshift(0x6a09_e667_f3bc_c908u64);
         let sources = [
-            (1u64 << 46) - 27,
+            (1 << 46) - 27,
             (1 << 46) - 57,
             (1 << 40) + 15,
             1_099_511_922_689,
         ];
-        for q in [(1u64 << 42) - 11, (1 << 40) + 15, 786_433, 65_537] {
-            let (qf, qinv) = (q as f64, 1.0 / q as f64);
-            for d in 2..=16usize {
-                for trial in 0..3000 {
-                    let (v, h, h_out) =
-                        conversion_trial(&mut rnd, d, q, |i| sources[i % 4], trial == 0);
-                    let x = (0..d).fold(-(h_out as f64), |acc, i| {
-                        acc + f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv)
-                    });
-                    assert!(x.abs() < (0.52 * d as f64 + 1.0) * qf, "q {q} d {d}: {x}");
-                    assert!(d > 4 || x.abs() < 3.08 * qf);
-                    assert_is_the_integer_word(x, &v, &h, h_out, q);
-                }
-            }
-        }
+        let targets = [(1 << 42) - 11, (1 << 40) + 15, 786_433, 65_537];
+        check_f64_conversion_sums(0x6a09_e667_f3bc_c908, sources, &targets, 2..=16, 0.52);
     }
 
     /// The wide FP64 conversion sums (`convert_words_f64` with `F64WideArith`, D <= 4): for a
@@ -960,29 +979,14 @@ mod tests {
     /// 2^50, h_i = q - 1) and on random values.
     #[test]
     fn f64_wide_converted_words_match_the_integer_sums() {
-        let mut rnd = xorshift(0x510e_527f_ade6_82d1u64);
         let sources = [
-            (1u64 << 50) - 27,
+            (1 << 50) - 27,
             (1 << 50) - 55,
             (1 << 49) + 69,
             (1 << 45) + 15,
         ];
-        for q in [(1u64 << 50) - 111, (1 << 49) + 145, (1 << 42) + 15] {
-            let (qf, qinv) = (q as f64, 1.0 / q as f64);
-            for d in 2..=4usize {
-                for trial in 0..5000 {
-                    let (v, h, h_out) =
-                        conversion_trial(&mut rnd, d, q, |i| sources[i % 4], trial == 0);
-                    let x = (0..d).fold(-(h_out as f64), |acc, i| {
-                        let term = f64_model::mul(h[i] as f64, v[i] as f64, qf, qinv);
-                        assert!(term.abs() < 0.75 * qf, "q {q} d {d}: term {term}");
-                        acc + term
-                    });
-                    assert!(x.abs() < (0.75 * d as f64 + 1.0) * qf, "q {q} d {d}: {x}");
-                    assert_is_the_integer_word(x, &v, &h, h_out, q);
-                }
-            }
-        }
+        let targets = [(1 << 50) - 111, (1 << 49) + 145, (1 << 42) + 15];
+        check_f64_conversion_sums(0x510e_527f_ade6_82d1, sources, &targets, 2..=4, 0.75);
     }
 
     /// The split first source of the unrolled conversion's FP64 sums (`target_f64` of
