@@ -13,6 +13,7 @@ pub mod fft;
 pub mod galois;
 pub mod modulus;
 pub mod ntt;
+mod ntt_simd;
 pub mod poly;
 pub mod primes;
 pub mod ring;
