@@ -91,22 +91,13 @@ mod tests {
     use crate::modulus::Modulus;
     use crate::ntt::NttTable;
     use crate::primes::ntt_primes;
-
-    fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        }
-    }
+    use crate::test_util::rand_poly;
 
     /// The vectorized forward and inverse give the scalar transforms' bits, for every degree
     /// from 16 to 2^14 and primes of 20 to 61 bits (IFMA below 2^51, the 64-bit path above), on
     /// random inputs and on the edge values 0 and q - 1.
     #[test]
     fn vectorized_transforms_match_the_scalar_ones() {
-        let mut rnd = xorshift(0x243f_6a88_85a3_08d3);
         for log_n in 4..=14u32 {
             let n = 1usize << log_n;
             for bits in [20u32, 31, 40, 46, 50, 51, 52, 55, 60, 61] {
@@ -117,13 +108,11 @@ mod tests {
                     let table = NttTable::new(Modulus::new(q).unwrap(), n).unwrap();
                     assert!(table.is_vectorized(), "n {n} q {q}");
                     for case in 0..3 {
-                        let a: Vec<u64> = (0..n)
-                            .map(|k| match case {
-                                0 => rnd() % q,
-                                1 => q - 1,
-                                _ => [0, q - 1][k % 2],
-                            })
-                            .collect();
+                        let a: Vec<u64> = match case {
+                            0 => rand_poly(q ^ n as u64, n, q),
+                            1 => vec![q - 1; n],
+                            _ => (0..n).map(|k| [0, q - 1][k % 2]).collect(),
+                        };
                         let (mut fast, mut slow) = (a.clone(), a.clone());
                         table.forward(&mut fast);
                         table.forward_scalar(&mut slow);
