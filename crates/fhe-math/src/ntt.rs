@@ -69,8 +69,9 @@ pub struct NttTable {
     /// `n^-1 · ψ^-brv(1)`.
     final_tw: u64,
     final_tw_shoup: u64,
-    /// The vectorized transform with the same results, where `tfhe-ntt` has a plan.
-    simd: Option<SimdNtt>,
+    /// The vectorized transform with the same results, where `tfhe-ntt` has a plan; built at
+    /// the first transform, so tables only uploaded to a GPU never hold it.
+    simd: std::sync::OnceLock<Option<SimdNtt>>,
 }
 
 /// Whether tables use the vectorized transform ([`SimdNtt`]); `FHE_CPU_NTT=scalar` keeps every
@@ -157,7 +158,7 @@ impl NttTable {
         let inv_shoup = inv.iter().map(|&x| q.shoup(x)).collect();
         let n_inv = q.inv(n as u64)?;
         let final_tw = q.mul(n_inv, inv[1]);
-        let mut table = NttTable {
+        Ok(NttTable {
             q,
             n,
             psi,
@@ -169,15 +170,24 @@ impl NttTable {
             n_inv_shoup: q.shoup(n_inv),
             final_tw,
             final_tw_shoup: q.shoup(final_tw),
-            simd: None,
-        };
-        if simd_enabled() {
-            let mut x_hat = vec![0u64; n];
-            x_hat[1] = 1; // the polynomial X (n >= 2)
-            forward_impl(&table, &mut x_hat);
-            table.simd = SimdNtt::new(qv, &x_hat);
-        }
-        Ok(table)
+            simd: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The vectorized transform, built on first use (`None`: no `tfhe-ntt` plan, or
+    /// `FHE_CPU_NTT=scalar`).
+    fn simd(&self) -> Option<&SimdNtt> {
+        self.simd
+            .get_or_init(|| {
+                if !simd_enabled() {
+                    return None;
+                }
+                let mut x_hat = vec![0u64; self.n];
+                x_hat[1] = 1; // the polynomial X (n >= 2)
+                forward_impl(self, &mut x_hat);
+                SimdNtt::new(self.q.value(), &x_hat)
+            })
+            .as_ref()
     }
 
     /// The ring degree `n`.
@@ -251,7 +261,7 @@ impl NttTable {
     /// `a` must have length `n` and hold canonical coefficients in natural order; the output is
     /// canonical, in bit-reversed order.
     pub fn forward(&self, a: &mut [u64]) {
-        match &self.simd {
+        match self.simd() {
             Some(simd) => simd.forward(a),
             None => forward_impl(self, a),
         }
@@ -269,7 +279,7 @@ impl NttTable {
     /// `a` must have length `n` and hold canonical values in bit-reversed order; the output is
     /// canonical coefficients in natural order.
     pub fn inverse(&self, a: &mut [u64]) {
-        match &self.simd {
+        match self.simd() {
             Some(simd) => simd.inverse(a),
             None => inverse_impl(self, a),
         }
@@ -283,7 +293,7 @@ impl NttTable {
     /// Whether [`NttTable::forward`] and [`NttTable::inverse`] run the vectorized `tfhe-ntt`
     /// transform (n >= 16, unless `FHE_CPU_NTT=scalar`); the results are the same either way.
     pub fn is_vectorized(&self) -> bool {
-        self.simd.is_some()
+        self.simd().is_some()
     }
 }
 
