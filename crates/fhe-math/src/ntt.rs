@@ -269,7 +269,8 @@ impl NttTable {
 
     /// [`NttTable::forward`] on the scalar code, whatever the CPU (the reference of the
     /// vectorized path's tests).
-    pub fn forward_scalar(&self, a: &mut [u64]) {
+    #[cfg(test)]
+    pub(crate) fn forward_scalar(&self, a: &mut [u64]) {
         forward_impl(self, a)
     }
 
@@ -286,7 +287,8 @@ impl NttTable {
     }
 
     /// [`NttTable::inverse`] on the scalar code, whatever the CPU.
-    pub fn inverse_scalar(&self, a: &mut [u64]) {
+    #[cfg(test)]
+    pub(crate) fn inverse_scalar(&self, a: &mut [u64]) {
         inverse_impl(self, a)
     }
 
