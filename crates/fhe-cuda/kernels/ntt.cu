@@ -95,6 +95,10 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 #ifndef NTT_F64_BITS
 #define NTT_F64_BITS 42
 #endif
+// The generic passes ntt_forward_pass / ntt_inverse_pass (see the instantiations at the end).
+#ifndef NTT_GENERIC
+#define NTT_GENERIC 1
+#endif
 #ifndef NTT_F64_WIDE_BITS
 #define NTT_F64_WIDE_BITS 50
 #endif
@@ -341,6 +345,7 @@ struct LimbList {
     u32 slot[MAX_LIST];
 };
 
+#if NTT_GENERIC
 // Forward pass over limb blockIdx.y of the list: stages on bits [L, L+S) from the highest;
 // `last` != 0 on the pass with bit 0.
 extern "C" __global__ void ntt_forward_pass(LimbList ll, const u64* slots, const u64* tw,
@@ -362,6 +367,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
     ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
              logn, S, L, logC, true, false);
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Register-blocked pass (used for 3 <= S <= 11; twiddles read as (w, w_shoup) pairs from the
@@ -837,15 +843,6 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                         false);                                                  \
     }
 
-NTT_R8(3)
-NTT_R8(4)
-NTT_R8(5)
-NTT_R8(6)
-NTT_R8(7)
-NTT_R8(8)
-NTT_R8(9)
-NTT_R8(10)
-NTT_R8(11)
 
 // ---------------------------------------------------------------------------------------------
 // The last forward pass of mod_up fused with the key product, with an optional automorphism.
@@ -961,15 +958,6 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
         pdl_wait();                                                                              \
         ntt_key_product<S>(kl, ka, slots, twp, logn, logC);                                      \
     }
-NTT_KEYPROD(3)
-NTT_KEYPROD(4)
-NTT_KEYPROD(5)
-NTT_KEYPROD(6)
-NTT_KEYPROD(7)
-NTT_KEYPROD(8)
-NTT_KEYPROD(9)
-NTT_KEYPROD(10)
-NTT_KEYPROD(11)
 
 // ---------------------------------------------------------------------------------------------
 // The last forward pass of mod_down's converted limbs fused with mod_down's last step: block row
@@ -1047,12 +1035,42 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
         pdl_wait();                                                                              \
         ntt_finish<S>(fa, slots, twp, logn, logC);                                               \
     }
-NTT_FINISH(3)
-NTT_FINISH(4)
-NTT_FINISH(5)
-NTT_FINISH(6)
-NTT_FINISH(7)
-NTT_FINISH(8)
-NTT_FINISH(9)
-NTT_FINISH(10)
-NTT_FINISH(11)
+
+// ---------------------------------------------------------------------------------------------
+// Instantiations. The module is compiled in parts, one per S (kernels::units): each part defines
+// NTT_S_MIN = NTT_S_MAX = S, and the part of S = 3 also the generic passes (NTT_GENERIC), so
+// NVRTC compiles the parts in parallel. Without the defines one program holds every kernel.
+#ifndef NTT_S_MIN
+#define NTT_S_MIN 3
+#endif
+#ifndef NTT_S_MAX
+#define NTT_S_MAX 11
+#endif
+#define NTT_INSTANTIATE(S) NTT_R8(S) NTT_KEYPROD(S) NTT_FINISH(S)
+#if NTT_S_MIN <= 3 && 3 <= NTT_S_MAX
+NTT_INSTANTIATE(3)
+#endif
+#if NTT_S_MIN <= 4 && 4 <= NTT_S_MAX
+NTT_INSTANTIATE(4)
+#endif
+#if NTT_S_MIN <= 5 && 5 <= NTT_S_MAX
+NTT_INSTANTIATE(5)
+#endif
+#if NTT_S_MIN <= 6 && 6 <= NTT_S_MAX
+NTT_INSTANTIATE(6)
+#endif
+#if NTT_S_MIN <= 7 && 7 <= NTT_S_MAX
+NTT_INSTANTIATE(7)
+#endif
+#if NTT_S_MIN <= 8 && 8 <= NTT_S_MAX
+NTT_INSTANTIATE(8)
+#endif
+#if NTT_S_MIN <= 9 && 9 <= NTT_S_MAX
+NTT_INSTANTIATE(9)
+#endif
+#if NTT_S_MIN <= 10 && 10 <= NTT_S_MAX
+NTT_INSTANTIATE(10)
+#endif
+#if NTT_S_MIN <= 11 && 11 <= NTT_S_MAX
+NTT_INSTANTIATE(11)
+#endif

@@ -1,12 +1,15 @@
 //! [`Device`]: one CUDA device with its context, a small stream pool, the stream-ordered memory
 //! pool (release threshold raised so freed memory stays cached) and the per-device cache of
-//! compiled kernel modules.
+//! compiled kernel modules (backed by the on-disk [`crate::kernel_cache`]).
 
 use crate::error::{Error, Result};
+use crate::kernel_cache::KernelCache;
 use crate::kernels;
 use cudarc::driver::sys::{CUmemPool_attribute, CUmemoryPool};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Number of streams in a device's pool.
@@ -25,6 +28,16 @@ pub struct PoolStats {
     pub peak_reserved: u64,
 }
 
+/// How a device's kernel units ([`kernels::units`]: a module may be compiled in parts) were
+/// obtained so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModuleLoads {
+    /// Units read from the on-disk kernel cache.
+    pub from_cache: usize,
+    /// Units compiled by NVRTC in this process.
+    pub compiled: usize,
+}
+
 /// The raw pool handle (owned by the driver; valid while the context lives).
 #[derive(Clone, Copy, Debug)]
 struct Pool(CUmemoryPool);
@@ -41,7 +54,9 @@ pub struct Device {
     name: String,
     arch: String,
     pool: Pool,
-    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<&'static str, Vec<Arc<CudaModule>>>>,
+    loads: Mutex<ModuleLoads>,
+    kernel_cache: Option<KernelCache>,
     functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
 }
 
@@ -104,6 +119,8 @@ impl Device {
             arch: format!("sm_{major}{minor}"),
             pool: Pool(pool),
             modules: Mutex::new(HashMap::new()),
+            loads: Mutex::new(ModuleLoads::default()),
+            kernel_cache: KernelCache::from_env(),
             functions: Mutex::new(HashMap::new()),
         }))
     }
@@ -149,30 +166,91 @@ impl Device {
         &self.streams[i % self.streams.len()]
     }
 
-    /// Compiles and loads every kernel module (so timings never include NVRTC).
+    /// Compiles (or reads from the on-disk cache) and loads every kernel module, all units at
+    /// once on their own threads, so timings never include NVRTC.
     pub fn warm_up(&self) -> Result<()> {
-        for m in kernels::MODULES {
-            self.module(m)?;
+        self.load_modules(&kernels::MODULES)
+    }
+
+    /// The folder of the on-disk kernel cache (`None` when it is off; see
+    /// [`crate::kernel_cache`] for the `FHE_KERNEL_CACHE` variable).
+    pub fn kernel_cache(&self) -> Option<&Path> {
+        self.kernel_cache.as_ref().map(KernelCache::dir)
+    }
+
+    /// How many kernel units ([`kernels::units`]) this device read from the on-disk cache and
+    /// how many it compiled.
+    pub fn module_loads(&self) -> ModuleLoads {
+        *self.loads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Loads the modules of `names` not loaded yet: every unit from the on-disk cache, else
+    /// compiled by NVRTC (all units in parallel).
+    fn load_modules(&self, names: &[&'static str]) -> Result<()> {
+        let mut mods = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let missing: Vec<&'static str> = names
+            .iter()
+            .copied()
+            .filter(|m| !mods.contains_key(m))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
         }
+        let cubins = kernels::cached_or_compiled(&missing, &self.arch, self.kernel_cache.as_ref())?;
+        let mut loaded: HashMap<&'static str, Vec<Arc<CudaModule>>> = HashMap::new();
+        let mut loads = ModuleLoads::default();
+        for cubin in cubins {
+            let module = cubin.unit.module;
+            let (m, from_cache) = self.load_unit(cubin)?;
+            loaded.entry(module).or_default().push(m);
+            if from_cache {
+                loads.from_cache += 1;
+            } else {
+                loads.compiled += 1;
+            }
+        }
+        mods.extend(loaded);
+        let mut total = self.loads.lock().unwrap_or_else(|e| e.into_inner());
+        total.from_cache += loads.from_cache;
+        total.compiled += loads.compiled;
         Ok(())
     }
 
-    /// The loaded module `name`, compiled at first use.
-    pub fn module(&self, name: &'static str) -> Result<Arc<CudaModule>> {
-        let mut mods = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = mods.get(name) {
-            return Ok(m.clone());
+    /// Loads one unit's CUBIN into the context; returns the module and whether it came from the
+    /// cache. A cached image the driver rejects (say, one written by another driver) is
+    /// compiled afresh and its entry replaced.
+    fn load_unit(&self, cubin: kernels::Cubin) -> Result<(Arc<CudaModule>, bool)> {
+        let kernels::Cubin {
+            unit,
+            bytes,
+            entry,
+            from_cache,
+        } = cubin;
+        match self.ctx.load_module(Ptx::from_binary(bytes)) {
+            Ok(m) => Ok((m, from_cache)),
+            Err(_) if from_cache => {
+                let bytes = kernels::compile_unit(&unit, &self.arch)?;
+                if let Some(entry) = &entry {
+                    let _ = KernelCache::store(entry, &bytes);
+                }
+                let m = self
+                    .ctx
+                    .load_module(Ptx::from_binary(bytes))
+                    .map_err(Error::driver("module load"))?;
+                Ok((m, false))
+            }
+            Err(e) => Err(Error::driver("module load")(e)),
         }
-        let ptx = kernels::compile(name, &self.arch)?;
-        let m = self
-            .ctx
-            .load_module(ptx)
-            .map_err(Error::driver("module load"))?;
-        mods.insert(name, m.clone());
-        Ok(m)
     }
 
-    /// Kernel `function` of module `module` (cached).
+    /// The loaded units of module `name` (loaded at first use).
+    pub fn module(&self, name: &'static str) -> Result<Vec<Arc<CudaModule>>> {
+        self.load_modules(&[name])?;
+        let mods = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(mods.get(name).cloned().unwrap_or_default())
+    }
+
+    /// Kernel `function` of module `module`, from whichever of its units holds it (cached).
     pub fn function(&self, module: &'static str, function: &'static str) -> Result<CudaFunction> {
         if let Some(f) = self
             .functions
@@ -182,10 +260,17 @@ impl Device {
         {
             return Ok(f.clone());
         }
-        let f = self
-            .module(module)?
-            .load_function(function)
-            .map_err(Error::driver("function lookup"))?;
+        let units = self.module(module)?;
+        let mut last = None;
+        let f = units
+            .iter()
+            .find_map(|u| u.load_function(function).map_err(|e| last = Some(e)).ok())
+            .ok_or_else(|| match last {
+                Some(e) => Error::driver("function lookup")(e),
+                None => Error::UnknownModule {
+                    module: module.into(),
+                },
+            })?;
         self.functions
             .lock()
             .unwrap_or_else(|e| e.into_inner())

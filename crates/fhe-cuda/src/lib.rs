@@ -6,7 +6,8 @@
 //!   bit-identical to [`fhe_math::CpuBackend`] for the same inputs and seeds.
 //! - [`AnyBackend`]: the backend chosen at run time (the GPU when usable, else the CPU), with
 //!   [`AnyPoly`] buffers that remember their device; mixing them is an error.
-//! - [`kernels`]: the `.cu` sources (embedded), their NVRTC compilation and launch wrappers.
+//! - [`kernels`]: the `.cu` sources (embedded), their NVRTC compilation to CUBINs and launch
+//!   wrappers; [`kernel_cache`]: the on-disk cache of those CUBINs (`FHE_KERNEL_CACHE`).
 //!
 //! No cargo feature gates CUDA: the driver and NVRTC are loaded at run time, and their absence
 //! is an [`Error`] ([`Error::NoDriver`], [`Error::NoDevice`], [`Error::NoNvrtc`]), never a panic.
@@ -42,6 +43,7 @@ pub mod any;
 pub mod backend;
 pub mod device;
 pub mod error;
+pub mod kernel_cache;
 pub mod kernels;
 pub mod poly;
 pub mod scratch;
@@ -50,7 +52,7 @@ mod tables;
 
 pub use any::{AnyBackend, AnyPoly};
 pub use backend::CudaBackend;
-pub use device::{Device, PoolStats};
+pub use device::{Device, ModuleLoads, PoolStats};
 pub use error::{Error, Result};
 pub use poly::DevicePoly;
 pub use scratch::ScratchStats;

@@ -81,7 +81,11 @@ struct Pair {
 
 impl Pair {
     fn new(ring: Arc<RingContext>) -> Self {
-        let gpu = CudaBackend::new(device(), ring.clone()).unwrap();
+        Self::on(device(), ring)
+    }
+
+    fn on(dev: Arc<Device>, ring: Arc<RingContext>) -> Self {
+        let gpu = CudaBackend::new(dev, ring.clone()).unwrap();
         Pair {
             cpu: CpuBackend::new(ring.clone()),
             gpu,
@@ -106,7 +110,12 @@ impl Pair {
 }
 
 fn check_all(ring: Arc<RingContext>) {
-    let p = Pair::new(ring.clone());
+    check_all_on(device(), ring);
+}
+
+/// Every backend method on `dev` against the CPU backend, bit for bit.
+fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
+    let p = Pair::on(dev, ring.clone());
     let top = ring.max_level();
     let mid = top / 2;
     let (cpu, gpu) = (&p.cpu, &p.gpu);
@@ -372,6 +381,50 @@ fn check_all(ring: Arc<RingContext>) {
 #[ignore = "needs a CUDA device"]
 fn gpu_backend_matches_cpu_n13() {
     check_all(ring(13, 6, 2, 3));
+}
+
+/// A second device handle reads every kernel module from the on-disk cache that the first one's
+/// warm-up filled (NVRTC is not run again), and those modules compute bit for bit what the CPU
+/// backend does. With the cache off (or its folder not writable) it compiles them all.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_second_device_loads_its_modules_from_the_disk_cache() {
+    let first = device();
+    let units: Vec<String> = fhe_cuda::kernels::MODULES
+        .iter()
+        .flat_map(|m| fhe_cuda::kernels::units(m).unwrap())
+        .map(|u| u.name)
+        .collect();
+    let all = units.len();
+    let has_entry = |dir: &std::path::Path, unit: &str| {
+        std::fs::read_dir(dir).is_ok_and(|mut es| {
+            es.any(|e| {
+                e.is_ok_and(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("{unit}-"))
+                })
+            })
+        })
+    };
+    let cached = first
+        .kernel_cache()
+        .map_or(0, |dir| units.iter().filter(|u| has_entry(dir, u)).count());
+    let second = Device::new(0).unwrap();
+    second.warm_up().unwrap();
+    let loads = second.module_loads();
+    eprintln!(
+        "kernel cache {:?}: {cached} of {all} units stored; second device {loads:?}",
+        first.kernel_cache()
+    );
+    assert_eq!(loads.from_cache + loads.compiled, all);
+    if cached == all {
+        assert_eq!(loads.from_cache, all, "every unit has an entry");
+    }
+    if second.kernel_cache().is_none() {
+        assert_eq!(loads.compiled, all);
+    }
+    check_all_on(second, ring(13, 6, 2, 3));
 }
 
 #[test]

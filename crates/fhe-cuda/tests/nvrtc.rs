@@ -1,13 +1,21 @@
 //! Every kernel module compiles with NVRTC for sm_90 (needs only libnvrtc, no GPU).
 //! Run in CI by `crates/fhe-cuda/ci-nvrtc.sh`.
 
+/// Every unit of the module compiles to an ELF CUBIN holding its kernels (every kernel is named
+/// `module_verb`).
 fn compile(module: &str) {
-    match fhe_cuda::kernels::compile(module, "sm_90") {
-        Ok(ptx) => assert!(
-            ptx.to_src().contains(".entry"),
-            "{module}: no kernel entry in the PTX"
-        ),
-        Err(e) => panic!("{module}: {e}"),
+    let cubins = fhe_cuda::kernels::compile(module, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        cubins.len(),
+        fhe_cuda::kernels::units(module).unwrap().len()
+    );
+    let prefix = format!("{module}_");
+    for cubin in cubins {
+        assert!(cubin.starts_with(b"\x7fELF"), "{module}: not an ELF CUBIN");
+        assert!(
+            cubin.windows(prefix.len()).any(|w| w == prefix.as_bytes()),
+            "{module}: a unit without a kernel named {prefix}*"
+        );
     }
 }
 

@@ -670,10 +670,15 @@ fn run(args: &Args) -> R<()> {
     let t = Instant::now();
     dev.warm_up()?;
     let nvrtc_s = t.elapsed().as_secs_f64();
+    let loads = dev.module_loads();
     eprintln!(
-        "device: {} ({}); kernels compiled in {nvrtc_s:.2} s",
+        "device: {} ({}); kernels ready in {nvrtc_s:.2} s ({} units compiled, {} from the cache {})",
         dev.name(),
-        dev.arch()
+        dev.arch(),
+        loads.compiled,
+        loads.from_cache,
+        dev.kernel_cache()
+            .map_or("(off)".to_string(), |d| d.display().to_string())
     );
     let (bw, copy_us) = bandwidth(&dev, args.copy_mib, 10)?;
     // Floor of mul_relin_rescale at N16_L24_D3: inputs 100 limbs + key 192 + output 48,

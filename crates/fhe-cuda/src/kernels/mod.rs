@@ -2,20 +2,23 @@
 //! `#include`s inlined by `build.rs`), their NVRTC compilation, and the launch wrappers.
 //!
 //! Every module is compiled with `--device-int128 -std=c++17 --gpu-architecture=sm_XY` for the
-//! device's own compute capability, at first use or by [`crate::Device::warm_up`], and cached per
-//! device.
+//! device's own compute capability into a CUBIN ([`nvrtc`]), at first use or by
+//! [`crate::Device::warm_up`], kept per device and stored in the on-disk
+//! [`crate::kernel_cache`], so that later processes skip NVRTC.
 
 pub mod automorphism;
+mod compile;
 pub mod decode;
 pub mod elementwise;
 pub mod keyswitch;
 pub mod ntt;
+pub mod nvrtc;
 pub mod sampler;
 pub mod scale_round;
 
 use crate::error::{Error, Result};
+pub use compile::{Cubin, Unit, cached_or_compiled, compile, compile_options, compile_unit, units};
 use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
-use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::sync::OnceLock;
 
 /// Names of all kernel modules (the `.cu` file stems).
@@ -47,46 +50,6 @@ pub fn source(module: &str) -> Option<&'static str> {
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen libnvrtc; no symbol is called.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
-}
-
-/// The NVRTC options used for a module compiled for `arch` (e.g. `"sm_90"`).
-pub fn compile_options(arch: &str) -> Vec<String> {
-    vec![
-        "--device-int128".into(),
-        "-std=c++17".into(),
-        format!("--gpu-architecture={arch}"),
-    ]
-}
-
-/// Compiles a kernel module with NVRTC for `arch` (e.g. `"sm_90"`); needs only libnvrtc, no GPU.
-pub fn compile(module: &str, arch: &str) -> Result<Ptx> {
-    let src = source(module).ok_or_else(|| Error::UnknownModule {
-        module: module.into(),
-    })?;
-    if !nvrtc_present() {
-        return Err(Error::NoNvrtc);
-    }
-    let mut options = compile_options(arch);
-    // Tuning runs only: extra NVRTC options for one module, e.g.
-    // FHE_NVRTC_OPTS_NTT="--maxrregcount=40" (whitespace-separated).
-    if let Ok(extra) = std::env::var(format!("FHE_NVRTC_OPTS_{}", module.to_uppercase())) {
-        options.extend(extra.split_whitespace().map(String::from));
-    }
-    let opts = CompileOptions {
-        options,
-        name: Some(format!("{module}.cu")),
-        ..Default::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => Error::Compile {
-            module: module.into(),
-            log: log.to_string_lossy().into_owned(),
-        },
-        other => Error::Compile {
-            module: module.into(),
-            log: format!("{other:?}"),
-        },
-    })
 }
 
 /// A set of limbs of a device buffer (`[component][slot][coeff]`, `spc` slots per component):
