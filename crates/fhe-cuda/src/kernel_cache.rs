@@ -231,43 +231,31 @@ mod tests {
 
     #[test]
     fn the_environment_chooses_the_folder() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
+        // The folder chosen when the environment holds exactly `pairs`.
+        let chosen = |pairs: &[(&str, &str)]| {
+            KernelCache::from_vars(|k| {
                 pairs
                     .iter()
                     .find(|(n, _)| *n == k)
                     .map(|(_, v)| OsString::from(v))
-            }
+            })
+            .map(|c| c.dir().to_path_buf())
         };
-        let dir = |c: Option<KernelCache>| c.map(|c| c.dir().to_path_buf());
-        assert_eq!(
-            dir(KernelCache::from_vars(vars(&[
-                ("FHE_KERNEL_CACHE", "/k"),
-                ("HOME", "/h")
-            ]))),
-            Some(PathBuf::from("/k"))
-        );
-        assert_eq!(
-            dir(KernelCache::from_vars(vars(&[
-                ("FHE_KERNEL_CACHE", "off"),
-                ("HOME", "/h")
-            ]))),
-            None
-        );
-        assert_eq!(
-            dir(KernelCache::from_vars(vars(&[
-                ("XDG_CACHE_HOME", "/x"),
-                ("HOME", "/h")
-            ]))),
-            Some(PathBuf::from("/x/gpufhe/kernels"))
-        );
-        assert_eq!(
-            dir(KernelCache::from_vars(vars(&[
-                ("XDG_CACHE_HOME", ""),
-                ("HOME", "/h")
-            ]))),
-            Some(PathBuf::from("/h/.cache/gpufhe/kernels"))
-        );
-        assert_eq!(dir(KernelCache::from_vars(vars(&[]))), None);
+        let table: [(&[(&str, &str)], Option<&str>); 5] = [
+            (&[("FHE_KERNEL_CACHE", "/k"), ("HOME", "/h")], Some("/k")),
+            (&[("FHE_KERNEL_CACHE", "off"), ("HOME", "/h")], None),
+            (
+                &[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")],
+                Some("/x/gpufhe/kernels"),
+            ),
+            (
+                &[("XDG_CACHE_HOME", ""), ("HOME", "/h")],
+                Some("/h/.cache/gpufhe/kernels"),
+            ),
+            (&[], None),
+        ];
+        for (env, want) in table {
+            assert_eq!(chosen(env), want.map(PathBuf::from), "{env:?}");
+        }
     }
 }
