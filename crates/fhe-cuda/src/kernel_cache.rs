@@ -241,7 +241,8 @@ mod tests {
             })
             .map(|c| c.dir().to_path_buf())
         };
-        let table: [(&[(&str, &str)], Option<&str>); 5] = [
+        type Env<'a> = &'a [(&'a str, &'a str)];
+        let table: [(Env, Option<&str>); 5] = [
             (&[("FHE_KERNEL_CACHE", "/k"), ("HOME", "/h")], Some("/k")),
             (&[("FHE_KERNEL_CACHE", "off"), ("HOME", "/h")], None),
             (
