@@ -1278,34 +1278,16 @@ impl Backend for CudaBackend {
         // alive until the last mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(c, 1)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        // One rotation fuses mod_up's last NTT pass with its key product; several share the
-        // NTT-form digits (hoisting).
-        // A single rotation also starts its mod_down on the side stream.
-        let rows = Rows::for_mod_down(None);
-        let (fused, mut pending) = match keys {
-            [(g, key)] => {
-                match self.mod_up_key_product(c, 1, key, Some(*g), &mut ext, &mut acc, rows)? {
-                    Fused::No => (false, None),
-                    Fused::Yes => (true, None),
-                    Fused::Split(l) => (true, Some(l)),
-                }
-            }
-            _ => (false, None),
-        };
-        if fused {
+        // One rotation fuses mod_up's last NTT pass with its key product where that applies and
+        // starts its mod_down on the side stream; several share the NTT-form digits (hoisting).
+        if let [(g, key)] = keys {
+            let pending = self.mod_up_and_product(c, 1, key, Some(*g), &mut ext, &mut acc, None)?;
             let mut out = self.alloc_zero_inactive(Shape {
                 components: 2,
                 level,
                 extended: false,
             })?;
-            self.mod_down_any(
-                &acc,
-                &mut out,
-                false,
-                Some((c, keys[0].0)),
-                t,
-                pending.take(),
-            )?;
+            self.mod_down_any(&acc, &mut out, false, Some((c, *g)), t, pending)?;
             return Ok(vec![out]);
         }
         self.mod_up_into(c, 1, &mut ext)?;
