@@ -445,6 +445,7 @@ impl Backend for CpuBackend {
             level,
             extended: true,
         })?;
+        let (n, spc) = (ring.n(), ext.slots_per_component());
         for (j, t) in tables.iter().enumerate() {
             let coeffs: Vec<Vec<u64>> = t
                 .digit_slots
@@ -458,14 +459,25 @@ impl Backend for CpuBackend {
                 })
                 .collect();
             let inputs: Vec<&[u64]> = coeffs.iter().map(|v| v.as_slice()).collect();
-            let mut converted = vec![vec![0u64; ring.n()]; t.target_slots.len()];
-            {
-                let mut outs: Vec<&mut [u64]> =
-                    converted.iter_mut().map(|v| v.as_mut_slice()).collect();
-                t.converter.convert(&inputs, &mut outs);
+            // Component j's limbs by slot: the digit's own take c's limbs, the targets receive
+            // the conversion in place (no temporary limbs, no copy).
+            let mut limbs: Vec<Option<&mut [u64]>> = ext.raw_mut()[j * spc * n..(j + 1) * spc * n]
+                .chunks_mut(n)
+                .map(Some)
+                .collect();
+            for s in t.digit_slots.clone() {
+                if let Some(limb) = limbs[s].take() {
+                    limb.copy_from_slice(c.limb(component, s));
+                }
             }
-            converted
-                .par_iter_mut()
+            let mut outs: Vec<&mut [u64]> = t
+                .target_slots
+                .iter()
+                .filter_map(|&s| limbs[s].take())
+                .collect();
+            debug_assert_eq!(outs.len(), t.target_slots.len(), "distinct target slots");
+            t.converter.convert(&inputs, &mut outs);
+            outs.par_iter_mut()
                 .zip(&t.target_slots)
                 .zip(&t.half_mod_target)
                 .for_each(|((v, &s), &h)| {
@@ -473,12 +485,6 @@ impl Backend for CpuBackend {
                     v.iter_mut().for_each(|x| *x = m.sub(*x, h));
                     ring.ntt(s).forward(v)
                 });
-            for s in t.digit_slots.clone() {
-                ext.limb_mut(j, s).copy_from_slice(c.limb(component, s));
-            }
-            for (v, &s) in converted.iter().zip(&t.target_slots) {
-                ext.limb_mut(j, s).copy_from_slice(v);
-            }
         }
         Ok(ext)
     }
@@ -544,7 +550,9 @@ impl Backend for CpuBackend {
             .ok_or_else(|| Error::ShapeMismatch {
                 what: "mod_down needs special primes".into(),
             })?;
-        let q_cap = ring.q_count();
+        let (q_cap, n) = (ring.q_count(), ring.n());
+        // The converted P part of one component (level + 1 limbs), reused for both.
+        let mut conv = vec![0u64; (level + 1) * n];
         for c in 0..2 {
             let p_coeffs: Vec<Vec<u64>> = (q_cap..q_cap + ring.p_count())
                 .into_par_iter()
@@ -556,17 +564,15 @@ impl Backend for CpuBackend {
                 })
                 .collect();
             let inputs: Vec<&[u64]> = p_coeffs.iter().map(|v| v.as_slice()).collect();
-            let mut conv = vec![vec![0u64; ring.n()]; level + 1];
             {
-                let mut outs: Vec<&mut [u64]> = conv.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let mut outs: Vec<&mut [u64]> = conv.chunks_mut(n).collect();
                 table.converter.convert_exact(&inputs, &mut outs);
             }
-            conv.par_iter_mut().enumerate().for_each(|(s, v)| {
+            conv.par_chunks_mut(n).enumerate().for_each(|(s, v)| {
                 let (m, h) = (ring.modulus(s), table.half_p_mod_q[s]);
                 v.iter_mut().for_each(|x| *x = m.sub(*x, h));
                 ring.ntt(s).forward(v)
             });
-            let n = ring.n();
             let base = c * out.slots_per_component() * n;
             out.raw_mut()[base..base + (level + 1) * n]
                 .par_chunks_mut(n)
@@ -574,7 +580,8 @@ impl Backend for CpuBackend {
                 .for_each(|(s, x)| {
                     let m = ring.modulus(s);
                     let k = table.p_inv[s];
-                    for ((xk, &ak), &ck) in x.iter_mut().zip(acc.limb(c, s)).zip(&conv[s]) {
+                    let conv_s = &conv[s * n..(s + 1) * n];
+                    for ((xk, &ak), &ck) in x.iter_mut().zip(acc.limb(c, s)).zip(conv_s) {
                         *xk = m.add(*xk, m.mul_shoup(m.sub(ak, ck), k.value, k.shoup));
                     }
                 });
