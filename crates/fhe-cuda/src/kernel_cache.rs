@@ -13,7 +13,9 @@
 //!   either no entry or a whole one. Failing to write only costs the next process a compile.
 //!
 //! The cache holds code the GPU will run: its folder must be writable only by its user (as the
-//! driver's own `~/.nv/ComputeCache`).
+//! driver's own `~/.nv/ComputeCache`). Folders the cache creates are mode 0700 on Unix; a folder
+//! named by `FHE_KERNEL_CACHE` that already exists keeps its permissions. The checksum detects
+//! damage, not tampering.
 
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -109,7 +111,7 @@ impl KernelCache {
         let dir = entry
             .parent()
             .ok_or_else(|| std::io::Error::other("cache entry without a folder"))?;
-        std::fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
         let tmp = dir.join(format!(
             ".tmp-{}-{}",
             std::process::id(),
@@ -130,6 +132,16 @@ impl KernelCache {
         }
         written
     }
+}
+
+/// Creates `dir` and its missing parents; on Unix the folders it creates are private to the
+/// user (mode 0700), since the entries are code the GPU runs.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 /// Lower-case hexadecimal of `bytes`.
@@ -173,6 +185,12 @@ mod tests {
         // No temporary file is left behind.
         let names: Vec<_> = std::fs::read_dir(c.dir()).unwrap().collect();
         assert_eq!(names.len(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(c.dir()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "the created folder is private");
+        }
         std::fs::remove_dir_all(c.dir()).unwrap();
     }
 
