@@ -185,3 +185,27 @@ impl Zeroize for RnsPoly {
         self.data.zeroize();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both paths of `written_zeros` (sequential below 2^18 words, parallel above) give `len`
+    /// zeros, and `RnsPoly::zeros` is zero over its whole capacity.
+    #[test]
+    fn written_zeros_are_zero_and_whole() {
+        for len in [0, 1, 1000, (1 << 18) - 1, 1 << 18, (1 << 18) + 12_345] {
+            let v = written_zeros(len);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().all(|&x| x == 0), "len {len}");
+        }
+        let shape = Shape {
+            components: 3,
+            level: 2,
+            extended: true,
+        };
+        let p = RnsPoly::zeros(1 << 12, shape, 20, 4).unwrap();
+        assert_eq!(p.raw().len(), 3 * 24 * (1 << 12));
+        assert!(p.raw().iter().all(|&x| x == 0));
+    }
+}
