@@ -75,6 +75,9 @@ fn mod_big(x: &BigUint, m: u64) -> u64 {
     (x % m).to_u64().expect("below a u64 modulus")
 }
 
+/// Coefficients per parallel task of the host scale-and-round.
+const SCALE_ROUND_RUN: usize = 1024;
+
 impl ScaleRoundTables {
     /// Tables for ciphertexts at `level` of `ring` with plaintext modulus `t` (`2 <= t < 2^32`):
     /// chooses the auxiliary basis `B` (60-bit NTT primes outside the ring, `B > 4·t·N·Q_l`).
@@ -353,28 +356,44 @@ impl ScaleRoundTables {
     fn scale_round_component(&self, d: &[Vec<u64>]) -> Vec<Vec<u64>> {
         let (ql, bl) = (self.q.len(), self.b.len());
         let mut r = vec![vec![0u64; self.n]; bl];
-        let mut y = vec![0u64; ql];
-        for j in 0..self.n {
-            let (mut hi, mut lo) = (0u128, 0u128);
-            for i in 0..ql {
-                let (w, ws) = self.qb_hat_inv[i];
-                y[i] = self.q[i].mul_shoup(d[i][j], w, ws);
-                let p = y[i] as u128 * self.theta[i] as u128;
-                hi += p >> 64;
-                lo += p & u128::from(u64::MAX);
-            }
-            let round = hi + ((lo + (1u128 << 63)) >> 64);
-            for k in 0..bl {
-                let bk = &self.b[k];
-                let row = &self.omega[k * ql..(k + 1) * ql];
-                let mut acc = round;
-                for i in 0..ql {
-                    acc += y[i] as u128 * row[i] as u128;
-                }
-                acc += d[ql + k][j] as u128 * self.t_q_inv[k] as u128;
-                r[k][j] = bk.add(bk.reduce_u128(acc), self.half_b_b[k]);
+        // Parallel over runs of coefficients (each run writes its part of every r[k]), not only
+        // over the three components: their sequential loop kept a 16-core machine on 3 cores.
+        let runs = self.n.div_ceil(SCALE_ROUND_RUN);
+        let mut parts: Vec<Vec<&mut [u64]>> = (0..runs).map(|_| Vec::with_capacity(bl)).collect();
+        for rk in r.iter_mut() {
+            for (c, part) in rk.chunks_mut(SCALE_ROUND_RUN).enumerate() {
+                parts[c].push(part);
             }
         }
+        parts.into_par_iter().enumerate().for_each_init(
+            || vec![0u64; ql],
+            |y, (c, mut outs)| {
+                let start = c * SCALE_ROUND_RUN;
+                let len = outs.first().map_or(0, |o| o.len());
+                for jj in 0..len {
+                    let j = start + jj;
+                    let (mut hi, mut lo) = (0u128, 0u128);
+                    for i in 0..ql {
+                        let (w, ws) = self.qb_hat_inv[i];
+                        y[i] = self.q[i].mul_shoup(d[i][j], w, ws);
+                        let p = y[i] as u128 * self.theta[i] as u128;
+                        hi += p >> 64;
+                        lo += p & u128::from(u64::MAX);
+                    }
+                    let round = hi + ((lo + (1u128 << 63)) >> 64);
+                    for (k, out) in outs.iter_mut().enumerate() {
+                        let bk = &self.b[k];
+                        let row = &self.omega[k * ql..(k + 1) * ql];
+                        let mut acc = round;
+                        for i in 0..ql {
+                            acc += y[i] as u128 * row[i] as u128;
+                        }
+                        acc += d[ql + k][j] as u128 * self.t_q_inv[k] as u128;
+                        out[jj] = bk.add(bk.reduce_u128(acc), self.half_b_b[k]);
+                    }
+                }
+            },
+        );
         let mut out = vec![vec![0u64; self.n]; ql];
         {
             let inp: Vec<&[u64]> = r.iter().map(|v| v.as_slice()).collect();
