@@ -4,16 +4,22 @@
 //!
 //! `cargo run --release -p fhe-cuda --example gpu_perf` on a machine with a GPU;
 //! `GPU_PERF_PRESET=CAT_COMPAT` (or `CAT`, `PHANTOM_N16`) times another CKKS preset (the op
-//! names keep the N16_L24_D3 limb counts).
+//! names keep the N16_L24_D3 limb counts); `GPU_PERF_PRESET=int:PHANTOM_INT` (or
+//! `int:CAT_COMPAT`, `int:N13`) times the BGV/BFV ring's paths instead: the key-switching parts
+//! preserving the message mod t, relinearize with and without BGV's fused modulus switch, BGV's
+//! modulus switch, a rotation and BFV's tensor with scale-and-round.
 
 use ckks::Parameters;
 use ckks::context::ring_for;
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use cudarc::driver::sys::CUevent_flags;
 use fhe_cuda::{CudaBackend, Device};
+use fhe_math::ScaleRoundTables;
 use fhe_math::backend::Backend;
 use fhe_math::poly::Shape;
+use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
+use std::sync::Arc;
 
 fn env_or(k: &str, d: usize) -> usize {
     std::env::var(k)
@@ -63,19 +69,35 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
     med
 }
 
-fn main() {
-    let dev = Device::new(0).expect("a CUDA device");
-    dev.warm_up().expect("kernels compile");
-    let preset = std::env::var("GPU_PERF_PRESET").unwrap_or_else(|_| "N16_L24_D3".into());
-    let lit: ParametersLiteral = match preset.as_str() {
+/// The ring and plaintext modulus of `GPU_PERF_PRESET` (`t = 1` for CKKS).
+fn ring_of(preset: &str) -> (Arc<RingContext>, u64) {
+    if let Some(name) = preset.strip_prefix("int:") {
+        let lit = match name {
+            "PHANTOM_INT" => bgv::params::PHANTOM_INT,
+            "CAT_COMPAT" => bgv::params::CAT_COMPAT,
+            "CAT" => bgv::params::CAT,
+            "N13" => bgv::params::N13,
+            other => panic!("unknown integer GPU_PERF_PRESET {other:?}"),
+        };
+        let params = bgv::Parameters::new(&lit).unwrap();
+        return (bgv::context::ring_for(&params).unwrap(), params.t());
+    }
+    let lit: ParametersLiteral = match preset {
         "CAT" => CAT,
         "CAT_COMPAT" => CAT_COMPAT,
         "PHANTOM_N16" => PHANTOM_N16,
         "N16_L24_D3" => N16_L24_D3,
         other => panic!("unknown GPU_PERF_PRESET {other:?}"),
     };
-    let params = Parameters::new(&lit).unwrap();
-    let ring = ring_for(&params).unwrap();
+    (ring_for(&Parameters::new(&lit).unwrap()).unwrap(), 1)
+}
+
+fn main() {
+    let dev = Device::new(0).expect("a CUDA device");
+    dev.warm_up().expect("kernels compile");
+    let preset = std::env::var("GPU_PERF_PRESET").unwrap_or_else(|_| "N16_L24_D3".into());
+    let (ring, t) = ring_of(&preset);
+    let integer = t > 1;
     let be = CudaBackend::new(dev.clone(), ring.clone()).unwrap();
     let top = ring.max_level();
     let dnum = ring.digits().len();
@@ -107,13 +129,17 @@ fn main() {
     time(&be, "ntt 2x25", || be.ntt(&mut x).unwrap());
     time(&be, "intt 2x25", || be.intt(&mut x).unwrap());
     time(&be, "tensor", || drop(be.tensor(&a, &b).unwrap()));
-    let t = be.tensor(&a, &b).unwrap();
-    time(&be, "mod_up", || drop(be.mod_up(&t, 2).unwrap()));
-    let ext = be.mod_up(&t, 2).unwrap();
+    let prod = be.tensor(&a, &b).unwrap();
+    time(&be, "mod_up", || drop(be.mod_up(&prod, 2).unwrap()));
+    let ext = be.mod_up(&prod, 2).unwrap();
     let mut acc = be.zeros(sh(2, top, true)).unwrap();
     time(&be, "key_product", || {
         be.key_product(&ext, &key, None, &mut acc).unwrap()
     });
+    if integer {
+        integer_paths(&be, &ring, t, &a, &b, &key, &gkey, &acc);
+        return;
+    }
     time(&be, "mod_down+rescale", || {
         let mut o = be.duplicate(&a).unwrap();
         be.mod_down_into(&acc, &mut o, true).unwrap();
@@ -152,5 +178,51 @@ fn main() {
     println!(
         "SUMMARY {} mul_relin_rescale {mrr:.1} us rotate {rot:.1} us",
         dev.name()
+    );
+}
+
+/// The BGV/BFV paths (`GPU_PERF_PRESET=int:...`): key switching preserving the message mod
+/// `t`, BGV's modulus switch and BFV's tensor with scale-and-round, on uniform operands.
+#[allow(clippy::too_many_arguments)]
+fn integer_paths(
+    be: &CudaBackend,
+    ring: &RingContext,
+    t: u64,
+    a: &fhe_cuda::DevicePoly,
+    b: &fhe_cuda::DevicePoly,
+    key: &fhe_cuda::DevicePoly,
+    gkey: &fhe_cuda::DevicePoly,
+    acc: &fhe_cuda::DevicePoly,
+) {
+    time(be, "mod_down (mod t)", || {
+        let mut o = be.duplicate(a).unwrap();
+        let mut x = be.duplicate(acc).unwrap();
+        be.mod_down_into_mod_t(&mut x, &mut o, false, t).unwrap();
+    });
+    time(be, "mod_switch (mod t)", || {
+        let mut o = be.duplicate(a).unwrap();
+        be.rescale_mod_t(&mut o, t).unwrap();
+    });
+    let relin = time(be, "mul_relin (no switch)", || {
+        let c = be.tensor(a, b).unwrap();
+        drop(be.relinearize_mod_t(c, key, false, t).unwrap())
+    });
+    time(be, "mul_relin (fused switch)", || {
+        let c = be.tensor(a, b).unwrap();
+        drop(be.relinearize_mod_t(c, key, true, t).unwrap())
+    });
+    let rot = time(be, "rotate_hoisted (1 key)", || {
+        drop(be.rotate_hoisted_mod_t(a, &[(3, gkey)], t).unwrap())
+    });
+    let tables = ScaleRoundTables::new(ring, ring.max_level(), t).unwrap();
+    let bfv = time(be, "bfv tensor_scale_round", || {
+        drop(be.tensor_scale_round(a, b, &tables).unwrap())
+    });
+    time(be, "bfv square (scale_round)", || {
+        drop(be.tensor_scale_round(a, a, &tables).unwrap())
+    });
+    println!(
+        "SUMMARY {} t = {t}: mul_relin {relin:.1} us rotate {rot:.1} us bfv multiply {bfv:.1} us",
+        be.device().name()
     );
 }

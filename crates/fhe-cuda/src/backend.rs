@@ -94,6 +94,8 @@ impl Rows {
 /// the side stream, and the others, for the main stream; with their arguments.
 struct PendingRows {
     early: Vec<(u32, Option<u32>)>,
+    /// The accumulator's one-component set over exactly the `early` rows.
+    early_set: LimbSet,
     late: Vec<(u32, Option<u32>)>,
     args: kernels::ntt::KeyProdArgs,
 }
@@ -1490,9 +1492,8 @@ impl CudaBackend {
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
         let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
-        let rows: Vec<(u32, Option<u32>)> = acc
-            .limbs(self.s())
-            .components(0, 1)
+        let acc_set = acc.limbs(self.s()).components(0, 1);
+        let rows: Vec<(u32, Option<u32>)> = acc_set
             .limbs()
             .iter()
             .map(|l| {
@@ -1525,9 +1526,21 @@ impl CudaBackend {
                 let (early, late): (Vec<_>, Vec<_>) = rows
                     .iter()
                     .partition(|(slot, _)| *slot >= q_cap || Some(*slot as usize) == top);
+                // The special-prime rows and the top one (a Q row of the set, if any).
+                let top = top.filter(|&t| t < acc_set.q_cnt as usize);
+                let early_set = LimbSet {
+                    q_lo: top.unwrap_or(0) as u32,
+                    q_cnt: top.is_some() as u32,
+                    ..acc_set
+                };
                 // The first pass only; the rows are launched by mod_down_any.
                 kernels::ntt::forward_key_product(&cx, &fwd, &[], args)?;
-                Fused::Split(PendingRows { early, late, args })
+                Fused::Split(PendingRows {
+                    early,
+                    early_set,
+                    late,
+                    args,
+                })
             }
         })
     }
@@ -1828,7 +1841,7 @@ impl CudaBackend {
             self.cx()
         };
         if let Some(p) = &pending {
-            kernels::ntt::key_product_rows(&cx, &p.early, p.args)?;
+            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
         let lt = LimbSet {
             q_cnt: 0,

@@ -107,6 +107,15 @@ pub(crate) fn grid(items: u32, limbs: u32) -> LaunchConfig {
     }
 }
 
+/// Enqueues a copy of `words` u64 words from device address `src` to `dst` on `cx`'s stream.
+/// The caller guarantees both ranges are inside live device buffers that outlive the copy.
+pub(crate) fn copy_words(cx: &Ctx, src: u64, dst: u64, words: usize) -> crate::error::Result<()> {
+    // SAFETY: cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) on the caller's live ranges (see
+    // above), ordered on the stream like the kernels around it.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, 8 * words, cx.stream.cu_stream()) }
+        .map_err(crate::error::Error::driver("device copy"))
+}
+
 /// Launches a kernel: `launch!(stream, function, config, args...)`, each argument a reference
 /// to a plain value (`DeviceRepr`: u64 device addresses, u32 scalars, `repr(C)` structs), with
 /// programmatic dependent launch where the device has it ([`launch_raw`]).

@@ -340,24 +340,50 @@ pub(crate) fn inverse(cx: &Ctx, ls: LimbSet) -> Result<()> {
 
 /// Forward NTT of each limb (`src` to `dst`).
 pub(crate) fn forward_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
-    forward_passes(cx, limbs, false)
+    forward_passes(cx, limbs, Passes::Both)
 }
 
-/// [`forward_list`], or with `first_only` only the first of two passes (the second is then
-/// run by [`forward_key_product`]).
-fn forward_passes(cx: &Ctx, limbs: &[Limb], first_only: bool) -> Result<()> {
+/// The second of the two forward passes of each limb, in place, for limbs whose first pass
+/// ran in [`forward_key_product`] (`src` and `dst` the same words). Needs [`two_passes`].
+pub(crate) fn forward_last_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
+    if !two_passes(cx) {
+        return Err(crate::error::Error::Unsupported {
+            what: "a last forward pass alone on a ring of one pass".into(),
+        });
+    }
+    forward_passes(cx, limbs, Passes::Last)
+}
+
+/// Whether this ring's forward NTT runs as two passes (a first, then a last).
+pub(crate) fn two_passes(cx: &Ctx) -> bool {
+    passes(cx.n.trailing_zeros())[1].s != 0
+}
+
+/// Which passes [`forward_passes`] runs. `First` then `Last` is `Both`: on a ring of one pass,
+/// `First` runs nothing (its one pass is the last).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Passes {
+    Both,
+    First,
+    Last,
+}
+
+/// [`forward_list`], or only the first of two passes (the second is then run by
+/// [`forward_key_product`] or [`forward_last_list`]), or only the last.
+fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws) = (cx.t(cx.layout.ntt.fwd), cx.t(cx.layout.ntt.fwd_shoup));
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     let f = cx.dev.function("ntt", "ntt_forward_pass")?;
     let [p0, p1] = passes(logn);
-    // With `first_only`, a one-pass ring runs nothing here (its one pass is the last).
     let none = Pass { s: 0, l: 0 };
-    let [p0, p1] = match (first_only, p1.s) {
-        (false, _) => [p0, p1],
-        (true, 0) => [none, none],
-        (true, _) => [p0, none],
+    let [p0, p1] = match (which, p1.s) {
+        (Passes::Both, _) => [p0, p1],
+        (Passes::First, 0) => [none, none],
+        (Passes::First, _) => [p0, none],
+        (Passes::Last, 0) => [p0, none],
+        (Passes::Last, _) => [none, p1],
     };
     for (mut list, count) in chunks(limbs) {
         let mut lifted = list.slot[..count as usize]
@@ -495,7 +521,7 @@ pub(crate) fn forward_key_product(
     rows: &[(u32, Option<u32>)],
     args: KeyProdArgs,
 ) -> Result<()> {
-    forward_passes(cx, limbs, true)?;
+    forward_passes(cx, limbs, Passes::First)?;
     key_product_rows(cx, rows, args)
 }
 
@@ -529,6 +555,84 @@ pub(crate) fn key_product_rows(
         launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
     Ok(())
+}
+
+/// Whether [`key_product_early`] takes the unfused launches for `rows` rows of which
+/// `special` are the special primes' (the rest the rescale's top row), on a ring of degree `n`.
+/// Measured on an H100 (gpu_perf, old and new binaries alternated twice in one call): the
+/// unfused launches pay where the side stream's rows are the critical path of the key switch
+/// and the fused launch has few warps: n = 2^15 with two special primes (BGV/BFV PHANTOM_INT:
+/// relinearize and rotate 5–7% faster) or three (CKKS CAT: 2–5%). With one special prime
+/// (CAT_COMPAT) the side stream is not the critical path (1–2% slower), at n = 2^13 the extra
+/// launches cost more than they save (BGV N13: 3–25% slower), and at n = 2^16 the fused launch
+/// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%).
+fn early_unfused_pays(n: usize, rows: usize, special: usize) -> bool {
+    n == 1 << 15 && special >= 2 && rows <= 4
+}
+
+/// The rows `mod_down` starts from (the special primes', and the top one with the rescale;
+/// `set` is the accumulator's one-component set over exactly those `rows`), launched on the
+/// side stream ([`crate::side`]): [`key_product_rows_unfused`] on rings of two passes where
+/// [`early_unfused_pays`], else [`key_product_rows`]. `FHE_EARLY_UNFUSED=0` / `1` forces one
+/// or the other on rings of two passes (A/B runs, tests of both paths).
+pub(crate) fn key_product_early(
+    cx: &Ctx,
+    rows: &[(u32, Option<u32>)],
+    set: LimbSet,
+    args: KeyProdArgs,
+) -> Result<()> {
+    static FORCE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let force = *FORCE.get_or_init(|| std::env::var("FHE_EARLY_UNFUSED").ok().map(|v| v != "0"));
+    let pays = early_unfused_pays(cx.n as usize, rows.len(), set.p_cnt as usize);
+    if two_passes(cx) && force.unwrap_or(pays) {
+        key_product_rows_unfused(cx, rows, set, args)
+    } else {
+        key_product_rows(cx, rows, args)
+    }
+}
+
+/// [`key_product_rows`] as separate launches, for a few rows: the last forward pass of every
+/// digit's limb of those rows in place in `args.ext` (a digit's own limb, which the fused
+/// kernel reads from `args.input`, is copied there, already in NTT form), then the elementwise
+/// product `acc_c = Σ_j σ(ext_j)·key_{2j+c}` over `set`. The same accumulator words. The fused
+/// kernel gives each thread 8 words of one row and loops over the digits, so a launch of two
+/// or three rows runs a few warps an SM, latency-bound; here the pass runs over digits × rows
+/// limbs and the product one thread per word. Needs [`two_passes`].
+pub(crate) fn key_product_rows_unfused(
+    cx: &Ctx,
+    rows: &[(u32, Option<u32>)],
+    set: LimbSet,
+    args: KeyProdArgs,
+) -> Result<()> {
+    let n = cx.n as u64;
+    let mut limbs = Vec::with_capacity(rows.len() * args.digits as usize);
+    for &(slot, own) in rows {
+        for j in 0..args.digits {
+            let at = args.ext + 8 * (j as u64 * args.ext_spc as u64 + slot as u64) * n;
+            if own == Some(j) {
+                super::copy_words(cx, args.input + 8 * slot as u64 * n, at, n as usize)?;
+            } else {
+                limbs.push(Limb {
+                    src: at,
+                    dst: at,
+                    slot,
+                    load: Load::Plain,
+                });
+            }
+        }
+    }
+    forward_last_list(cx, &limbs)?;
+    super::keyswitch::key_product(
+        cx,
+        set,
+        args.ext,
+        args.ext_spc,
+        args.key,
+        args.key_spc,
+        args.digits,
+        args.map,
+        true,
+    )
 }
 
 /// What the fused mod_down step writes (`FINISH_*` of ntt.cu).
@@ -590,8 +694,8 @@ pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]
         return Ok(false);
     }
     match lifted {
-        Some(l) => forward_passes(cx, l, true)?,
-        None => forward_passes(cx, &args.conv.limbs(), true)?,
+        Some(l) => forward_passes(cx, l, Passes::First)?,
+        None => forward_passes(cx, &args.conv.limbs(), Passes::First)?,
     }
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
