@@ -42,6 +42,8 @@ struct Inner {
     decoders: Mutex<HashMap<Vec<u64>, Arc<CudaSlice<u64>>>>,
     /// `(t mod q_s, shoup)` by Q slot for each plaintext modulus used, by `t` (uploaded once).
     t_tables: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
+    /// The inverse NTT's constants with `t^-1` folded in, by `t` (uploaded once).
+    t_inverse_consts: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
     /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
@@ -211,6 +213,29 @@ impl CudaBackend {
                 .into_iter()
                 .flat_map(|(w, ws)| [w, ws])
                 .collect();
+            self.upload_words(&words)
+        })
+    }
+
+    /// The inverse NTT's per-slot constants scaled by `t^-1` (`[n^-1·t^-1, shoup,
+    /// n^-1·ψ^(-n/2)·t^-1, shoup]` by slot, the layout of the ring's own), uploaded at first
+    /// use: an inverse NTT with them gives `t^-1·INTT(x)`, BGV's scaling before a rescale or
+    /// `mod_down`, with no launch of its own. An error where `t` is not invertible mod a prime.
+    fn t_inverse_consts(&self, t: u64) -> Result<Arc<CudaSlice<u64>>> {
+        cached(&self.inner.t_inverse_consts, t, || {
+            let r = &self.inner.ring;
+            let mut words = Vec::with_capacity(4 * (r.q_count() + r.p_count()));
+            for s in 0..r.q_count() + r.p_count() {
+                let (m, tab) = (r.modulus(s), r.ntt(s));
+                let inv_t = m.inv(m.reduce(t)).map_err(|_| Error::InvalidLevel {
+                    level: s,
+                    reason: "t is not invertible modulo a prime of the ring",
+                })?;
+                for c in [tab.n_inv(), tab.inverse_final_twiddle()] {
+                    let w = m.mul(c, inv_t);
+                    words.extend_from_slice(&[w, m.shoup(w)]);
+                }
+            }
             self.upload_words(&words)
         })
     }
@@ -504,6 +529,7 @@ impl CudaBackend {
                 scale_round: Mutex::new(HashMap::new()),
                 decoders: Mutex::new(HashMap::new()),
                 t_tables: Mutex::new(HashMap::new()),
+                t_inverse_consts: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
         })
@@ -736,29 +762,21 @@ impl CudaBackend {
         let top_t = Self::q_only(all_t, level as u32, 1);
         let low_t = Self::q_only(all_t, 0, level as u32);
         let low_a = Self::q_only(all_a, 0, level as u32);
-        // The top limb to coefficient form out of place (BGV: then scaled by t^-1), then the
+        // The top limb to coefficient form out of place (BGV: scaled by t^-1 too), then the
         // correction's NTT with the preparation fused into its loads and the finish (with t
         // folded in for BGV) into its stores.
         let mut inv = Self::q_only(all_a, level as u32, 1).limbs();
         for (x, y) in inv.iter_mut().zip(top_t.limbs()) {
             x.dst = y.dst;
         }
-        kernels::ntt::inverse_list(&cx, &inv)?;
         let tq = if t_mod != 1 {
-            let m = self.inner.ring.modulus(level);
-            let inv_t = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
-                level,
-                reason: "t is not invertible modulo the top prime",
-            })?;
-            ew::scalar(
-                &cx,
-                top_t,
-                &ew::Scalars::new(&[(inv_t, m.shoup(inv_t))])?,
-                ew::OP_MUL,
-            )?;
+            let consts = self.t_inverse_consts(t_mod)?;
+            let (kp, _g) = consts.device_ptr(self.s());
+            kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
             let k = self.inner.ring.rescale_constants(level);
             Some(self.times_t(t_mod, 0..level, |s| k[s].value))
         } else {
+            kernels::ntt::inverse_list(&cx, &inv)?;
             None
         };
         let tops = top_t.limbs();
@@ -1826,6 +1844,11 @@ impl CudaBackend {
             true => Some(self.t_table(t_mod)?),
             false => None,
         };
+        // BGV: the inverse NTT's constants with t^-1 folded in (also uploaded before the fork).
+        let t_inverse = match t_mod != 1 {
+            true => Some(self.t_inverse_consts(t_mod)?),
+            false => None,
+        };
         // The steps up to the conversion run on `cx`: the side stream when the key product left
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
@@ -1869,35 +1892,16 @@ impl CudaBackend {
             )?;
             inv.extend(top.limbs());
         }
-        kernels::ntt::inverse_list(&cx, &inv)?;
-        if t_mod != 1 {
+        match &t_inverse {
             // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
             // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
-            // output then carries t back, `RescaleTop::t_table`).
-            let r = &self.inner.ring;
-            let scaled = match rescale {
-                true => LimbSet {
-                    q_lo: level as u32,
-                    q_cnt: 1,
-                    ..lt
-                },
-                false => lt,
-            };
-            let slots = rescale
-                .then_some(level)
-                .into_iter()
-                .chain(q_cap as usize..q_cap as usize + r.p_count());
-            let inv_t = slots
-                .map(|s| {
-                    let m = r.modulus(s);
-                    let w = m.inv(m.reduce(t_mod)).map_err(|_| Error::InvalidLevel {
-                        level,
-                        reason: "t is not invertible modulo a prime of the key switch",
-                    })?;
-                    Ok((w, m.shoup(w)))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            ew::scalar(&cx, scaled, &ew::Scalars::new(&inv_t)?, ew::OP_MUL)?;
+            // output then carries t back, `RescaleTop::t_table`): both by the inverse NTT's
+            // final constants.
+            Some(consts) => {
+                let (kp, _g) = consts.device_ptr(self.s());
+                kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
+            }
+            None => kernels::ntt::inverse_list(&cx, &inv)?,
         }
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);

@@ -863,6 +863,13 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0)
 }
 
+/// [`inverse_list`] with other final constants (`[c, shoup, c', shoup]` by slot at device
+/// address `consts`, the layout of the ring's `n^-1, n^-1·ψ^(-n/2)` table): for constants
+/// scaled by `k`, the output is `k·INTT(x)`.
+pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Result<()> {
+    inverse_list_with(cx, limbs, consts, 0)
+}
+
 /// mod_up's inverse NTT at `level` for digits converted on load ([`convert_on_load`]): the
 /// limbs of the digits with a conversion row come out as `v = (x + h_in)·q̂^-1 mod q` (the
 /// constants of `TableLayout::mod_up_prescale`), the others as [`inverse_list`] writes them.
