@@ -702,7 +702,6 @@ impl CudaBackend {
         Ok(ew::Scalars::new(&pairs)?)
     }
 
-    /// Rescales every component of `a` (NTT form, not extended, level >= 1) by its top prime.
     /// Uploads signed integer coefficients (`T` = i64, or i128 with `wide`) and reduces them
     /// into every limb of a new one-component buffer at `level` (`elementwise_lift`; inactive
     /// slots zero).
