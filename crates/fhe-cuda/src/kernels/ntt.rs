@@ -931,6 +931,37 @@ mod tests {
         }
     }
 
+    /// The side stream's rows run unfused exactly where the H100 A/B measured a gain (the
+    /// rings of the presets, `early_unfused_pays`): `(n, rows, special primes)`, rows counting
+    /// the rescale's or modulus switch's top row.
+    #[test]
+    fn early_rows_unfused_where_measured_faster() {
+        let faster = [
+            (1 << 15, 2, 2), // BGV/BFV PHANTOM_INT relinearize, rotate
+            (1 << 15, 3, 2), // BGV PHANTOM_INT with the fused modulus switch
+            (1 << 15, 3, 3), // CKKS CAT relinearize, rotate
+            (1 << 15, 4, 3), // CKKS CAT with the rescale
+        ];
+        let slower = [
+            (1 << 15, 1, 1), // CAT_COMPAT
+            (1 << 15, 2, 1), // CAT_COMPAT with the rescale
+            (1 << 13, 2, 2), // N13 sets
+            (1 << 13, 3, 2),
+            (1 << 16, 3, 3), // PHANTOM_N16
+            (1 << 16, 4, 3),
+            (1 << 16, 8, 7), // N16_L24_D3 with the rescale
+        ];
+        for (n, rows, special) in faster {
+            assert!(early_unfused_pays(n, rows, special), "{n} {rows} {special}");
+        }
+        for (n, rows, special) in slower {
+            assert!(
+                !early_unfused_pays(n, rows, special),
+                "{n} {rows} {special}"
+            );
+        }
+    }
+
     /// A xorshift64 generator for test inputs (not for anything secret).
     fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
         move || {
