@@ -220,17 +220,15 @@ impl CudaBackend {
     /// The inverse NTT's per-slot constants scaled by `t^-1` (`[n^-1·t^-1, shoup,
     /// n^-1·ψ^(-n/2)·t^-1, shoup]` by slot, the layout of the ring's own), uploaded at first
     /// use: an inverse NTT with them gives `t^-1·INTT(x)`, BGV's scaling before a rescale or
-    /// `mod_down`, with no launch of its own. An error where `t` is not invertible mod a prime.
+    /// `mod_down`, with no launch of its own. [`Error::NotInvertible`] where `t` has no inverse
+    /// modulo a prime of the ring.
     fn t_inverse_consts(&self, t: u64) -> Result<Arc<CudaSlice<u64>>> {
         cached(&self.inner.t_inverse_consts, t, || {
             let r = &self.inner.ring;
             let mut words = Vec::with_capacity(4 * (r.q_count() + r.p_count()));
             for s in 0..r.q_count() + r.p_count() {
                 let (m, tab) = (r.modulus(s), r.ntt(s));
-                let inv_t = m.inv(m.reduce(t)).map_err(|_| Error::InvalidLevel {
-                    level: s,
-                    reason: "t is not invertible modulo a prime of the ring",
-                })?;
+                let inv_t = m.inv(m.reduce(t))?;
                 for c in [tab.n_inv(), tab.inverse_final_twiddle()] {
                     let w = m.mul(c, inv_t);
                     words.extend_from_slice(&[w, m.shoup(w)]);
