@@ -598,7 +598,7 @@ pub(crate) fn key_product_early(
 /// kernel gives each thread 8 words of one row and loops over the digits, so a launch of two
 /// or three rows runs a few warps an SM, latency-bound; here the pass runs over digits × rows
 /// limbs and the product one thread per word. Needs [`two_passes`].
-pub(crate) fn key_product_rows_unfused(
+fn key_product_rows_unfused(
     cx: &Ctx,
     rows: &[(u32, Option<u32>)],
     set: LimbSet,
