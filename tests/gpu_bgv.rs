@@ -80,6 +80,11 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
     let fused = eval.mul_relin(&cx, &cy, &rlk).unwrap();
     keep("mul_relin", &fused, Some(&xy));
     keep(
+        "mul_relin_no_switch",
+        &eval.mul_relin_no_switch(&cx, &cy, &rlk).unwrap(),
+        Some(&xy),
+    );
+    keep(
         "rotate_rows_1",
         &eval.rotate_rows(&cx, 1, &gk).unwrap(),
         Some(&rotate_rows(&x, 1)),

@@ -87,6 +87,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
         "mul_relin_rescale",
         &eval.mul_relin_rescale(&cx, &cy, &rlk).unwrap().poly,
     );
+    keep("mul_relin", &eval.mul_relin(&cx, &cy, &rlk).unwrap().poly);
     keep("mul_plain", &eval.mul_plain(&cx, &py).unwrap().poly);
     keep("mul_const", &eval.mul_const(&cx, 0.3).unwrap().poly);
     keep("mul_int", &eval.mul_int(&cx, -7).unwrap().poly);

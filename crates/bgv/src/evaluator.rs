@@ -21,8 +21,8 @@
 //! `B_a·B_b/q_l + B_ms`, so with primes of about `2·log2(B_ms)` bits every level carries one
 //! multiplication. At level 0 there is nothing to switch to and the product stays at level 0
 //! (usually beyond the capacity: the error says so). The explicit operations ([`Evaluator::mul`],
-//! [`Evaluator::relinearize`], [`Evaluator::mod_switch`], [`Evaluator::mod_switch_to`]) give
-//! full control.
+//! [`Evaluator::relinearize`], [`Evaluator::mul_relin_no_switch`], [`Evaluator::mod_switch`],
+//! [`Evaluator::mod_switch_to`]) give full control.
 //!
 //! Key switching (relinearization, rotations) uses [`rlwe::keyswitch`]'s `*_mod_t` functions,
 //! which preserve the message mod `t`; rotations of the `2 × N/2` slot matrix use the Galois
@@ -444,6 +444,28 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a ⊗ b`: the 3-component tensor product, not relinearized, at the common level.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.with_factors(a, b, |a, b, factor, bits| {
+            let poly = self.be().tensor(&a.inner.poly, &b.inner.poly)?;
+            Ok(Ciphertext {
+                inner: rlwe::Ciphertext {
+                    poly,
+                    meta: a.inner.meta,
+                    seed: None,
+                },
+                factor,
+                noise_bits: bits,
+            })
+        })
+    }
+
+    /// Runs `f` on the factors of a product: `a` and `b` switched down to their common level,
+    /// the product's correction factor and noise bound (checked against that level).
+    fn with_factors<R>(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        f: impl FnOnce(&Ciphertext<B>, &Ciphertext<B>, u64, f64) -> Result<R>,
+    ) -> Result<R> {
         let op = "multiply";
         self.check_own(op, a.inner.meta.fingerprint)?;
         self.check_own(op, b.inner.meta.fingerprint)?;
@@ -465,18 +487,12 @@ impl<B: Backend> Evaluator<B> {
         };
         let bits = a.noise_bits + b.noise_bits;
         self.check_noise(op, bits, level)?;
-        let poly = self.be().tensor(&a.inner.poly, &b.inner.poly)?;
-        let mut meta = a.inner.meta;
-        meta.level = level;
-        Ok(Ciphertext {
-            inner: rlwe::Ciphertext {
-                poly,
-                meta,
-                seed: None,
-            },
-            factor: self.ctx.plain().modulus().mul(a.factor, b.factor),
-            noise_bits: bits,
-        })
+        f(
+            a,
+            b,
+            self.ctx.plain().modulus().mul(a.factor, b.factor),
+            bits,
+        )
     }
 
     /// `a²` (3 components).
@@ -495,13 +511,30 @@ impl<B: Backend> Evaluator<B> {
         rlk: &RelinKey<B>,
         mod_switch: bool,
     ) -> Result<Ciphertext<B>> {
-        let op = "relinearize";
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        let level = a.level();
+        self.check_own("relinearize", a.inner.meta.fingerprint)?;
+        let (factor, bits) = self.relin_factors(a.factor, a.noise_bits, a.level(), mod_switch)?;
+        let inner = keyswitch::relinearize_mod_t(self.be(), a.inner, rlk, self.t(), mod_switch)?;
+        Ok(Ciphertext {
+            inner,
+            factor,
+            noise_bits: bits,
+        })
+    }
+
+    /// The correction factor and the noise bound after relinearizing (and, with `mod_switch`,
+    /// switching down) a ciphertext with these at `level`; an error where the bound would
+    /// exceed the capacity.
+    fn relin_factors(
+        &self,
+        factor: u64,
+        bits: f64,
+        level: usize,
+        mod_switch: bool,
+    ) -> Result<(u64, f64)> {
         let noise = self.ctx.noise();
-        let mut bits = noise.after_key_switch(a.noise_bits, level);
-        self.check_noise(op, bits, level)?;
-        let mut factor = a.factor;
+        let mut bits = noise.after_key_switch(bits, level);
+        self.check_noise("relinearize", bits, level)?;
+        let mut factor = factor;
         if mod_switch {
             bits = noise.after_mod_switch(bits, level);
             self.check_noise("switch modulus", bits, level - 1)?;
@@ -511,12 +544,7 @@ impl<B: Backend> Evaluator<B> {
                 .modulus()
                 .mul(factor, self.ctx.params().q_inv_mod_t(level)?);
         }
-        let inner = keyswitch::relinearize_mod_t(self.be(), a.inner, rlk, self.t(), mod_switch)?;
-        Ok(Ciphertext {
-            inner,
-            factor,
-            noise_bits: bits,
-        })
+        Ok((factor, bits))
     }
 
     /// `a·b` relinearized, then switched down one level (fused) when above level 0: the
@@ -527,9 +555,46 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B>,
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
-        let prod = self.mul(a, b)?;
-        let switch = prod.level() > 0;
-        self.relin_impl(prod, rlk, switch)
+        self.mul_relin_impl(a, b, rlk, true)
+    }
+
+    /// `a·b` relinearized at the common level, not switched down (explicit control of the
+    /// modulus; the same result as `relinearize(mul(a, b))`, in one fused call).
+    pub fn mul_relin_no_switch(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        self.mul_relin_impl(a, b, rlk, false)
+    }
+
+    /// `a·b` relinearized, switched down when `switch_above_0` and the level is above 0.
+    fn mul_relin_impl(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        switch_above_0: bool,
+    ) -> Result<Ciphertext<B>> {
+        self.with_factors(a, b, |a, b, factor, bits| {
+            let level = a.level();
+            let switch = switch_above_0 && level > 0;
+            let (factor, bits) = self.relin_factors(factor, bits, level, switch)?;
+            let inner = keyswitch::mul_relinearize_mod_t(
+                self.be(),
+                &a.inner,
+                &b.inner,
+                rlk,
+                self.t(),
+                switch,
+            )?;
+            Ok(Ciphertext {
+                inner,
+                factor,
+                noise_bits: bits,
+            })
+        })
     }
 
     /// `a²` relinearized and switched down (the default policy).

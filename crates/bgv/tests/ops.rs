@@ -159,6 +159,15 @@ fn every_operator(lit: &ParametersLiteral) {
         active_limbs(be, &mr.inner.poly).unwrap(),
         active_limbs(be, &ms.inner.poly).unwrap()
     );
+    // Without the switch: relinearize(mul) in one call, bit for bit, with its metadata.
+    let nr = ev.mul_relin_no_switch(&cx, &cy, &s.rlk).unwrap();
+    assert_eq!(nr.level(), top);
+    assert_eq!((nr.factor, nr.noise_bits), (relin.factor, relin.noise_bits));
+    s.check("mul_relin_no_switch", &nr, &xy);
+    assert_eq!(
+        active_limbs(be, &nr.inner.poly).unwrap(),
+        active_limbs(be, &relin.inner.poly).unwrap()
+    );
     s.check(
         "square_relin",
         &ev.square_relin(&cx, &s.rlk).unwrap(),

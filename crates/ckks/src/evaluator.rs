@@ -209,8 +209,10 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B>,
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
-        let t = self.mul(a, b)?;
-        self.relinearize(t, rlk)
+        self.check_mul("multiply", a, b)?;
+        let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, false)?;
+        out.meta.scale = a.meta.scale * b.meta.scale;
+        Ok(out)
     }
 
     /// `a·b` relinearized and rescaled in one fused pass (scale `Δ_a·Δ_b / q_l`).
@@ -220,14 +222,14 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B>,
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
-        let t = self.mul(a, b)?;
-        let level = t.meta.level;
+        self.check_mul("multiply", a, b)?;
+        let level = a.meta.level;
         if level == 0 {
             return Err(Error::CannotRescale);
         }
         let q_l = self.ctx.params().moduli_q()[level] as f64;
-        let mut out = keyswitch::relinearize(self.be(), t, rlk, true)?;
-        out.meta.scale /= q_l;
+        let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, true)?;
+        out.meta.scale = a.meta.scale * b.meta.scale / q_l;
         Ok(out)
     }
 

@@ -204,12 +204,10 @@ fn integer_paths(
         be.rescale_mod_t(&mut o, t).unwrap();
     });
     let relin = time(be, "mul_relin (no switch)", || {
-        let c = be.tensor(a, b).unwrap();
-        drop(be.relinearize_mod_t(c, key, false, t).unwrap())
+        drop(be.mul_relin_mod_t(a, b, key, false, t).unwrap())
     });
     time(be, "mul_relin (fused switch)", || {
-        let c = be.tensor(a, b).unwrap();
-        drop(be.relinearize_mod_t(c, key, true, t).unwrap())
+        drop(be.mul_relin_mod_t(a, b, key, true, t).unwrap())
     });
     let rot = time(be, "rotate_hoisted (1 key)", || {
         drop(be.rotate_hoisted_mod_t(a, &[(3, gkey)], t).unwrap())

@@ -473,6 +473,17 @@ impl Backend for AnyBackend {
         dispatch!(new self, (a, b, relin_key) => be.mul_relin(a, b, relin_key, rescale))
     }
 
+    fn mul_relin_mod_t(
+        &self,
+        a: &AnyPoly,
+        b: &AnyPoly,
+        relin_key: &AnyPoly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<AnyPoly> {
+        dispatch!(new self, (a, b, relin_key) => be.mul_relin_mod_t(a, b, relin_key, rescale, t))
+    }
+
     fn relinearize(&self, c: AnyPoly, relin_key: &AnyPoly, rescale: bool) -> Result<AnyPoly> {
         self.on_owned(
             c,

@@ -348,6 +348,22 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
                 &cpu.mul_relin(&ah, &bh, &kh, true).unwrap(),
                 &gpu.mul_relin(&ad, &bd, &kd, true).unwrap(),
             );
+            // The composite multiply + relinearize preserving a message mod t, with and without
+            // BGV's switch, with the operands at two levels and for a square.
+            let (lh, ld) = p.random(sh(2, level - 1, false), 16);
+            for (name, (xh, xd), (yh, yd), low) in [
+                ("same level", (&ah, &ad), (&bh, &bd), level),
+                ("two levels", (&lh, &ld), (&ah, &ad), level - 1),
+                ("square", (&ah, &ad), (&ah, &ad), level),
+            ] {
+                for switch in [false, true].into_iter().filter(|&s| !s || low > 0) {
+                    p.same(
+                        &format!("mul_relin_mod_t {name} level {level} switch {switch}"),
+                        &cpu.mul_relin_mod_t(xh, yh, &kh, switch, 65537).unwrap(),
+                        &gpu.mul_relin_mod_t(xd, yd, &kd, switch, 65537).unwrap(),
+                    );
+                }
+            }
             let hc = cpu.rotate_hoisted(&ah, &[(5, &kh), (25, &kh)]).unwrap();
             let hg = gpu.rotate_hoisted(&ad, &[(5, &kd), (25, &kd)]).unwrap();
             for (x, y) in hc.iter().zip(&hg) {

@@ -415,8 +415,23 @@ pub trait Backend: Clone + Send + Sync + 'static {
         relin_key: &Self::Poly,
         rescale: bool,
     ) -> Result<Self::Poly> {
-        let t = self.tensor(a, b)?;
-        self.relinearize(t, relin_key, rescale)
+        self.mul_relin_mod_t(a, b, relin_key, rescale, 1)
+    }
+
+    /// [`Backend::mul_relin`] preserving a message modulo `t`: [`Backend::tensor`] then
+    /// [`Backend::relinearize_mod_t`] (`rescale` is then BGV's modulus switch). The schemes'
+    /// multiply-and-relinearize operators make this one call, so a backend may fuse the product
+    /// into the key switch of its third component (with the same result).
+    fn mul_relin_mod_t(
+        &self,
+        a: &Self::Poly,
+        b: &Self::Poly,
+        relin_key: &Self::Poly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<Self::Poly> {
+        let c = self.tensor(a, b)?;
+        self.relinearize_mod_t(c, relin_key, rescale, t)
     }
 
     /// Relinearizes a 3-component ciphertext (NTT form), optionally rescaling.

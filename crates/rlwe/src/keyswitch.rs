@@ -73,6 +73,84 @@ pub fn relinearize<B: Backend>(
     })
 }
 
+/// `a·b` relinearized (`relinearize(a ⊗ b)`) in one backend call, which may fuse the product
+/// into the key switch; `rescale` fuses the rescale (the caller updates the scale). `a` and `b`
+/// have 2 components at one level.
+pub fn mul_relinearize<B: Backend>(
+    backend: &B,
+    a: &Ciphertext<B>,
+    b: &Ciphertext<B>,
+    rlk: &RelinKey<B>,
+    rescale: bool,
+) -> Result<Ciphertext<B>> {
+    mul_relin_any(backend, a, b, rlk, 1, rescale.then_some("rescale"))
+}
+
+/// [`mul_relinearize`] preserving the message mod `t` ([`relinearize_mod_t`] of the product);
+/// with `mod_switch` the modulus switch is fused (the caller updates the level-dependent
+/// metadata other than `level`).
+pub fn mul_relinearize_mod_t<B: Backend>(
+    backend: &B,
+    a: &Ciphertext<B>,
+    b: &Ciphertext<B>,
+    rlk: &RelinKey<B>,
+    t: u64,
+    mod_switch: bool,
+) -> Result<Ciphertext<B>> {
+    check_t(backend, t)?;
+    mul_relin_any(
+        backend,
+        a,
+        b,
+        rlk,
+        t,
+        mod_switch.then_some("switch modulus"),
+    )
+}
+
+/// `Backend::mul_relin_mod_t` on ciphertexts; `switch` names the fused rescale or modulus
+/// switch (for its error), if any.
+fn mul_relin_any<B: Backend>(
+    backend: &B,
+    a: &Ciphertext<B>,
+    b: &Ciphertext<B>,
+    rlk: &RelinKey<B>,
+    t: u64,
+    switch: Option<&'static str>,
+) -> Result<Ciphertext<B>> {
+    let op = "multiply";
+    check_same(op, a.meta.fingerprint, b.meta.fingerprint)?;
+    check_same("relinearize", a.meta.fingerprint, rlk.0.fingerprint)?;
+    crate::ciphertext::check_two_components(backend, op, &a.poly, &b.poly)?;
+    if a.meta.level != b.meta.level {
+        return Err(Error::InvalidOperand {
+            op,
+            reason: format!(
+                "the operands are at levels {} and {}",
+                a.meta.level, b.meta.level
+            ),
+        });
+    }
+    if let Some(op) = switch
+        && a.meta.level == 0
+    {
+        return Err(Error::InvalidOperand {
+            op,
+            reason: "the ciphertext is at level 0".into(),
+        });
+    }
+    let mut meta = a.meta;
+    let poly = backend.mul_relin_mod_t(&a.poly, &b.poly, &rlk.0.poly, switch.is_some(), t)?;
+    if switch.is_some() {
+        meta.level -= 1;
+    }
+    Ok(Ciphertext {
+        poly,
+        meta,
+        seed: None,
+    })
+}
+
 /// `σ_g(ct)` re-encrypted under `s` with the Galois key of `g`.
 pub fn apply_galois<B: Backend>(
     backend: &B,

@@ -117,7 +117,7 @@ macro_rules! integer_bench {
         $row("mod_switch", $timer.time($reps, $none, |_| Ok($eval.mod_switch(&$cx)?))?);
         $row(
             "mul_relin_no_switch",
-            $timer.time($reps, $none, |_| Ok($eval.relinearize($eval.mul(&$cx, &$cy)?, &$rlk)?))?,
+            $timer.time($reps, $none, |_| Ok($eval.mul_relin_no_switch(&$cx, &$cy, &$rlk)?))?,
         );
     };
     (@no_extra $timer:ident, $reps:ident, $row:ident, $eval:ident, $cx:ident, $cy:ident, $rlk:ident, $none:ident) => {};
