@@ -8,6 +8,9 @@
 //! `int:CAT_COMPAT`, `int:N13`) times the BGV/BFV ring's paths instead: the key-switching parts
 //! preserving the message mod t, relinearize with and without BGV's fused modulus switch, BGV's
 //! modulus switch, a rotation and BFV's tensor with scale-and-round.
+//! `GPU_PERF_ONLY=prefix` times only the operations whose name starts with it;
+//! `GPU_PERF_TRACE=prefix` also prints one call's launch timeline of each of them
+//! (`fhe_cuda::trace`: kernel, stream, device start and end).
 
 use ckks::Parameters;
 use ckks::context::ring_for;
@@ -66,6 +69,23 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
         v[0],
         v[runs - 1]
     );
+    // GPU_PERF_TRACE=prefix: one more call of each matching operation with its launch timeline.
+    if let Ok(p) = std::env::var("GPU_PERF_TRACE")
+        && name.starts_with(&p)
+    {
+        fhe_cuda::trace::start();
+        f();
+        for sp in fhe_cuda::trace::take().unwrap() {
+            println!(
+                "  trace {:>8.1} {:>8.1} {:>7.1} us  stream {}  {}",
+                sp.start_us,
+                sp.end_us,
+                sp.end_us - sp.start_us,
+                sp.stream,
+                sp.kernel
+            );
+        }
+    }
     med
 }
 

@@ -8,6 +8,7 @@
 //!   [`AnyPoly`] buffers that remember their device; mixing them is an error.
 //! - [`kernels`]: the `.cu` sources (embedded), their NVRTC compilation to CUBINs and launch
 //!   wrappers; [`kernel_cache`]: the on-disk cache of those CUBINs (`FHE_KERNEL_CACHE`).
+//! - [`trace`]: a launch timeline (kernel, stream, device start and end) for performance work.
 //!
 //! No cargo feature gates CUDA: the driver and NVRTC are loaded at run time, and their absence
 //! is an [`Error`] ([`Error::NoDriver`], [`Error::NoDevice`], [`Error::NoNvrtc`]), never a panic.
@@ -49,6 +50,7 @@ pub mod poly;
 pub mod scratch;
 mod side;
 mod tables;
+pub mod trace;
 
 pub use any::{AnyBackend, AnyPoly};
 pub use backend::CudaBackend;

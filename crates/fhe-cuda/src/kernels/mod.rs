@@ -188,6 +188,7 @@ pub(crate) unsafe fn launch_raw(
         attrs: &mut attr,
         numAttrs: u32::from(pdl_enabled(stream)),
     };
+    let traced = crate::trace::before(stream)?;
     // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attr` outlive
     // the call, and the caller guarantees `params`.
     unsafe {
@@ -199,7 +200,8 @@ pub(crate) unsafe fn launch_raw(
         )
     }
     .result()
-    .map_err(Error::driver("kernel launch"))
+    .map_err(Error::driver("kernel launch"))?;
+    crate::trace::after(stream, f, traced)
 }
 
 /// What every launch wrapper needs: the device (functions), the stream, and the table buffer.
