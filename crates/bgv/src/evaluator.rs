@@ -151,13 +151,37 @@ impl<B: Backend> Evaluator<B> {
     /// Switches down one level: `c -> t·⌊t^{-1}·c / q_l⌉` over `q_0..q_{l-1}`; the noise is
     /// divided by `q_l` (plus a rounding term) and the factor multiplied by `q_l^{-1} mod t`.
     pub fn mod_switch(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.mod_switch_assign(&mut out)?;
-        Ok(out)
+        let (factor, bits) = self.mod_switch_factors(a)?;
+        // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the switch's own
+        // passes instead of copying it first).
+        let poly = keyswitch::mod_switched_mod_t(self.be(), &a.inner.poly, self.t())?;
+        let mut meta = a.inner.meta;
+        meta.level -= 1;
+        Ok(Ciphertext {
+            inner: rlwe::Ciphertext {
+                poly,
+                meta,
+                seed: None,
+            },
+            factor,
+            noise_bits: bits,
+        })
     }
 
     /// In-place [`Evaluator::mod_switch`].
     pub fn mod_switch_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+        let (factor, bits) = self.mod_switch_factors(a)?;
+        keyswitch::mod_switch_mod_t(self.be(), &mut a.inner.poly, self.t())?;
+        a.factor = factor;
+        a.noise_bits = bits;
+        a.inner.meta.level -= 1;
+        a.inner.seed = None;
+        Ok(())
+    }
+
+    /// The correction factor and the noise bound of `a` switched down one level; an error at
+    /// level 0 or where the bound would exceed the capacity.
+    fn mod_switch_factors(&self, a: &Ciphertext<B>) -> Result<(u64, f64)> {
         self.check_own("switch modulus", a.inner.meta.fingerprint)?;
         let level = a.level();
         if level == 0 {
@@ -165,13 +189,11 @@ impl<B: Backend> Evaluator<B> {
         }
         let bits = self.ctx.noise().after_mod_switch(a.noise_bits, level);
         self.check_noise("switch modulus", bits, level - 1)?;
-        keyswitch::mod_switch_mod_t(self.be(), &mut a.inner.poly, self.t())?;
         let tm = self.ctx.plain().modulus();
-        a.factor = tm.mul(a.factor, self.ctx.params().q_inv_mod_t(level)?);
-        a.noise_bits = bits;
-        a.inner.meta.level = level - 1;
-        a.inner.seed = None;
-        Ok(())
+        Ok((
+            tm.mul(a.factor, self.ctx.params().q_inv_mod_t(level)?),
+            bits,
+        ))
     }
 
     /// Switches down to `level` (no-op at that level; an error above it).

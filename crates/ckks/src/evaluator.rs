@@ -235,9 +235,21 @@ impl<B: Backend> Evaluator<B> {
 
     /// Divides by the top prime: level `l -> l-1`, scale `Δ -> Δ / q_l`.
     pub fn rescale(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.rescale_assign(&mut out)?;
-        Ok(out)
+        let level = a.meta.level;
+        if level == 0 {
+            return Err(Error::CannotRescale);
+        }
+        // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the rescale's own
+        // passes instead of copying it first).
+        let poly = self.be().rescaled_mod_t(&a.poly, 1)?;
+        let mut meta = a.meta;
+        meta.scale /= self.ctx.params().moduli_q()[level] as f64;
+        meta.level = level - 1;
+        Ok(Ciphertext {
+            poly,
+            meta,
+            seed: None,
+        })
     }
 
     /// In-place [`Evaluator::rescale`].

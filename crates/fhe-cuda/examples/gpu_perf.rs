@@ -168,6 +168,9 @@ fn main() {
         let mut o = be.duplicate(&a).unwrap();
         be.rescale(&mut o).unwrap();
     });
+    time(&be, "rescaled (out of place)", || {
+        drop(be.rescaled_mod_t(&a, 1).unwrap())
+    });
     time(&be, "duplicate (2x25)", || drop(be.duplicate(&a).unwrap()));
     let bw = time(&be, "duplicate (key, 192 limbs)", || {
         drop(be.duplicate(&key).unwrap())
@@ -222,6 +225,9 @@ fn integer_paths(
     time(be, "mod_switch (mod t)", || {
         let mut o = be.duplicate(a).unwrap();
         be.rescale_mod_t(&mut o, t).unwrap();
+    });
+    time(be, "mod_switched (out of place)", || {
+        drop(be.rescaled_mod_t(a, t).unwrap())
     });
     let relin = time(be, "mul_relin (no switch)", || {
         drop(be.mul_relin_mod_t(a, b, key, false, t).unwrap())

@@ -445,6 +445,9 @@ struct FusedArgs {
     u32 level;
     u32 use_t;
     u64 conv_rows;
+    // RESCALE_STORE reads the old word of `a` at a + src_delta (words): 0 in place, else the
+    // input buffer's limb of the same slot (an out-of-place rescale, same layout).
+    long long src_delta;
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
@@ -713,18 +716,20 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 for (int i = 0; i < E; i++) li[i] = threadIdx.x + i * T;
                 exchange_outputs(o, y, li);
                 u64* pb = a + ((u64)blockIdx.x << (logC + S)) + threadIdx.x;
+                const u64* rb = pb + fa.src_delta;
                 if (fa.use_t) {
                     const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
 #pragma unroll
                     for (int i = 0; i < E; i++) {
-                        u64* p = pb + (u64)i * T;
-                        *p = mod_sub(mul_shoup(*p, c, cs, q), mul_shoup(y[i], tw, tws, q), q);
+                        const u64 old = rb[(u64)i * T];
+                        pb[(u64)i * T] =
+                            mod_sub(mul_shoup(old, c, cs, q), mul_shoup(y[i], tw, tws, q), q);
                     }
                 } else {
 #pragma unroll
                     for (int i = 0; i < E; i++) {
-                        u64* p = pb + (u64)i * T;
-                        *p = mul_shoup(mod_sub(*p, y[i], q), c, cs, q);
+                        const u64 old = rb[(u64)i * T];
+                        pb[(u64)i * T] = mul_shoup(mod_sub(old, y[i], q), c, cs, q);
                     }
                 }
             } else {

@@ -410,6 +410,10 @@ impl Backend for AnyBackend {
         dispatch!(self, (a) => be.rescale_mod_t(a, t))
     }
 
+    fn rescaled_mod_t(&self, a: &AnyPoly, t: u64) -> Result<AnyPoly> {
+        dispatch!(new self, (a) => be.rescaled_mod_t(a, t))
+    }
+
     fn sample_uniform(
         &self,
         seed: &Seed,

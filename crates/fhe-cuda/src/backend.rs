@@ -748,21 +748,36 @@ impl CudaBackend {
     /// top limb and the `t` into the final multiplier.
     fn rescale_impl(&self, a: &mut DevicePoly, t_mod: u64) -> Result<()> {
         let level = a.shape.level;
+        self.rescale_from(a.limbs(self.s()), a, t_mod)?;
+        a.shape.level = level - 1;
+        Ok(())
+    }
+
+    /// The rescale of `src` (the limbs of a buffer at level `l >= 1`, all components) into
+    /// `a`'s limbs `0..l`: `a` itself (in place), or a buffer laid out like `src`'s, which the
+    /// fused passes then only write (the caller checks `ntt::rescale_fusable`). `a`'s shape is
+    /// left to the caller.
+    fn rescale_from(&self, src: LimbSet, a: &DevicePoly, t_mod: u64) -> Result<()> {
+        let level = src.q_cnt as usize - 1;
         let cx = self.cx();
         let t = self.scratch(Shape {
-            components: a.shape.components,
+            components: src.comps as usize,
             level,
             extended: false,
         })?;
         let all_t = t.limbs(self.s());
-        let all_a = a.limbs(self.s());
+        let all_a = LimbSet {
+            ptr: a.ptr(self.s()),
+            ..src
+        };
+        let src_delta = (src.ptr.wrapping_sub(all_a.ptr) as i64) / 8;
         let top_t = Self::q_only(all_t, level as u32, 1);
         let low_t = Self::q_only(all_t, 0, level as u32);
         let low_a = Self::q_only(all_a, 0, level as u32);
         // The top limb to coefficient form out of place (BGV: scaled by t^-1 too), then the
         // correction's NTT with the preparation fused into its loads and the finish (with t
         // folded in for BGV) into its stores.
-        let mut inv = Self::q_only(all_a, level as u32, 1).limbs();
+        let mut inv = Self::q_only(src, level as u32, 1).limbs();
         for (x, y) in inv.iter_mut().zip(top_t.limbs()) {
             x.dst = y.dst;
         }
@@ -790,7 +805,10 @@ impl CudaBackend {
                 slot: al.slot,
             })
             .collect();
-        if !kernels::ntt::forward_rescale(&cx, &fused, level, tq.as_deref())? {
+        if !kernels::ntt::forward_rescale(&cx, &fused, level, tq.as_deref(), src_delta)? {
+            if src_delta != 0 {
+                return Err(shape_err("an out-of-place rescale needs the fused passes"));
+            }
             ew::rescale_prepare(&cx, low_t, level as u32)?;
             kernels::ntt::forward(&cx, low_t)?;
             match &tq {
@@ -800,7 +818,6 @@ impl CudaBackend {
                 }
             }
         }
-        a.shape.level = level - 1;
         Ok(())
     }
 }
@@ -1177,6 +1194,37 @@ impl Backend for CudaBackend {
 
     fn rescale(&self, a: &mut DevicePoly) -> Result<()> {
         self.rescale_mod_t(a, 1)
+    }
+
+    fn rescaled_mod_t(&self, a: &DevicePoly, t: u64) -> Result<DevicePoly> {
+        self.check(a)?;
+        let level = a.shape.level;
+        if level == 0 || a.shape.extended {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
+        }
+        if !kernels::ntt::rescale_fusable(&self.cx(), level) {
+            let mut out = self.duplicate(a)?;
+            self.rescale_impl(&mut out, t)?;
+            return Ok(out);
+        }
+        // A new buffer laid out like `a` (same slots per component): its limbs 0..l are written
+        // by the rescale's fused passes, which read `a`'s; its slots l and above, inactive
+        // afterwards, receive `a`'s (so every word is what a copy rescaled in place holds).
+        let mut out = self.alloc(a.shape)?;
+        let src = a.limbs(self.s());
+        let above = LimbSet {
+            q_lo: level as u32,
+            q_cnt: (a.q_capacity - level) as u32,
+            p_cnt: 0,
+            ..src
+        };
+        ew::binary(&self.cx(), out.like(self.s(), &above), above, ew::OP_COPY)?;
+        self.rescale_from(src, &out, t)?;
+        out.shape.level = level - 1;
+        Ok(out)
     }
 
     fn rescale_mod_t(&self, a: &mut DevicePoly, t: u64) -> Result<()> {

@@ -284,6 +284,30 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
     }
     let (_, mut z) = p.random(sh(2, 0, false), 9);
     assert!(gpu.rescale(&mut z).is_err());
+    // Rescaled into a new buffer: the CPU's active limbs, and every word (inactive slots
+    // included, here holding data left by lowering the level) what the GPU's own copy rescaled
+    // in place holds; with t = 1 that is also every word of the CPU's. The input is unchanged.
+    for level in [top, mid.max(1)] {
+        for (components, t) in [(2, 1), (3, 1), (2, 65537)] {
+            let (mut x, mut y) = p.random(sh(components, top, false), 12);
+            cpu.set_level(&mut x, level).unwrap();
+            gpu.set_level(&mut y, level).unwrap();
+            let want = cpu.rescaled_mod_t(&x, t).unwrap();
+            let got = gpu.rescaled_mod_t(&y, t).unwrap();
+            let what = format!("rescaled_mod_t from {level}, {components} components, t {t}");
+            p.same(&what, &want, &got);
+            let mut copy = gpu.duplicate(&y).unwrap();
+            gpu.rescale_mod_t(&mut copy, t).unwrap();
+            let got = gpu.download(&got).unwrap();
+            assert!(
+                got == gpu.download(&copy).unwrap(),
+                "{what}: not the copy's words"
+            );
+            assert!(t != 1 || got == want, "{what}: not the CPU's words");
+            assert!(gpu.download(&y).unwrap() == x, "{what}: input changed");
+        }
+    }
+    assert!(gpu.rescaled_mod_t(&z, 1).is_err());
 
     // Key switching parts at several levels.
     for level in [top, mid, 0] {

@@ -286,6 +286,16 @@ pub trait Backend: Clone + Send + Sync + 'static {
         scaled_mod_down_into_mod_t(self, acc, out, rescale, t)
     }
 
+    /// [`Backend::rescale_mod_t`] of a copy: `a` rescaled into a new buffer (level `l - 1`), `a`
+    /// unchanged. The default copies, then rescales the copy; a backend may instead read `a` in
+    /// the rescale's own passes (with every word, inactive slots included, what its copy
+    /// rescaled in place would hold).
+    fn rescaled_mod_t(&self, a: &Self::Poly, t: u64) -> Result<Self::Poly> {
+        let mut out = self.duplicate(a)?;
+        self.rescale_mod_t(&mut out, t)?;
+        Ok(out)
+    }
+
     /// [`Backend::rescale`] preserving a message modulo `t` (BGV's modulus switch):
     /// `a <- t·⌊t^{-1}·a / q_l⌉` over `q_0..q_{l-1}`; the result decrypts to `q_l^{-1}·m mod t`.
     /// `t = 1` is plain `rescale`. The default body scales around `rescale`; a backend may fold

@@ -213,6 +213,20 @@ fn check_t<B: Backend>(backend: &B, t: u64) -> Result<()> {
 /// `c -> t·⌊t^{-1}·c / q_l⌉` over `q_0..q_{l-1}`. The result decrypts to `q_l^{-1}·m (mod t)`
 /// with the noise divided by `q_l` (plus a rounding term `t·(δ_0 + δ_1·s)/q_l`, `|δ| ≤ q_l/2`).
 pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> Result<()> {
+    check_mod_switch(backend, poly, t)?;
+    backend.rescale_mod_t(poly, t)?;
+    Ok(())
+}
+
+/// [`mod_switch_mod_t`] into a new buffer, `poly` unchanged (`Backend::rescaled_mod_t`: no copy
+/// of `poly` first where the backend reads it in the switch's own passes).
+pub fn mod_switched_mod_t<B: Backend>(backend: &B, poly: &B::Poly, t: u64) -> Result<B::Poly> {
+    check_mod_switch(backend, poly, t)?;
+    Ok(backend.rescaled_mod_t(poly, t)?)
+}
+
+/// A buffer a modulus switch by `t` applies to: over `Q`, above level 0, `t` invertible.
+fn check_mod_switch<B: Backend>(backend: &B, poly: &B::Poly, t: u64) -> Result<()> {
     let shape = backend.shape(poly);
     if shape.level == 0 || shape.extended {
         return Err(Error::InvalidOperand {
@@ -220,9 +234,7 @@ pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> 
             reason: "the ciphertext is at level 0".into(),
         });
     }
-    check_t(backend, t)?;
-    backend.rescale_mod_t(poly, t)?;
-    Ok(())
+    check_t(backend, t)
 }
 
 /// Relinearizes a 3-component ciphertext preserving the message mod `t` (module

@@ -721,11 +721,13 @@ struct FusedArgs {
     use_t: u32,
     /// The conversion rows (`TableLayout::convert_rows`) of `Load::Convert` limbs.
     conv_rows: u64,
+    /// The rescale's store reads the old words at `out + src_delta` words (0: in place).
+    src_delta: i64,
     tq_w: [u64; MAX_FUSED_SLOTS],
     tq_ws: [u64; MAX_FUSED_SLOTS],
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, u64, 2 arrays of u64) matching `struct FusedArgs`
-// of ntt.cu.
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64) matching `struct
+// FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
 /// `MAX_FUSED_SLOTS` of ntt.cu.
@@ -738,6 +740,7 @@ impl Default for FusedArgs {
             level: 0,
             use_t: 0,
             conv_rows: 0,
+            src_delta: 0,
             tq_w: [0; MAX_FUSED_SLOTS],
             tq_ws: [0; MAX_FUSED_SLOTS],
         }
@@ -812,6 +815,12 @@ fn forward_fused(
     Ok(())
 }
 
+/// Whether [`forward_rescale`] runs the fused passes from `level` on this ring (the
+/// register-blocked passes cover it and the level's constants fit `FusedArgs`).
+pub(crate) fn rescale_fusable(cx: &Ctx, level: usize) -> bool {
+    fused_passes_available(cx.n.trailing_zeros()) && level <= MAX_FUSED_SLOTS
+}
+
 /// One limb of [`forward_rescale`]: the coefficient-form top limb of its component (`top`), a
 /// temporary limb (`tmp`, between the two passes) and the output limb (`out`), of slot `slot`.
 #[derive(Clone, Copy, Debug)]
@@ -829,18 +838,22 @@ pub(crate) struct RescaleLimb {
 /// caller runs the separate kernels.
 /// With `tq` (BGV's modulus switch: `t·q_l^-1 mod q_s` as `(value, shoup)` by slot, the top
 /// limb already scaled by `t^-1`), the store is `out·q_l^-1 - ntt·(t·q_l^-1)` instead.
+/// With `src_delta` nonzero, the old `out` words are read `src_delta` words away (the input
+/// buffer of an out-of-place rescale, laid out like the output) and `out` is only written.
 pub(crate) fn forward_rescale(
     cx: &Ctx,
     limbs: &[RescaleLimb],
     level: usize,
     tq: Option<&[(u64, u64)]>,
+    src_delta: i64,
 ) -> Result<bool> {
-    if !fused_passes_available(cx.n.trailing_zeros()) || level > MAX_FUSED_SLOTS {
+    if !rescale_fusable(cx, level) {
         return Ok(false);
     }
     let mut fa = FusedArgs {
         rconsts: cx.t(cx.layout.rescale[level]),
         level: level as u32,
+        src_delta,
         ..FusedArgs::default()
     };
     if let Some(tq) = tq {
