@@ -5,7 +5,7 @@
 //!
 //! # Why
 //!
-//! Key switching runs on two streams (the side stream, [`crate::side`]), and the kernels of one
+//! Key switching runs on two streams (the side stream of `side.rs`), and the kernels of one
 //! run beside the other's: their serialized durations (ncu) do not say which chain is the
 //! critical path, and our GPU machine has no Nsight Systems. This shows what ran beside what.
 //!

@@ -1,0 +1,695 @@
+//! Key switching on the device: `mod_up` (inverse NTT, conversions, forward NTT, with the
+//! conversion of small digits fused into the first forward pass), the key product (fused with
+//! mod_up's last forward pass where it applies), `mod_down` (started on the side stream while
+//! the key product runs, its last NTT pass fused with the last step) and hoisted rotations.
+
+use super::*;
+
+impl CudaBackend {
+    /// The key products and mod_downs of hoisted rotations of `c` by `keys` (digits `ext` in NTT
+    /// form; `acc` a scratch accumulator of their shape): `(σ_g(c_0), 0) + mod_down(acc_g)`, the
+    /// automorphism folded into mod_down's last step. With several keys and the side stream on,
+    /// key product `j + 1` runs on the side stream into a second accumulator while mod_down `j`
+    /// runs on the main stream: the product is bound by memory traffic, mod_down by latency and
+    /// integer multiplies. Each side-stream product is forked after the main stream's work so
+    /// far (so after the mod_down that last read its accumulator) and joined before the next
+    /// mod_down.
+    pub(super) fn hoisted_rotations(
+        &self,
+        c: &DevicePoly,
+        ext: &DevicePoly,
+        acc: ScratchPoly<'_>,
+        keys: &[(u64, &DevicePoly)],
+        t: u64,
+    ) -> Result<Vec<DevicePoly>> {
+        let level = c.shape.level;
+        self.check(ext)?;
+        for &(_, key) in keys {
+            self.check_key(key, ext.shape.components, level)?;
+        }
+        let overlap = keys.len() > 1 && side::overlap_enabled();
+        let mut accs = vec![acc];
+        if overlap {
+            accs.push(self.scratch(Self::acc_shape(ext))?);
+            // Galois maps are uploaded on the main stream at first use: before any fork.
+            for &(g, _) in keys {
+                self.galois_map(g)?;
+            }
+        }
+        let n_acc = accs.len();
+        let (cx_main, cx_side) = (self.cx(), self.cx_side());
+        if overlap {
+            let (g, key) = keys[0];
+            self.key_product_impl(&cx_main, ext, key, Some(g), &mut accs[0], true)?;
+        }
+        let mut outs = Vec::with_capacity(keys.len());
+        for (j, &(g, key)) in keys.iter().enumerate() {
+            let cur = j % n_acc;
+            let forked = match keys.get(j + 1).filter(|_| overlap) {
+                Some(&(g_next, key_next)) => {
+                    let f = self.inner.side.fork(self.s())?;
+                    let next = &mut accs[(j + 1) % n_acc];
+                    self.key_product_impl(&cx_side, ext, key_next, Some(g_next), next, true)?;
+                    Some(f)
+                }
+                None => None,
+            };
+            if !overlap {
+                self.key_product_impl(&cx_main, ext, key, Some(g), &mut accs[cur], true)?;
+            }
+            let mut out = self.alloc_zero_inactive(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            self.mod_down_any(&accs[cur], &mut out, false, Some((c, g)), t, None)?;
+            if let Some(f) = forked {
+                f.join()?;
+            }
+            outs.push(out);
+        }
+        Ok(outs)
+    }
+
+    /// `key_product` without the shape checks, on `cx`'s stream: `acc (+)= Σ_j
+    /// σ_g(ext_j)·key_{2j+c}`, assigning instead of accumulating when `assign`.
+    pub(super) fn key_product_impl(
+        &self,
+        cx: &Ctx,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        acc: &mut DevicePoly,
+        assign: bool,
+    ) -> Result<()> {
+        let digits = ext.shape.components;
+        let map = galois.map(|g| self.galois_map(g)).transpose()?;
+        let mp = map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0);
+        let la = acc.limbs(self.s()).components(0, 1);
+        kernels::keyswitch::key_product(
+            cx,
+            la,
+            ext.ptr(self.s()),
+            ext.slots_per_component() as u32,
+            key.ptr(self.s()),
+            key.slots_per_component() as u32,
+            digits as u32,
+            mp,
+            assign,
+        )?;
+        Ok(())
+    }
+
+    /// The shape of `mod_up(c, component)`'s output (shapes checked).
+    pub(super) fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
+        self.check(c)?;
+        if component >= c.shape.components || c.shape.extended {
+            return Err(shape_err("mod_up needs a component of a buffer over Q"));
+        }
+        let level = c.shape.level;
+        Ok(Shape {
+            components: self.inner.layout.mod_up[level].len(),
+            level,
+            extended: true,
+        })
+    }
+
+    /// `mod_up` into `ext`, of shape `mod_up_shape(c, component)`: every active limb of `ext` is
+    /// written (digit limbs copied, the others converted), the inactive ones are not touched.
+    pub(super) fn mod_up_into(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        ext: &mut DevicePoly,
+    ) -> Result<()> {
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true)?;
+        kernels::ntt::forward_list(&self.cx(), &fwd)?;
+        Ok(())
+    }
+
+    /// A single key switch's `mod_up` and key product in one: `acc = Σ_j σ_g(ext_j)·key_{2j+c}`
+    /// for the digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs
+    /// fused with the product (`ntt::forward_key_product`): the NTT-form digits are not stored
+    /// and the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the
+    /// converted limbs between the passes. Returns [`Fused::No`], enqueuing nothing, where the
+    /// fused pass does not apply (the caller runs `mod_up_into` and `key_acc`).
+    ///
+    /// With [`Rows::ForModDown`], only the first pass is enqueued, and the rows come back as
+    /// [`Fused::Split`] (the special-prime rows, and row `rescale_top` if given, apart), for
+    /// [`CudaBackend::mod_down_any`] to launch: those on the side stream, the others on the main.
+    #[allow(clippy::too_many_arguments)]
+    fn mod_up_key_product(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        ext: &mut DevicePoly,
+        acc: &mut DevicePoly,
+        plan: Rows,
+    ) -> Result<Fused> {
+        let cx = self.cx();
+        if !kernels::ntt::key_product_fusable(&cx) {
+            return Ok(Fused::No);
+        }
+        let digits = ext.shape.components;
+        self.check_key(key, digits, c.shape.level)?;
+        let map = galois.map(|g| self.galois_map(g)).transpose()?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false)?;
+        let ups = &self.inner.layout.mod_up[c.shape.level];
+        let acc_set = acc.limbs(self.s()).components(0, 1);
+        let rows: Vec<(u32, Option<u32>)> = acc_set
+            .limbs()
+            .iter()
+            .map(|l| {
+                let own = ups
+                    .iter()
+                    .position(|up| up.digit.contains(&(l.slot as usize)));
+                (l.slot, own.map(|j| j as u32))
+            })
+            .collect();
+        let n = self.inner.ring.n() as u64;
+        let cspc = c.slots_per_component() as u64;
+        let args = kernels::ntt::KeyProdArgs {
+            ext: ext.ptr(self.s()),
+            key: key.ptr(self.s()),
+            input: c.ptr(self.s()) + 8 * component as u64 * cspc * n,
+            acc: acc.ptr(self.s()),
+            map: map.as_ref().map_or(0, |m| m.device_ptr(self.s()).0),
+            ext_spc: ext.slots_per_component() as u32,
+            key_spc: key.slots_per_component() as u32,
+            acc_spc: acc.slots_per_component() as u32,
+            digits: digits as u32,
+        };
+        Ok(match plan {
+            Rows::All => {
+                kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
+                Fused::Yes
+            }
+            Rows::ForModDown { rescale_top: top } => {
+                let q_cap = self.inner.ring.q_count() as u32;
+                let (early, late): (Vec<_>, Vec<_>) = rows
+                    .iter()
+                    .partition(|(slot, _)| *slot >= q_cap || Some(*slot as usize) == top);
+                // The special-prime rows and the top one (a Q row of the set, if any).
+                let top = top.filter(|&t| t < acc_set.q_cnt as usize);
+                let early_set = LimbSet {
+                    q_lo: top.unwrap_or(0) as u32,
+                    q_cnt: top.is_some() as u32,
+                    ..acc_set
+                };
+                // The first pass only; the rows are launched by mod_down_any.
+                kernels::ntt::forward_key_product(&cx, &fwd, &[], args)?;
+                Fused::Split(PendingRows {
+                    early,
+                    early_set,
+                    late,
+                    args,
+                })
+            }
+        })
+    }
+
+    /// `mod_up`'s inverse NTT and conversions into `ext`, the digits' own limbs copied when
+    /// `copy_digits`; returns the limbs for the forward NTT (converted, coefficient form, in
+    /// place; or, for a one-prime digit where the NTT lifts on load, read from the inverse NTT's
+    /// output in the returned workspace, which the caller keeps until the NTT is enqueued).
+    fn mod_up_convert(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        ext: &mut DevicePoly,
+        copy_digits: bool,
+    ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'_>)> {
+        let level = c.shape.level;
+        let ups = &self.inner.layout.mod_up[level];
+        let cx = self.cx();
+        // A one-prime digit's conversion is the centred lift of its residues, and a digit of a
+        // few primes (with a conversion row) is converted from the prescaled inverse NTT's
+        // output: the first forward pass does either as it loads the words
+        // (`ntt::lift_on_load`, `ntt::convert_on_load`), with no conversion kernel.
+        let lift = kernels::ntt::lift_on_load(&cx);
+        let convert = kernels::ntt::convert_on_load(&cx);
+        let on_load =
+            |up: &ModUpLayout| (lift && up.digit.len() == 1) || (convert && up.row0.is_some());
+        // Coefficient form of the component (all active Q limbs: the digits partition them),
+        // transformed out of place.
+        let tmp = self.scratch(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        let lt = tmp.limbs(self.s());
+        let lc = c.like(self.s(), &lt).components(component as u32, 1);
+        let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
+        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+            x.dst = y.dst;
+        }
+        if convert && ups.iter().any(|up| up.row0.is_some()) {
+            kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
+        } else {
+            kernels::ntt::inverse_list(&cx, &inv)?;
+        }
+        let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
+        let n = self.inner.ring.n() as u64;
+        let spc = ext.slots_per_component() as u64;
+        let le = ext.limbs(self.s());
+        let cspc = c.slots_per_component() as u64;
+        // Runs of consecutive digits of one size (and table layout) convert in one launch.
+        let mut j0 = 0;
+        while j0 < ups.len() {
+            let first = &ups[j0];
+            let mut run = 1;
+            let mut table = 0;
+            while let Some(next) = ups.get(j0 + run) {
+                match ConvStrides::table_stride(&ups[j0 + run - 1].conv, &next.conv) {
+                    Some(t)
+                        if next.digit.len() == first.digit.len()
+                            && on_load(next) == on_load(first)
+                            && (run == 1 || t == table) =>
+                    {
+                        table = t;
+                        run += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let d = &first.digit;
+            let (lo, cnt) = (d.start as u64, d.len() as u64);
+            if on_load(first) {
+                j0 += run;
+                continue;
+            }
+            // Digit limbs: the input's NTT-form limbs themselves (copied by the conversion).
+            let copy = if copy_digits {
+                (
+                    cptr + 8 * (component as u64 * cspc + lo) * n,
+                    ep + 8 * (j0 as u64 * spc + lo) * n,
+                    cnt as u32,
+                )
+            } else {
+                (0, 0, 0)
+            };
+            let strides = ConvStrides {
+                input: cnt * n,
+                out: spc * n,
+                cp_src: cnt * n,
+                cp_dst: (spc + cnt) * n,
+                top: 0,
+                table,
+                from_slot: cnt,
+            };
+            kernels::keyswitch::convert(
+                &cx,
+                &first.conv,
+                tp + 8 * lo * n,
+                ep + 8 * j0 as u64 * spc * n,
+                copy,
+                None,
+                (run as u32, strides),
+            )?;
+            j0 += run;
+        }
+        // The converted limbs go back to NTT form.
+        let mut fwd = Vec::new();
+        for (j, up) in ups.iter().enumerate() {
+            let (lo, cnt) = (up.digit.start as u32, up.digit.len() as u32);
+            let comp = le.components(j as u32, 1);
+            let mut targets = Self::q_only(comp, 0, lo).limbs();
+            targets.extend(
+                LimbSet {
+                    q_lo: lo + cnt,
+                    q_cnt: level as u32 + 1 - lo - cnt,
+                    ..comp
+                }
+                .limbs(),
+            );
+            let src = tp + 8 * lo as u64 * n;
+            if lift && cnt == 1 {
+                // Read from the digit's coefficient-form limb and lifted; its own limb, where
+                // copied, is the transform of its inverse (the same canonical words).
+                if copy_digits {
+                    targets.extend(Self::q_only(comp, lo, 1).limbs());
+                }
+                targets.iter_mut().for_each(|l| {
+                    l.src = src;
+                    l.load = Load::Lift(lo);
+                });
+            } else if let Some(row0) = up.row0.filter(|_| convert) {
+                // Converted from the digit's prescaled coefficient-form limbs; its own limbs,
+                // where wanted, are copies of the input's.
+                if copy_digits {
+                    let own = Self::q_only(comp, lo, cnt);
+                    ew::binary(&cx, own, Self::q_only(lc, lo, cnt), ew::OP_COPY)?;
+                }
+                // The raised limbs come in the conversion's target order (the other Q slots,
+                // then P); the search is only a fallback.
+                for (i, l) in targets.iter_mut().enumerate() {
+                    let slot = l.slot as usize;
+                    let t = match up.targets.get(i) {
+                        Some(&s) if s == slot => Some(i),
+                        _ => up.targets.iter().position(|&s| s == slot),
+                    };
+                    let t = t.ok_or_else(|| shape_err("mod_up: a raised limb is no target"))?;
+                    l.src = src;
+                    l.load = Load::Convert(row0 + t as u32);
+                }
+            }
+            fwd.extend(targets);
+        }
+        Ok((fwd, tmp))
+    }
+
+    /// The accumulator shape for `ext` (2 components over `Q_l·P`).
+    pub(super) fn acc_shape(ext: &DevicePoly) -> Shape {
+        Shape {
+            components: 2,
+            level: ext.shape.level,
+            extended: true,
+        }
+    }
+
+    /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` (written, not accumulated; `acc` of
+    /// [`CudaBackend::acc_shape`], its inactive slots untouched).
+    fn key_acc(
+        &self,
+        ext: &DevicePoly,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        acc: &mut DevicePoly,
+    ) -> Result<()> {
+        self.check(ext)?;
+        if !ext.shape.extended {
+            return Err(shape_err("key_product: the digits are not extended"));
+        }
+        self.check_key(key, ext.shape.components, ext.shape.level)?;
+        self.key_product_impl(&self.cx(), ext, key, galois, acc, true)
+    }
+
+    /// A switching key for `digits` digits at `level`: extended, two components per digit,
+    /// at least that level.
+    fn check_key(&self, key: &DevicePoly, digits: usize, level: usize) -> Result<()> {
+        self.check(key)?;
+        if !key.shape.extended || key.shape.components < 2 * digits || key.shape.level < level {
+            return Err(shape_err("key_product: digits or key have the wrong shape"));
+        }
+        Ok(())
+    }
+
+    /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` for one key switch of `c`'s `component`: the fused
+    /// last NTT pass and product where it applies, else `mod_up_into` then `key_acc`.
+    /// `rescale_top` is the level the `mod_down` that follows rescales from, if it does; where
+    /// the side stream is on and the fused product applies, returns the rows left to launch
+    /// ([`CudaBackend::mod_up_key_product`]), which the caller passes to
+    /// [`CudaBackend::mod_down_any`].
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mod_up_and_product(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        key: &DevicePoly,
+        galois: Option<u64>,
+        ext: &mut DevicePoly,
+        acc: &mut DevicePoly,
+        rescale_top: Option<usize>,
+    ) -> Result<Option<PendingRows>> {
+        let rows = Rows::for_mod_down(rescale_top);
+        match self.mod_up_key_product(c, component, key, galois, ext, acc, rows)? {
+            Fused::Split(p) => Ok(Some(p)),
+            Fused::Yes => Ok(None),
+            Fused::No => {
+                self.mod_up_into(c, component, ext)?;
+                self.key_acc(ext, key, galois, acc)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// `mod_down_into` (shapes checked here).
+    pub(super) fn mod_down_impl(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rescale: bool,
+    ) -> Result<()> {
+        self.mod_down_any(acc, out, rescale, None, 1, None)
+    }
+
+    /// `mod_down_into_mod_t` (shapes checked here), with the rotation's `(c, g)` folded into the
+    /// last step. With `pending` (the fused key product's rows, not yet launched,
+    /// [`CudaBackend::mod_up_and_product`]), the side stream ([`crate::side`]) launches the rows
+    /// this step starts from and then the steps before the last NTT, while the main stream
+    /// launches the other rows; the side stream is joined back before the last NTT.
+    pub(super) fn mod_down_any(
+        &self,
+        acc: &DevicePoly,
+        out: &mut DevicePoly,
+        rescale: bool,
+        rot: Option<(&DevicePoly, u64)>,
+        t_mod: u64,
+        pending: Option<PendingRows>,
+    ) -> Result<()> {
+        self.check(acc)?;
+        self.check(out)?;
+        let level = out.shape.level;
+        if !acc.shape.extended
+            || acc.shape.components < 2
+            || out.shape.components != 2
+            || acc.shape.level != level
+            || out.shape.extended
+        {
+            return Err(shape_err(
+                "mod_down: accumulator over Q·P and a 2-component output at its level are needed",
+            ));
+        }
+        let conv_layout = self
+            .inner
+            .layout
+            .mod_down
+            .get(level)
+            .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+        if rescale && level == 0 {
+            return Err(Error::InvalidLevel {
+                level,
+                reason: "cannot rescale a buffer at level 0 or over Q·P",
+            });
+        }
+        let r = &self.inner.ring;
+        let q_cap = r.q_count() as u32;
+        let n = r.n() as u64;
+        // P limbs of both components in coefficient form (inverse NTT out of place); with the
+        // rescale, also the top limb of out + acc·P^-1 (slot `level` of the same buffer).
+        let tmp = self.scratch(Shape {
+            components: 2,
+            level: 0,
+            extended: true,
+        })?;
+        // The P part converted to q_0..q_l.
+        let conv = self.scratch(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        // BGV's switch: (t mod q_s, shoup) by slot for the rescale's correction (uploaded before
+        // the fork, which orders the side stream after it).
+        let t_table = match rescale && t_mod != 1 {
+            true => Some(self.t_table(t_mod)?),
+            false => None,
+        };
+        // BGV: the inverse NTT's constants with t^-1 folded in (also uploaded before the fork).
+        let t_inverse = match t_mod != 1 {
+            true => Some(self.t_inverse_consts(t_mod)?),
+            false => None,
+        };
+        // The steps up to the conversion run on `cx`: the side stream when the key product left
+        // rows to launch, forked here (after the workspace's stream-ordered allocations, so
+        // that the side stream uses them after they exist; joined back on any early return);
+        // the rest on the main stream.
+        let forked = match &pending {
+            Some(_) => Some(self.inner.side.fork(self.s())?),
+            None => None,
+        };
+        let cx_main = self.cx();
+        let cx = if pending.is_some() {
+            self.cx_side()
+        } else {
+            self.cx()
+        };
+        if let Some(p) = &pending {
+            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
+        }
+        let lt = LimbSet {
+            q_cnt: 0,
+            ..tmp.limbs(self.s())
+        };
+        let mut inv = acc.like(self.s(), &lt).limbs();
+        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+            x.dst = y.dst;
+        }
+        let top = LimbSet {
+            q_lo: level as u32,
+            q_cnt: 1,
+            p_cnt: 0,
+            ..lt
+        };
+        let lo = out.limbs(self.s());
+        if rescale {
+            let top_out = Self::q_only(lo, level as u32, 1);
+            kernels::keyswitch::mod_down_top(
+                &cx,
+                top,
+                top_out,
+                acc.like(self.s(), &top_out),
+                level,
+            )?;
+            inv.extend(top.limbs());
+        }
+        match &t_inverse {
+            // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
+            // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
+            // output then carries t back, `RescaleTop::t_table`): both by the inverse NTT's
+            // final constants.
+            Some(consts) => {
+                let (kp, _g) = consts.device_ptr(self.s());
+                kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
+            }
+            None => kernels::ntt::inverse_list(&cx, &inv)?,
+        }
+        let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
+        let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
+        let tspc = tmp.slots_per_component() as u64;
+        let tops = top.limbs();
+        // With one special prime and no rescale, the conversion is the centred lift of the P
+        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
+        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx);
+        let lifted: Option<Vec<kernels::ntt::Limb>> = lift_p.then(|| {
+            let lc = conv.limbs(self.s());
+            (0..2u32)
+                .flat_map(|c| {
+                    let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
+                    lc.components(c, 1)
+                        .limbs()
+                        .into_iter()
+                        .map(move |l| kernels::ntt::Limb {
+                            src,
+                            load: Load::Lift(q_cap),
+                            ..l
+                        })
+                })
+                .collect()
+        });
+        // Both components in one launch.
+        let strides = ConvStrides {
+            input: tspc * n,
+            out: q_cap as u64 * n,
+            top: if rescale {
+                (tops[1].dst - tops[0].dst) / 8
+            } else {
+                0
+            },
+            ..ConvStrides::default()
+        };
+        // Whether the conversion also prepared the rescale (only asked for with `rescale`);
+        // lifted limbs need no conversion launch.
+        let fused = !lift_p
+            && kernels::keyswitch::convert(
+                &cx,
+                conv_layout,
+                tp + 8 * q_cap as u64 * n,
+                cp,
+                (0, 0, 0),
+                rescale.then_some(kernels::keyswitch::RescaleTop {
+                    w: tops[0].dst,
+                    level,
+                    t_table: t_tab,
+                }),
+                (2, strides),
+            )?;
+        if rescale && !fused {
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
+            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level, t_tab)?;
+        }
+        if let (Some(p), Some(f)) = (pending, forked) {
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            f.join()?;
+        }
+        let cx = cx_main;
+        let lc = conv.limbs(self.s());
+        let la = acc.like(self.s(), &lo);
+        // The NTT of the converted limbs and the last step run fused where the register-blocked
+        // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
+        let mut args = kernels::ntt::FinishArgs {
+            out: lo,
+            acc: la,
+            conv: lc,
+            src: lo,
+            map: 0,
+            pinv: cx.t(cx.layout.p_inv[level]),
+            rs: 0,
+            level: level as u32,
+            mode: kernels::ntt::Finish::Plain,
+            use_t: 0,
+            pad: 0,
+            tp: ew::Scalars::new(&[])?,
+        };
+        if rescale {
+            // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (prepared above), one NTT, then
+            // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1. Slot l keeps conv_l: the dropped limb
+            // receives the plain mod_down result.
+            args.mode = kernels::ntt::Finish::Rescale;
+            args.rs = cx.t(cx.layout.rescale[level]);
+            if !kernels::ntt::forward_finish(&cx, &args, None)? {
+                kernels::ntt::forward(&cx, lc)?;
+                kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
+            }
+            out.shape.level = level - 1;
+            return Ok(());
+        }
+        // BGV: the final multiplier of the converted part carries t.
+        let tp = if t_mod != 1 {
+            let table = self
+                .inner
+                .ring
+                .mod_down_table(level)
+                .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+            let pairs = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
+            Some(ew::Scalars::new(&pairs)?)
+        } else {
+            None
+        };
+        (args.tp, args.use_t) = kernels::keyswitch::t_args(tp.as_ref())?;
+        let map = match rot {
+            Some((c, g)) => {
+                self.check(c)?;
+                check_covers(out, c, "rotate")?;
+                args.mode = kernels::ntt::Finish::Rot;
+                args.src = c.like(self.s(), &lo).components(0, 1);
+                Some(self.galois_map(g)?)
+            }
+            None => None,
+        };
+        let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
+        args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
+        if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
+            match &lifted {
+                Some(l) => kernels::ntt::forward_list(&cx, l)?,
+                None => kernels::ntt::forward(&cx, lc)?,
+            }
+            if rot.is_some() {
+                kernels::keyswitch::mod_down_finish_rot(
+                    &cx,
+                    lo,
+                    la,
+                    lc,
+                    args.src,
+                    args.map,
+                    level,
+                    tp.as_ref(),
+                )?;
+            } else {
+                kernels::keyswitch::mod_down_finish(&cx, lo, la, lc, level, tp.as_ref())?;
+            }
+        }
+        Ok(())
+    }
+}

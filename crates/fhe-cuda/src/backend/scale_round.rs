@@ -1,0 +1,145 @@
+//! BFV's ciphertext product with scale-and-round on the device (`Backend::tensor_scale_round`):
+//! the auxiliary basis `B`'s tables uploaded once per tables object, the inputs lifted to `B` in
+//! one conversion launch, the tensor over `Q ∪ B`, the rounding kernel (`scale_round.cu`) and the
+//! conversion back to `Q` (the method in `fhe_math::scale_round`).
+
+use super::*;
+
+impl CudaBackend {
+    /// The device tables of `t`, uploaded at first use.
+    fn sr_tables(&self, t: &ScaleRoundTables) -> Result<Arc<SrDevice>> {
+        let ring = &self.inner.ring;
+        let ql = t.moduli().len();
+        if t.aux_ntt().first().is_none_or(|x| x.n() != ring.n())
+            || ql > ring.q_count()
+            || t.moduli()
+                .iter()
+                .enumerate()
+                .any(|(s, m)| m.value() != ring.modulus(s).value())
+        {
+            return Err(shape_err(
+                "scale-and-round tables were built for another ring",
+            ));
+        }
+        cached(
+            &self.inner.scale_round,
+            kernels::scale_round::fingerprint(t),
+            || {
+                let (host, layout) = kernels::scale_round::build(ring, t);
+                Ok(SrDevice {
+                    buf: self.upload_words(&host)?,
+                    layout,
+                })
+            },
+        )
+    }
+
+    /// [`Backend::tensor_scale_round`] on the device (shapes checked): the steps of
+    /// [`ScaleRoundTables::tensor_scale_round_host`], each a kernel over all limbs.
+    pub(super) fn tensor_scale_round_impl(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        tables: &ScaleRoundTables,
+    ) -> Result<DevicePoly> {
+        let sr = self.sr_tables(tables)?;
+        let lay = &sr.layout;
+        let (ql, bl) = (lay.ql, lay.bl);
+        let total = ql + bl;
+        let n = self.inner.ring.n();
+        let (srp, _g) = sr.buf.device_ptr(self.s());
+        let scx = Ctx {
+            dev: &self.inner.device,
+            stream: &self.inner.stream,
+            tables: srp,
+            layout: &lay.ring,
+            n: n as u32,
+        };
+        // Scratch buffers (every word read is written by a kernel below first); they live to the
+        // end of this call, after the last kernel that uses them is enqueued.
+        let alloc = |words: usize| self.scratch_words(words);
+        // tmp: [a0, a1, b0, b1][ql][n] in coefficient form; ext: their B limbs in NTT form, at slots
+        // ql.. of a Q ∪ B layout (its Q slots stay unused: the tensor reads the inputs).
+        let tmp = alloc(4 * ql * n)?;
+        let ext = alloc(4 * total * n)?;
+        let d = alloc(3 * total * n)?;
+        let r = alloc(3 * bl * n)?;
+        let (tp, _g1) = tmp.device_ptr(self.s());
+        let (ep, _g2) = ext.device_ptr(self.s());
+        let (dp, _g3) = d.device_ptr(self.s());
+        let (rp, _g4) = r.device_ptr(self.s());
+        let w = 8 * n as u64;
+        let set = |ptr: u64, spc: usize, comps: u32, q_lo: usize, q_cnt: usize| LimbSet {
+            ptr,
+            n: n as u32,
+            spc: spc as u32,
+            comp_lo: 0,
+            comps,
+            q_lo: q_lo as u32,
+            q_cnt: q_cnt as u32,
+            p_lo: 0,
+            p_cnt: 0,
+        };
+        // Step 1: coefficient form of the inputs (out of place), exact centred lift to B of
+        // every input component in one launch (tmp holds them ql limbs apart, ext total limbs
+        // apart), NTT of the B limbs. A square (`b` is `a`) lifts its one input once.
+        let inputs: &[&DevicePoly] = if std::ptr::eq(a, b) { &[a] } else { &[a, b] };
+        let mut inv = Vec::new();
+        for (x, p) in inputs.iter().enumerate() {
+            let src = Self::q_only(p.limbs(self.s()), 0, ql as u32);
+            let dst = set(tp + 2 * x as u64 * ql as u64 * w, ql, 2, 0, ql);
+            for (mut l, m) in src.limbs().into_iter().zip(dst.limbs()) {
+                l.dst = m.dst;
+                inv.push(l);
+            }
+        }
+        kernels::ntt::inverse_list(&scx, &inv)?;
+        let nw = n as u64;
+        let lifted = 2 * inputs.len() as u32;
+        let strides = ConvStrides {
+            input: ql as u64 * nw,
+            out: total as u64 * nw,
+            ..ConvStrides::default()
+        };
+        kernels::keyswitch::convert(
+            &scx,
+            &lay.q_to_b,
+            tp,
+            ep,
+            (0, 0, 0),
+            None,
+            (lifted, strides),
+        )?;
+        kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
+        // Step 2: tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from ext),
+        // back to coefficient form.
+        let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
+        let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
+        ew::tensor(&scx, set(dp, total, 1, 0, ql), q_of(a), q_of(b))?;
+        ew::tensor(
+            &scx,
+            set(dp, total, 1, ql, bl),
+            set(ep, total, 1, ql, bl),
+            set(b_ext, total, 1, ql, bl),
+        )?;
+        kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
+        // Step 3: scale and round into B.
+        kernels::scale_round::to_b(&scx, lay, dp, rp)?;
+        // Step 4: exact centred conversion back to Q, then NTT form.
+        let out = self.alloc_zero_inactive(Shape {
+            components: 3,
+            level: ql - 1,
+            extended: false,
+        })?;
+        let op = out.ptr(self.s());
+        let ospc = out.slots_per_component() as u64;
+        let strides = ConvStrides {
+            input: bl as u64 * nw,
+            out: ospc * nw,
+            ..ConvStrides::default()
+        };
+        kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
+        kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
+        Ok(out)
+    }
+}
