@@ -581,7 +581,7 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// `a·b` relinearized at the common level, not switched down (explicit control of the
-    /// modulus; the same result as `relinearize(mul(a, b))`, in one fused call).
+    /// modulus; the same result as `relinearize(mul(a, b))`, in one backend call).
     pub fn mul_relin_no_switch(
         &self,
         a: &Ciphertext<B>,

@@ -285,3 +285,98 @@ pub fn apply_galois_hoisted_mod_t<B: Backend>(
     check_t(backend, t)?;
     hoisted(backend, ct, keys, t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeyGenerator;
+    use fhe_math::cpu::CpuBackend;
+    use fhe_math::poly::Shape;
+    use fhe_math::primes::ntt_primes;
+    use fhe_math::ring::RingContext;
+    use fhe_math::sampler::{Domain, Seed};
+
+    const FP: u64 = 0x5eed;
+
+    /// n = 2^10, three 50-bit primes, two special primes, one prime per digit; a relinearization
+    /// key and two uniform 2-component "ciphertexts" (the algebra does not need encryptions).
+    fn setup() -> (
+        CpuBackend,
+        RelinKey<CpuBackend>,
+        [Ciphertext<CpuBackend>; 2],
+    ) {
+        let n = 1 << 10;
+        let qs = ntt_primes(50, 2 * n as u64, 3, &[]).unwrap();
+        let ps = ntt_primes(55, 2 * n as u64, 2, &qs).unwrap();
+        let be = CpuBackend::new(RingContext::new(n, &qs, &ps, vec![0..1, 1..2, 2..3]).unwrap());
+        let kg = KeyGenerator::new(&be, FP);
+        let sk = kg.secret_key_from_seed(Seed([1; 32])).unwrap();
+        let rlk = kg
+            .relin_key_with_seeds(&sk, Seed([2; 32]), &Seed([3; 32]))
+            .unwrap();
+        let shape = Shape {
+            components: 2,
+            level: 2,
+            extended: false,
+        };
+        let ct = |i: u32| Ciphertext {
+            poly: be
+                .sample_uniform(&Seed([4; 32]), Domain::Other, 2 * i, shape)
+                .unwrap(),
+            meta: crate::encrypt::fresh_meta(2, 1.0, FP),
+            seed: None,
+        };
+        let cts = [ct(0), ct(1)];
+        (be, rlk, cts)
+    }
+
+    /// `mul_relinearize(_mod_t)` is `relinearize(_mod_t)` of the tensor, word for word, with the
+    /// level lowered by the fused switch; wrong operands are errors.
+    #[test]
+    fn mul_relinearize_is_relinearize_of_the_product() {
+        let (be, rlk, [a, b]) = setup();
+        let product = || Ciphertext {
+            poly: be.tensor(&a.poly, &b.poly).unwrap(),
+            meta: a.meta,
+            seed: None,
+        };
+        for switch in [false, true] {
+            let two = relinearize(&be, product(), &rlk, switch).unwrap();
+            let one = mul_relinearize(&be, &a, &b, &rlk, switch).unwrap();
+            assert_eq!(
+                be.download(&one.poly).unwrap(),
+                be.download(&two.poly).unwrap()
+            );
+            assert_eq!(one.meta.level, 2 - usize::from(switch));
+            let two = relinearize_mod_t(&be, product(), &rlk, 65537, switch).unwrap();
+            let one = mul_relinearize_mod_t(&be, &a, &b, &rlk, 65537, switch).unwrap();
+            assert_eq!(
+                be.download(&one.poly).unwrap(),
+                be.download(&two.poly).unwrap()
+            );
+        }
+        // Operands at two levels, a rescale from level 0, a key of other parameters, a
+        // 3-component operand: errors, not results.
+        let mut low = Ciphertext {
+            poly: be.duplicate(&b.poly).unwrap(),
+            meta: b.meta,
+            seed: None,
+        };
+        be.set_level(&mut low.poly, 1).unwrap();
+        low.meta.level = 1;
+        assert!(mul_relinearize(&be, &a, &low, &rlk, false).is_err());
+        let mut zero = Ciphertext {
+            poly: be.duplicate(&a.poly).unwrap(),
+            meta: a.meta,
+            seed: None,
+        };
+        be.set_level(&mut zero.poly, 0).unwrap();
+        zero.meta.level = 0;
+        assert!(mul_relinearize(&be, &zero, &zero, &rlk, true).is_err());
+        assert!(mul_relinearize(&be, &zero, &zero, &rlk, false).is_ok());
+        assert!(mul_relinearize(&be, &product(), &a, &rlk, false).is_err());
+        let mut other = b;
+        other.meta.fingerprint = FP + 1;
+        assert!(mul_relinearize(&be, &a, &other, &rlk, false).is_err());
+    }
+}
