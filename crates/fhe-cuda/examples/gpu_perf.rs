@@ -10,7 +10,8 @@
 //! modulus switch, a rotation and BFV's tensor with scale-and-round.
 //! `GPU_PERF_ONLY=prefix` times only the operations whose name starts with it;
 //! `GPU_PERF_TRACE=prefix` also prints one call's launch timeline of each of them
-//! (`fhe_cuda::trace`: kernel, stream, device start and end).
+//! (`fhe_cuda::trace`: kernel, stream, device start and end); `GPU_PERF_HOST=1` times each
+//! operation again from an idle GPU, with the host's enqueue time.
 
 use ckks::Parameters;
 use ckks::context::ring_for;
@@ -69,6 +70,34 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
         v[0],
         v[runs - 1]
     );
+    // GPU_PERF_HOST=1: each call again from an idle GPU (a synchronize first), with the host's
+    // time to enqueue it and the event time then: where the host enqueues slower than the GPU
+    // runs, the second exceeds the back-to-back median above.
+    if std::env::var("GPU_PERF_HOST").is_ok_and(|x| x == "1") {
+        let (mut host, mut idle) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let a = ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .unwrap();
+            let b = ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .unwrap();
+            be.synchronize().unwrap();
+            let t0 = std::time::Instant::now();
+            a.record(s).unwrap();
+            f();
+            b.record(s).unwrap();
+            host.push(t0.elapsed().as_secs_f64() * 1e6);
+            idle.push(a.elapsed_ms(&b).unwrap() as f64 * 1e3);
+        }
+        host.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        idle.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "  {name:<26} from idle: host enqueue {:>7.1} us, event {:>7.1} us",
+            host[runs / 2],
+            idle[runs / 2]
+        );
+    }
     // GPU_PERF_TRACE=prefix: one more call of each matching operation with its launch timeline.
     if let Ok(p) = std::env::var("GPU_PERF_TRACE")
         && name.starts_with(&p)
