@@ -359,15 +359,40 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
-    /// `a·b` relinearized.
+    /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin`: the GPU
+    /// hands the product's third component to the key switch before its NTT).
     pub fn mul_relin(
         &self,
         a: &Ciphertext<B>,
         b: &Ciphertext<B>,
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
-        let prod = self.mul(a, b)?;
-        self.relinearize(prod, rlk)
+        let op = "multiply";
+        self.check_pair(op, a, b)?;
+        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
+        let level = a.level();
+        let noise = self.ctx.noise();
+        let bits = noise.after_mul_at(a.noise_bits, b.noise_bits, level);
+        self.check_noise(op, bits, level)?;
+        let bits = noise.after_key_switch_at(bits, level);
+        self.check_noise("relinearize", bits, level)?;
+        rlwe::error::check_same("relinearize", a.inner.meta.fingerprint, rlk.0.fingerprint)?;
+        let tables = self.ctx.tables_at(level)?;
+        let poly = self.be().tensor_scale_round_relin(
+            &a.inner.poly,
+            &b.inner.poly,
+            tables,
+            &rlk.0.poly,
+        )?;
+        Ok(Ciphertext {
+            inner: rlwe::Ciphertext {
+                poly,
+                meta: a.inner.meta,
+                seed: None,
+            },
+            factor: 1,
+            noise_bits: bits,
+        })
     }
 
     /// `a²` relinearized.

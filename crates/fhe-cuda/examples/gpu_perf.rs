@@ -274,6 +274,13 @@ fn integer_paths(
     time(be, "bfv square (scale_round)", || {
         drop(be.tensor_scale_round(a, a, &tables).unwrap())
     });
+    time(be, "bfv mul_relin (two calls)", || {
+        let c = be.tensor_scale_round(a, b, &tables).unwrap();
+        drop(be.relinearize(c, key, false).unwrap())
+    });
+    time(be, "bfv mul_relin (one call)", || {
+        drop(be.tensor_scale_round_relin(a, b, &tables, key).unwrap())
+    });
     println!(
         "SUMMARY {} t = {t}: mul_relin {relin:.1} us rotate {rot:.1} us bfv multiply {bfv:.1} us",
         be.device().name()

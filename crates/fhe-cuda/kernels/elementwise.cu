@@ -95,6 +95,20 @@ extern "C" __global__ void elementwise_scalar(LimbSet a, Scalars sc, const u64* 
     }
 }
 
+// out <- (in + add_i)·mul_i (Shoup) for the limbs of `out`, read from the same positions of
+// `in` (mod_up's prescale of a coefficient-form component, `CudaBackend::mod_up_prescale`).
+extern "C" __global__ void elementwise_affine(LimbSet out, LimbSet in, Scalars add, Scalars mul,
+                                              const u64* slots) {
+    pdl_wait();
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 pos = idx % (out.q_cnt + out.p_cnt);
+    Mod m = load_mod(slots, limbset_slot(out, idx));
+    const u64 x = mod_add(limbset_ptr(in, idx)[k], add.w[pos], m.q);
+    limbset_ptr(out, idx)[k] = mul_shoup(x, mul.w[pos], mul.ws[pos], m.q);
+}
+
 // Tensor product, fused: out = (a0 b0, a0 b1 + a1 b0, a1 b1). `out` is the one-component set
 // of output component 0 (the other two follow at +spc*n); `a` and `b` likewise.
 extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots) {

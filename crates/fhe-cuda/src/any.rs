@@ -477,6 +477,16 @@ impl Backend for AnyBackend {
         dispatch!(new self, (a, b, relin_key) => be.mul_relin(a, b, relin_key, rescale))
     }
 
+    fn tensor_scale_round_relin(
+        &self,
+        a: &AnyPoly,
+        b: &AnyPoly,
+        tables: &ScaleRoundTables,
+        relin_key: &AnyPoly,
+    ) -> Result<AnyPoly> {
+        dispatch!(new self, (a, b, relin_key) => be.tensor_scale_round_relin(a, b, tables, relin_key))
+    }
+
     fn mul_relin_mod_t(
         &self,
         a: &AnyPoly,

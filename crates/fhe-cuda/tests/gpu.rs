@@ -688,6 +688,26 @@ fn check_scale_round(ring: Arc<RingContext>, t: u64) {
                 &got,
             );
         }
+        // Relinearized in the same call (the GPU hands c_2 to mod_up in coefficient form).
+        let key = Shape {
+            components: 2 * ring.digits().len(),
+            level: top,
+            extended: true,
+        };
+        let (hk, dk) = pair.random(key, 70);
+        let want = pair
+            .cpu
+            .tensor_scale_round_relin(&ha, &hb, &tables, &hk)
+            .unwrap();
+        let got = pair
+            .gpu
+            .tensor_scale_round_relin(&da, &db, &tables, &dk)
+            .unwrap();
+        pair.same(
+            &format!("tensor_scale_round_relin n={} level {level}", ring.n()),
+            &want,
+            &got,
+        );
     }
 }
 
@@ -695,6 +715,9 @@ fn check_scale_round(ring: Arc<RingContext>, t: u64) {
 #[ignore = "needs a CUDA device"]
 fn gpu_tensor_scale_round_matches_cpu_n13() {
     check_scale_round(ring(13, 4, 1, 1), 65537);
+    // One-prime digits (lifted on load, not prescaled) and a mixed split.
+    check_scale_round(ring(13, 4, 2, 4), 65537);
+    check_scale_round(ring(13, 5, 2, 2), 65537);
 }
 
 #[test]

@@ -417,6 +417,21 @@ pub trait Backend: Clone + Send + Sync + 'static {
         Ok(d)
     }
 
+    /// BFV's product relinearized: [`Backend::tensor_scale_round`], then
+    /// [`Backend::relinearize`] without rescale. A backend may hand the product's third
+    /// component to the key switch in coefficient form, before the product's own NTT (the
+    /// result is the same).
+    fn tensor_scale_round_relin(
+        &self,
+        a: &Self::Poly,
+        b: &Self::Poly,
+        tables: &ScaleRoundTables,
+        relin_key: &Self::Poly,
+    ) -> Result<Self::Poly> {
+        let c = self.tensor_scale_round(a, b, tables)?;
+        self.relinearize(c, relin_key, false)
+    }
+
     /// Multiply, relinearize and optionally rescale two 2-component ciphertexts in NTT form.
     fn mul_relin(
         &self,

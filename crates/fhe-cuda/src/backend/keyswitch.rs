@@ -100,6 +100,30 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Relinearization of `c` (`Backend::relinearize_mod_t`); with `coeffs`, mod_up starts from
+    /// that coefficient form of `c_2` ([`CudaBackend::mod_up_prescale`]) instead of an inverse
+    /// NTT.
+    pub(super) fn relinearize_from(
+        &self,
+        mut c: DevicePoly,
+        relin_key: &DevicePoly,
+        rescale: bool,
+        t: u64,
+        coeffs: Option<ScratchPoly<'_>>,
+    ) -> Result<DevicePoly> {
+        // The default body, with the accumulator written (not zeroed, then accumulated); the
+        // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
+        let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
+        let mut acc = self.scratch(Self::acc_shape(&ext))?;
+        // mod_down starts on the side stream (BGV's modulus switch included).
+        let top = rescale.then_some(c.shape.level);
+        let pending =
+            self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, top, coeffs)?;
+        self.truncate_components(&mut c, 2)?;
+        self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
+        Ok(c)
+    }
+
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
     pub(super) fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
         self.check(c)?;
@@ -122,7 +146,18 @@ impl CudaBackend {
         component: usize,
         ext: &mut DevicePoly,
     ) -> Result<()> {
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true)?;
+        self.mod_up_into_from(c, component, ext, None)
+    }
+
+    /// [`CudaBackend::mod_up_into`], from `coeffs` where given ([`CudaBackend::mod_up_convert`]).
+    fn mod_up_into_from(
+        &self,
+        c: &DevicePoly,
+        component: usize,
+        ext: &mut DevicePoly,
+        coeffs: Option<ScratchPoly<'_>>,
+    ) -> Result<()> {
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, coeffs)?;
         kernels::ntt::forward_list(&self.cx(), &fwd)?;
         Ok(())
     }
@@ -147,6 +182,7 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
         plan: Rows,
+        coeffs: Option<ScratchPoly<'_>>,
     ) -> Result<Fused> {
         let cx = self.cx();
         if !kernels::ntt::key_product_fusable(&cx) {
@@ -155,7 +191,7 @@ impl CudaBackend {
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false, coeffs)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let acc_set = acc.limbs(self.s()).components(0, 1);
         let rows: Vec<(u32, Option<u32>)> = acc_set
@@ -214,13 +250,18 @@ impl CudaBackend {
     /// `copy_digits`; returns the limbs for the forward NTT (converted, coefficient form, in
     /// place; or, for a one-prime digit where the NTT lifts on load, read from the inverse NTT's
     /// output in the returned workspace, which the caller keeps until the NTT is enqueued).
-    fn mod_up_convert(
-        &self,
+    ///
+    /// With `coeffs`, a workspace of `mod_up`'s coefficient form that already holds it
+    /// ([`CudaBackend::mod_up_prescale`]: BFV's product hands over its third component before
+    /// its NTT), the inverse NTT is skipped.
+    fn mod_up_convert<'a>(
+        &'a self,
         c: &DevicePoly,
         component: usize,
         ext: &mut DevicePoly,
         copy_digits: bool,
-    ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'_>)> {
+        coeffs: Option<ScratchPoly<'a>>,
+    ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'a>)> {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
         let cx = self.cx();
@@ -233,22 +274,24 @@ impl CudaBackend {
         let on_load =
             |up: &ModUpLayout| (lift && up.digit.len() == 1) || (convert && up.row0.is_some());
         // Coefficient form of the component (all active Q limbs: the digits partition them),
-        // transformed out of place.
-        let tmp = self.scratch(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
+        // transformed out of place (unless given).
+        let given = coeffs.is_some();
+        let tmp = match coeffs {
+            Some(t) => t,
+            None => self.scratch(Self::mod_up_coeffs_shape(level))?,
+        };
         let lt = tmp.limbs(self.s());
         let lc = c.like(self.s(), &lt).components(component as u32, 1);
-        let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
-        for (x, y) in inv.iter_mut().zip(lt.limbs()) {
-            x.dst = y.dst;
-        }
-        if convert && ups.iter().any(|up| up.row0.is_some()) {
-            kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
-        } else {
-            kernels::ntt::inverse_list(&cx, &inv)?;
+        if !given {
+            let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
+            for (x, y) in inv.iter_mut().zip(lt.limbs()) {
+                x.dst = y.dst;
+            }
+            if convert && ups.iter().any(|up| up.row0.is_some()) {
+                kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
+            } else {
+                kernels::ntt::inverse_list(&cx, &inv)?;
+            }
         }
         let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
         let n = self.inner.ring.n() as u64;
@@ -412,17 +455,70 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
         rescale_top: Option<usize>,
+        coeffs: Option<ScratchPoly<'_>>,
     ) -> Result<Option<PendingRows>> {
+        if !kernels::ntt::key_product_fusable(&self.cx()) {
+            self.mod_up_into_from(c, component, ext, coeffs)?;
+            self.key_acc(ext, key, galois, acc)?;
+            return Ok(None);
+        }
         let rows = Rows::for_mod_down(rescale_top);
-        match self.mod_up_key_product(c, component, key, galois, ext, acc, rows)? {
+        match self.mod_up_key_product(c, component, key, galois, ext, acc, rows, coeffs)? {
             Fused::Split(p) => Ok(Some(p)),
             Fused::Yes => Ok(None),
-            Fused::No => {
-                self.mod_up_into(c, component, ext)?;
-                self.key_acc(ext, key, galois, acc)?;
-                Ok(None)
+            Fused::No => unreachable!("the fused key product applies (checked above)"),
+        }
+    }
+
+    /// The shape of `mod_up`'s coefficient-form workspace at `level` (one component over Q).
+    pub(super) fn mod_up_coeffs_shape(level: usize) -> Shape {
+        Shape {
+            components: 1,
+            level,
+            extended: false,
+        }
+    }
+
+    /// Writes into `coeffs` (of [`CudaBackend::mod_up_coeffs_shape`]) what `mod_up`'s inverse
+    /// NTT would, from the coefficient-form limbs `src` (slots `0..=level`, one component):
+    /// `(x + h_in)·q̂^-1 mod q` on the limbs of the digits the first forward pass converts on
+    /// load (`ntt::inverse_list_prescaled`'s words), `x` on the others. One elementwise launch
+    /// where the inverse NTT took two passes.
+    pub(super) fn mod_up_prescale(
+        &self,
+        src: LimbSet,
+        coeffs: &ScratchPoly<'_>,
+        level: usize,
+    ) -> Result<()> {
+        let cx = self.cx();
+        let convert = kernels::ntt::convert_on_load(&cx);
+        let ring = &self.inner.ring;
+        let ups = &self.inner.layout.mod_up[level];
+        let mut add = vec![(0u64, 0u64); level + 1];
+        let mut mul: Vec<(u64, u64)> = (0..=level).map(|s| (1, ring.modulus(s).shoup(1))).collect();
+        let prescaled = convert && ups.iter().any(|up| up.row0.is_some());
+        if prescaled {
+            for (up, t) in ups.iter().zip(ring.mod_up_tables(level)) {
+                if up.row0.is_none() {
+                    continue;
+                }
+                for (i, s) in t.digit_slots.clone().enumerate() {
+                    let m = ring.modulus(s);
+                    let qhi = t.converter.q_hat_inv()[i];
+                    add[s] = (t.half_mod_digit[i], 0);
+                    mul[s] = (qhi, m.shoup(qhi));
+                }
             }
         }
+        let lt = coeffs.limbs(self.s());
+        ew::affine(
+            &cx,
+            lt,
+            src,
+            &ew::Scalars::new(&add)?,
+            &ew::Scalars::new(&mul)?,
+        )?;
+        Ok(())
     }
 
     /// `mod_down_into` (shapes checked here).

@@ -1018,19 +1018,8 @@ impl Backend for CudaBackend {
         b: &DevicePoly,
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
-        let level = tables.level();
-        for p in [a, b] {
-            self.check(p)?;
-            let s = p.shape;
-            if s.components != 2 || s.level != level || s.extended {
-                return Err(shape_err(format!(
-                    "tensor with scale-and-round needs 2-component buffers at level {level}, \
-                     got {} components at level {}",
-                    s.components, s.level
-                )));
-            }
-        }
-        self.tensor_scale_round_impl(a, b, tables)
+        self.check_scale_round_inputs(a, b, tables)?;
+        self.tensor_scale_round_impl(a, b, tables, None)
     }
 
     fn automorphism_into(
@@ -1165,7 +1154,7 @@ impl Backend for CudaBackend {
         let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
         let pending =
-            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, None)?;
+            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, None, None)?;
         let mut out = self.zeros(Shape {
             components: 2,
             level: c.shape.level,
@@ -1177,21 +1166,36 @@ impl Backend for CudaBackend {
 
     fn relinearize_mod_t(
         &self,
-        mut c: DevicePoly,
+        c: DevicePoly,
         relin_key: &DevicePoly,
         rescale: bool,
         t: u64,
     ) -> Result<DevicePoly> {
-        // The default body, with the accumulator written (not zeroed, then accumulated); the
-        // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
-        let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
-        let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        // mod_down starts on the side stream (BGV's modulus switch included).
-        let top = rescale.then_some(c.shape.level);
-        let pending = self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, top)?;
-        self.truncate_components(&mut c, 2)?;
-        self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
-        Ok(c)
+        self.relinearize_from(c, relin_key, rescale, t, None)
+    }
+
+    fn tensor_scale_round_relin(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        tables: &ScaleRoundTables,
+        relin_key: &DevicePoly,
+    ) -> Result<DevicePoly> {
+        self.check_scale_round_inputs(a, b, tables)?;
+        let level = tables.level();
+        // The product's third component goes to mod_up in coefficient form, before the
+        // product's NTT: `coeffs` takes the place of mod_up's inverse NTT.
+        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
+        let c = self.tensor_scale_round_impl(
+            a,
+            b,
+            tables,
+            Some(&mut |out: &DevicePoly| {
+                let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
+                self.mod_up_prescale(c2, &coeffs, level)
+            }),
+        )?;
+        self.relinearize_from(c, relin_key, false, 1, Some(coeffs))
     }
 
     fn rotate_hoisted_mod_t(
@@ -1211,7 +1215,8 @@ impl Backend for CudaBackend {
         // One rotation fuses mod_up's last NTT pass with its key product where that applies and
         // starts its mod_down on the side stream; several share the NTT-form digits (hoisting).
         if let [(g, key)] = keys {
-            let pending = self.mod_up_and_product(c, 1, key, Some(*g), &mut ext, &mut acc, None)?;
+            let pending =
+                self.mod_up_and_product(c, 1, key, Some(*g), &mut ext, &mut acc, None, None)?;
             let mut out = self.alloc_zero_inactive(Shape {
                 components: 2,
                 level,

@@ -36,11 +36,38 @@ impl CudaBackend {
 
     /// [`Backend::tensor_scale_round`] on the device (shapes checked): the steps of
     /// [`ScaleRoundTables::tensor_scale_round_host`], each a kernel over all limbs.
+    /// The inputs of `tensor_scale_round`: two 2-component buffers over Q at the tables' level.
+    pub(super) fn check_scale_round_inputs(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        tables: &ScaleRoundTables,
+    ) -> Result<()> {
+        let level = tables.level();
+        for p in [a, b] {
+            self.check(p)?;
+            let s = p.shape;
+            if s.components != 2 || s.level != level || s.extended {
+                return Err(shape_err(format!(
+                    "tensor with scale-and-round needs 2-component buffers at level {level}, \
+                     got {} components at level {}",
+                    s.components, s.level
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `tensor_scale_round` (inputs checked). `before_ntt`, if given, is called with the result
+    /// while it is still in coefficient form, after the conversion back to Q and before the
+    /// forward NTT that ends the product (what it enqueues runs in between).
+    #[allow(clippy::type_complexity)]
     pub(super) fn tensor_scale_round_impl(
         &self,
         a: &DevicePoly,
         b: &DevicePoly,
         tables: &ScaleRoundTables,
+        before_ntt: Option<&mut dyn FnMut(&DevicePoly) -> Result<()>>,
     ) -> Result<DevicePoly> {
         let sr = self.sr_tables(tables)?;
         let lay = &sr.layout;
@@ -139,6 +166,9 @@ impl CudaBackend {
             ..ConvStrides::default()
         };
         kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
+        if let Some(f) = before_ntt {
+            f(&out)?;
+        }
         kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
         Ok(out)
     }

@@ -97,6 +97,30 @@ pub(crate) fn scalar(cx: &Ctx, a: LimbSet, sc: &Scalars, op: u32) -> Result<()> 
     launch!(cx.stream, f, grid(cx.n, a.count()), &a, sc, &slots, &op)
 }
 
+/// `elementwise_affine(LimbSet out, LimbSet in, Scalars add, Scalars mul, const u64* slots)`:
+/// `out <- (in + add_i)·mul_i` limb by limb (`in` with `out`'s limbs; `mul` with Shoup
+/// companions, `add` values only).
+pub(crate) fn affine(
+    cx: &Ctx,
+    out: LimbSet,
+    input: LimbSet,
+    add: &Scalars,
+    mul: &Scalars,
+) -> Result<()> {
+    let f = cx.dev.function("elementwise", "elementwise_affine")?;
+    let slots = cx.slots();
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &input,
+        add,
+        mul,
+        &slots
+    )
+}
+
 /// `elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots)`.
 pub(crate) fn tensor(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet) -> Result<()> {
     let f = cx.dev.function("elementwise", "elementwise_tensor")?;
