@@ -313,19 +313,40 @@ impl<B: Backend> Evaluator<B> {
     /// `a ⊗ b`: the 3-component product `⌊(t/Q_l)·(a ⊗ b)⌉` at the operands' common level `l`
     /// ([`Error::LevelMismatch`] when they differ), not relinearized.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.product(a, b, None)
+    }
+
+    /// `a ⊗ b`, relinearized with `rlk` in the same backend call when given
+    /// (`Backend::tensor_scale_round_relin`); the noise bound checked after each step.
+    fn product(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        rlk: Option<&RelinKey<B>>,
+    ) -> Result<Ciphertext<B>> {
         let op = "multiply";
         self.check_pair(op, a, b)?;
         check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
         let level = a.level();
-        let bits = self
-            .ctx
-            .noise()
-            .after_mul_at(a.noise_bits, b.noise_bits, level);
+        let noise = self.ctx.noise();
+        let mut bits = noise.after_mul_at(a.noise_bits, b.noise_bits, level);
         self.check_noise(op, bits, level)?;
         let tables = self.ctx.tables_at(level)?;
-        let poly = self
-            .be()
-            .tensor_scale_round(&a.inner.poly, &b.inner.poly, tables)?;
+        let (pa, pb) = (&a.inner.poly, &b.inner.poly);
+        let poly = match rlk {
+            None => self.be().tensor_scale_round(pa, pb, tables)?,
+            Some(rlk) => {
+                bits = noise.after_key_switch_at(bits, level);
+                self.check_noise("relinearize", bits, level)?;
+                rlwe::error::check_same(
+                    "relinearize",
+                    a.inner.meta.fingerprint,
+                    rlk.0.fingerprint,
+                )?;
+                self.be()
+                    .tensor_scale_round_relin(pa, pb, tables, &rlk.0.poly)?
+            }
+        };
         Ok(Ciphertext {
             inner: rlwe::Ciphertext {
                 poly,
@@ -367,32 +388,7 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B>,
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
-        let op = "multiply";
-        self.check_pair(op, a, b)?;
-        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
-        let level = a.level();
-        let noise = self.ctx.noise();
-        let bits = noise.after_mul_at(a.noise_bits, b.noise_bits, level);
-        self.check_noise(op, bits, level)?;
-        let bits = noise.after_key_switch_at(bits, level);
-        self.check_noise("relinearize", bits, level)?;
-        rlwe::error::check_same("relinearize", a.inner.meta.fingerprint, rlk.0.fingerprint)?;
-        let tables = self.ctx.tables_at(level)?;
-        let poly = self.be().tensor_scale_round_relin(
-            &a.inner.poly,
-            &b.inner.poly,
-            tables,
-            &rlk.0.poly,
-        )?;
-        Ok(Ciphertext {
-            inner: rlwe::Ciphertext {
-                poly,
-                meta: a.inner.meta,
-                seed: None,
-            },
-            factor: 1,
-            noise_bits: bits,
-        })
+        self.product(a, b, Some(rlk))
     }
 
     /// `a²` relinearized.

@@ -49,21 +49,30 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
         f();
     }
     be.synchronize().unwrap();
-    let mut v = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let a = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .unwrap();
-        let b = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .unwrap();
+    // One call between two timing events, after a synchronize when `idle`: (event µs, host µs
+    // from before the first event's record to after the second's).
+    let mut once = |idle: bool| {
+        let event = || {
+            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .unwrap()
+        };
+        let (a, b) = (event(), event());
+        if idle {
+            be.synchronize().unwrap();
+        }
+        let t0 = std::time::Instant::now();
         a.record(s).unwrap();
         f();
         b.record(s).unwrap();
-        v.push(a.elapsed_ms(&b).unwrap() as f64 * 1e3);
-    }
+        let host = t0.elapsed().as_secs_f64() * 1e6;
+        (a.elapsed_ms(&b).unwrap() as f64 * 1e3, host)
+    };
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v
+    };
+    let v = sorted((0..runs).map(|_| once(false).0).collect());
     be.synchronize().unwrap();
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let med = v[runs / 2];
     println!(
         "{name:<28} median {med:>9.1} us   min {:>9.1}   max {:>9.1}",
@@ -74,24 +83,8 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
     // time to enqueue it and the event time then: where the host enqueues slower than the GPU
     // runs, the second exceeds the back-to-back median above.
     if std::env::var("GPU_PERF_HOST").is_ok_and(|x| x == "1") {
-        let (mut host, mut idle) = (Vec::new(), Vec::new());
-        for _ in 0..runs {
-            let a = ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .unwrap();
-            let b = ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .unwrap();
-            be.synchronize().unwrap();
-            let t0 = std::time::Instant::now();
-            a.record(s).unwrap();
-            f();
-            b.record(s).unwrap();
-            host.push(t0.elapsed().as_secs_f64() * 1e6);
-            idle.push(a.elapsed_ms(&b).unwrap() as f64 * 1e3);
-        }
-        host.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        idle.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let (idle, host): (Vec<f64>, Vec<f64>) = (0..runs).map(|_| once(true)).unzip();
+        let (idle, host) = (sorted(idle), sorted(host));
         println!(
             "  {name:<26} from idle: host enqueue {:>7.1} us, event {:>7.1} us",
             host[runs / 2],
