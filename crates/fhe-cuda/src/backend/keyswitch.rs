@@ -166,12 +166,13 @@ impl CudaBackend {
     /// for the digits of `mod_up(c, component)`, with the last NTT pass of the converted limbs
     /// fused with the product (`ntt::forward_key_product`): the NTT-form digits are not stored
     /// and the digits' own limbs are read from `c`. `ext` (of `mod_up_shape`) holds the
-    /// converted limbs between the passes. Returns [`Fused::No`], enqueuing nothing, where the
-    /// fused pass does not apply (the caller runs `mod_up_into` and `key_acc`).
+    /// converted limbs between the passes. The caller checks `ntt::key_product_fusable` (else
+    /// it runs `mod_up_into` and `key_acc`).
     ///
-    /// With [`Rows::ForModDown`], only the first pass is enqueued, and the rows come back as
-    /// [`Fused::Split`] (the special-prime rows, and row `rescale_top` if given, apart), for
-    /// [`CudaBackend::mod_down_any`] to launch: those on the side stream, the others on the main.
+    /// With [`Rows::All`] the whole product is enqueued (returns `None`). With
+    /// [`Rows::ForModDown`], only the first pass is, and the rows come back (the special-prime
+    /// rows, and row `rescale_top` if given, apart) for [`CudaBackend::mod_down_any`] to
+    /// launch: those on the side stream, the others on the main.
     #[allow(clippy::too_many_arguments)]
     fn mod_up_key_product(
         &self,
@@ -183,11 +184,8 @@ impl CudaBackend {
         acc: &mut DevicePoly,
         plan: Rows,
         coeffs: Option<ScratchPoly<'_>>,
-    ) -> Result<Fused> {
+    ) -> Result<Option<PendingRows>> {
         let cx = self.cx();
-        if !kernels::ntt::key_product_fusable(&cx) {
-            return Ok(Fused::No);
-        }
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
@@ -220,7 +218,7 @@ impl CudaBackend {
         Ok(match plan {
             Rows::All => {
                 kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
-                Fused::Yes
+                None
             }
             Rows::ForModDown { rescale_top: top } => {
                 let q_cap = self.inner.ring.q_count() as u32;
@@ -236,7 +234,7 @@ impl CudaBackend {
                 };
                 // The first pass only; the rows are launched by mod_down_any.
                 kernels::ntt::forward_key_product(&cx, &fwd, &[], args)?;
-                Fused::Split(PendingRows {
+                Some(PendingRows {
                     early,
                     early_set,
                     late,
@@ -463,11 +461,7 @@ impl CudaBackend {
             return Ok(None);
         }
         let rows = Rows::for_mod_down(rescale_top);
-        match self.mod_up_key_product(c, component, key, galois, ext, acc, rows, coeffs)? {
-            Fused::Split(p) => Ok(Some(p)),
-            Fused::Yes => Ok(None),
-            Fused::No => unreachable!("the fused key product applies (checked above)"),
-        }
+        self.mod_up_key_product(c, component, key, galois, ext, acc, rows, coeffs)
     }
 
     /// The shape of `mod_up`'s coefficient-form workspace at `level` (one component over Q).

@@ -61,22 +61,12 @@ struct PlainNtt {
     layout: TableLayout,
 }
 
-/// What [`CudaBackend::mod_up_key_product`] enqueued.
-enum Fused {
-    /// Nothing: the fused last pass and product do not apply.
-    No,
-    /// The whole key product.
-    Yes,
-    /// The first pass; the rows are left to launch.
-    Split(PendingRows),
-}
-
 /// How [`CudaBackend::mod_up_key_product`] enqueues the fused key product's rows.
 #[derive(Clone, Copy)]
 enum Rows {
     /// All of them, after the first pass.
     All,
-    /// None: they come back as [`Fused::Split`] for [`CudaBackend::mod_down_any`] to launch, the
+    /// None: they come back (as [`PendingRows`]) for [`CudaBackend::mod_down_any`] to launch, the
     /// special-prime rows (and row `rescale_top`, when that mod_down rescales) on the side
     /// stream.
     ForModDown { rescale_top: Option<usize> },
