@@ -11,7 +11,11 @@
 //! `GPU_PERF_ONLY=prefix` times only the operations whose name starts with it;
 //! `GPU_PERF_TRACE=prefix` also prints one call's launch timeline of each of them
 //! (`fhe_cuda::trace`: kernel, stream, device start and end); `GPU_PERF_HOST=1` times each
-//! operation again from an idle GPU, with the host's enqueue time.
+//! operation again from an idle GPU, with the host's enqueue time; `GPU_PERF_WALL=1` gives each
+//! operation's wall time (host clock, synchronize before and after) under three ways to wait:
+//! `Device::synchronize` (one `cuCtxSynchronize`), a synchronize of each of the pool's streams
+//! in turn (what `Device::synchronize` did before), and the backend's own stream only (enough
+//! where the operation joins its side stream back).
 
 use ckks::Parameters;
 use ckks::context::ring_for;
@@ -91,6 +95,36 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
             idle[runs / 2]
         );
     }
+    // GPU_PERF_WALL=1: synchronized wall clock under three ways to wait (see the file's doc).
+    if std::env::var("GPU_PERF_WALL").is_ok_and(|x| x == "1") {
+        let dev = be.device();
+        let pool_streams = || {
+            for i in 0..4 {
+                dev.stream(i).synchronize().unwrap();
+            }
+            ctx.check_err().unwrap();
+        };
+        let waits: [(&str, &dyn Fn()); 3] = [
+            ("device", &|| dev.synchronize().unwrap()),
+            ("each pool stream", &pool_streams),
+            ("own stream", &|| be.synchronize().unwrap()),
+        ];
+        let mut line = format!("  {name:<26} wall:");
+        for (label, wait) in waits {
+            let mut w: Vec<f64> = (0..runs)
+                .map(|_| {
+                    dev.synchronize().unwrap();
+                    let t0 = std::time::Instant::now();
+                    f();
+                    wait();
+                    t0.elapsed().as_secs_f64() * 1e6
+                })
+                .collect();
+            w.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            line += &format!("  {label} {:.1}", w[runs / 2]);
+        }
+        println!("{line} us");
+    }
     // GPU_PERF_TRACE=prefix: one more call of each matching operation with its launch timeline.
     if let Ok(p) = std::env::var("GPU_PERF_TRACE")
         && name.starts_with(&p)
@@ -99,10 +133,11 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
         f();
         for sp in fhe_cuda::trace::take().unwrap() {
             println!(
-                "  trace {:>8.1} {:>8.1} {:>7.1} us  stream {}  {}",
+                "  trace {:>8.1} {:>8.1} {:>7.1} us  host {:>7.1}  stream {}  {}",
                 sp.start_us,
                 sp.end_us,
                 sp.end_us - sp.start_us,
+                sp.host_us,
                 sp.stream,
                 sp.kernel
             );
@@ -168,6 +203,9 @@ fn main() {
     let mut x = be.duplicate(&a).unwrap();
     be.synchronize().unwrap();
 
+    // The timing's own cost: no work between the events (and, with GPU_PERF_WALL=1, the
+    // synchronize's round trip alone).
+    time(&be, "empty call", || {});
     time(&be, "ntt 2x25", || be.ntt(&mut x).unwrap());
     time(&be, "intt 2x25", || be.intt(&mut x).unwrap());
     time(&be, "tensor", || drop(be.tensor(&a, &b).unwrap()));

@@ -326,13 +326,16 @@ impl Device {
         Ok(())
     }
 
-    /// Waits for every stream of the device and reports asynchronous errors (kernel faults,
+    /// Waits for all work on the device (`cuCtxSynchronize`: every stream of the pool, and any
+    /// other stream of the shared context) and reports asynchronous errors (kernel faults,
     /// out-of-memory) as [`Error::Driver`].
+    ///
+    /// One driver call, not one per stream of the pool: on an H200 a synchronized call returns
+    /// 4–5 µs sooner (`gpu_perf`'s `GPU_PERF_WALL=1` compares the two).
     pub fn synchronize(&self) -> Result<()> {
-        for s in &self.streams {
-            s.synchronize()
-                .map_err(Error::driver("stream synchronize"))?;
-        }
+        self.ctx
+            .synchronize()
+            .map_err(Error::driver("device synchronize"))?;
         self.ctx
             .check_err()
             .map_err(Error::driver("deferred driver error"))

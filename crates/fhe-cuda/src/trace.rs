@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, sys};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// One traced kernel launch.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,9 @@ pub struct Span {
     pub start_us: f64,
     /// Device time of the event recorded after the launch, µs after the first span's start.
     pub end_us: f64,
+    /// Host time of the launch call, µs after [`start`]: how far ahead of the device the host
+    /// enqueues, and how long an operator's host work delays its first kernel.
+    pub host_us: f64,
 }
 
 /// A launch whose events are recorded but not yet read.
@@ -52,10 +56,12 @@ struct Pending {
     stream: u64,
     start: CudaEvent,
     end: CudaEvent,
+    host: Instant,
 }
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static LOG: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+static STARTED: Mutex<Option<Instant>> = Mutex::new(None);
 
 fn log() -> std::sync::MutexGuard<'static, Vec<Pending>> {
     // A panic while holding the lock leaves a Vec that is still valid.
@@ -65,6 +71,7 @@ fn log() -> std::sync::MutexGuard<'static, Vec<Pending>> {
 /// Starts tracing every launch of this process (earlier traced launches are discarded).
 pub fn start() {
     log().clear();
+    *STARTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
     ACTIVE.store(true, Ordering::SeqCst);
 }
 
@@ -76,6 +83,10 @@ pub fn take() -> Result<Vec<Span>> {
     let Some(first) = pending.first() else {
         return Ok(Vec::new());
     };
+    let started = STARTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or(first.host);
     let mut streams: Vec<u64> = Vec::new();
     let elapsed = |e: &CudaEvent| {
         first
@@ -99,25 +110,31 @@ pub fn take() -> Result<Vec<Span>> {
                 stream,
                 start_us: elapsed(&p.start)?,
                 end_us: elapsed(&p.end)?,
+                host_us: p.host.saturating_duration_since(started).as_secs_f64() * 1e6,
             })
         })
         .collect()
 }
 
 /// The event before a launch on `stream`, while tracing.
-pub(crate) fn before(stream: &CudaStream) -> Result<Option<CudaEvent>> {
+pub(crate) fn before(stream: &CudaStream) -> Result<Option<(CudaEvent, Instant)>> {
     if !ACTIVE.load(Ordering::Relaxed) {
         return Ok(None);
     }
+    let host = Instant::now();
     stream
         .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-        .map(Some)
+        .map(|e| Some((e, host)))
         .map_err(Error::driver("trace event record"))
 }
 
 /// Records the event after the launch of `f` on `stream` that `start` ([`before`]) preceded.
-pub(crate) fn after(stream: &CudaStream, f: &CudaFunction, start: Option<CudaEvent>) -> Result<()> {
-    let Some(start) = start else {
+pub(crate) fn after(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    start: Option<(CudaEvent, Instant)>,
+) -> Result<()> {
+    let Some((start, host)) = start else {
         return Ok(());
     };
     let end = stream
@@ -128,6 +145,7 @@ pub(crate) fn after(stream: &CudaStream, f: &CudaFunction, start: Option<CudaEve
         stream: stream.cu_stream() as u64,
         start,
         end,
+        host,
     });
     Ok(())
 }
