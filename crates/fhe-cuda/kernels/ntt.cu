@@ -811,6 +811,14 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #ifndef NTT_RESCALE_MAXNREG
 #define NTT_RESCALE_MAXNREG 64
 #endif
+// Its copy for first passes that convert digits on load (`ntt_fwd_convert_r8_S`, mod_up with
+// digits of two to four primes) likewise: 64 registers instead of 76 give four blocks of 256 an
+// SM instead of three, which took 1–4 µs off BGV PHANTOM_INT, CKKS CAT and PHANTOM_N16 key
+// switches (H200, PERF.md seventeenth session), while for lifted one-prime digits (CAT_COMPAT)
+// the same cap cost 2%.
+#ifndef NTT_CONVERT_MAXNREG
+#define NTT_CONVERT_MAXNREG 64
+#endif
 #define NTT_R8(S)                                                                                \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC,   \
@@ -827,6 +835,7 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                          logC, last != 0);                                       \
     }                                                                                            \
     NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, )                                                    \
+    NTT_FWD_FUSED(ntt_fwd_convert_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG))                  \
     NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG))                  \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \

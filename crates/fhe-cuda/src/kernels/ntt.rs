@@ -234,6 +234,9 @@ macro_rules! r8_names {
 const R8_FWD: [&str; 9] = r8_names!("ntt_fwd_r8_");
 /// The same forward passes with the fused modes (`ntt_fwd_fused_r8_S`).
 const R8_FWD_FUSED: [&str; 9] = r8_names!("ntt_fwd_fused_r8_");
+/// Their copy for first passes that convert digits on load, held to fewer registers
+/// (`ntt_fwd_convert_r8_S`).
+const R8_FWD_CONVERT: [&str; 9] = r8_names!("ntt_fwd_convert_r8_");
 /// Their copy for the rescale, held to fewer registers (`ntt_fwd_rescale_r8_S`).
 const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
@@ -403,9 +406,18 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
                 );
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 if lifted {
-                    // The first pass lifts as it loads (the fused kernel, no fused mode); the
-                    // slot words then lose their lift bits for the second.
-                    let f8 = cx.dev.function("ntt", R8_FWD_FUSED[p.s as usize - 3])?;
+                    // The first pass lifts or converts as it loads (the fused kernel, no fused
+                    // mode; its register-capped copy where a limb converts); the slot words then
+                    // lose their load bits for the second.
+                    let converts = list.slot[..count as usize]
+                        .iter()
+                        .any(|&w| (w >> LIFT_SHIFT) & CONVERT_FLAG != 0);
+                    let names = if converts {
+                        &R8_FWD_CONVERT
+                    } else {
+                        &R8_FWD_FUSED
+                    };
+                    let f8 = cx.dev.function("ntt", names[p.s as usize - 3])?;
                     let mode = 0u32;
                     let fa = FusedArgs {
                         conv_rows: cx.t(cx.layout.convert_rows),
@@ -1344,6 +1356,7 @@ mod tests {
         assert_eq!(R8_KEYPROD[5], "ntt_keyprod_r8_8");
         assert_eq!(R8_FINISH[8], "ntt_finish_r8_11");
         assert_eq!(R8_FWD_RESCALE[5], "ntt_fwd_rescale_r8_8");
+        assert_eq!(R8_FWD_CONVERT[5], "ntt_fwd_convert_r8_8");
         for (i, name) in R8_INV.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
         }
