@@ -107,23 +107,36 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 #endif
 // (The primitives are in common.cuh: f64_from_u64, f64_reduce, f64_mul_mod, f64_canonical.)
 
-struct IntArith {
+// Slots below 2^TABLE_F64_BITS hold (twiddle, twiddle as a double) pairs instead of (twiddle,
+// Shoup companion) (tables.rs, `runs_in_f64`; mirrored by the Rust constant NTT_F64_WIDE_BITS).
+// The double-precision passes read the double; `IntArithT<true>` recomputes the companion, for
+// A/B builds whose defines send such slots to the integer butterflies.
+#define TABLE_F64_BITS 50
+
+// w·2^64 / q rounded down (the Shoup companion), by a 128-bit division (A/B builds only).
+__device__ __forceinline__ u64 shoup_of(u64 w, u64 q) { return (u64)(((u128)w << 64) / q); }
+
+template <bool RECOMPUTE>
+struct IntArithT {
     typedef u64 V;
     static constexpr bool IS_F64 = false;
     static constexpr bool IS_WIDE = false;
     // The forward passes take inputs in [0, 4q), not only canonical ones.
     static constexpr bool LAZY_INPUT = true;
     u64 q, two_q;
-    __device__ __forceinline__ IntArith(const u64* slots, u32 s)
+    __device__ __forceinline__ IntArithT(const u64* slots, u32 s)
         : q(slots[s * SLOT_STRIDE]), two_q(2 * slots[s * SLOT_STRIDE]) {}
+    __device__ __forceinline__ u64 companion(ulonglong2 w) const {
+        return RECOMPUTE ? shoup_of(w.x, q) : w.y;
+    }
     __device__ __forceinline__ V from_u64(u64 x) const { return x; }
     __device__ __forceinline__ u64 bits(V x) const { return x; }
     __device__ __forceinline__ V from_bits(u64 b) const { return b; }
     __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
-        fwd_bf(x, y, w.x, w.y, q, two_q);
+        fwd_bf(x, y, w.x, companion(w), q, two_q);
     }
     __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
-        inv_bf(x, y, w.x, w.y, q, two_q);
+        inv_bf(x, y, w.x, companion(w), q, two_q);
     }
     __device__ __forceinline__ void inv_last(V& x, V& y, const u64* c) const {
         inv_bf_last(x, y, c, q, two_q);
@@ -137,6 +150,8 @@ struct IntArith {
         return fwd_last ? csub(csub(x, two_q), q) : x;
     }
 };
+
+typedef IntArithT<false> IntArith;
 
 template <bool WIDE>
 struct F64ArithT {
@@ -156,8 +171,12 @@ struct F64ArithT {
     __device__ __forceinline__ V reduce(V x) const { return f64_reduce(x, q, qinv); }
     // w·y mod q, signed, |result| < 0.52q for |y| < 2^46 (see above).
     __device__ __forceinline__ V mul(V y, double w) const { return f64_mul_mod(y, w, q, qinv); }
+    // The pair's second word is the twiddle as a double (TABLE_F64_BITS).
+    __device__ __forceinline__ static double twiddle(ulonglong2 w) {
+        return __longlong_as_double((long long)w.y);
+    }
     __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
-        const double v = mul(y, from_u64(w.x));
+        const double v = mul(y, twiddle(w));
         const double u = x;
         x = __dadd_rn(u, v);
         y = __dsub_rn(u, v);
@@ -165,7 +184,7 @@ struct F64ArithT {
     __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
         const double u = x, v = y;
         x = WIDE ? reduce(__dadd_rn(u, v)) : __dadd_rn(u, v);
-        y = mul(__dsub_rn(u, v), from_u64(w.x));
+        y = mul(__dsub_rn(u, v), twiddle(w));
     }
     // The n^-1 stage: c = [n^-1, shoup, n^-1·psi^(-n/2), shoup].
     __device__ __forceinline__ void inv_last(V& x, V& y, const u64* c) const {
@@ -775,6 +794,14 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         return;
     }
 #endif
+#endif
+#if NTT_F64_BITS == 0 || NTT_F64_WIDE_BITS < TABLE_F64_BITS
+    if (slots[s * SLOT_STRIDE] < (1ull << TABLE_F64_BITS)) {
+        ntt_pass_r8_impl<IntArithT<true>, S, STRIDED, INV, FUSED, TOP, KEEP>(
+            IntArithT<true>(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
+            fa, keep, block, lift, offs);
+        return;
+    }
 #endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,

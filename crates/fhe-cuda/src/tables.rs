@@ -3,7 +3,8 @@
 //! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, bits of 1/q as f64]`;
 //! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup, then the same
 //! interleaved as `[slot][k][twiddle, shoup]` pairs (one 16-byte load per twiddle in the
-//! register-blocked NTT pass); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
+//! register-blocked NTT pass; for a slot whose passes run in double precision the second word
+//! is the twiddle as a double instead, which those passes use unconverted); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
 //! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
 //! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
 
@@ -118,15 +119,22 @@ pub(crate) struct NttOffsets {
     pub fwd_shoup: usize,
     pub inv: usize,
     pub inv_shoup: usize,
-    /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned).
+    /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned); on
+    /// the slots of `f64_slots` the twiddle and its bits as a double.
     pub fwd_pair: usize,
-    /// `[slot][k][2]`: inverse twiddle and Shoup companion, interleaved (16-byte aligned).
+    /// `[slot][k][2]`: inverse twiddle and Shoup companion (or double bits), as `fwd_pair`.
     pub inv_pair: usize,
     pub ntt_consts: usize,
     /// By slot: whether its NTT passes run in double precision (modulus below
     /// 2^[`NTT_F64_WIDE_BITS`](crate::kernels::ntt::NTT_F64_WIDE_BITS)); the launches pick
     /// their block shape by it.
     pub f64_slots: Vec<bool>,
+}
+
+/// Whether the register-blocked NTT passes of `t`'s modulus run in double precision (below
+/// 2^[`NTT_F64_WIDE_BITS`](crate::kernels::ntt::NTT_F64_WIDE_BITS), `TABLE_F64_BITS` of ntt.cu).
+fn runs_in_f64(t: &NttTable) -> bool {
+    t.modulus().value() < 1 << crate::kernels::ntt::NTT_F64_WIDE_BITS
 }
 
 /// Appends the slot rows `[q, barrett_hi, barrett_lo, f64 bits of 1/q]` and the NTT tables of `ntts` (one
@@ -146,8 +154,15 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
         }
         off
     };
-    let pairs = |w: &[u64], ws: &[u64]| -> Vec<u64> {
-        w.iter().zip(ws).flat_map(|(&a, &b)| [a, b]).collect()
+    // The second word of a pair: the Shoup companion, or on a double-precision slot the
+    // twiddle's bits as a double (exact: w < q < 2^50), which `F64ArithT` of ntt.cu reads
+    // without a conversion.
+    let pairs = |t: &NttTable, w: &[u64], ws: &[u64]| -> Vec<u64> {
+        let f64 = runs_in_f64(t);
+        w.iter()
+            .zip(ws)
+            .flat_map(|(&a, &b)| [a, if f64 { (a as f64).to_bits() } else { b }])
+            .collect()
     };
     let fwd = push_all(buf, &|t| t.forward_twiddles().to_vec());
     let fwd_shoup = push_all(buf, &|t| t.forward_twiddles_shoup().to_vec());
@@ -158,10 +173,10 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
         buf.push(0);
     }
     let fwd_pair = push_all(buf, &|t| {
-        pairs(t.forward_twiddles(), t.forward_twiddles_shoup())
+        pairs(t, t.forward_twiddles(), t.forward_twiddles_shoup())
     });
     let inv_pair = push_all(buf, &|t| {
-        pairs(t.inverse_twiddles(), t.inverse_twiddles_shoup())
+        pairs(t, t.inverse_twiddles(), t.inverse_twiddles_shoup())
     });
     let ntt_consts = push_all(buf, &|t| {
         vec![
@@ -171,10 +186,7 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
             t.inverse_final_twiddle_shoup(),
         ]
     });
-    let f64_slots = ntts
-        .iter()
-        .map(|t| t.modulus().value() < 1 << crate::kernels::ntt::NTT_F64_WIDE_BITS)
-        .collect();
+    let f64_slots = ntts.iter().map(|t| runs_in_f64(t)).collect();
     NttOffsets {
         slots,
         f64_slots,
@@ -407,6 +419,44 @@ mod tests {
     fn convert_rows_reproduce_mod_up() {
         for bits in [40, 45, 50] {
             convert_rows_reproduce_mod_up_with(bits);
+        }
+    }
+
+    /// The register-blocked passes' twiddle pairs: (twiddle, Shoup companion) on slots whose
+    /// passes use integer butterflies, (twiddle, the twiddle as a double) on the others, for
+    /// both directions (a 60-bit, a 50-bit and a 40-bit prime, and a 60-bit special prime).
+    #[test]
+    fn twiddle_pairs_hold_the_companion_each_butterfly_reads() {
+        let n = 1usize << 10;
+        let two_n = 2 * n as u64;
+        let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
+        qs.extend(ntt_primes(50, two_n, 1, &qs).unwrap());
+        qs.extend(ntt_primes(40, two_n, 1, &qs).unwrap());
+        let ps = ntt_primes(60, two_n, 1, &qs).unwrap();
+        let ring = RingContext::new(n, &qs, &ps, vec![0..1, 1..2, 2..3]).unwrap();
+        let (buf, layout) = build(&ring);
+        let l = &layout.ntt;
+        assert_eq!(l.f64_slots, vec![false, true, true, false]);
+        for s in 0..4 {
+            let t = ring.ntt(s);
+            for (pairs, w, ws) in [
+                (l.fwd_pair, t.forward_twiddles(), t.forward_twiddles_shoup()),
+                (l.inv_pair, t.inverse_twiddles(), t.inverse_twiddles_shoup()),
+            ] {
+                for k in [0, 1, n / 2, n - 1] {
+                    let at = pairs + 2 * (s * n + k);
+                    assert_eq!(buf[at], w[k], "slot {s} k {k}");
+                    let second = if l.f64_slots[s] {
+                        (w[k] as f64).to_bits()
+                    } else {
+                        ws[k]
+                    };
+                    assert_eq!(buf[at + 1], second, "slot {s} k {k}");
+                    if l.f64_slots[s] {
+                        assert_eq!(f64::from_bits(buf[at + 1]) as u64, w[k]);
+                    }
+                }
+            }
         }
     }
 

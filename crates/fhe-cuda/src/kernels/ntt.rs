@@ -950,6 +950,8 @@ mod tests {
         for (name, value) in [
             ("NTT_F64_BITS", NTT_F64_BITS),
             ("NTT_F64_WIDE_BITS", NTT_F64_WIDE_BITS),
+            // The tables' (twiddle, double) pairs (tables.rs, `runs_in_f64`).
+            ("TABLE_F64_BITS", NTT_F64_WIDE_BITS),
         ] {
             let line = format!("#define {name} {value}\n");
             assert!(src.contains(&line), "ntt.cu lacks `{}`", line.trim());
