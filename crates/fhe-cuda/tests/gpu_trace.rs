@@ -60,8 +60,15 @@ fn gpu_trace_shows_each_launch_on_its_stream() {
     for (i, s) in spans.iter().enumerate() {
         assert_eq!(s.stream, 0, "one stream: {s:?}");
         assert!(s.start_us <= s.end_us, "{s:?}");
+        // Host launch times are in launch order, from the trace's start.
+        assert!(s.host_us >= 0.0, "{s:?}");
         // Stream order: a pass starts after the one before it has ended.
         if i > 0 {
+            assert!(
+                s.host_us >= spans[i - 1].host_us,
+                "{:?} then {s:?}",
+                spans[i - 1]
+            );
             assert!(
                 s.start_us >= spans[i - 1].end_us,
                 "{:?} then {s:?}",
