@@ -419,6 +419,10 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #ifndef NTT_VEC_IO
 #define NTT_VEC_IO 1
 #endif
+// A/B runs: -DNTT_TW_EARLY=1 loads each round's twiddles before its inputs.
+#ifndef NTT_TW_EARLY
+#define NTT_TW_EARLY 0
+#endif
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
 // Lifted limbs (fused kernels only): bits LIFT_SHIFT.. of a limb's slot word hold one plus the
@@ -454,7 +458,13 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #ifndef NTT_F64_CONVERT
 #define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
 #endif
-#define CONVERT_ROW (2 + CONVERT_MAX_FROM)
+// CONVERT_EXACT (mod_down's rows, `BasisConverter::convert_exact`): the sum drops the overflow
+// alpha·Q, alpha = floor(F / 2^64), F = Σ_i (v_i·bhi_i + floor(v_i·blo_i / 2^64)) over the
+// Barrett constants of the source slots, which start at bits CONVERT_SOURCE_SHIFT.. of the head;
+// the row's last word holds Q mod q. Integer path only (such rows carry no FP64 flag).
+#define CONVERT_EXACT 0x400u
+#define CONVERT_SOURCE_SHIFT 32
+#define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
 // Arguments of the fused modes: the rescale constants ((value, shoup) pairs by slot), the level,
 // for BGV t·q_l^-1 by slot, and the conversion rows of converted limbs. Mirrors `FusedArgs` in
@@ -475,9 +485,11 @@ struct FusedArgs {
 // index, the other D - 1 sources lie n words apart from it (`gsrc[(k << shift)]` for source 0).
 // The sums are exact in 128 bits (D·2^122 < 2^128), so the residue equals the conversion
 // kernel's.
+// An exact row (CONVERT_EXACT) adds alpha·(q - Q mod q) before the reduction (the sum stays
+// below D·2^122 + 2^3·2^61 < 2^128), the same residue as `convert_exact`.
 template <int D, int E>
 __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 shift, u32 n,
-                                              const u64* row, const Mod& m) {
+                                              const u64* row, const Mod& m, const u64* slots) {
     u64 h[D];
 #pragma unroll
     for (int i = 0; i < D; i++) h[i] = row[2 + i];
@@ -487,6 +499,29 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
 #pragma unroll
         for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
     const u64 h_out = row[1];
+    if (row[0] & CONVERT_EXACT) {
+        const u32 src0 = (u32)(row[0] >> CONVERT_SOURCE_SHIFT);
+        u64 bhi[D], blo[D];
+#pragma unroll
+        for (int i = 0; i < D; i++) {
+            bhi[i] = slots[(src0 + i) * SLOT_STRIDE + 1];
+            blo[i] = slots[(src0 + i) * SLOT_STRIDE + 2];
+        }
+        const u64 q_comp = m.q - row[CONVERT_ROW - 1];
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            u128 acc = (u128)w[k] * h[0];
+            u128 f = (u128)w[k] * bhi[0] + __umul64hi(w[k], blo[0]);
+#pragma unroll
+            for (int i = 1; i < D; i++) {
+                acc += (u128)y[i - 1][k] * h[i];
+                f += (u128)y[i - 1][k] * bhi[i] + __umul64hi(y[i - 1][k], blo[i]);
+            }
+            acc += (u128)(u64)(f >> 64) * q_comp;
+            w[k] = mod_sub(reduce_u128(acc, m), h_out, m.q);
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < E; k++) {
         u128 acc = (u128)w[k] * h[0];
@@ -598,6 +633,36 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         // Element k of this thread: global index gbase + ((mbase + (k << lo)) << L), the bits of
         // the three terms disjoint, so one base pointer plus constant offsets.
         const u64 goff = gbase + ((u64)mbase << L);
+#if NTT_TW_EARLY
+        // The round's twiddle pairs, loaded before its inputs and before the exchange's barrier,
+        // so that their latency overlaps the wait (the butterflies below take them in order).
+        ulonglong2 tw[E - 1];
+        int ti = 0;
+        if (!INV) {
+#pragma unroll
+            for (int b = b_hi - 1; b >= b_lo; b--) {
+                const int kb = b - lo;
+                const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
+                                 (thi << (R - 1 - kb));
+#pragma unroll
+                for (int j = 0; j < ((E / 2) >> kb); j++) tw[ti++] = __ldg(w_tab + base + j);
+            }
+        } else {
+#pragma unroll
+            for (int b = b_lo; b < b_hi; b++) {
+                if (TOP && b == S - 1) continue;
+                const int kb = b - lo;
+                const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
+                                 (thi << (R - 1 - kb));
+#pragma unroll
+                for (int j = 0; j < ((E / 2) >> kb); j++) tw[ti++] = __ldg(w_tab + base + j);
+            }
+        }
+        ti = 0;
+#define NTT_TWIDDLE(base, j) tw[ti++]
+#else
+#define NTT_TWIDDLE(base, j) __ldg(w_tab + (base) + (j))
+#endif
         if (r == 0) {
             const u64* gsrc = src + goff;
             u64 w[E];
@@ -621,7 +686,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
                 if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
-                    if (head & (A::IS_WIDE ? CONVERT_F64_WIDE_SOURCES : CONVERT_F64_SOURCES)) {
+                    if ((head & (A::IS_WIDE ? CONVERT_F64_WIDE_SOURCES : CONVERT_F64_SOURCES)) &&
+                        !(head & CONVERT_EXACT)) {
                         converted = true;
                         switch (head & CONVERT_COUNT_MASK) {
                         case 2: convert_words_f64<2>(x, w, gsrc, shift, n, row, ar); break;
@@ -633,9 +699,9 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 if (!converted) {
                     const Mod mi = load_mod(slots, s);
                     switch (head & CONVERT_COUNT_MASK) {
-                    case 2: convert_words<2>(w, gsrc, shift, n, row, mi); break;
-                    case 3: convert_words<3>(w, gsrc, shift, n, row, mi); break;
-                    default: convert_words<4>(w, gsrc, shift, n, row, mi); break;
+                    case 2: convert_words<2>(w, gsrc, shift, n, row, mi, slots); break;
+                    case 3: convert_words<3>(w, gsrc, shift, n, row, mi, slots); break;
+                    default: convert_words<4>(w, gsrc, shift, n, row, mi, slots); break;
                     }
                 }
             } else if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
@@ -677,7 +743,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                  (thi << (R - 1 - kb));
 #pragma unroll
                 for (int j = 0; j < ((E / 2) >> kb); j++) {
-                    const ulonglong2 wp = __ldg(w_tab + base + j);
+                    const ulonglong2 wp = NTT_TWIDDLE(base, j);
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
                         const int k0 = (j << (kb + 1)) | i;
@@ -701,7 +767,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
 #pragma unroll
                     for (int j = 0; j < ((E / 2) >> kb); j++) {
-                        const ulonglong2 wp = __ldg(w_tab + base + j);
+                        const ulonglong2 wp = NTT_TWIDDLE(base, j);
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
                             const int k0 = (j << (kb + 1)) | i;
@@ -768,6 +834,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         }
     }
 }
+
+#undef NTT_TWIDDLE
 
 // A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
 // 2^NTT_F64_BITS, `F64WideArith` below 2^NTT_F64_WIDE_BITS, else `IntArith` (a block-uniform

@@ -61,9 +61,17 @@ pub(crate) struct Prescale {
 /// `CONVERT_MAX_FROM` of ntt.cu: the most primes of a digit that the forward NTT converts as it
 /// loads it (each raised word then reads that many source words).
 pub(crate) const CONVERT_MAX_FROM: usize = 4;
-/// `CONVERT_ROW` of ntt.cu: words per conversion row, `[from count, h_out, h_0, .., h_{from-1}]`
-/// padded to `2 + CONVERT_MAX_FROM`.
-pub(crate) const CONVERT_ROW: usize = 2 + CONVERT_MAX_FROM;
+/// `CONVERT_ROW` of ntt.cu: words per conversion row, `[head, h_out, h_0, .., h_{from-1}]`
+/// padded to `2 + CONVERT_MAX_FROM`, then `Q mod p` of an exact row's target (0 otherwise).
+/// The head holds the source count in its low byte, the flags below, and for an exact row its
+/// first source slot from bit [`CONVERT_SOURCE_SHIFT`].
+pub(crate) const CONVERT_ROW: usize = 3 + CONVERT_MAX_FROM;
+/// `CONVERT_EXACT` of ntt.cu: the row's conversion removes the overflow `α·Q` as
+/// `BasisConverter::convert_exact` does (mod_down's rows), with `α` from the Barrett constants of
+/// the source slots.
+pub(crate) const CONVERT_EXACT: u64 = 0x400;
+/// `CONVERT_SOURCE_SHIFT` of ntt.cu: where an exact row's head holds its first source slot.
+pub(crate) const CONVERT_SOURCE_SHIFT: u32 = 32;
 /// Rows a limb's slot word can address (`CONVERT_ROW_MASK` of ntt.cu plus one).
 pub(crate) const CONVERT_MAX_ROWS: usize = 1 << 15;
 /// `CONVERT_F64_SOURCES` of ntt.cu: set in a row's first word (beside the source count in its low
@@ -108,6 +116,11 @@ pub(crate) struct TableLayout {
     pub mod_up_prescale: Vec<Prescale>,
     /// The conversion rows of the digits with a `row0` (`CONVERT_ROW` words each).
     pub convert_rows: usize,
+    /// mod_down's exact conversion from `P` (of 2..=[`CONVERT_MAX_FROM`] primes) as rows of
+    /// [`TableLayout::convert_rows`]: target slot `s` (a `Q` slot) at `row0 + s`, for the
+    /// forward NTT to convert as it loads (its inverse NTT with [`mod_down_prescale`]'s
+    /// constants).
+    pub mod_down_row0: Option<u32>,
     pub cdt: usize,
 }
 
@@ -211,6 +224,7 @@ impl TableLayout {
             mod_up: Vec::new(),
             mod_up_prescale: Vec::new(),
             convert_rows: 0,
+            mod_down_row0: None,
             cdt: 0,
         }
     }
@@ -325,6 +339,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend(prescale);
         mod_up.push(ups);
     }
+    let mod_down_row0 = push_mod_down_rows(&mut rows, ring);
     let convert_rows = buf.len();
     buf.extend(rows);
     let cdt = buf.len();
@@ -339,6 +354,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             mod_up,
             mod_up_prescale,
             convert_rows,
+            mod_down_row0,
             cdt,
         },
     )
@@ -401,6 +417,55 @@ fn push_convert_rows(
     Some(row0 as u32)
 }
 
+/// mod_down's exact conversion rows (see [`TableLayout::mod_down_row0`]): one per `Q` slot,
+/// from the top level's table (the lower levels convert to a prefix of its targets with the same
+/// words). `None` without 2..=[`CONVERT_MAX_FROM`] special primes or room for the rows.
+fn push_mod_down_rows(rows: &mut Vec<u64>, ring: &RingContext) -> Option<u32> {
+    let from = ring.p_count();
+    let t = ring.mod_down_table(ring.q_count().checked_sub(1)?)?;
+    let row0 = rows.len() / CONVERT_ROW;
+    if !(2..=CONVERT_MAX_FROM).contains(&from) || row0 + ring.q_count() > CONVERT_MAX_ROWS {
+        return None;
+    }
+    let h = t.converter.q_hat_mod_p();
+    // No FP64 flags: the overflow correction is on the integer path only.
+    let head = from as u64 | CONVERT_EXACT | (ring.q_count() as u64) << CONVERT_SOURCE_SHIFT;
+    for (k, (&h_out, &q_mod_p)) in t.half_p_mod_q.iter().zip(t.converter.q_mod_p()).enumerate() {
+        let mut row = vec![head, h_out];
+        row.extend_from_slice(&h[k * from..(k + 1) * from]);
+        row.resize(CONVERT_ROW - 1, 0);
+        row.push(q_mod_p);
+        rows.extend(row);
+    }
+    Some(row0 as u32)
+}
+
+/// The inverse NTT constants for mod_down's converted loads ([`TableLayout::mod_down_row0`]),
+/// in the layout of [`TableLayout::mod_up_prescale`] (per slot `[c0, shoup, c2, shoup]`, then
+/// an offset per slot): on the special slots the plain constants times `t^-1·p̂_i^-1` and the
+/// offset `h_in·p̂_i^-1`, so the inverse NTT of `acc_P` writes the conversion's
+/// `v_i = (t^-1·x_i + h_in)·p̂_i^-1 mod p_i` (BGV's `t^-1`; `t = 1` for CKKS). `None` where the
+/// ring has no rows or `t` is not invertible modulo a special prime.
+pub(crate) fn mod_down_prescale(ring: &RingContext, t: u64) -> Option<Vec<u64>> {
+    let table = ring.mod_down_table(ring.q_count().checked_sub(1)?)?;
+    if !(2..=CONVERT_MAX_FROM).contains(&ring.p_count()) {
+        return None;
+    }
+    let s_count = ring.q_count() + ring.p_count();
+    let mut v = plain_inverse_constants(ring, s_count);
+    for i in 0..ring.p_count() {
+        let s = ring.q_count() + i;
+        let nt = ring.ntt(s);
+        let m = nt.modulus();
+        let phi = table.converter.q_hat_inv()[i];
+        let k = m.mul(phi, m.inv(m.reduce(t)).ok()?);
+        let (c0, c2) = (m.mul(nt.n_inv(), k), m.mul(nt.inverse_final_twiddle(), k));
+        v[4 * s..4 * s + 4].copy_from_slice(&[c0, m.shoup(c0), c2, m.shoup(c2)]);
+        v[4 * s_count + s] = m.mul(table.half_p_mod_p[i], phi);
+    }
+    Some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,6 +484,108 @@ mod tests {
     fn convert_rows_reproduce_mod_up() {
         for bits in [40, 45, 50] {
             convert_rows_reproduce_mod_up_with(bits);
+        }
+    }
+
+    /// mod_down's exact rows and prescaled inverse constants, applied on the host the way the
+    /// prescaled inverse NTT and the converting forward pass apply them (the row's `α` from the
+    /// source slots' Barrett constants), give the CPU backend's exact conversion of `t^-1·acc_P`
+    /// at every level, for 2, 3 and 4 special primes and `t` = 1 and 65537.
+    #[test]
+    fn mod_down_rows_reproduce_the_exact_conversion() {
+        for (k, t) in [(2usize, 65537u64), (3, 1), (4, 65537)] {
+            let n = 1usize << 10;
+            let two_n = 2 * n as u64;
+            let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
+            qs.extend(ntt_primes(50, two_n, 4, &qs).unwrap());
+            let ps = ntt_primes(60, two_n, k, &qs).unwrap();
+            let ring = RingContext::new(n, &qs, &ps, vec![0..2, 2..4, 4..5]).unwrap();
+            let (buf, layout) = build(&ring);
+            let row0 = layout.mod_down_row0.expect("rows for 2..=4 special primes") as usize;
+            let pre = mod_down_prescale(&ring, t).unwrap();
+            let s_count = ring.q_count() + ring.p_count();
+            let cpu = CpuBackend::new(ring.clone());
+            let shape = Shape {
+                components: 1,
+                level: ring.q_count() - 1,
+                extended: true,
+            };
+            let acc = cpu
+                .sample_uniform(&Seed([9; 32]), Domain::Other, k as u32, shape)
+                .unwrap();
+            // x_i = t^-1·INTT(acc_P)_i, as the unscaled path computes it.
+            let xs: Vec<Vec<u64>> = (0..k)
+                .map(|i| {
+                    let s = ring.q_count() + i;
+                    let nt = ring.ntt(s);
+                    let m = nt.modulus();
+                    let mut x = acc.limb(0, s).to_vec();
+                    nt.inverse(&mut x);
+                    let ti = m.inv(m.reduce(t)).unwrap();
+                    x.iter().map(|&y| m.mul(y, ti)).collect()
+                })
+                .collect();
+            for level in 0..ring.q_count() {
+                let table = ring.mod_down_table(level).unwrap();
+                // The CPU's exact conversion of the centred x.
+                let centred: Vec<Vec<u64>> = (0..k)
+                    .map(|i| {
+                        let m = ring.modulus(ring.q_count() + i);
+                        xs[i]
+                            .iter()
+                            .map(|&y| m.add(y, table.half_p_mod_p[i]))
+                            .collect()
+                    })
+                    .collect();
+                let input: Vec<&[u64]> = centred.iter().map(|v| v.as_slice()).collect();
+                let mut want = vec![vec![0u64; n]; level + 1];
+                let mut outs: Vec<&mut [u64]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+                table.converter.convert_exact(&input, &mut outs);
+                // v_i from the prescaled inverse: (INTT·c0·n^-1... ) = x_i·p̂^-1 + offset.
+                let v: Vec<Vec<u64>> = (0..k)
+                    .map(|i| {
+                        let s = ring.q_count() + i;
+                        let nt = ring.ntt(s);
+                        let m = nt.modulus();
+                        let mut x = acc.limb(0, s).to_vec();
+                        nt.inverse(&mut x);
+                        let scale = m.mul(pre[4 * s], m.reduce(n as u64));
+                        x.iter()
+                            .map(|&y| m.add(m.mul(y, scale), pre[4 * s_count + s]))
+                            .collect()
+                    })
+                    .collect();
+                for s in 0..=level {
+                    let row = &buf[layout.convert_rows + (row0 + s) * CONVERT_ROW..][..CONVERT_ROW];
+                    assert_eq!(row[0] & 0xff, k as u64);
+                    assert_ne!(row[0] & CONVERT_EXACT, 0);
+                    assert_eq!(row[0] & (CONVERT_F64_SOURCES | CONVERT_F64_WIDE_SOURCES), 0);
+                    let src0 = (row[0] >> CONVERT_SOURCE_SHIFT) as usize;
+                    assert_eq!(src0, ring.q_count());
+                    let m = ring.modulus(s);
+                    let got: Vec<u64> = (0..n)
+                        .map(|c| {
+                            let mut acc: u128 = 0;
+                            let mut f: u128 = 0;
+                            for i in 0..k {
+                                acc += v[i][c] as u128 * row[2 + i] as u128;
+                                let (bhi, blo) = ring.modulus(src0 + i).barrett_constant();
+                                f += v[i][c] as u128 * bhi as u128
+                                    + ((v[i][c] as u128 * blo as u128) >> 64);
+                            }
+                            let alpha = (f >> 64) as u64;
+                            let q_mod_p = row[CONVERT_ROW - 1];
+                            acc += alpha as u128 * (m.value() - q_mod_p) as u128;
+                            m.sub(m.reduce_u128(acc), row[1])
+                        })
+                        .collect();
+                    let want_s: Vec<u64> = want[s]
+                        .iter()
+                        .map(|&y| m.sub(y, table.half_p_mod_q[s]))
+                        .collect();
+                    assert_eq!(got, want_s, "k {k} t {t} level {level} target {s}");
+                }
+            }
         }
     }
 

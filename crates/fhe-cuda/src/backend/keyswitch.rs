@@ -595,6 +595,22 @@ impl CudaBackend {
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
         // the rest on the main stream.
+        // Without the rescale, the first forward pass of the converted limbs runs before the
+        // join (it needs only the special part), where `finish_fusable` and `early_first_on`;
+        // and for 2..=4 special primes it converts them as it loads (exact rows of
+        // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
+        // of the conversion kernel.
+        let early_first = !rescale
+            && kernels::ntt::finish_fusable(&self.cx())
+            && early_first_on(r.n().trailing_zeros());
+        let prescale = match early_first
+            && convert_loads_on()
+            && self.inner.layout.mod_down_row0.is_some()
+            && kernels::ntt::convert_on_load(&self.cx())
+        {
+            true => self.mod_down_prescale(t_mod)?,
+            false => Arc::new(None),
+        };
         let forked = match &pending {
             Some(_) => Some(self.inner.side.fork(self.s())?),
             None => None,
@@ -634,16 +650,22 @@ impl CudaBackend {
             )?;
             inv.extend(top.limbs());
         }
-        match &t_inverse {
+        let s_count = (r.q_count() + r.p_count()) as u64;
+        match (prescale.as_ref(), &t_inverse) {
+            // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
+            (Some(pre), _) => {
+                let (kp, _g) = pre.device_ptr(self.s());
+                kernels::ntt::inverse_list_prescaled_at(&cx, &inv, kp, kp + 8 * 4 * s_count)?;
+            }
             // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
             // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
             // output then carries t back, `RescaleTop::t_table`): both by the inverse NTT's
             // final constants.
-            Some(consts) => {
+            (None, Some(consts)) => {
                 let (kp, _g) = consts.device_ptr(self.s());
                 kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
             }
-            None => kernels::ntt::inverse_list(&cx, &inv)?,
+            (None, None) => kernels::ntt::inverse_list(&cx, &inv)?,
         }
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
@@ -652,22 +674,43 @@ impl CudaBackend {
         // With one special prime and no rescale, the conversion is the centred lift of the P
         // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
         let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx);
-        let lifted: Option<Vec<kernels::ntt::Limb>> = lift_p.then(|| {
-            let lc = conv.limbs(self.s());
-            (0..2u32)
-                .flat_map(|c| {
-                    let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
-                    lc.components(c, 1)
-                        .limbs()
-                        .into_iter()
-                        .map(move |l| kernels::ntt::Limb {
-                            src,
-                            load: Load::Lift(q_cap),
-                            ..l
+        let converted = prescale.is_some();
+        let lifted: Option<Vec<kernels::ntt::Limb>> =
+            if converted {
+                // Target slot s of component c converts the component's special limbs on load.
+                let row0 = self.inner.layout.mod_down_row0.unwrap_or_default();
+                let lc = conv.limbs(self.s());
+                Some(
+                    (0..2u32)
+                        .flat_map(|c| {
+                            let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
+                            lc.components(c, 1).limbs().into_iter().map(move |l| {
+                                kernels::ntt::Limb {
+                                    src,
+                                    load: Load::Convert(row0 + l.slot),
+                                    ..l
+                                }
+                            })
                         })
+                        .collect(),
+                )
+            } else {
+                lift_p.then(|| {
+                    let lc = conv.limbs(self.s());
+                    (0..2u32)
+                        .flat_map(|c| {
+                            let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
+                            lc.components(c, 1).limbs().into_iter().map(move |l| {
+                                kernels::ntt::Limb {
+                                    src,
+                                    load: Load::Lift(q_cap),
+                                    ..l
+                                }
+                            })
+                        })
+                        .collect()
                 })
-                .collect()
-        });
+            };
         // Both components in one launch.
         let strides = ConvStrides {
             input: tspc * n,
@@ -682,6 +725,7 @@ impl CudaBackend {
         // Whether the conversion also prepared the rescale (only asked for with `rescale`);
         // lifted limbs need no conversion launch.
         let fused = !lift_p
+            && !converted
             && kernels::keyswitch::convert(
                 &cx,
                 conv_layout,
@@ -699,12 +743,15 @@ impl CudaBackend {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
             kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level, t_tab)?;
         }
+        let lc = conv.limbs(self.s());
+        if early_first {
+            kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?;
+        }
         if let (Some(p), Some(f)) = (pending, forked) {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
             f.join()?;
         }
         let cx = cx_main;
-        let lc = conv.limbs(self.s());
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
         // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
@@ -760,7 +807,9 @@ impl CudaBackend {
         };
         let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
         args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
-        if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
+        if early_first {
+            kernels::ntt::forward_finish_last(&cx, &args)?;
+        } else if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
             match &lifted {
                 Some(l) => kernels::ntt::forward_list(&cx, l)?,
                 None => kernels::ntt::forward(&cx, lc)?,
@@ -782,4 +831,32 @@ impl CudaBackend {
         }
         Ok(())
     }
+}
+
+/// Whether mod_down (without the rescale) runs the first forward pass of its converted limbs
+/// before the join, on the side stream with the special part's chain, rather than after it on
+/// the main stream. On the H200 (PERF.md, eighteenth session) that took 7–8% off a key switch
+/// at N = 2^15 (BGV PHANTOM_INT rotate 135.5 → 125 µs, CKKS CAT_COMPAT rotate 246.5 → 233)
+/// and cost 0.5–1.5% at N = 2^16 (N16_L24_D3, PHANTOM_N16), where the main stream's key product
+/// is the shorter branch; so rings up to 2^15 only. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces
+/// it off / on (A/B runs).
+fn early_first_on(log_n: u32) -> bool {
+    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        std::env::var("FHE_MODDOWN_EARLY_FIRST")
+            .ok()
+            .map(|v| v != "0")
+    });
+    forced.unwrap_or(log_n <= EARLY_FIRST_MAX_LOG_N)
+}
+
+/// Largest `log2 n` whose mod_down runs its first forward pass early by default
+/// ([`early_first_on`]).
+const EARLY_FIRST_MAX_LOG_N: u32 = 15;
+
+/// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
+/// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).
+fn convert_loads_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FHE_MODDOWN_CONVERT_LOADS").map_or(true, |v| v != "0"))
 }

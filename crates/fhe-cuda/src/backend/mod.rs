@@ -47,6 +47,9 @@ struct Inner {
     t_tables: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
     /// The inverse NTT's constants with `t^-1` folded in, by `t` (uploaded once).
     t_inverse_consts: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
+    /// mod_down's prescaled inverse constants for converted loads (`tables::mod_down_prescale`),
+    /// by `t` (1 for CKKS; uploaded once), `None` where the ring has no such rows.
+    mod_down_prescale: Mutex<HashMap<u64, Arc<Option<CudaSlice<u64>>>>>,
     /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
@@ -200,6 +203,17 @@ impl CudaBackend {
                 }
             }
             self.upload_words(&words)
+        })
+    }
+
+    /// mod_down's prescaled inverse constants for `t` (see `tables::mod_down_prescale`:
+    /// 4 words by slot, then an offset by slot), uploaded at first use; `None` where the ring
+    /// has no converted-load rows for mod_down.
+    pub(super) fn mod_down_prescale(&self, t: u64) -> Result<Arc<Option<CudaSlice<u64>>>> {
+        cached(&self.inner.mod_down_prescale, t, || {
+            tables::mod_down_prescale(&self.inner.ring, t)
+                .map(|w| self.upload_words(&w))
+                .transpose()
         })
     }
 
@@ -383,6 +397,7 @@ impl CudaBackend {
                 decoders: Mutex::new(HashMap::new()),
                 t_tables: Mutex::new(HashMap::new()),
                 t_inverse_consts: Mutex::new(HashMap::new()),
+                mod_down_prescale: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
         })

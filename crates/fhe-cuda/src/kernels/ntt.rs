@@ -699,24 +699,44 @@ const R8_FINISH: [&str; 9] = r8_names!("ntt_finish_r8_");
 /// enqueuing nothing, where it does not apply (register-blocked passes off or not covering the
 /// ring, or `FHE_FINISH_FUSED=0` for A/B runs).
 pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]>) -> Result<bool> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_FINISH_FUSED").map_or(true, |v| v != "0"));
-    let logn = cx.n.trailing_zeros();
-    if !on || !fused_passes_available(logn) {
+    if !finish_fusable(cx) {
         return Ok(false);
     }
+    forward_finish_first(cx, args.conv, lifted)?;
+    forward_finish_last(cx, args)?;
+    Ok(true)
+}
+
+/// Whether [`forward_finish`] applies on this ring (register-blocked passes covering it, and
+/// `FHE_FINISH_FUSED` not `0`).
+pub(crate) fn finish_fusable(cx: &Ctx) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_FINISH_FUSED").map_or(true, |v| v != "0"));
+    on && fused_passes_available(cx.n.trailing_zeros())
+}
+
+/// The first part of [`forward_finish`] (needs [`finish_fusable`]): the first forward pass of
+/// the limbs of `conv` in place, or of `lifted` (lifted or converted loads, written to those
+/// limbs); on a ring of one pass, nothing. Its stream may differ from the last part's where the
+/// caller orders them.
+pub(crate) fn forward_finish_first(cx: &Ctx, conv: LimbSet, lifted: Option<&[Limb]>) -> Result<()> {
     match lifted {
-        Some(l) => forward_passes(cx, l, Passes::First)?,
-        None => forward_passes(cx, &args.conv.limbs(), Passes::First)?,
+        Some(l) => forward_passes(cx, l, Passes::First),
+        None => forward_passes(cx, &conv.limbs(), Passes::First),
     }
+}
+
+/// The last part of [`forward_finish`] (needs [`finish_fusable`], after
+/// [`forward_finish_first`]): the last pass fused with mod_down's last step.
+pub(crate) fn forward_finish_last(cx: &Ctx, args: &FinishArgs) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
     let f64 = mostly_f64(cx, args.conv.limbs().iter().map(|l| l.slot));
     let (log_c, cfg) = config_r8(logn, last, args.conv.count(), f64);
     let f = cx.dev.function("ntt", R8_FINISH[last.s as usize - 3])?;
     let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.fwd_pair));
-    launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)?;
-    Ok(true)
+    launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)
 }
 
 /// `RESCALE_LOAD` / `RESCALE_STORE` of ntt.cu.
@@ -901,6 +921,19 @@ pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Resu
 pub(crate) fn inverse_list_prescaled(cx: &Ctx, limbs: &[Limb], level: usize) -> Result<()> {
     let p = cx.layout.mod_up_prescale[level];
     inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs))
+}
+
+/// mod_down's inverse NTT of the special limbs for converted loads
+/// (`TableLayout::mod_down_row0`): the constants and offsets of `tables::mod_down_prescale`
+/// uploaded at `consts` (4 words by slot) and `offs` (one word by slot). Needs
+/// [`convert_on_load`].
+pub(crate) fn inverse_list_prescaled_at(
+    cx: &Ctx,
+    limbs: &[Limb],
+    consts: u64,
+    offs: u64,
+) -> Result<()> {
+    inverse_list_with(cx, limbs, consts, offs)
 }
 
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
