@@ -595,15 +595,15 @@ impl CudaBackend {
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
         // the rest on the main stream.
-        // Without the rescale, the first forward pass of the converted limbs runs before the
-        // join (it needs only the special part), where `finish_fusable` and `early_first_on`;
-        // and for 2..=4 special primes it converts them as it loads (exact rows of
+        // The first forward pass of the converted limbs runs before the join (it needs only the
+        // special part and, with the rescale, the top limb, both on the side stream's chain),
+        // where `finish_fusable` and `early_first_on`; and without the rescale, for 2..=4
+        // special primes it converts them as it loads (exact rows of
         // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
         // of the conversion kernel.
-        let early_first = !rescale
-            && kernels::ntt::finish_fusable(&self.cx())
-            && early_first_on(r.n().trailing_zeros());
+        let early_first = kernels::ntt::finish_fusable(&self.cx()) && early_first_on(r.p_count());
         let prescale = match early_first
+            && !rescale
             && convert_loads_on()
             && self.inner.layout.mod_down_row0.is_some()
             && kernels::ntt::convert_on_load(&self.cx())
@@ -775,7 +775,9 @@ impl CudaBackend {
             // receives the plain mod_down result.
             args.mode = kernels::ntt::Finish::Rescale;
             args.rs = cx.t(cx.layout.rescale[level]);
-            if !kernels::ntt::forward_finish(&cx, &args, None)? {
+            if early_first {
+                kernels::ntt::forward_finish_last(&cx, &args)?;
+            } else if !kernels::ntt::forward_finish(&cx, &args, None)? {
                 kernels::ntt::forward(&cx, lc)?;
                 kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
             }
@@ -833,26 +835,27 @@ impl CudaBackend {
     }
 }
 
-/// Whether mod_down (without the rescale) runs the first forward pass of its converted limbs
-/// before the join, on the side stream with the special part's chain, rather than after it on
-/// the main stream. On the H200 (PERF.md, eighteenth session) that took 7–8% off a key switch
-/// at N = 2^15 (BGV PHANTOM_INT rotate 135.5 → 125 µs, CKKS CAT_COMPAT rotate 246.5 → 233)
-/// and cost 0.5–1.5% at N = 2^16 (N16_L24_D3, PHANTOM_N16), where the main stream's key product
-/// is the shorter branch; so rings up to 2^15 only. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces
-/// it off / on (A/B runs).
-fn early_first_on(log_n: u32) -> bool {
+/// Whether mod_down runs the first forward pass of its converted limbs before the join, on the
+/// side stream after the special part's chain, rather than after the join on the main stream.
+/// That pays where the side chain is the shorter branch, which it is with one or two special
+/// primes (their key-product rows, inverse NTT and conversion grow with the count). On the
+/// H200 (PERF.md, eighteenth session): BGV PHANTOM_INT (two) rotate 135.5 → 125 µs, CKKS
+/// CAT_COMPAT (one) rotate 246.5 → 233, while with three (CKKS CAT, PHANTOM_N16) or seven
+/// (N16_L24_D3) special primes it cost 0.5–7%. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces it
+/// off / on (A/B runs).
+fn early_first_on(special_primes: usize) -> bool {
     static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
         std::env::var("FHE_MODDOWN_EARLY_FIRST")
             .ok()
             .map(|v| v != "0")
     });
-    forced.unwrap_or(log_n <= EARLY_FIRST_MAX_LOG_N)
+    forced.unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
 }
 
-/// Largest `log2 n` whose mod_down runs its first forward pass early by default
+/// Most special primes for which mod_down runs its first forward pass early by default
 /// ([`early_first_on`]).
-const EARLY_FIRST_MAX_LOG_N: u32 = 15;
+const EARLY_FIRST_MAX_SPECIAL: usize = 2;
 
 /// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
 /// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).
