@@ -587,7 +587,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                                  const u64* consts, u32 logn, u32 L, u32 logC,
                                                  bool last, u32 mode, const FusedArgs& fa,
                                                  u64* keep, u32 block, u32 lift,
-                                                 const u64* offs) {
+                                                 const u64* offs, long long copy_delta) {
     extern __shared__ u64 sh[];
     constexpr int R = 3;      // log2 of the elements per thread (radix-8 rounds)
     constexpr int E = 1 << R; // elements per thread
@@ -679,6 +679,19 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             } else {
 #pragma unroll
                 for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
+            }
+            if (INV && copy_delta) {
+                // The input words also go to src + copy_delta (the out-of-place rescale's
+                // dropped limb, which keeps its input words).
+                u64* gcp = (u64*)gsrc + copy_delta;
+                if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+#pragma unroll
+                    for (int k = 0; k < E / 2; k++)
+                        ((ulonglong2*)gcp)[k] = make_ulonglong2(w[2 * k], w[2 * k + 1]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < E; k++) gcp[(u64)k << (lo + L)] = w[k];
+                }
             }
             bool converted = false;
             if (FUSED && (lift & CONVERT_FLAG)) {
@@ -846,19 +859,19 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                             const u64* consts, u32 logn, u32 L, u32 logC,
                                             bool last, u32 mode = 0, FusedArgs fa = {},
                                             u64* keep = nullptr, u32 block = 0, u32 lift = 0,
-                                            const u64* offs = nullptr) {
+                                            const u64* offs = nullptr, long long copy_delta = 0) {
 #if NTT_F64_BITS > 0
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
         ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block, lift, offs);
+            keep, block, lift, offs, copy_delta);
         return;
     }
 #if NTT_F64_WIDE_BITS > NTT_F64_BITS
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_WIDE_BITS)) {
         ntt_pass_r8_impl<F64WideArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64WideArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
-            fa, keep, block, lift, offs);
+            fa, keep, block, lift, offs, copy_delta);
         return;
     }
 #endif
@@ -867,13 +880,13 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     if (slots[s * SLOT_STRIDE] < (1ull << TABLE_F64_BITS)) {
         ntt_pass_r8_impl<IntArithT<true>, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArithT<true>(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
-            fa, keep, block, lift, offs);
+            fa, keep, block, lift, offs, copy_delta);
         return;
     }
 #endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
-            keep, block, lift, offs);
+            keep, block, lift, offs, copy_delta);
 }
 
 // The register-blocked kernels for S stages: ntt_fwd_r8_S, ntt_fwd_fused_r8_S (the fused modes,
@@ -932,9 +945,11 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, )                                                    \
     NTT_FWD_FUSED(ntt_fwd_convert_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG))                  \
     NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG))                  \
+    /* copy_delta (words, 0 for none): the first pass also copies its input words there. */     \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \
-                                             const u64* offs, u32 logn, u32 L, u32 logC) {       \
+                                             const u64* offs, u32 logn, u32 L, u32 logC,         \
+                                             long long copy_delta) {                             \
         pdl_wait();                                                                              \
         u32 i = blockIdx.y;                                                                      \
         const u64* src = (const u64*)ll.src[i];                                                  \
@@ -946,10 +961,10 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         else if (S == logn)                                                                      \
             ntt_pass_r8<S, false, true, false, true>(src, dst, ll.slot[i], slots, twp, consts,   \
                                                      logn, L, logC, false, 0, {}, nullptr, 0, 0, \
-                                                     offs);                                      \
+                                                     offs, copy_delta);                          \
         else                                                                                     \
             ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
-                                        false);                                                  \
+                                        false, 0, {}, nullptr, 0, 0, nullptr, copy_delta);       \
     }
 
 

@@ -618,7 +618,7 @@ impl CudaBackend {
     /// top limb and the `t` into the final multiplier.
     fn rescale_impl(&self, a: &mut DevicePoly, t_mod: u64) -> Result<()> {
         let level = a.shape.level;
-        self.rescale_from(a.limbs(self.s()), a, t_mod)?;
+        self.rescale_from(a.limbs(self.s()), a, t_mod, false)?;
         a.shape.level = level - 1;
         Ok(())
     }
@@ -626,8 +626,9 @@ impl CudaBackend {
     /// The rescale of `src` (the limbs of a buffer at level `l >= 1`, all components) into
     /// `a`'s limbs `0..l`: `a` itself (in place), or a buffer laid out like `src`'s, which the
     /// fused passes then only write (the caller checks `ntt::rescale_fusable`). `a`'s shape is
-    /// left to the caller.
-    fn rescale_from(&self, src: LimbSet, a: &DevicePoly, t_mod: u64) -> Result<()> {
+    /// left to the caller. With `copy_top` (out of place), `src`'s top limb is also copied into
+    /// `a`'s, by the inverse NTT that reads it.
+    fn rescale_from(&self, src: LimbSet, a: &DevicePoly, t_mod: u64, copy_top: bool) -> Result<()> {
         let level = src.q_cnt as usize - 1;
         let cx = self.cx();
         let t = self.scratch(Shape {
@@ -651,14 +652,15 @@ impl CudaBackend {
         for (x, y) in inv.iter_mut().zip(top_t.limbs()) {
             x.dst = y.dst;
         }
+        let copy_delta = if copy_top { -src_delta } else { 0 };
         let tq = if t_mod != 1 {
             let consts = self.t_inverse_consts(t_mod)?;
             let (kp, _g) = consts.device_ptr(self.s());
-            kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
+            kernels::ntt::inverse_list_copying(&cx, &inv, kp, copy_delta)?;
             let k = self.inner.ring.rescale_constants(level);
             Some(self.times_t(t_mod, 0..level, |s| k[s].value))
         } else {
-            kernels::ntt::inverse_list(&cx, &inv)?;
+            kernels::ntt::inverse_list_copying(&cx, &inv, 0, copy_delta)?;
             None
         };
         let tops = top_t.limbs();
@@ -1071,17 +1073,22 @@ impl Backend for CudaBackend {
         }
         // A new buffer laid out like `a` (same slots per component): its limbs 0..l are written
         // by the rescale's fused passes, which read `a`'s; its slots l and above, inactive
-        // afterwards, receive `a`'s (so every word is what a copy rescaled in place holds).
+        // afterwards, receive `a`'s (so every word is what a copy rescaled in place holds): slot
+        // l by the inverse NTT that reads it, the others (below a's top level) by a copy.
+        // `FHE_RESCALE_COPY_FOLD=0` (A/B runs): every such slot by the copy.
         let mut out = self.alloc(a.shape)?;
         let src = a.limbs(self.s());
-        let above = LimbSet {
-            q_lo: level as u32,
-            q_cnt: (a.q_capacity - level) as u32,
-            p_cnt: 0,
-            ..src
-        };
-        ew::binary(&self.cx(), out.like(self.s(), &above), above, ew::OP_COPY)?;
-        self.rescale_from(src, &out, t)?;
+        let fold = copy_fold_on() as usize;
+        if a.q_capacity > level + fold {
+            let above = LimbSet {
+                q_lo: (level + fold) as u32,
+                q_cnt: (a.q_capacity - level - fold) as u32,
+                p_cnt: 0,
+                ..src
+            };
+            ew::binary(&self.cx(), out.like(self.s(), &above), above, ew::OP_COPY)?;
+        }
+        self.rescale_from(src, &out, t, fold == 1)?;
         out.shape.level = level - 1;
         Ok(out)
     }
@@ -1296,4 +1303,11 @@ impl CudaBackend {
         ew::binary(&self.cx(), la, lb, op)?;
         Ok(())
     }
+}
+
+/// Whether the out-of-place rescale copies the dropped limb in its inverse NTT
+/// (`FHE_RESCALE_COPY_FOLD=0` turns it off, for A/B runs).
+fn copy_fold_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FHE_RESCALE_COPY_FOLD").map_or(true, |v| v != "0"))
 }

@@ -905,14 +905,40 @@ pub(crate) fn forward_rescale(
 
 /// Inverse NTT of each limb (`src` to `dst`), scaling by n^-1 included.
 pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
-    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0)
+    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0)
 }
 
 /// [`inverse_list`] with other final constants (`[c, shoup, c', shoup]` by slot at device
 /// address `consts`, the layout of the ring's `n^-1, n^-1·ψ^(-n/2)` table): for constants
 /// scaled by `k`, the output is `k·INTT(x)`.
 pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Result<()> {
-    inverse_list_with(cx, limbs, consts, 0)
+    inverse_list_with(cx, limbs, consts, 0, 0)
+}
+
+/// [`inverse_list_consts`] (`consts` 0: the plain constants) that also copies each limb's input
+/// words to `copy_delta` words past its `src` (the out-of-place rescale's dropped limb): by the
+/// first pass as it loads them where that is register-blocked, else by a device copy first.
+pub(crate) fn inverse_list_copying(
+    cx: &Ctx,
+    limbs: &[Limb],
+    consts: u64,
+    copy_delta: i64,
+) -> Result<()> {
+    let consts = if consts == 0 {
+        cx.t(cx.layout.ntt.ntt_consts)
+    } else {
+        consts
+    };
+    let [p0, p1] = passes(cx.n.trailing_zeros());
+    let first = if p1.s == 0 { p0 } else { p1 };
+    if plain_kernel(first, true).is_none() {
+        for l in limbs {
+            let to = l.src.wrapping_add_signed(8 * copy_delta);
+            super::copy_words(cx, l.src, to, cx.n as usize)?;
+        }
+        return inverse_list_with(cx, limbs, consts, 0, 0);
+    }
+    inverse_list_with(cx, limbs, consts, 0, copy_delta)
 }
 
 /// mod_up's inverse NTT at `level` for digits converted on load ([`convert_on_load`]): the
@@ -920,7 +946,7 @@ pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Resu
 /// constants of `TableLayout::mod_up_prescale`), the others as [`inverse_list`] writes them.
 pub(crate) fn inverse_list_prescaled(cx: &Ctx, limbs: &[Limb], level: usize) -> Result<()> {
     let p = cx.layout.mod_up_prescale[level];
-    inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs))
+    inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs), 0)
 }
 
 /// mod_down's inverse NTT of the special limbs for converted loads
@@ -933,14 +959,22 @@ pub(crate) fn inverse_list_prescaled_at(
     consts: u64,
     offs: u64,
 ) -> Result<()> {
-    inverse_list_with(cx, limbs, consts, offs)
+    inverse_list_with(cx, limbs, consts, offs, 0)
 }
 
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
 /// slot) and, unless 0, an offset by slot at `offs` added to the outputs (register-blocked
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
 /// [`convert_on_load`]).
-fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result<()> {
+/// `copy_delta` (words, 0 for none) goes to the register-blocked first pass (see
+/// [`inverse_list_copying`]).
+fn inverse_list_with(
+    cx: &Ctx,
+    limbs: &[Limb],
+    consts: u64,
+    offs: u64,
+    copy_delta: i64,
+) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws) = (cx.t(cx.layout.ntt.inv), cx.t(cx.layout.ntt.inv_shoup));
@@ -948,6 +982,8 @@ fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
+        // The first pass copies, the second not.
+        let mut copy = copy_delta;
         for p in [p1, p0] {
             if p.s == 0 {
                 continue;
@@ -957,8 +993,10 @@ fn inverse_list_with(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result
                 let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
                 launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &offs, &logn, &p.l, &log_c
+                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &offs, &logn, &p.l, &log_c,
+                    &copy
                 )?;
+                copy = 0;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
                 launch!(
