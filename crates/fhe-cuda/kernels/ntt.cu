@@ -419,10 +419,6 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #ifndef NTT_VEC_IO
 #define NTT_VEC_IO 1
 #endif
-// A/B runs: -DNTT_TW_EARLY=1 loads each round's twiddles before its inputs.
-#ifndef NTT_TW_EARLY
-#define NTT_TW_EARLY 0
-#endif
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
 // Lifted limbs (fused kernels only): bits LIFT_SHIFT.. of a limb's slot word hold one plus the
@@ -633,36 +629,6 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         // Element k of this thread: global index gbase + ((mbase + (k << lo)) << L), the bits of
         // the three terms disjoint, so one base pointer plus constant offsets.
         const u64 goff = gbase + ((u64)mbase << L);
-#if NTT_TW_EARLY
-        // The round's twiddle pairs, loaded before its inputs and before the exchange's barrier,
-        // so that their latency overlaps the wait (the butterflies below take them in order).
-        ulonglong2 tw[E - 1];
-        int ti = 0;
-        if (!INV) {
-#pragma unroll
-            for (int b = b_hi - 1; b >= b_lo; b--) {
-                const int kb = b - lo;
-                const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
-                                 (thi << (R - 1 - kb));
-#pragma unroll
-                for (int j = 0; j < ((E / 2) >> kb); j++) tw[ti++] = __ldg(w_tab + base + j);
-            }
-        } else {
-#pragma unroll
-            for (int b = b_lo; b < b_hi; b++) {
-                if (TOP && b == S - 1) continue;
-                const int kb = b - lo;
-                const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
-                                 (thi << (R - 1 - kb));
-#pragma unroll
-                for (int j = 0; j < ((E / 2) >> kb); j++) tw[ti++] = __ldg(w_tab + base + j);
-            }
-        }
-        ti = 0;
-#define NTT_TWIDDLE(base, j) tw[ti++]
-#else
-#define NTT_TWIDDLE(base, j) __ldg(w_tab + (base) + (j))
-#endif
         if (r == 0) {
             const u64* gsrc = src + goff;
             u64 w[E];
@@ -756,7 +722,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                  (thi << (R - 1 - kb));
 #pragma unroll
                 for (int j = 0; j < ((E / 2) >> kb); j++) {
-                    const ulonglong2 wp = NTT_TWIDDLE(base, j);
+                    const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
                         const int k0 = (j << (kb + 1)) | i;
@@ -780,7 +746,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
 #pragma unroll
                     for (int j = 0; j < ((E / 2) >> kb); j++) {
-                        const ulonglong2 wp = NTT_TWIDDLE(base, j);
+                        const ulonglong2 wp = __ldg(w_tab + base + j);
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
                             const int k0 = (j << (kb + 1)) | i;
@@ -847,8 +813,6 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         }
     }
 }
-
-#undef NTT_TWIDDLE
 
 // A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
 // 2^NTT_F64_BITS, `F64WideArith` below 2^NTT_F64_WIDE_BITS, else `IntArith` (a block-uniform

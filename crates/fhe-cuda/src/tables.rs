@@ -513,16 +513,31 @@ mod tests {
             let acc = cpu
                 .sample_uniform(&Seed([9; 32]), Domain::Other, k as u32, shape)
                 .unwrap();
+            // INTT(acc_P)_i·k_i for special prime i, with k_i from `scale(modulus, slot)`.
+            let scaled =
+                |scale: &dyn Fn(&fhe_math::modulus::Modulus, usize) -> u64| -> Vec<Vec<u64>> {
+                    (0..k)
+                        .map(|i| {
+                            let s = ring.q_count() + i;
+                            let nt = ring.ntt(s);
+                            let m = nt.modulus();
+                            let mut x = acc.limb(0, s).to_vec();
+                            nt.inverse(&mut x);
+                            let f = scale(m, s);
+                            x.iter().map(|&y| m.mul(y, f)).collect()
+                        })
+                        .collect()
+                };
             // x_i = t^-1·INTT(acc_P)_i, as the unscaled path computes it.
-            let xs: Vec<Vec<u64>> = (0..k)
-                .map(|i| {
-                    let s = ring.q_count() + i;
-                    let nt = ring.ntt(s);
-                    let m = nt.modulus();
-                    let mut x = acc.limb(0, s).to_vec();
-                    nt.inverse(&mut x);
-                    let ti = m.inv(m.reduce(t)).unwrap();
-                    x.iter().map(|&y| m.mul(y, ti)).collect()
+            let xs = scaled(&|m, _| m.inv(m.reduce(t)).unwrap());
+            // v_i from the prescaled inverse: INTT·(c0·n) + the offset.
+            let v: Vec<Vec<u64>> = scaled(&|m, s| m.mul(pre[4 * s], m.reduce(n as u64)))
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let m = ring.modulus(ring.q_count() + i);
+                    let off = pre[4 * s_count + ring.q_count() + i];
+                    x.iter().map(|&y| m.add(y, off)).collect()
                 })
                 .collect();
             for level in 0..ring.q_count() {
@@ -541,20 +556,6 @@ mod tests {
                 let mut want = vec![vec![0u64; n]; level + 1];
                 let mut outs: Vec<&mut [u64]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
                 table.converter.convert_exact(&input, &mut outs);
-                // v_i from the prescaled inverse: (INTT·c0·n^-1... ) = x_i·p̂^-1 + offset.
-                let v: Vec<Vec<u64>> = (0..k)
-                    .map(|i| {
-                        let s = ring.q_count() + i;
-                        let nt = ring.ntt(s);
-                        let m = nt.modulus();
-                        let mut x = acc.limb(0, s).to_vec();
-                        nt.inverse(&mut x);
-                        let scale = m.mul(pre[4 * s], m.reduce(n as u64));
-                        x.iter()
-                            .map(|&y| m.add(m.mul(y, scale), pre[4 * s_count + s]))
-                            .collect()
-                    })
-                    .collect();
                 for s in 0..=level {
                     let row = &buf[layout.convert_rows + (row0 + s) * CONVERT_ROW..][..CONVERT_ROW];
                     assert_eq!(row[0] & 0xff, k as u64);

@@ -675,42 +675,32 @@ impl CudaBackend {
         // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
         let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx);
         let converted = prescale.is_some();
-        let lifted: Option<Vec<kernels::ntt::Limb>> =
-            if converted {
-                // Target slot s of component c converts the component's special limbs on load.
-                let row0 = self.inner.layout.mod_down_row0.unwrap_or_default();
-                let lc = conv.limbs(self.s());
-                Some(
-                    (0..2u32)
-                        .flat_map(|c| {
-                            let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
-                            lc.components(c, 1).limbs().into_iter().map(move |l| {
-                                kernels::ntt::Limb {
-                                    src,
-                                    load: Load::Convert(row0 + l.slot),
-                                    ..l
-                                }
-                            })
+        // The converted limbs, read from the component's special limbs by the first forward pass
+        // (`load` of each target slot): lifted from the one special prime, or converted from
+        // 2..=4 of them (`TableLayout::mod_down_row0`).
+        let special_loads = |load: &dyn Fn(u32) -> Load| -> Vec<kernels::ntt::Limb> {
+            let lc = conv.limbs(self.s());
+            (0..2u32)
+                .flat_map(|c| {
+                    let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
+                    lc.components(c, 1)
+                        .limbs()
+                        .into_iter()
+                        .map(move |l| kernels::ntt::Limb {
+                            src,
+                            load: load(l.slot),
+                            ..l
                         })
-                        .collect(),
-                )
-            } else {
-                lift_p.then(|| {
-                    let lc = conv.limbs(self.s());
-                    (0..2u32)
-                        .flat_map(|c| {
-                            let src = tp + 8 * (c as u64 * tspc + q_cap as u64) * n;
-                            lc.components(c, 1).limbs().into_iter().map(move |l| {
-                                kernels::ntt::Limb {
-                                    src,
-                                    load: Load::Lift(q_cap),
-                                    ..l
-                                }
-                            })
-                        })
-                        .collect()
+                        .collect::<Vec<_>>()
                 })
-            };
+                .collect()
+        };
+        let row0 = self.inner.layout.mod_down_row0.unwrap_or_default();
+        let lifted: Option<Vec<kernels::ntt::Limb>> = if converted {
+            Some(special_loads(&|s| Load::Convert(row0 + s)))
+        } else {
+            lift_p.then(|| special_loads(&|_| Load::Lift(q_cap)))
+        };
         // Both components in one launch.
         let strides = ConvStrides {
             input: tspc * n,
