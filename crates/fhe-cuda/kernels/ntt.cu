@@ -459,6 +459,9 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // Barrett constants of the source slots, which start at bits CONVERT_SOURCE_SHIFT.. of the head;
 // the row's last word holds Q mod q. Integer path only (such rows carry no FP64 flag).
 #define CONVERT_EXACT 0x400u
+// The FUSED template argument of the forward passes: 0 plain, 1 the fused modes, FUSED_EXACT
+// the fused modes with exact conversion rows (`ntt_fwd_convert_exact_r8_S`).
+#define FUSED_EXACT 2
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -481,9 +484,10 @@ struct FusedArgs {
 // index, the other D - 1 sources lie n words apart from it (`gsrc[(k << shift)]` for source 0).
 // The sums are exact in 128 bits (D·2^122 < 2^128), so the residue equals the conversion
 // kernel's.
-// An exact row (CONVERT_EXACT) adds alpha·(q - Q mod q) before the reduction (the sum stays
-// below D·2^122 + 2^3·2^61 < 2^128), the same residue as `convert_exact`.
-template <int D, int E>
+// With EXACT (the kernels of FUSED_EXACT only, so that the others keep their registers), an
+// exact row (CONVERT_EXACT) adds alpha·(q - Q mod q) before the reduction (the sum stays below
+// D·2^122 + 2^3·2^61 < 2^128), the same residue as `convert_exact`.
+template <int D, int E, bool EXACT>
 __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 shift, u32 n,
                                               const u64* row, const Mod& m, const u64* slots) {
     u64 h[D];
@@ -495,7 +499,7 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
 #pragma unroll
         for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
     const u64 h_out = row[1];
-    if (row[0] & CONVERT_EXACT) {
+    if (EXACT && (row[0] & CONVERT_EXACT)) {
         const u32 src0 = (u32)(row[0] >> CONVERT_SOURCE_SHIFT);
         u64 bhi[D], blo[D];
 #pragma unroll
@@ -576,7 +580,7 @@ __device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
-template <class A, int S, bool STRIDED, bool INV, bool FUSED, bool TOP, bool KEEP>
+template <class A, int S, bool STRIDED, bool INV, int FUSED, bool TOP, bool KEEP>
 __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u64* a, u32 s,
                                                  const u64* slots,
                                                  const ulonglong2* __restrict__ twp,
@@ -677,10 +681,11 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 }
                 if (!converted) {
                     const Mod mi = load_mod(slots, s);
+                    constexpr bool EX = FUSED == FUSED_EXACT;
                     switch (head & CONVERT_COUNT_MASK) {
-                    case 2: convert_words<2>(w, gsrc, shift, n, row, mi, slots); break;
-                    case 3: convert_words<3>(w, gsrc, shift, n, row, mi, slots); break;
-                    default: convert_words<4>(w, gsrc, shift, n, row, mi, slots); break;
+                    case 2: convert_words<2, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
+                    case 3: convert_words<3, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
+                    default: convert_words<4, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
                     }
                 }
             } else if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
@@ -817,7 +822,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 // A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
 // 2^NTT_F64_BITS, `F64WideArith` below 2^NTT_F64_WIDE_BITS, else `IntArith` (a block-uniform
 // branch; all give the same canonical outputs, and each accepts the others' intermediate words).
-template <int S, bool STRIDED, bool INV, bool FUSED = false, bool TOP = false, bool KEEP = false>
+template <int S, bool STRIDED, bool INV, int FUSED = 0, bool TOP = false, bool KEEP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
@@ -860,7 +865,9 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 // in local memory and the NTT ran 2.5x slower; PERF.md.)
 // The fused forward kernel `NAME` for S stages (with the fused modes and lifted or converted
 // loads), with the launch attribute ATTR.
-#define NTT_FWD_FUSED(NAME, S, ATTR)                                                             \
+#define NTT_FWD_FUSED(NAME, S, ATTR) NTT_FWD_FUSED_MODE(NAME, S, ATTR, 1)
+// ... with the FUSED argument F of the passes (FUSED_EXACT: exact conversion rows too).
+#define NTT_FWD_FUSED_MODE(NAME, S, ATTR, F)                                                     \
     extern "C" __global__ void ATTR NAME(LimbList ll, const u64* slots, const ulonglong2* twp,   \
                                          u32 logn, u32 L, u32 logC, u32 last, u32 mode,          \
                                          FusedArgs fa) {                                         \
@@ -870,11 +877,11 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         u64* dst = (u64*)ll.dst[i];                                                              \
         const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
         if (L > 0)                                                                               \
-            ntt_pass_r8<S, true, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,   \
-                                              last != 0, mode, fa, nullptr, 0, lift);            \
+            ntt_pass_r8<S, true, false, F>(src, dst, s, slots, twp, nullptr, logn, L, logC,      \
+                                           last != 0, mode, fa, nullptr, 0, lift);               \
         else                                                                                     \
-            ntt_pass_r8<S, false, false, true>(src, dst, s, slots, twp, nullptr, logn, L, logC,  \
-                                               last != 0, mode, fa, nullptr, 0, lift);           \
+            ntt_pass_r8<S, false, false, F>(src, dst, s, slots, twp, nullptr, logn, L, logC,     \
+                                            last != 0, mode, fa, nullptr, 0, lift);              \
     }
 // The rescale's copy of the fused kernel (`ntt_fwd_rescale_r8_S`, CKKS rescale and BGV's modulus
 // switch) is held to NTT_RESCALE_MAXNREG registers: 64 let it keep 50% of the warps instead of
@@ -908,6 +915,8 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
     }                                                                                            \
     NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, )                                                    \
     NTT_FWD_FUSED(ntt_fwd_convert_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG))                  \
+    NTT_FWD_FUSED_MODE(ntt_fwd_convert_exact_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),       \
+                       FUSED_EXACT)                                                              \
     NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG))                  \
     /* copy_delta (words, 0 for none): the first pass also copies its input words there. */     \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \

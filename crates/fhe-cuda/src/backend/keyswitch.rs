@@ -697,7 +697,7 @@ impl CudaBackend {
         };
         let row0 = self.inner.layout.mod_down_row0.unwrap_or_default();
         let lifted: Option<Vec<kernels::ntt::Limb>> = if converted {
-            Some(special_loads(&|s| Load::Convert(row0 + s)))
+            Some(special_loads(&|s| Load::ConvertExact(row0 + s)))
         } else {
             lift_p.then(|| special_loads(&|_| Load::Lift(q_cap)))
         };

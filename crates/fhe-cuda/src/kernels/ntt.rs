@@ -43,6 +43,10 @@ pub(crate) enum Load {
     /// conversion to the limb's modulus, `(Σ_i v_i·h_i mod q) - h_out`, from row `row` of
     /// `TableLayout::convert_rows` (`[D, h_out, h_0..]`).
     Convert(u32),
+    /// `ConvertExact(row)`: as `Convert`, from an exact row (`TableLayout::mod_down_row0`,
+    /// `BasisConverter::convert_exact`), by the kernels that have the exact path
+    /// (`ntt_fwd_convert_exact_r8_S`, kept apart so the others keep their registers).
+    ConvertExact(u32),
 }
 
 impl LimbSet {
@@ -114,11 +118,11 @@ fn slot_word(l: &Limb) -> u32 {
     let field = match l.load {
         Load::Plain => 0,
         Load::Lift(f) => f + 1,
-        Load::Convert(row) => CONVERT_FLAG | row,
+        Load::Convert(row) | Load::ConvertExact(row) => CONVERT_FLAG | row,
     };
     debug_assert!(l.slot <= LIFT_SLOT_MASK && field <= LIFT_SLOT_MASK);
     debug_assert!(!matches!(l.load, Load::Lift(f) if f + 1 >= CONVERT_FLAG));
-    debug_assert!(!matches!(l.load, Load::Convert(r) if r >= CONVERT_FLAG));
+    debug_assert!(!matches!(l.load, Load::Convert(r) | Load::ConvertExact(r) if r >= CONVERT_FLAG));
     l.slot | field << LIFT_SHIFT
 }
 
@@ -237,6 +241,9 @@ const R8_FWD_FUSED: [&str; 9] = r8_names!("ntt_fwd_fused_r8_");
 /// Their copy for first passes that convert digits on load, held to fewer registers
 /// (`ntt_fwd_convert_r8_S`).
 const R8_FWD_CONVERT: [&str; 9] = r8_names!("ntt_fwd_convert_r8_");
+/// The converting copy with exact rows too (`ntt_fwd_convert_exact_r8_S`, mod_down's
+/// `Load::ConvertExact`).
+const R8_FWD_CONVERT_EXACT: [&str; 9] = r8_names!("ntt_fwd_convert_exact_r8_");
 /// Their copy for the rescale, held to fewer registers (`ntt_fwd_rescale_r8_S`).
 const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
@@ -388,6 +395,9 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
         (Passes::Last, 0) => [p0, none],
         (Passes::Last, _) => [none, p1],
     };
+    let exact = limbs
+        .iter()
+        .any(|l| matches!(l.load, Load::ConvertExact(_)));
     for (mut list, count) in chunks(limbs) {
         let mut lifted = list.slot[..count as usize]
             .iter()
@@ -412,10 +422,10 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
                     let converts = list.slot[..count as usize]
                         .iter()
                         .any(|&w| (w >> LIFT_SHIFT) & CONVERT_FLAG != 0);
-                    let names = if converts {
-                        &R8_FWD_CONVERT
-                    } else {
-                        &R8_FWD_FUSED
+                    let names = match (converts, exact) {
+                        (_, true) => &R8_FWD_CONVERT_EXACT,
+                        (true, false) => &R8_FWD_CONVERT,
+                        (false, false) => &R8_FWD_FUSED,
                     };
                     let f8 = cx.dev.function("ntt", names[p.s as usize - 3])?;
                     let mode = 0u32;
@@ -1430,6 +1440,7 @@ mod tests {
         assert_eq!(R8_FINISH[8], "ntt_finish_r8_11");
         assert_eq!(R8_FWD_RESCALE[5], "ntt_fwd_rescale_r8_8");
         assert_eq!(R8_FWD_CONVERT[5], "ntt_fwd_convert_r8_8");
+        assert_eq!(R8_FWD_CONVERT_EXACT[5], "ntt_fwd_convert_exact_r8_8");
         for (i, name) in R8_INV.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
         }
