@@ -15,7 +15,8 @@
 //! operation's wall time (host clock, synchronize before and after) under three ways to wait:
 //! `Device::synchronize` (one `cuCtxSynchronize`), a synchronize of each of the pool's streams
 //! in turn (what `Device::synchronize` did before), and the backend's own stream only (enough
-//! where the operation joins its side stream back).
+//! where the operation joins its side stream back). `GPU_PERF_PAD_MIB=x` takes an x MiB buffer
+//! before anything else and keeps it, moving every later allocation (placement experiments).
 
 use ckks::Parameters;
 use ckks::context::ring_for;
@@ -176,6 +177,11 @@ fn main() {
     let (ring, t) = ring_of(&preset);
     let integer = t > 1;
     let be = CudaBackend::new(dev.clone(), ring.clone()).unwrap();
+    // GPU_PERF_PAD_MIB=x: a buffer of x MiB taken first and kept, which moves every later
+    // allocation (placement experiments).
+    let _pad = Some(env_or("GPU_PERF_PAD_MIB", 0))
+        .filter(|&m| m > 0)
+        .map(|m| be.stream().alloc_zeros::<u64>(m << 17).unwrap());
     let top = ring.max_level();
     let dnum = ring.digits().len();
     println!(
