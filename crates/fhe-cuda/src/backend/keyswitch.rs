@@ -621,6 +621,13 @@ impl CudaBackend {
         } else {
             self.cx()
         };
+        // The main stream's rows are enqueued first (`late_first_on`), so that they launch
+        // programmatically during the first pass's tail whatever the host's pace, then the side
+        // stream's chain.
+        let late_first = late_first_on();
+        if let (Some(p), true) = (&pending, late_first) {
+            kernels::ntt::key_product_rows_with(&cx_main, &p.late, p.args, late_pdl_on())?;
+        }
         if let Some(p) = &pending {
             kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
@@ -738,7 +745,10 @@ impl CudaBackend {
             kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?;
         }
         if let (Some(p), Some(f)) = (pending, forked) {
-            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            // `FHE_LATE_PDL=0` (A/B runs): the main stream's rows without programmatic launch.
+            if !late_first {
+                kernels::ntt::key_product_rows_with(&cx_main, &p.late, p.args, late_pdl_on())?;
+            }
             f.join()?;
         }
         let cx = cx_main;
@@ -852,4 +862,22 @@ const EARLY_FIRST_MAX_SPECIAL: usize = 2;
 fn convert_loads_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("FHE_MODDOWN_CONVERT_LOADS").map_or(true, |v| v != "0"))
+}
+
+/// Whether mod_down's main-stream key-product rows use programmatic dependent launch
+/// (`FHE_LATE_PDL=0` turns it off, for A/B runs).
+fn late_pdl_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FHE_LATE_PDL").map_or(true, |v| v != "0"))
+}
+
+/// Whether mod_down enqueues the main stream's key-product rows before the side stream's chain
+/// (`FHE_LATE_FIRST=0` enqueues them after it, as before the eighteenth session; A/B runs).
+/// Enqueued after, they were launched early (programmatically, during mod_up's first pass) or
+/// not depending on the host's pace, and a rotation at PHANTOM_INT took 124 or 156 µs by that
+/// draw (the "bimodal key switch" of PERF.md, eighteenth session); enqueued first, every run
+/// measured 125–127 µs.
+fn late_first_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FHE_LATE_FIRST").map_or(true, |v| v != "0"))
 }
