@@ -626,7 +626,7 @@ impl CudaBackend {
         // stream's chain.
         let late_first = late_first_on();
         if let (Some(p), true) = (&pending, late_first) {
-            kernels::ntt::key_product_rows_with(&cx_main, &p.late, p.args, late_pdl_on())?;
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
         if let Some(p) = &pending {
             kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
@@ -745,9 +745,8 @@ impl CudaBackend {
             kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?;
         }
         if let (Some(p), Some(f)) = (pending, forked) {
-            // `FHE_LATE_PDL=0` (A/B runs): the main stream's rows without programmatic launch.
             if !late_first {
-                kernels::ntt::key_product_rows_with(&cx_main, &p.late, p.args, late_pdl_on())?;
+                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
             }
             f.join()?;
         }
@@ -862,13 +861,6 @@ const EARLY_FIRST_MAX_SPECIAL: usize = 2;
 fn convert_loads_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("FHE_MODDOWN_CONVERT_LOADS").map_or(true, |v| v != "0"))
-}
-
-/// Whether mod_down's main-stream key-product rows use programmatic dependent launch
-/// (`FHE_LATE_PDL=0` turns it off, for A/B runs).
-fn late_pdl_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_LATE_PDL").map_or(true, |v| v != "0"))
 }
 
 /// Whether mod_down enqueues the main stream's key-product rows before the side stream's chain

@@ -125,21 +125,10 @@ macro_rules! launch {
         // SAFETY: every call site passes exactly the arguments of the `extern "C"` kernel it
         // names, in order and with the matching types (u64 pointers, u32 scalars, LimbSet);
         // `params` points at them and outlives the call.
-        unsafe { $crate::kernels::launch_raw(&$stream, &$f, $cfg, true, &mut params) }
+        unsafe { $crate::kernels::launch_raw(&$stream, &$f, $cfg, &mut params) }
     }};
 }
 pub(crate) use launch;
-
-/// [`launch!`] without programmatic dependent launch: the kernel's blocks are scheduled only
-/// once the previous kernel of the stream has completed (see [`launch_raw`]).
-macro_rules! launch_serial {
-    ($stream:expr, $f:expr, $cfg:expr, $($a:expr),* $(,)?) => {{
-        let mut params = [$($crate::kernels::param($a)),*];
-        // SAFETY: as in `launch!`: the arguments of the named kernel, in order.
-        unsafe { $crate::kernels::launch_raw(&$stream, &$f, $cfg, false, &mut params) }
-    }};
-}
-pub(crate) use launch_serial;
 
 /// The kernel-parameter pointer of one argument.
 pub(crate) fn param<T: DeviceRepr>(x: &T) -> *mut std::ffi::c_void {
@@ -169,15 +158,12 @@ fn pdl_enabled(stream: &CudaStream) -> bool {
 /// until the previous grid has completed and its writes are visible. Stream order is therefore
 /// kept; what overlaps is the launch latency and block scheduling with the previous tail.
 ///
-/// `pdl: false` launches without it (the kernel's `pdl_wait()` is then a no-op).
-///
 /// # Safety
 /// `params` must point at the kernel's arguments, in order and with its parameter types.
 pub(crate) unsafe fn launch_raw(
     stream: &CudaStream,
     f: &CudaFunction,
     cfg: LaunchConfig,
-    pdl: bool,
     params: &mut [*mut std::ffi::c_void],
 ) -> Result<()> {
     use cudarc::driver::sys;
@@ -200,7 +186,7 @@ pub(crate) unsafe fn launch_raw(
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
         attrs: &mut attr,
-        numAttrs: u32::from(pdl && pdl_enabled(stream)),
+        numAttrs: u32::from(pdl_enabled(stream)),
     };
     let traced = crate::trace::before(stream)?;
     // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attr` outlive

@@ -2,7 +2,7 @@
 //! limb set, hierarchical: one shared-memory pass for n <= 2^11, two passes above (each pass is
 //! one launch over all limbs).
 
-use super::{Ctx, LimbSet, launch, launch_serial};
+use super::{Ctx, LimbSet, launch};
 use crate::error::Result;
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 
@@ -554,18 +554,6 @@ pub(crate) fn key_product_rows(
     rows: &[(u32, Option<u32>)],
     args: KeyProdArgs,
 ) -> Result<()> {
-    key_product_rows_with(cx, rows, args, true)
-}
-
-/// [`key_product_rows`] with programmatic dependent launch or without (`pdl: false`: the
-/// launch's blocks take SMs only once the stream's previous kernel has completed; mod_down's
-/// main-stream rows, so that they do not hold the SMs ahead of the side stream's chain).
-pub(crate) fn key_product_rows_with(
-    cx: &Ctx,
-    rows: &[(u32, Option<u32>)],
-    args: KeyProdArgs,
-    pdl: bool,
-) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let twp = cx.t(cx.layout.ntt.fwd_pair);
@@ -586,11 +574,7 @@ pub(crate) fn key_product_rows_with(
             list.own[i] = own.unwrap_or(NO_DIGIT);
         }
         let f = cx.dev.function("ntt", R8_KEYPROD[last.s as usize - 3])?;
-        if pdl {
-            launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
-        } else {
-            launch_serial!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
-        }
+        launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
     Ok(())
 }
