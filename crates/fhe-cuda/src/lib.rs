@@ -40,6 +40,15 @@
 //!   [`scratch`] workspace (reused in stream order, no host synchronization), so after the first
 //!   call of an operator only the buffers it returns are allocated.
 
+/// Whether the A/B-run switch `$var` (an environment variable) is on: on unless it is set to
+/// `0`; read once per call site.
+macro_rules! switch_on {
+    ($var:literal) => {{
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| std::env::var($var).map_or(true, |v| v != "0"))
+    }};
+}
+
 pub mod any;
 pub mod backend;
 pub mod device;

@@ -36,8 +36,7 @@ use std::sync::Arc;
 /// Whether key switches overlap `mod_down` with the key product (`FHE_MODDOWN_OVERLAP=0` turns
 /// it off for A/B timing runs).
 pub(crate) fn overlap_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_MODDOWN_OVERLAP").map_or(true, |v| v != "0"))
+    switch_on!("FHE_MODDOWN_OVERLAP")
 }
 
 /// A high-priority stream with the two events that fork it from and join it to a main stream.

@@ -859,8 +859,7 @@ const EARLY_FIRST_MAX_SPECIAL: usize = 2;
 /// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
 /// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).
 fn convert_loads_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_MODDOWN_CONVERT_LOADS").map_or(true, |v| v != "0"))
+    switch_on!("FHE_MODDOWN_CONVERT_LOADS")
 }
 
 /// Whether mod_down enqueues the main stream's key-product rows before the side stream's chain
@@ -870,6 +869,5 @@ fn convert_loads_on() -> bool {
 /// draw (the "bimodal key switch" of PERF.md, eighteenth session); enqueued first, every run
 /// measured 125–127 µs.
 fn late_first_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_LATE_FIRST").map_or(true, |v| v != "0"))
+    switch_on!("FHE_LATE_FIRST")
 }

@@ -1308,6 +1308,5 @@ impl CudaBackend {
 /// Whether the out-of-place rescale copies the dropped limb in its inverse NTT
 /// (`FHE_RESCALE_COPY_FOLD=0` turns it off, for A/B runs).
 fn copy_fold_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_RESCALE_COPY_FOLD").map_or(true, |v| v != "0"))
+    switch_on!("FHE_RESCALE_COPY_FOLD")
 }

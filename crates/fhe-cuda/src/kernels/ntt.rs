@@ -79,8 +79,7 @@ impl LimbSet {
 /// side and read that prime's twiddle table from L2 instead of DRAM. The order of the limbs
 /// does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs).
 fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
-    static SORT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let sort = *SORT.get_or_init(|| std::env::var("FHE_NTT_SORT").map_or(true, |v| v != "0"));
+    let sort = switch_on!("FHE_NTT_SORT");
     let mut limbs = limbs.to_vec();
     if sort {
         limbs.sort_by_key(|l| l.slot);
@@ -132,8 +131,7 @@ fn slot_word(l: &Limb) -> u32 {
 /// for digits of one prime, whose basis conversion is that lift: no conversion kernel, and the
 /// raised limbs are never written in coefficient form.
 pub(crate) fn lift_on_load(cx: &Ctx) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_NTT_LIFT").map_or(true, |v| v != "0"));
+    let on = switch_on!("FHE_NTT_LIFT");
     let logn = cx.n.trailing_zeros();
     on && logn > ONE_PASS_MAX && fused_passes_available(logn)
 }
@@ -145,8 +143,7 @@ pub(crate) fn lift_on_load(cx: &Ctx) -> bool {
 /// form; each raised word reads the digit's `D` words instead (from L2: a digit's limbs are
 /// read by all its targets).
 pub(crate) fn convert_on_load(cx: &Ctx) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_NTT_CONVERT").map_or(true, |v| v != "0"));
+    let on = switch_on!("FHE_NTT_CONVERT");
     on && lift_on_load(cx)
 }
 
@@ -510,8 +507,7 @@ const R8_KEYPROD: [&str; 9] = r8_names!("ntt_keyprod_r8_");
 /// (A/B timing runs), or more shared memory than the default 48 KiB (the pass's exchange buffer
 /// plus 256 bytes of 128-bit sums per thread; only rings of 2^11 run one pass that large).
 fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, LaunchConfig)> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_KEYPROD_FUSED").map_or(true, |v| v != "0"));
+    let on = switch_on!("FHE_KEYPROD_FUSED");
     if !on || !fused_passes_available(logn) {
         return None;
     }
@@ -720,8 +716,7 @@ pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]
 /// Whether [`forward_finish`] applies on this ring (register-blocked passes covering it, and
 /// `FHE_FINISH_FUSED` not `0`).
 pub(crate) fn finish_fusable(cx: &Ctx) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_FINISH_FUSED").map_or(true, |v| v != "0"));
+    let on = switch_on!("FHE_FINISH_FUSED");
     on && fused_passes_available(cx.n.trailing_zeros())
 }
 
