@@ -235,16 +235,10 @@ impl<B: Backend> Evaluator<B> {
 
     /// Divides by the top prime: level `l -> l-1`, scale `Δ -> Δ / q_l`.
     pub fn rescale(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let level = a.meta.level;
-        if level == 0 {
-            return Err(Error::CannotRescale);
-        }
+        let meta = self.rescaled_meta(a)?;
         // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the rescale's own
         // passes instead of copying it first).
         let poly = self.be().rescaled_mod_t(&a.poly, 1)?;
-        let mut meta = a.meta;
-        meta.scale /= self.ctx.params().moduli_q()[level] as f64;
-        meta.level = level - 1;
         Ok(Ciphertext {
             poly,
             meta,
@@ -252,15 +246,23 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
-    /// In-place [`Evaluator::rescale`].
-    pub fn rescale_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+    /// `a`'s metadata after a rescale (level `l - 1`, scale `Δ / q_l`); an error at level 0.
+    fn rescaled_meta(&self, a: &Ciphertext<B>) -> Result<rlwe::Meta> {
         let level = a.meta.level;
         if level == 0 {
             return Err(Error::CannotRescale);
         }
+        let mut meta = a.meta;
+        meta.scale /= self.ctx.params().moduli_q()[level] as f64;
+        meta.level = level - 1;
+        Ok(meta)
+    }
+
+    /// In-place [`Evaluator::rescale`].
+    pub fn rescale_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
+        let meta = self.rescaled_meta(a)?;
         self.be().rescale(&mut a.poly)?;
-        a.meta.scale /= self.ctx.params().moduli_q()[level] as f64;
-        a.meta.level = level - 1;
+        a.meta = meta;
         a.seed = None;
         Ok(())
     }
