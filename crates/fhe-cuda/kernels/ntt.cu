@@ -459,9 +459,18 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // Barrett constants of the source slots, which start at bits CONVERT_SOURCE_SHIFT.. of the head;
 // the row's last word holds Q mod q. Integer path only (such rows carry no FP64 flag).
 #define CONVERT_EXACT 0x400u
-// The FUSED template argument of the forward passes: 0 plain, 1 the fused modes, FUSED_EXACT
-// the fused modes with exact conversion rows (`ntt_fwd_convert_exact_r8_S`).
-#define FUSED_EXACT 2
+// The FUSED template argument of the forward passes: the set of load and store paths a kernel
+// compiles (0: plain). FUSED_LIFT: lifted loads; FUSED_CONVERT: converted loads; FUSED_EXACT:
+// exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_RESCALE: the rescale's modes.
+// A kernel compiles only the paths its launches may take, with one exception: the lifted
+// kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
+// three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
+// 145 against 147-154 µs; PERF.md, nineteenth session). The rescale's kernel without the
+// conversion paths gained 4-11% (no spills).
+#define FUSED_LIFT 1
+#define FUSED_CONVERT 2
+#define FUSED_EXACT 4
+#define FUSED_RESCALE 8
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -493,11 +502,6 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
     u64 h[D];
 #pragma unroll
     for (int i = 0; i < D; i++) h[i] = row[2 + i];
-    u64 y[D - 1][E];
-#pragma unroll
-    for (int i = 1; i < D; i++)
-#pragma unroll
-        for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
     const u64 h_out = row[1];
     if (EXACT && (row[0] & CONVERT_EXACT)) {
         const u32 src0 = (u32)(row[0] >> CONVERT_SOURCE_SHIFT);
@@ -508,20 +512,28 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
             blo[i] = slots[(src0 + i) * SLOT_STRIDE + 2];
         }
         const u64 q_comp = m.q - row[CONVERT_ROW - 1];
+        // Element by element, each loading its own source words: the exact sums need two
+        // accumulators, and holding all (D - 1)·E words first spilled at the register cap.
 #pragma unroll
         for (int k = 0; k < E; k++) {
             u128 acc = (u128)w[k] * h[0];
             u128 f = (u128)w[k] * bhi[0] + __umul64hi(w[k], blo[0]);
 #pragma unroll
             for (int i = 1; i < D; i++) {
-                acc += (u128)y[i - 1][k] * h[i];
-                f += (u128)y[i - 1][k] * bhi[i] + __umul64hi(y[i - 1][k], blo[i]);
+                const u64 v = gsrc[(u64)i * n + ((u64)k << shift)];
+                acc += (u128)v * h[i];
+                f += (u128)v * bhi[i] + __umul64hi(v, blo[i]);
             }
             acc += (u128)(u64)(f >> 64) * q_comp;
             w[k] = mod_sub(reduce_u128(acc, m), h_out, m.q);
         }
         return;
     }
+    u64 y[D - 1][E];
+#pragma unroll
+    for (int i = 1; i < D; i++)
+#pragma unroll
+        for (int k = 0; k < E; k++) y[i - 1][k] = gsrc[(u64)i * n + ((u64)k << shift)];
 #pragma unroll
     for (int k = 0; k < E; k++) {
         u128 acc = (u128)w[k] * h[0];
@@ -664,7 +676,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 }
             }
             bool converted = false;
-            if (FUSED && (lift & CONVERT_FLAG)) {
+            if ((FUSED & FUSED_CONVERT) && (lift & CONVERT_FLAG)) {
                 const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
@@ -681,17 +693,18 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 }
                 if (!converted) {
                     const Mod mi = load_mod(slots, s);
-                    constexpr bool EX = FUSED == FUSED_EXACT;
+                    constexpr bool EX = (FUSED & FUSED_EXACT) != 0;
                     switch (head & CONVERT_COUNT_MASK) {
                     case 2: convert_words<2, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
                     case 3: convert_words<3, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
                     default: convert_words<4, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
                     }
                 }
-            } else if (FUSED && ((mode & RESCALE_LOAD) || lift)) {
+            } else if (((FUSED & FUSED_RESCALE) && (mode & RESCALE_LOAD)) ||
+                       ((FUSED & FUSED_LIFT) && lift)) {
                 // The centred lift from the modulus of slot `from` (the top limb's for the
                 // rescale, the slot word's for a lifted limb).
-                const u32 from = lift ? lift - 1 : fa.level;
+                const u32 from = ((FUSED & FUSED_LIFT) && lift) ? lift - 1 : fa.level;
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[from * SLOT_STRIDE];
                 const u64 half = ql >> 1;
@@ -774,7 +787,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             if (KEEP) {
 #pragma unroll
                 for (int k = 0; k < E; k++) keep[k] = o[k];
-            } else if (FUSED && !STRIDED && (mode & RESCALE_STORE)) {
+            } else if ((FUSED & FUSED_RESCALE) && !STRIDED && (mode & RESCALE_STORE)) {
                 // The read-modify-write of `a` in coalesced order (L = 0 here).
                 const u64* rc = (const u64*)fa.rconsts;
                 const u64 c = rc[2 * s], cs = rc[2 * s + 1];
@@ -863,11 +876,9 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 // n^-1 stage) is L + S == logn, the strided pass of a two-pass transform or a single pass.
 // (16 elements per thread, one shared exchange per 8-stage pass, was tried: NVRTC kept the array
 // in local memory and the NTT ran 2.5x slower; PERF.md.)
-// The fused forward kernel `NAME` for S stages (with the fused modes and lifted or converted
-// loads), with the launch attribute ATTR.
-#define NTT_FWD_FUSED(NAME, S, ATTR) NTT_FWD_FUSED_MODE(NAME, S, ATTR, 1)
-// ... with the FUSED argument F of the passes (FUSED_EXACT: exact conversion rows too).
-#define NTT_FWD_FUSED_MODE(NAME, S, ATTR, F)                                                     \
+// The fused forward kernel `NAME` for S stages with the set F of fused paths (FUSED_*), with
+// the launch attribute ATTR.
+#define NTT_FWD_FUSED(NAME, S, ATTR, F)                                                          \
     extern "C" __global__ void ATTR NAME(LimbList ll, const u64* slots, const ulonglong2* twp,   \
                                          u32 logn, u32 L, u32 logC, u32 last, u32 mode,          \
                                          FusedArgs fa) {                                         \
@@ -913,11 +924,12 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             ntt_pass_r8<S, false, false>(src, dst, ll.slot[i], slots, twp, nullptr, logn, L,     \
                                          logC, last != 0);                                       \
     }                                                                                            \
-    NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, )                                                    \
-    NTT_FWD_FUSED(ntt_fwd_convert_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG))                  \
-    NTT_FWD_FUSED_MODE(ntt_fwd_convert_exact_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),       \
-                       FUSED_EXACT)                                                              \
-    NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG))                  \
+    NTT_FWD_FUSED(ntt_fwd_fused_r8_##S, S, , FUSED_LIFT | FUSED_CONVERT)                        \
+    NTT_FWD_FUSED(ntt_fwd_convert_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),                  \
+                  FUSED_LIFT | FUSED_CONVERT)                                                    \
+    NTT_FWD_FUSED(ntt_fwd_convert_exact_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),            \
+                  FUSED_LIFT | FUSED_CONVERT | FUSED_EXACT)                                      \
+    NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG), FUSED_RESCALE)   \
     /* copy_delta (words, 0 for none): the first pass also copies its input words there. */     \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, const u64* consts,           \

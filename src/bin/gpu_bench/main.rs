@@ -9,6 +9,11 @@
 //! - **wall** (`wall_us`): host clock around the call with a device synchronize before and after
 //!   it (the method of our peer figures: DESILO, Phantom and CAT time this way).
 //!
+//! Two host figures explain the gap between the two: `host_us`, the host time of the call in
+//! the wall-clock runs (until it returns: the enqueue cost, which overlaps the device's work),
+//! and `first_launch_us`, the host time from the call to its first kernel launch in one more
+//! call traced from an idle device (`fhe_cuda::trace`; the host work that delays the device).
+//!
 //! The `ks_*` rows (`ks_mod_up`, `ks_key_product`, `ks_mod_down`, `ks_mod_down_rescale`) and
 //! `intt` / `automorphism` time the Backend parts that `key_switch`, `rotate` and
 //! `mul_relin_rescale` are built from, on the same inputs.
@@ -116,6 +121,13 @@ struct Timing {
     event_min_us: f64,
     wall_us: f64,
     wall_min_us: f64,
+    /// Host time of the call itself in the wall-clock runs (until it returns, before the
+    /// closing synchronize): the enqueue cost, median.
+    host_us: f64,
+    /// Host time from the call to its first kernel launch, in one more call traced after an
+    /// idle device (`fhe_cuda::trace`): the host work that delays the device; `None` for an
+    /// operator that launches no kernel.
+    first_launch_us: Option<f64>,
 }
 
 /// Times closures on one stream with events and with synchronized wall clock.
@@ -174,15 +186,25 @@ impl Timer {
             .collect::<R<Vec<f64>>>()?;
         // Wall clock with a synchronize before and after.
         let mut wall = Vec::with_capacity(reps);
+        let mut host = Vec::with_capacity(reps);
         for _ in 0..reps {
             let i = setup()?;
             self.dev.synchronize()?;
             let t0 = Instant::now();
             let o = op(i)?;
+            host.push(t0.elapsed().as_secs_f64() * 1e6);
             self.dev.synchronize()?;
             wall.push(t0.elapsed().as_secs_f64() * 1e6);
             drop(o);
         }
+        let i = setup()?;
+        self.dev.synchronize()?;
+        fhe_cuda::trace::start();
+        let o = op(i)?;
+        let spans = fhe_cuda::trace::take()?;
+        drop(o);
+        self.dev.synchronize()?;
+        let first_launch_us = spans.iter().map(|s| s.host_us).reduce(f64::min);
         let event_min_us = ev.iter().copied().fold(f64::INFINITY, f64::min);
         let wall_min_us = wall.iter().copied().fold(f64::INFINITY, f64::min);
         Ok(Timing {
@@ -190,6 +212,8 @@ impl Timer {
             event_min_us,
             wall_us: median(&mut wall),
             wall_min_us,
+            host_us: median(&mut host),
+            first_launch_us,
         })
     }
 }
@@ -355,8 +379,11 @@ fn bench_preset(
     let mut rows = Vec::new();
     let mut push = |op: &'static str, t: Timing, reps: usize, floor_us: Option<f64>| {
         eprintln!(
-            "  {name:<12} {op:<20} event {:>10.1} us  wall {:>10.1} us",
-            t.event_us, t.wall_us
+            "  {name:<12} {op:<20} event {:>10.1} us  wall {:>10.1} us  host {:>8.1} us  first launch {:>6.1} us",
+            t.event_us,
+            t.wall_us,
+            t.host_us,
+            t.first_launch_us.unwrap_or(f64::NAN)
         );
         rows.push(Row {
             op,
@@ -791,6 +818,8 @@ fn run(args: &Args) -> R<()> {
                     "wall_us": row.t.wall_us,
                     "min_us": row.t.event_min_us,
                     "wall_min_us": row.t.wall_min_us,
+                    "host_us": row.t.host_us,
+                    "first_launch_us": row.t.first_launch_us,
                     "reps": row.reps,
                     "floor_us": row.floor_us,
                 }));
@@ -801,7 +830,7 @@ fn run(args: &Args) -> R<()> {
             "arch": dev.arch(),
             "commit": commit,
             "date": today(),
-            "method": "median of reps after warm-up; median_us: CUDA events on the backend's stream around each call, calls issued back to back; wall_us: host clock with a device synchronize before and after each call. Operands at the top level.",
+            "method": "median of reps after warm-up; median_us: CUDA events on the backend's stream around each call, calls issued back to back; wall_us: host clock with a device synchronize before and after each call; host_us: host time of the call in those runs; first_launch_us: host time to the first kernel launch of one traced call from an idle device. Operands at the top level.",
             "nvrtc_warm_up_s": nvrtc_s,
             "bandwidth_gbps": bw,
             "bandwidth_copy_bytes": args.copy_mib * (1 << 20),

@@ -233,15 +233,18 @@ macro_rules! r8_names {
 
 /// Register-blocked kernels (`ntt_pass_r8` of ntt.cu), by S = 3..=11.
 const R8_FWD: [&str; 9] = r8_names!("ntt_fwd_r8_");
-/// The same forward passes with the fused modes (`ntt_fwd_fused_r8_S`).
+/// The same forward passes with lifted loads (`ntt_fwd_fused_r8_S`). Each fused kernel compiles
+/// only the load and store paths of its launches (`FUSED_*` in ntt.cu; this one keeps the
+/// converted loads too, for their register allocation).
 const R8_FWD_FUSED: [&str; 9] = r8_names!("ntt_fwd_fused_r8_");
-/// Their copy for first passes that convert digits on load, held to fewer registers
-/// (`ntt_fwd_convert_r8_S`).
+/// Their copy for first passes that convert digits on load (lifting the one-prime digits
+/// beside them), held to fewer registers (`ntt_fwd_convert_r8_S`).
 const R8_FWD_CONVERT: [&str; 9] = r8_names!("ntt_fwd_convert_r8_");
 /// The converting copy with exact rows too (`ntt_fwd_convert_exact_r8_S`, mod_down's
 /// `Load::ConvertExact`).
 const R8_FWD_CONVERT_EXACT: [&str; 9] = r8_names!("ntt_fwd_convert_exact_r8_");
-/// Their copy for the rescale, held to fewer registers (`ntt_fwd_rescale_r8_S`).
+/// The rescale's passes (its fused load and store modes only), held to fewer registers
+/// (`ntt_fwd_rescale_r8_S`).
 const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
