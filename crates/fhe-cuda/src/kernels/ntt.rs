@@ -586,9 +586,13 @@ pub(crate) fn key_product_rows(
 /// relinearize and rotate 5–7% faster) or three (CKKS CAT: 2–5%). With one special prime
 /// (CAT_COMPAT) the side stream is not the critical path (1–2% slower), at n = 2^13 the extra
 /// launches cost more than they save (BGV N13: 3–25% slower), and at n = 2^16 the fused launch
-/// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%).
+/// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%). Measured
+/// again on an H200 with the later key switch (nineteenth session, three alternations):
+/// PHANTOM_N16's three special rows without the rescale now gain (rotate 456.8 → 453.6 µs,
+/// multiply + relinearize 481.6 → 478.4), with its rescale row they do not (499.5 → 500.1), and
+/// N16_L24_D3's seven rows are even without the rescale and 2% slower with it.
 fn early_unfused_pays(n: usize, rows: usize, special: usize) -> bool {
-    n == 1 << 15 && special >= 2 && rows <= 4
+    (n == 1 << 15 && special >= 2 && rows <= 4) || (n == 1 << 16 && special == 3 && rows == 3)
 }
 
 /// The rows `mod_down` starts from (the special primes', and the top one with the rescale;
