@@ -1051,14 +1051,15 @@ mod tests {
             (1 << 15, 3, 2), // BGV PHANTOM_INT with the fused modulus switch
             (1 << 15, 3, 3), // CKKS CAT relinearize, rotate
             (1 << 15, 4, 3), // CKKS CAT with the rescale
+            (1 << 16, 3, 3), // PHANTOM_N16 relinearize, rotate (H200, nineteenth session)
         ];
         let slower = [
             (1 << 15, 1, 1), // CAT_COMPAT
             (1 << 15, 2, 1), // CAT_COMPAT with the rescale
             (1 << 13, 2, 2), // N13 sets
             (1 << 13, 3, 2),
-            (1 << 16, 3, 3), // PHANTOM_N16
-            (1 << 16, 4, 3),
+            (1 << 16, 4, 3), // PHANTOM_N16 with the rescale
+            (1 << 16, 7, 7), // N16_L24_D3 (even)
             (1 << 16, 8, 7), // N16_L24_D3 with the rescale
         ];
         for (n, rows, special) in faster {
