@@ -43,9 +43,18 @@
 /// Whether the A/B-run switch `$var` (an environment variable) is on: on unless it is set to
 /// `0`; read once per call site.
 macro_rules! switch_on {
+    ($var:literal) => {
+        switch_forced!($var).unwrap_or(true)
+    };
+}
+
+/// The A/B-run override `$var` (an environment variable): `Some(false)` when set to `0`,
+/// `Some(true)` when set to anything else, `None` when unset (the caller's default applies);
+/// read once per call site.
+macro_rules! switch_forced {
     ($var:literal) => {{
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| std::env::var($var).map_or(true, |v| v != "0"))
+        static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+        *FORCED.get_or_init(|| std::env::var($var).ok().map(|v| v != "0"))
     }};
 }
 

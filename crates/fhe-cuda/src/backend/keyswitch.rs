@@ -843,13 +843,7 @@ impl CudaBackend {
 /// (N16_L24_D3) special primes it cost 0.5–7%. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces it
 /// off / on (A/B runs).
 fn early_first_on(special_primes: usize) -> bool {
-    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = *FORCED.get_or_init(|| {
-        std::env::var("FHE_MODDOWN_EARLY_FIRST")
-            .ok()
-            .map(|v| v != "0")
-    });
-    forced.unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
+    switch_forced!("FHE_MODDOWN_EARLY_FIRST").unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
 }
 
 /// Most special primes for which mod_down runs its first forward pass early by default

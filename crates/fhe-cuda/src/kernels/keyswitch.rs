@@ -147,12 +147,7 @@ unsafe impl cudarc::driver::DeviceRepr for ConvStrides {}
 /// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
 /// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
 fn convert_kernel(from_cnt: usize) -> &'static str {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| {
-        std::env::var("FHE_CONVERT_UNROLLED")
-            .map(|v| v != "0")
-            .unwrap_or(true)
-    });
+    let on = switch_on!("FHE_CONVERT_UNROLLED");
     match from_cnt
         .checked_sub(1)
         .and_then(|i| CONVERT_UNROLLED.get(i))

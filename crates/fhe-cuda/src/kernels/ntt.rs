@@ -289,13 +289,7 @@ fn mostly_f64(cx: &Ctx, slots: impl IntoIterator<Item = u32>) -> bool {
 
 /// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
 fn r8(p: Pass) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| {
-        std::env::var("FHE_NTT_R8")
-            .map(|v| v != "0")
-            .unwrap_or(true)
-    });
-    on && (3..=11).contains(&p.s)
+    switch_on!("FHE_NTT_R8") && (3..=11).contains(&p.s)
 }
 
 /// `(logC, config)` of a register-blocked pass over `limbs` limbs: 8 elements per thread;
@@ -606,8 +600,7 @@ pub(crate) fn key_product_early(
     set: LimbSet,
     args: KeyProdArgs,
 ) -> Result<()> {
-    static FORCE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let force = *FORCE.get_or_init(|| std::env::var("FHE_EARLY_UNFUSED").ok().map(|v| v != "0"));
+    let force = switch_forced!("FHE_EARLY_UNFUSED");
     let pays = early_unfused_pays(cx.n as usize, rows.len(), set.p_cnt as usize);
     if two_passes(cx) && force.unwrap_or(pays) {
         key_product_rows_unfused(cx, rows, set, args)
