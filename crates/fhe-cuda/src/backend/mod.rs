@@ -656,11 +656,11 @@ impl CudaBackend {
         let tq = if t_mod != 1 {
             let consts = self.t_inverse_consts(t_mod)?;
             let (kp, _g) = consts.device_ptr(self.s());
-            kernels::ntt::inverse_list_copying(&cx, &inv, kp, copy_delta)?;
+            kernels::ntt::inverse_list_copying(&cx, &inv, Some(kp), copy_delta)?;
             let k = self.inner.ring.rescale_constants(level);
             Some(self.times_t(t_mod, 0..level, |s| k[s].value))
         } else {
-            kernels::ntt::inverse_list_copying(&cx, &inv, 0, copy_delta)?;
+            kernels::ntt::inverse_list_copying(&cx, &inv, None, copy_delta)?;
             None
         };
         let tops = top_t.limbs();

@@ -920,20 +920,16 @@ pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Resu
     inverse_list_with(cx, limbs, consts, 0, 0)
 }
 
-/// [`inverse_list_consts`] (`consts` 0: the plain constants) that also copies each limb's input
+/// [`inverse_list_consts`] (`None`: the plain constants) that also copies each limb's input
 /// words to `copy_delta` words past its `src` (the out-of-place rescale's dropped limb): by the
 /// first pass as it loads them where that is register-blocked, else by a device copy first.
 pub(crate) fn inverse_list_copying(
     cx: &Ctx,
     limbs: &[Limb],
-    consts: u64,
+    consts: Option<u64>,
     copy_delta: i64,
 ) -> Result<()> {
-    let consts = if consts == 0 {
-        cx.t(cx.layout.ntt.ntt_consts)
-    } else {
-        consts
-    };
+    let consts = consts.unwrap_or_else(|| cx.t(cx.layout.ntt.ntt_consts));
     let [p0, p1] = passes(cx.n.trailing_zeros());
     let first = if p1.s == 0 { p0 } else { p1 };
     if plain_kernel(first, true).is_none() {
