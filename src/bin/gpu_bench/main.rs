@@ -200,9 +200,11 @@ impl Timer {
         let i = setup()?;
         self.dev.synchronize()?;
         fhe_cuda::trace::start();
-        let o = op(i)?;
+        let o = op(i);
+        // Taken whatever the call returned, so a failed call leaves no trace running under the
+        // next operators' timings.
         let spans = fhe_cuda::trace::take()?;
-        drop(o);
+        drop(o?);
         self.dev.synchronize()?;
         let first_launch_us = spans.iter().map(|s| s.host_us).reduce(f64::min);
         let event_min_us = ev.iter().copied().fold(f64::INFINITY, f64::min);
