@@ -107,10 +107,13 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 #endif
 // (The primitives are in common.cuh: f64_from_u64, f64_reduce, f64_mul_mod, f64_canonical.)
 
-// Slots below 2^TABLE_F64_BITS hold (twiddle, twiddle as a double) pairs instead of (twiddle,
-// Shoup companion) (tables.rs, `runs_in_f64`; mirrored by the Rust constant NTT_F64_WIDE_BITS).
-// The double-precision passes read the double; `IntArithT<true>` recomputes the companion, for
-// A/B builds whose defines send such slots to the integer butterflies.
+// The twiddle tables `twp` hold 2n words a slot: (twiddle, Shoup companion) pairs, or on slots
+// below 2^TABLE_F64_BITS (tables.rs, `runs_in_f64`; mirrored by the Rust constant
+// NTT_F64_WIDE_BITS) the n twiddles as doubles followed by the n integer twiddles. The
+// double-precision passes read the doubles (8 bytes a twiddle where a pair takes 16: the last
+// passes read about n twiddles a limb); `IntArithT<true>` reads the integer twiddles and
+// recomputes the companion, for A/B builds whose defines send such slots to the integer
+// butterflies.
 #define TABLE_F64_BITS 50
 
 // w·2^64 / q rounded down (the Shoup companion), by a 128-bit division (A/B builds only).
@@ -128,6 +131,14 @@ struct IntArithT {
         : q(slots[s * SLOT_STRIDE]), two_q(2 * slots[s * SLOT_STRIDE]) {}
     __device__ __forceinline__ u64 companion(ulonglong2 w) const {
         return RECOMPUTE ? shoup_of(w.x, q) : w.y;
+    }
+    // Twiddle i of the slot's table `t` of n entries: a (twiddle, companion) pair, or on a
+    // double-precision slot (RECOMPUTE) the integer twiddle of the table's second half.
+    typedef ulonglong2 Tw;
+    __device__ __forceinline__ static Tw twiddle_at(const ulonglong2* __restrict__ t, u32 i,
+                                                    u32 n) {
+        if (RECOMPUTE) return make_ulonglong2(__ldg((const u64*)t + n + i), 0);
+        return __ldg(t + i);
     }
     __device__ __forceinline__ V from_u64(u64 x) const { return x; }
     __device__ __forceinline__ u64 bits(V x) const { return x; }
@@ -171,20 +182,22 @@ struct F64ArithT {
     __device__ __forceinline__ V reduce(V x) const { return f64_reduce(x, q, qinv); }
     // w·y mod q, signed, |result| < 0.52q for |y| < 2^46 (see above).
     __device__ __forceinline__ V mul(V y, double w) const { return f64_mul_mod(y, w, q, qinv); }
-    // The pair's second word is the twiddle as a double (TABLE_F64_BITS).
-    __device__ __forceinline__ static double twiddle(ulonglong2 w) {
-        return __longlong_as_double((long long)w.y);
+    // Twiddle i of the slot's table: its first n words hold the twiddles as doubles
+    // (TABLE_F64_BITS), 8 bytes a twiddle.
+    typedef double Tw;
+    __device__ __forceinline__ static Tw twiddle_at(const ulonglong2* __restrict__ t, u32 i, u32) {
+        return __ldg((const double*)t + i);
     }
-    __device__ __forceinline__ void fwd(V& x, V& y, ulonglong2 w) const {
-        const double v = mul(y, twiddle(w));
+    __device__ __forceinline__ void fwd(V& x, V& y, double w) const {
+        const double v = mul(y, w);
         const double u = x;
         x = __dadd_rn(u, v);
         y = __dsub_rn(u, v);
     }
-    __device__ __forceinline__ void inv(V& x, V& y, ulonglong2 w) const {
+    __device__ __forceinline__ void inv(V& x, V& y, double w) const {
         const double u = x, v = y;
         x = WIDE ? reduce(__dadd_rn(u, v)) : __dadd_rn(u, v);
-        y = mul(__dsub_rn(u, v), twiddle(w));
+        y = mul(__dsub_rn(u, v), w);
     }
     // The n^-1 stage: c = [n^-1, shoup, n^-1·psi^(-n/2), shoup].
     __device__ __forceinline__ void inv_last(V& x, V& y, const u64* c) const {
@@ -389,8 +402,8 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// Register-blocked pass (used for 3 <= S <= 11; twiddles read as (w, w_shoup) pairs from the
-// interleaved table): each thread owns 8 elements of one sub-problem
+// Register-blocked pass (used for 3 <= S <= 11; twiddles read through the arithmetic's
+// `twiddle_at`: (w, w_shoup) pairs, or doubles): each thread owns 8 elements of one sub-problem
 // and runs up to three stages on them in registers (a radix-8 round), so a pass of S stages is
 // ceil(S / 3) rounds with ceil(S / 3) - 1 shared-memory exchanges; the first round loads from
 // global memory and the last stores to it directly. T = 2^(S-3) threads per sub-problem,
@@ -606,7 +619,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
     constexpr u32 LT = S - R;
     constexpr int NR = (S + R - 1) / R;
     const u64 q = slots[s * SLOT_STRIDE];
-    // (twiddle, Shoup companion) pairs of this slot: one 16-byte load per twiddle.
+    // This slot's twiddle table (2n words: pairs, or doubles then integers; `twiddle_at`).
     const ulonglong2* __restrict__ w_tab = twp + ((u64)s << logn);
     const u32 C = 1u << logC;
     u32 c, t;
@@ -740,7 +753,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                                  (thi << (R - 1 - kb));
 #pragma unroll
                 for (int j = 0; j < ((E / 2) >> kb); j++) {
-                    const ulonglong2 wp = __ldg(w_tab + base + j);
+                    const typename A::Tw wp = ar.twiddle_at(w_tab, base + j, 1u << logn);
 #pragma unroll
                     for (int i = 0; i < (1 << kb); i++) {
                         const int k0 = (j << (kb + 1)) | i;
@@ -764,7 +777,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
 #pragma unroll
                     for (int j = 0; j < ((E / 2) >> kb); j++) {
-                        const ulonglong2 wp = __ldg(w_tab + base + j);
+                        const typename A::Tw wp = ar.twiddle_at(w_tab, base + j, 1u << logn);
 #pragma unroll
                         for (int i = 0; i < (1 << kb); i++) {
                             const int k0 = (j << (kb + 1)) | i;

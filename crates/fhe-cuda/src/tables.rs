@@ -3,8 +3,8 @@
 //! Layout (u64 words, offsets kept in [`TableLayout`]): per slot `[q, barrett_hi, barrett_lo, bits of 1/q as f64]`;
 //! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup, then the same
 //! interleaved as `[slot][k][twiddle, shoup]` pairs (one 16-byte load per twiddle in the
-//! register-blocked NTT pass; for a slot whose passes run in double precision the second word
-//! is the twiddle as a double instead, which those passes use unconverted); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
+//! register-blocked NTT pass; a slot whose passes run in double precision holds its twiddles as
+//! doubles instead, 8 bytes each, then the integer twiddles); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
 //! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
 //! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
 
@@ -133,9 +133,11 @@ pub(crate) struct NttOffsets {
     pub inv: usize,
     pub inv_shoup: usize,
     /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned); on
-    /// the slots of `f64_slots` the twiddle and its bits as a double.
+    /// the slots of `f64_slots` `[slot][k]` the twiddles' bits as doubles, then `[k]` the
+    /// twiddles (2n words a slot either way).
     pub fwd_pair: usize,
-    /// `[slot][k][2]`: inverse twiddle and Shoup companion (or double bits), as `fwd_pair`.
+    /// `[slot][k][2]`: inverse twiddle and Shoup companion (or the doubles, then the
+    /// twiddles), as `fwd_pair`.
     pub inv_pair: usize,
     pub ntt_consts: usize,
     /// By slot: whether its NTT passes run in double precision (modulus below
@@ -167,15 +169,18 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
         }
         off
     };
-    // The second word of a pair: the Shoup companion, or on a double-precision slot the
-    // twiddle's bits as a double (exact: w < q < 2^50), which `F64ArithT` of ntt.cu reads
-    // without a conversion.
+    // (twiddle, Shoup companion) pairs; on a double-precision slot the twiddles' bits as
+    // doubles (exact: w < q < 2^50), which `F64ArithT` of ntt.cu reads without a conversion,
+    // then the integer twiddles (`IntArithT<true>`, A/B builds).
     let pairs = |t: &NttTable, w: &[u64], ws: &[u64]| -> Vec<u64> {
-        let f64 = runs_in_f64(t);
-        w.iter()
-            .zip(ws)
-            .flat_map(|(&a, &b)| [a, if f64 { (a as f64).to_bits() } else { b }])
-            .collect()
+        if runs_in_f64(t) {
+            w.iter()
+                .map(|&a| (a as f64).to_bits())
+                .chain(w.iter().copied())
+                .collect()
+        } else {
+            w.iter().zip(ws).flat_map(|(&a, &b)| [a, b]).collect()
+        }
     };
     let fwd = push_all(buf, &|t| t.forward_twiddles().to_vec());
     let fwd_shoup = push_all(buf, &|t| t.forward_twiddles_shoup().to_vec());
@@ -590,11 +595,12 @@ mod tests {
         }
     }
 
-    /// The register-blocked passes' twiddle pairs: (twiddle, Shoup companion) on slots whose
-    /// passes use integer butterflies, (twiddle, the twiddle as a double) on the others, for
-    /// both directions (a 60-bit, a 50-bit and a 40-bit prime, and a 60-bit special prime).
+    /// The register-blocked passes' twiddle tables: (twiddle, Shoup companion) pairs on slots
+    /// whose passes use integer butterflies; on the others the twiddles as doubles, then the
+    /// integer twiddles; for both directions (a 60-bit, a 50-bit and a 40-bit prime, and a
+    /// 60-bit special prime).
     #[test]
-    fn twiddle_pairs_hold_the_companion_each_butterfly_reads() {
+    fn twiddle_tables_hold_what_each_butterfly_reads() {
         let n = 1usize << 10;
         let two_n = 2 * n as u64;
         let mut qs = ntt_primes(60, two_n, 1, &[]).unwrap();
@@ -607,21 +613,18 @@ mod tests {
         assert_eq!(l.f64_slots, vec![false, true, true, false]);
         for s in 0..4 {
             let t = ring.ntt(s);
-            for (pairs, w, ws) in [
+            for (table, w, ws) in [
                 (l.fwd_pair, t.forward_twiddles(), t.forward_twiddles_shoup()),
                 (l.inv_pair, t.inverse_twiddles(), t.inverse_twiddles_shoup()),
             ] {
+                let slot = table + 2 * s * n;
                 for k in [0, 1, n / 2, n - 1] {
-                    let at = pairs + 2 * (s * n + k);
-                    assert_eq!(buf[at], w[k], "slot {s} k {k}");
-                    let second = if l.f64_slots[s] {
-                        (w[k] as f64).to_bits()
-                    } else {
-                        ws[k]
-                    };
-                    assert_eq!(buf[at + 1], second, "slot {s} k {k}");
                     if l.f64_slots[s] {
-                        assert_eq!(f64::from_bits(buf[at + 1]) as u64, w[k]);
+                        assert_eq!(f64::from_bits(buf[slot + k]) as u64, w[k], "slot {s} k {k}");
+                        assert_eq!(buf[slot + n + k], w[k], "slot {s} k {k}");
+                    } else {
+                        assert_eq!(buf[slot + 2 * k], w[k], "slot {s} k {k}");
+                        assert_eq!(buf[slot + 2 * k + 1], ws[k], "slot {s} k {k}");
                     }
                 }
             }
