@@ -188,6 +188,19 @@ struct F64ArithT {
     __device__ __forceinline__ static Tw twiddle_at(const ulonglong2* __restrict__ t, u32 i, u32) {
         return __ldg((const double*)t + i);
     }
+    // The four twiddles base + j (j < 4) of the transform's lowest stage, base a multiple of 4
+    // in [n/2, n): tw[base + j] = tw[base]·tw[j], since the bits of brv(base) and brv(j) are
+    // disjoint. The table keeps only every fourth twiddle of that stage, tw[n/2 + 4i] at
+    // n/2 + i (tables.rs), so a thread loads one instead of four; the products are signed
+    // residues below 0.52q, valid multiplicands of `mul`.
+    __device__ __forceinline__ void low_quad(const ulonglong2* __restrict__ t, u32 base, u32 n,
+                                             double (&w)[4]) const {
+        const double* d = (const double*)t;
+        const u32 half = n >> 1;
+        w[0] = __ldg(d + half + ((base - half) >> 2));
+#pragma unroll
+        for (int j = 1; j < 4; j++) w[j] = mul(w[0], __ldg(d + j));
+    }
     __device__ __forceinline__ void fwd(V& x, V& y, double w) const {
         const double v = mul(y, w);
         const double u = x;
@@ -751,6 +764,16 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const int kb = b - lo;
                 const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
                                  (thi << (R - 1 - kb));
+                if constexpr (A::IS_F64 && !STRIDED && R == 3) {
+                    if (b == 0) {
+                        // The lowest stage (lo = 0, kb = 0): its twiddles from `low_quad`.
+                        double w4[4];
+                        ar.low_quad(w_tab, base, 1u << logn, w4);
+#pragma unroll
+                        for (int j = 0; j < 4; j++) ar.fwd(x[2 * j], x[2 * j + 1], w4[j]);
+                        continue;
+                    }
+                }
 #pragma unroll
                 for (int j = 0; j < ((E / 2) >> kb); j++) {
                     const typename A::Tw wp = ar.twiddle_at(w_tab, base + j, 1u << logn);
@@ -775,6 +798,16 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                         if (!(k0 & (1 << kb))) ar.inv_last(x[k0], x[k0 | (1 << kb)], cs);
                 } else {
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
+                    if constexpr (A::IS_F64 && !STRIDED && R == 3) {
+                        if (b == 0) {
+                            // The lowest stage, as in the forward pass.
+                            double w4[4];
+                            ar.low_quad(w_tab, base, 1u << logn, w4);
+#pragma unroll
+                            for (int j = 0; j < 4; j++) ar.inv(x[2 * j], x[2 * j + 1], w4[j]);
+                            continue;
+                        }
+                    }
 #pragma unroll
                     for (int j = 0; j < ((E / 2) >> kb); j++) {
                         const typename A::Tw wp = ar.twiddle_at(w_tab, base + j, 1u << logn);

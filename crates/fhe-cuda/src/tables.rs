@@ -146,6 +146,19 @@ pub(crate) struct NttOffsets {
     pub f64_slots: Vec<bool>,
 }
 
+/// The n words of a double-precision slot's twiddle table: `w[k]` as a double at `k` for
+/// `k < n/2`; of the lowest stage's twiddles `[n/2, n)` only every fourth, `w[n/2 + 4i]` at
+/// `n/2 + i` (the others are products `w[n/2 + 4i]·w[j]`, which `low_quad` of ntt.cu forms);
+/// the rest zero.
+fn f64_twiddles(w: &[u64]) -> Vec<u64> {
+    let n = w.len();
+    let half = n / 2;
+    let mut out: Vec<u64> = w[..half].iter().map(|&a| (a as f64).to_bits()).collect();
+    out.extend((0..half / 4).map(|i| (w[half + 4 * i] as f64).to_bits()));
+    out.resize(n, 0);
+    out
+}
+
 /// Whether the register-blocked NTT passes of `t`'s modulus run in double precision (below
 /// 2^[`NTT_F64_WIDE_BITS`](crate::kernels::ntt::NTT_F64_WIDE_BITS), `TABLE_F64_BITS` of ntt.cu).
 fn runs_in_f64(t: &NttTable) -> bool {
@@ -174,8 +187,8 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
     // then the integer twiddles (`IntArithT<true>`, A/B builds).
     let pairs = |t: &NttTable, w: &[u64], ws: &[u64]| -> Vec<u64> {
         if runs_in_f64(t) {
-            w.iter()
-                .map(|&a| (a as f64).to_bits())
+            f64_twiddles(w)
+                .into_iter()
                 .chain(w.iter().copied())
                 .collect()
         } else {
@@ -620,12 +633,42 @@ mod tests {
                 let slot = table + 2 * s * n;
                 for k in [0, 1, n / 2, n - 1] {
                     if l.f64_slots[s] {
-                        assert_eq!(f64::from_bits(buf[slot + k]) as u64, w[k], "slot {s} k {k}");
+                        // Below n/2 every twiddle; above, every fourth, compacted.
+                        let (at, want) = if k < n / 2 {
+                            (k, w[k])
+                        } else {
+                            (n / 2 + (k - n / 2) / 4, w[n / 2 + (k - n / 2) / 4 * 4])
+                        };
+                        assert_eq!(
+                            f64::from_bits(buf[slot + at]) as u64,
+                            want,
+                            "slot {s} k {k}"
+                        );
                         assert_eq!(buf[slot + n + k], w[k], "slot {s} k {k}");
                     } else {
                         assert_eq!(buf[slot + 2 * k], w[k], "slot {s} k {k}");
                         assert_eq!(buf[slot + 2 * k + 1], ws[k], "slot {s} k {k}");
                     }
+                }
+            }
+        }
+    }
+
+    /// `low_quad` of ntt.cu rebuilds the lowest NTT stage's twiddles from every fourth:
+    /// `w[n/2 + 4i + j] = w[n/2 + 4i]·w[j] mod q` for j < 4, forward and inverse.
+    #[test]
+    fn lowest_stage_twiddles_factor_through_every_fourth() {
+        for log_n in [3u32, 10, 12] {
+            let n = 1usize << log_n;
+            let q = ntt_primes(40, 2 * n as u64, 1, &[]).unwrap()[0];
+            let t = NttTable::new(fhe_math::modulus::Modulus::new(q).unwrap(), n).unwrap();
+            for w in [t.forward_twiddles(), t.inverse_twiddles()] {
+                let compact = f64_twiddles(w);
+                for k in n / 2..n {
+                    let (base, j) = (n / 2 + (k - n / 2) / 4 * 4, (k - n / 2) % 4);
+                    let a = f64::from_bits(compact[n / 2 + (k - n / 2) / 4]) as u128;
+                    assert_eq!(a as u64, w[base]);
+                    assert_eq!((a * w[j] as u128 % q as u128) as u64, w[k], "n {n} k {k}");
                 }
             }
         }
