@@ -188,18 +188,19 @@ struct F64ArithT {
     __device__ __forceinline__ static Tw twiddle_at(const ulonglong2* __restrict__ t, u32 i, u32) {
         return __ldg((const double*)t + i);
     }
-    // The four twiddles base + j (j < 4) of the transform's lowest stage, base a multiple of 4
-    // in [n/2, n): tw[base + j] = tw[base]·tw[j], since the bits of brv(base) and brv(j) are
-    // disjoint. The table keeps only every fourth twiddle of that stage, tw[n/2 + 4i] at
-    // n/2 + i (tables.rs), so a thread loads one instead of four; the products are signed
-    // residues below 0.52q, valid multiplicands of `mul`.
-    __device__ __forceinline__ void low_quad(const ulonglong2* __restrict__ t, u32 base, u32 n,
-                                             double (&w)[4]) const {
+    // The 2^c twiddles base + j (j < 2^c) of a stage whose region [start, 2·start) the table
+    // keeps compacted by 2^c (the pass's three largest regions, `compacted_log`): with base -
+    // start a multiple of 2^c, tw[base + j] = tw[base]·tw[j], since the bits of brv(base) and
+    // brv(j) are disjoint. The table holds tw[start + 2^c·i] at start + i (tables.rs), so a
+    // thread loads one twiddle instead of 2^c; the products are signed residues below 0.52q,
+    // valid multiplicands of `mul`.
+    template <int C>
+    __device__ __forceinline__ void twiddle_group(const ulonglong2* __restrict__ t, u32 base,
+                                                  u32 start, double* w) const {
         const double* d = (const double*)t;
-        const u32 half = n >> 1;
-        w[0] = __ldg(d + half + ((base - half) >> 2));
+        w[0] = __ldg(d + start + ((base - start) >> C));
 #pragma unroll
-        for (int j = 1; j < 4; j++) w[j] = mul(w[0], __ldg(d + j));
+        for (int j = 1; j < (1 << C); j++) w[j] = mul(w[0], __ldg(d + j));
     }
     __device__ __forceinline__ void fwd(V& x, V& y, double w) const {
         const double v = mul(y, w);
@@ -615,6 +616,17 @@ __device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
     for (int i = 0; i < 8; i++) y[i] = sh[li[i] + (li[i] >> 3)];
 }
 
+// Twiddle regions kept compacted in the double tables (tables.rs; `compaction` in
+// kernels/ntt.rs mirrors this rule): in the pass of S stages over the low index bits (L = 0,
+// radix-8 rounds), a stage whose thread reads 2^c twiddles, c = 2 - kb > 0, reads one and forms
+// the rest (`twiddle_group`): the lowest stage (b = 0, n/2 twiddles) always, the next two (n/4
+// and n/8) in passes of at least 8 stages (n = 2^16 and 2^17), where that measured 1-1.5%
+// faster while at S = 7 (n = 2^15) it cost up to 6% on the rescale (PERF.md, twentieth session).
+template <int S>
+__host__ __device__ constexpr int compacted_log(int b, int kb) {
+    return b == 0 || (S >= 8 && b < 3) ? 2 - kb : 0;
+}
+
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
@@ -765,12 +777,19 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
                                  (thi << (R - 1 - kb));
                 if constexpr (A::IS_F64 && !STRIDED && R == 3) {
-                    if (b == 0) {
-                        // The lowest stage (lo = 0, kb = 0): its twiddles from `low_quad`.
-                        double w4[4];
-                        ar.low_quad(w_tab, base, 1u << logn, w4);
+                    if (compacted_log<S>(b, kb) > 0) {
+                        // A compacted region: one load, the other twiddles formed.
+                        double wg[4];
+                        const u32 start = 1u << (logn - 1 - b);
+                        if (kb == 0) ar.template twiddle_group<2>(w_tab, base, start, wg);
+                        else ar.template twiddle_group<1>(w_tab, base, start, wg);
 #pragma unroll
-                        for (int j = 0; j < 4; j++) ar.fwd(x[2 * j], x[2 * j + 1], w4[j]);
+                        for (int j = 0; j < ((E / 2) >> kb); j++)
+#pragma unroll
+                            for (int i = 0; i < (1 << kb); i++) {
+                                const int k0 = (j << (kb + 1)) | i;
+                                ar.fwd(x[k0], x[k0 | (1 << kb)], wg[j]);
+                            }
                         continue;
                     }
                 }
@@ -799,12 +818,18 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 } else {
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
                     if constexpr (A::IS_F64 && !STRIDED && R == 3) {
-                        if (b == 0) {
-                            // The lowest stage, as in the forward pass.
-                            double w4[4];
-                            ar.low_quad(w_tab, base, 1u << logn, w4);
+                        if (compacted_log<S>(b, kb) > 0) {
+                            // A compacted region, as in the forward pass.
+                            double wg[4];
+                            if (kb == 0) ar.template twiddle_group<2>(w_tab, base, h, wg);
+                            else ar.template twiddle_group<1>(w_tab, base, h, wg);
 #pragma unroll
-                            for (int j = 0; j < 4; j++) ar.inv(x[2 * j], x[2 * j + 1], w4[j]);
+                            for (int j = 0; j < ((E / 2) >> kb); j++)
+#pragma unroll
+                                for (int i = 0; i < (1 << kb); i++) {
+                                    const int k0 = (j << (kb + 1)) | i;
+                                    ar.inv(x[k0], x[k0 | (1 << kb)], wg[j]);
+                                }
                             continue;
                         }
                     }

@@ -146,16 +146,32 @@ pub(crate) struct NttOffsets {
     pub f64_slots: Vec<bool>,
 }
 
-/// The n words of a double-precision slot's twiddle table: `w[k]` as a double at `k` for
-/// `k < n/2`; of the lowest stage's twiddles `[n/2, n)` only every fourth, `w[n/2 + 4i]` at
-/// `n/2 + i` (the others are products `w[n/2 + 4i]·w[j]`, which `low_quad` of ntt.cu forms);
-/// the rest zero.
-fn f64_twiddles(w: &[u64]) -> Vec<u64> {
+/// The n words of a double-precision slot's twiddle table, forward or `inverse`: `w[k]` as a
+/// double at `k`, except in the regions `[2^m, 2^(m+1))` of the three lowest stages (m = log n -
+/// 1 - b, b < 3) that [`compaction`](crate::kernels::ntt::compaction) compacts by 2^c: there
+/// `w[2^m + 2^c·i]` at `2^m + i` and zeros after (the pass forms the others as
+/// `w[2^m + 2^c·i]·w[j]`, `twiddle_group` of ntt.cu).
+fn f64_twiddles(w: &[u64], inverse: bool) -> Vec<u64> {
     let n = w.len();
-    let half = n / 2;
-    let mut out: Vec<u64> = w[..half].iter().map(|&a| (a as f64).to_bits()).collect();
-    out.extend((0..half / 4).map(|i| (w[half + 4 * i] as f64).to_bits()));
-    out.resize(n, 0);
+    let log_n = n.trailing_zeros();
+    let mut out: Vec<u64> = w.iter().map(|&a| (a as f64).to_bits()).collect();
+    let c = crate::kernels::ntt::compaction(log_n, inverse);
+    for (b, &cb) in c.iter().enumerate() {
+        let Some(m) = (log_n as usize).checked_sub(1 + b) else {
+            continue;
+        };
+        if cb == 0 {
+            continue;
+        }
+        let (start, f) = (1usize << m, 1usize << cb);
+        for i in 0..start {
+            out[start + i] = if i < start / f {
+                (w[start + f * i] as f64).to_bits()
+            } else {
+                0
+            };
+        }
+    }
     out
 }
 
@@ -185,9 +201,9 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
     // (twiddle, Shoup companion) pairs; on a double-precision slot the twiddles' bits as
     // doubles (exact: w < q < 2^50), which `F64ArithT` of ntt.cu reads without a conversion,
     // then the integer twiddles (`IntArithT<true>`, A/B builds).
-    let pairs = |t: &NttTable, w: &[u64], ws: &[u64]| -> Vec<u64> {
+    let pairs = |t: &NttTable, w: &[u64], ws: &[u64], inverse: bool| -> Vec<u64> {
         if runs_in_f64(t) {
-            f64_twiddles(w)
+            f64_twiddles(w, inverse)
                 .into_iter()
                 .chain(w.iter().copied())
                 .collect()
@@ -204,10 +220,10 @@ pub(crate) fn push_slots_and_ntt(buf: &mut Vec<u64>, ntts: &[&NttTable]) -> NttO
         buf.push(0);
     }
     let fwd_pair = push_all(buf, &|t| {
-        pairs(t, t.forward_twiddles(), t.forward_twiddles_shoup())
+        pairs(t, t.forward_twiddles(), t.forward_twiddles_shoup(), false)
     });
     let inv_pair = push_all(buf, &|t| {
-        pairs(t, t.inverse_twiddles(), t.inverse_twiddles_shoup())
+        pairs(t, t.inverse_twiddles(), t.inverse_twiddles_shoup(), true)
     });
     let ntt_consts = push_all(buf, &|t| {
         vec![
@@ -633,17 +649,9 @@ mod tests {
                 let slot = table + 2 * s * n;
                 for k in [0, 1, n / 2, n - 1] {
                     if l.f64_slots[s] {
-                        // Below n/2 every twiddle; above, every fourth, compacted.
-                        let (at, want) = if k < n / 2 {
-                            (k, w[k])
-                        } else {
-                            (n / 2 + (k - n / 2) / 4, w[n / 2 + (k - n / 2) / 4 * 4])
-                        };
-                        assert_eq!(
-                            f64::from_bits(buf[slot + at]) as u64,
-                            want,
-                            "slot {s} k {k}"
-                        );
+                        // The doubles as `f64_twiddles` lays them out, then the integers.
+                        let doubles = f64_twiddles(w, table == l.inv_pair);
+                        assert_eq!(buf[slot..slot + n], doubles[..], "slot {s}");
                         assert_eq!(buf[slot + n + k], w[k], "slot {s} k {k}");
                     } else {
                         assert_eq!(buf[slot + 2 * k], w[k], "slot {s} k {k}");
@@ -654,24 +662,49 @@ mod tests {
         }
     }
 
-    /// `low_quad` of ntt.cu rebuilds the lowest NTT stage's twiddles from every fourth:
-    /// `w[n/2 + 4i + j] = w[n/2 + 4i]·w[j] mod q` for j < 4, forward and inverse.
+    /// `twiddle_group` of ntt.cu rebuilds the compacted regions' twiddles: `w[2^m + 2^c·i + j]
+    /// = w[2^m + 2^c·i]·w[j] mod q` for j < 2^c, forward and inverse, at sizes with one and two
+    /// passes.
     #[test]
-    fn lowest_stage_twiddles_factor_through_every_fourth() {
-        for log_n in [3u32, 10, 12] {
+    fn compacted_twiddles_factor_through_the_kept_ones() {
+        for log_n in [3u32, 7, 10, 12, 13, 15, 16] {
             let n = 1usize << log_n;
             let q = ntt_primes(40, 2 * n as u64, 1, &[]).unwrap()[0];
             let t = NttTable::new(fhe_math::modulus::Modulus::new(q).unwrap(), n).unwrap();
-            for w in [t.forward_twiddles(), t.inverse_twiddles()] {
-                let compact = f64_twiddles(w);
-                for k in n / 2..n {
-                    let (base, j) = (n / 2 + (k - n / 2) / 4 * 4, (k - n / 2) % 4);
-                    let a = f64::from_bits(compact[n / 2 + (k - n / 2) / 4]) as u128;
-                    assert_eq!(a as u64, w[base]);
-                    assert_eq!((a * w[j] as u128 % q as u128) as u64, w[k], "n {n} k {k}");
+            for (w, inverse) in [(t.forward_twiddles(), false), (t.inverse_twiddles(), true)] {
+                let compact = f64_twiddles(w, inverse);
+                let c = crate::kernels::ntt::compaction(log_n, inverse);
+                assert!(c[0] > 0, "n {n}: the lowest stage is compacted");
+                for (b, &cb) in c.iter().enumerate().take(log_n as usize) {
+                    let m = log_n as usize - 1 - b;
+                    let (start, f) = (1usize << m, 1usize << cb);
+                    for k in start..2 * start {
+                        let (i, j) = ((k - start) / f, (k - start) % f);
+                        let kept = f64::from_bits(compact[start + i]) as u128;
+                        assert_eq!(kept as u64, w[start + f * i]);
+                        assert_eq!(
+                            (kept * w[j] as u128 % q as u128) as u64,
+                            w[k],
+                            "n {n} k {k}"
+                        );
+                    }
                 }
             }
         }
+    }
+
+    /// The compaction follows the radix-8 rounds of the pass over the low bits: at n = 2^16 (8
+    /// stages: forward windows [5, 8), [2, 5), [0, 2); inverse [0, 3), [3, 6), [5, 8)) a thread
+    /// reads 4, 2, 4 twiddles of stages 0, 1, 2 forward and 4, 2, 1 inverse; shorter passes
+    /// compact the lowest stage only.
+    #[test]
+    fn compaction_follows_the_rounds() {
+        use crate::kernels::ntt::compaction;
+        assert_eq!(compaction(16, false), [2, 1, 2]);
+        assert_eq!(compaction(16, true), [2, 1, 0]);
+        // n = 2^15: passes of 7 stages, the lowest stage only.
+        assert_eq!(compaction(15, false), [2, 0, 0]);
+        assert_eq!(compaction(15, true), [2, 0, 0]);
     }
 
     fn convert_rows_reproduce_mod_up_with(prime_bits: u32) {

@@ -194,6 +194,35 @@ fn passes(logn: u32) -> [Pass; 2] {
     }
 }
 
+/// log2 of the compaction of the double twiddle table's regions b = 0, 1, 2 (the n/2, n/4 and
+/// n/8 twiddles of the three lowest stages) at log n, forward or inverse: 0 keeps a region
+/// whole, c > 0 keeps every 2^c-th twiddle, compacted (`tables::f64_twiddles`). It applies the
+/// rule `compacted_log<S>(b, kb)` of ntt.cu (2 - kb for b = 0, and for b = 1, 2 in passes of at
+/// least 8 stages) to the radix-8 rounds of the pass over the low index bits
+/// (`ntt_pass_r8_impl`'s windows), where a thread reads 2^(2 - kb) twiddles of stage b and forms
+/// all but one (`twiddle_group`).
+pub(crate) fn compaction(logn: u32, inverse: bool) -> [u32; 3] {
+    let [p0, p1] = passes(logn);
+    let s = if p1.s == 0 { p0.s } else { p1.s } as i32;
+    let mut c = [0u32; 3];
+    if !(3..=11).contains(&s) {
+        return c;
+    }
+    for r in 0..(s + 2) / 3 {
+        let (lo, b_lo, b_hi) = if inverse {
+            let lo = if 3 * r < s - 3 { 3 * r } else { s - 3 };
+            (lo, 3 * r, (3 * r + 3).min(s))
+        } else {
+            let lo = (s - 3 * (r + 1)).max(0);
+            (lo, lo, s - 3 * r)
+        };
+        for b in b_lo..b_hi.min(if s >= 8 { 3 } else { 1 }) {
+            c[b as usize] = (2 - (b - lo)) as u32;
+        }
+    }
+    c
+}
+
 /// `(logC, config)` of a pass over `limbs` limbs.
 fn config(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
     // Sub-problems per block: fill LOG_ELEMS, no more than there are, and (strided) no more than
