@@ -627,6 +627,26 @@ __host__ __device__ constexpr int compacted_log(int b, int kb) {
     return b == 0 || (S >= 8 && b < 3) ? 2 - kb : 0;
 }
 
+// One stage of a radix-8 round (8 elements a thread, its place kb in the window) over a
+// compacted region starting at `start` (`compacted_log`): the thread's 2^(2 - kb) twiddles from
+// one load (`twiddle_group`), then its butterflies, forward or inverse.
+template <bool INV, class A>
+__device__ __forceinline__ void compacted_stage(const A& ar, typename A::V (&x)[8],
+                                                const ulonglong2* __restrict__ w_tab, u32 base,
+                                                u32 start, int kb) {
+    double wg[4];
+    if (kb == 0) ar.template twiddle_group<2>(w_tab, base, start, wg);
+    else ar.template twiddle_group<1>(w_tab, base, start, wg);
+#pragma unroll
+    for (int j = 0; j < (4 >> kb); j++)
+#pragma unroll
+        for (int i = 0; i < (1 << kb); i++) {
+            const int k0 = (j << (kb + 1)) | i;
+            if (INV) ar.inv(x[k0], x[k0 | (1 << kb)], wg[j]);
+            else ar.fwd(x[k0], x[k0 | (1 << kb)], wg[j]);
+        }
+}
+
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
@@ -776,20 +796,9 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const int kb = b - lo;
                 const u32 base = (1u << (logn - 1 - L - b)) + (hi << (S - b - 1)) +
                                  (thi << (R - 1 - kb));
-                if constexpr (A::IS_F64 && !STRIDED && R == 3) {
+                if constexpr (A::IS_F64 && !STRIDED) {
                     if (compacted_log<S>(b, kb) > 0) {
-                        // A compacted region: one load, the other twiddles formed.
-                        double wg[4];
-                        const u32 start = 1u << (logn - 1 - b);
-                        if (kb == 0) ar.template twiddle_group<2>(w_tab, base, start, wg);
-                        else ar.template twiddle_group<1>(w_tab, base, start, wg);
-#pragma unroll
-                        for (int j = 0; j < ((E / 2) >> kb); j++)
-#pragma unroll
-                            for (int i = 0; i < (1 << kb); i++) {
-                                const int k0 = (j << (kb + 1)) | i;
-                                ar.fwd(x[k0], x[k0 | (1 << kb)], wg[j]);
-                            }
+                        compacted_stage<false>(ar, x, w_tab, base, 1u << (logn - 1 - b), kb);
                         continue;
                     }
                 }
@@ -817,19 +826,9 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                         if (!(k0 & (1 << kb))) ar.inv_last(x[k0], x[k0 | (1 << kb)], cs);
                 } else {
                     const u32 base = h + (hi << (S - b - 1)) + (thi << (R - 1 - kb));
-                    if constexpr (A::IS_F64 && !STRIDED && R == 3) {
+                    if constexpr (A::IS_F64 && !STRIDED) {
                         if (compacted_log<S>(b, kb) > 0) {
-                            // A compacted region, as in the forward pass.
-                            double wg[4];
-                            if (kb == 0) ar.template twiddle_group<2>(w_tab, base, h, wg);
-                            else ar.template twiddle_group<1>(w_tab, base, h, wg);
-#pragma unroll
-                            for (int j = 0; j < ((E / 2) >> kb); j++)
-#pragma unroll
-                                for (int i = 0; i < (1 << kb); i++) {
-                                    const int k0 = (j << (kb + 1)) | i;
-                                    ar.inv(x[k0], x[k0 | (1 << kb)], wg[j]);
-                                }
+                            compacted_stage<true>(ar, x, w_tab, base, h, kb);
                             continue;
                         }
                     }
