@@ -189,7 +189,7 @@ struct F64ArithT {
         return __ldg((const double*)t + i);
     }
     // The 2^c twiddles base + j (j < 2^c) of a stage whose region [start, 2·start) the table
-    // keeps compacted by 2^c (the pass's three largest regions, `compacted_log`): with base -
+    // keeps compacted by 2^c (`compacted_log`): with base -
     // start a multiple of 2^c, tw[base + j] = tw[base]·tw[j], since the bits of brv(base) and
     // brv(j) are disjoint. The table holds tw[start + 2^c·i] at start + i (tables.rs), so a
     // thread loads one twiddle instead of 2^c; the products are signed residues below 0.52q,

@@ -4,7 +4,8 @@
 //! NTT twiddles `[slot][k]` forward, forward Shoup, inverse, inverse Shoup, then the same
 //! interleaved as `[slot][k][twiddle, shoup]` pairs (one 16-byte load per twiddle in the
 //! register-blocked NTT pass; a slot whose passes run in double precision holds its twiddles as
-//! doubles instead, 8 bytes each, then the integer twiddles); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
+//! doubles instead, 8 bytes each, the lowest stages' regions compacted (`f64_twiddles`), then
+//! the integer twiddles); per slot `[n^-1, shoup, n^-1·ψ^(-n/2), shoup]`; per level the rescale constants, the `mod_down`
 //! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
 //! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
 
@@ -133,8 +134,9 @@ pub(crate) struct NttOffsets {
     pub inv: usize,
     pub inv_shoup: usize,
     /// `[slot][k][2]`: forward twiddle and Shoup companion, interleaved (16-byte aligned); on
-    /// the slots of `f64_slots` `[slot][k]` the twiddles' bits as doubles, then `[k]` the
-    /// twiddles (2n words a slot either way).
+    /// the slots of `f64_slots` `[slot][k]` the twiddles' bits as doubles (the lowest stages'
+    /// regions compacted, [`f64_twiddles`]), then `[k]` the twiddles (2n words a slot either
+    /// way).
     pub fwd_pair: usize,
     /// `[slot][k][2]`: inverse twiddle and Shoup companion (or the doubles, then the
     /// twiddles), as `fwd_pair`.
