@@ -473,6 +473,19 @@ fn gpu_backend_matches_cpu_n16() {
     check_all(ring(16, 25, 7, 3));
 }
 
+/// Every backend method at the ring degrees the other `check_all` tests leave out: 2^11 (one
+/// pass), 2^12 (two of 6 stages), 2^15 (8 and 7: the N = 2^15 presets' shape) and 2^17 (9 and 8,
+/// the largest degree the backend takes, with the compacted twiddle regions of 8-stage passes
+/// that `kernels::ntt::compaction` lays out on the host).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_backend_matches_cpu_other_degrees() {
+    check_all(ring(11, 4, 1, 2));
+    check_all(ring(12, 5, 2, 3));
+    check_all(ring(15, 6, 2, 3));
+    check_all(ring(17, 5, 2, 3));
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_one_prime_digits_match_cpu() {
