@@ -100,9 +100,20 @@ impl ScaleRoundTables {
         let q: Vec<Modulus> = (0..=level).map(|s| *ring.modulus(s)).collect();
         let q_big = q.iter().fold(BigUint::one(), |a, m| a * m.value());
         let bound = &q_big * (4 * t as u128 * n as u128);
-        let count = (bound.bits() as usize).div_ceil(59) + 1;
+        // The fewest 60-bit primes whose product exceeds the bound: each is above 2^59, so
+        // ⌈bits/59⌉ + 1 candidates always suffice, and every extra prime would add a limb to the
+        // extension, the tensor and both conversions.
+        let candidates = (bound.bits() as usize).div_ceil(59) + 1;
         let exclude: Vec<u64> = ring.moduli().iter().map(|m| m.value()).collect();
-        let b_vals = ntt_primes(60, 2 * n as u64, count, &exclude)?;
+        let mut b_vals = Vec::with_capacity(candidates);
+        let mut product = BigUint::one();
+        for v in ntt_primes(60, 2 * n as u64, candidates, &exclude)? {
+            if product > bound {
+                break;
+            }
+            product *= v;
+            b_vals.push(v);
+        }
         let b: Vec<Modulus> = b_vals
             .iter()
             .map(|&v| Modulus::new(v))
@@ -430,6 +441,33 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `B` exceeds `4·t·N·Q_l` (the bound of the module docs) with no prime to spare: without
+    /// its last prime it would not.
+    #[test]
+    fn auxiliary_basis_is_the_fewest_primes_above_the_bound() {
+        let n = 1 << 10;
+        let q = ntt_primes(50, 2 * n as u64, 6, &[]).unwrap();
+        let p = ntt_primes(55, 2 * n as u64, 1, &q).unwrap();
+        let ring = RingContext::new(n, &q, &p, vec![0..2, 2..4, 4..6]).unwrap();
+        for (level, t) in [(5, 65537u64), (2, 65537), (0, 2), (5, (1 << 32) - 5)] {
+            let tables = ScaleRoundTables::new(&ring, level, t).unwrap();
+            let q_big = q[..=level].iter().fold(BigUint::one(), |a, &v| a * v);
+            let bound = q_big * (4 * t as u128 * n as u128);
+            let b = tables.aux_moduli();
+            let without_last = b[..b.len() - 1]
+                .iter()
+                .fold(BigUint::one(), |a, m| a * m.value());
+            assert!(
+                &without_last * b[b.len() - 1].value() > bound,
+                "level {level}, t {t}"
+            );
+            assert!(
+                without_last <= bound,
+                "level {level}, t {t}: a prime to spare"
+            );
+        }
     }
 
     #[test]
