@@ -48,3 +48,93 @@ extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
         r[((u64)c * bl + k) * n + j] = reduce_u128(a, m);
     }
 }
+
+// Steps 3 and 4 in one pass (`scale_round_to_q`): each thread scales and rounds one coefficient
+// of one component into all of B, keeping the residues in registers as the exact B -> Q
+// conversion's v_k = (r_k + ⌊B/2⌋)·(B/b_k)^-1 mod b_k, and then converts them to every Q limb:
+// out_j = (Σ_k v_k·(B/b_k mod q_j) + alpha·(q_j - B mod q_j)) mod q_j - (⌊B/2⌋ mod q_j), with
+// alpha = ⌊Σ_k (v_k·bhi_k + ⌊v_k·blo_k / 2^64⌋) / 2^64⌋ over the B slots' Barrett constants
+// (`keyswitch_convert`'s exact mode). The same sums as `scale_round_to_b` followed by that
+// conversion, so the same words, without writing and reading back the B residues or forming
+// y_i once per group of targets. For ql, bl <= SRQ_MAX (the launcher falls back to the two
+// kernels otherwise).
+#define SRQ_MAX 16
+// Blocks of 256 an SM the kernel is compiled for, which sets its register cap: 3 (80 registers,
+// a little spilled) measured faster than 2 (100 registers, no spill) by 15% and than 4 (64
+// registers, more spilled) by 8% at PHANTOM_INT (H100, PERF.md twenty-second session; A/B runs:
+// -DSRQ_MIN_BLOCKS=N).
+#ifndef SRQ_MIN_BLOCKS
+#define SRQ_MIN_BLOCKS 3
+#endif
+// b_qhatinv: (B/b_k)^-1 mod b_k then their Shoup companions; h: [j][k] (B/b_k) mod q_j; h_in:
+// ⌊B/2⌋ mod b_k; h_out: ⌊B/2⌋ mod q_j; bmodq: B mod q_j. out: component c's limb j at
+// out + (c·out_stride + j)·n words. Grid: x over coefficients, z over the 3 components.
+extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
+    scale_round_to_q(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat, const u64* theta,
+                     const u64* omega, const u64* tqinv, const u64* b_qhatinv, const u64* h,
+                     const u64* h_in, const u64* h_out, const u64* bmodq, u64* out,
+                     u32 out_stride, const u64* slots) {
+    __shared__ u64 s_omega[SRQ_MAX * SRQ_MAX];
+    __shared__ u64 s_h[SRQ_MAX * SRQ_MAX];
+    for (u32 i = threadIdx.x; i < ql * bl; i += blockDim.x) {
+        s_omega[i] = omega[i];
+        s_h[i] = h[i];
+    }
+    __syncthreads();
+    // The tables above overlap the previous kernel's tail; `d` is that kernel's output.
+    pdl_wait();
+    const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const u32 c = blockIdx.z;
+    const u32 total = ql + bl;
+    const u64* dc = d + (u64)c * total * n;
+    // y_i and the rounding term R, as in scale_round_to_b.
+    u64 y[SRQ_MAX];
+    u128 hi = 0, lo = 0;
+#pragma unroll
+    for (u32 i = 0; i < SRQ_MAX; i++) {
+        if (i < ql) {
+            const u64 q = slots[i * SLOT_STRIDE];
+            y[i] = mul_shoup(dc[(u64)i * n + j], qbhat[i], qbhat[ql + i], q);
+            const u128 p = (u128)y[i] * theta[i];
+            hi += p >> 64;
+            lo += (u64)p;
+        }
+    }
+    const u128 round = hi + ((lo + ((u128)1 << 63)) >> 64);
+    // r_k, then v_k of the exact conversion, one target at a time.
+    u64 v[SRQ_MAX];
+    u128 f = 0;
+#pragma unroll
+    for (u32 k = 0; k < SRQ_MAX; k++) {
+        if (k < bl) {
+            const Mod m = load_mod(slots, ql + k);
+            u128 a = round + (u128)dc[(u64)(ql + k) * n + j] * tqinv[k];
+            u128 a_odd = 0;
+            const u64* row = s_omega + k * ql;
+#pragma unroll
+            for (u32 i = 0; i < SRQ_MAX; i += 2)
+                if (i < ql) a += (u128)y[i] * row[i];
+#pragma unroll
+            for (u32 i = 1; i < SRQ_MAX; i += 2)
+                if (i < ql) a_odd += (u128)y[i] * row[i];
+            const u64 r = reduce_u128(a + a_odd, m);
+            v[k] = mul_shoup(mod_add(r, h_in[k], m.q), b_qhatinv[k], b_qhatinv[bl + k], m.q);
+            f += (u128)v[k] * m.bhi + (u128)__umul64hi(v[k], m.blo);
+        }
+    }
+    const u64 alpha = (u64)(f >> 64);
+#pragma unroll 1
+    for (u32 t = 0; t < ql; t++) {
+        const Mod m = load_mod(slots, t);
+        const u64* row = s_h + t * bl;
+        u128 a = (u128)alpha * (m.q - bmodq[t]), a_odd = 0;
+#pragma unroll
+        for (u32 k = 0; k < SRQ_MAX; k += 2)
+            if (k < bl) a += (u128)v[k] * row[k];
+#pragma unroll
+        for (u32 k = 1; k < SRQ_MAX; k += 2)
+            if (k < bl) a_odd += (u128)v[k] * row[k];
+        out[((u64)c * out_stride + t) * n + j] = mod_sub(reduce_u128(a + a_odd, m), h_out[t], m.q);
+    }
+}

@@ -90,11 +90,9 @@ impl CudaBackend {
         let tmp = alloc(4 * ql * n)?;
         let ext = alloc(4 * total * n)?;
         let d = alloc(3 * total * n)?;
-        let r = alloc(3 * bl * n)?;
         let (tp, _g1) = tmp.device_ptr(self.s());
         let (ep, _g2) = ext.device_ptr(self.s());
         let (dp, _g3) = d.device_ptr(self.s());
-        let (rp, _g4) = r.device_ptr(self.s());
         let w = 8 * n as u64;
         let set = |ptr: u64, spc: usize, comps: u32, q_lo: usize, q_cnt: usize| LimbSet {
             ptr,
@@ -150,9 +148,9 @@ impl CudaBackend {
             set(b_ext, total, 1, ql, bl),
         )?;
         kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
-        // Step 3: scale and round into B.
-        kernels::scale_round::to_b(&scx, lay, dp, rp)?;
-        // Step 4: exact centred conversion back to Q, then NTT form.
+        // Steps 3 and 4: scale and round into B, exact centred conversion back to Q (one
+        // kernel where the limb counts allow, else two with the B residues in between), then
+        // NTT form.
         let out = self.alloc_zero_inactive(Shape {
             components: 3,
             level: ql - 1,
@@ -160,12 +158,19 @@ impl CudaBackend {
         })?;
         let op = out.ptr(self.s());
         let ospc = out.slots_per_component() as u64;
-        let strides = ConvStrides {
-            input: bl as u64 * nw,
-            out: ospc * nw,
-            ..ConvStrides::default()
-        };
-        kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
+        if kernels::scale_round::to_q_fits(lay) {
+            kernels::scale_round::to_q(&scx, lay, dp, op, ospc as u32)?;
+        } else {
+            let r = alloc(3 * bl * n)?;
+            let (rp, _g4) = r.device_ptr(self.s());
+            kernels::scale_round::to_b(&scx, lay, dp, rp)?;
+            let strides = ConvStrides {
+                input: bl as u64 * nw,
+                out: ospc * nw,
+                ..ConvStrides::default()
+            };
+            kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
+        }
         if let Some(f) = before_ntt {
             f(&out)?;
         }

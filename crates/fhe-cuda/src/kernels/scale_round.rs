@@ -99,3 +99,67 @@ pub(crate) fn to_b(cx: &Ctx, sr: &SrLayout, d: u64, r: u64) -> Result<()> {
         cx.stream, f, cfg, &d, &n, &ql, &bl, &qbhat, &theta, &omega, &tqinv, &r, &slots
     )
 }
+
+/// `SRQ_MAX` of scale_round.cu: most `Q` and `B` limbs of the one-pass scale-and-round.
+const SRQ_MAX: usize = 16;
+
+/// Whether [`to_q`] takes the tables of `sr` (`Q` and `B` of at most `SRQ_MAX` limbs), unless
+/// `FHE_BFV_FUSED_ROUND=0` (A/B timing runs: the two kernels instead).
+pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("FHE_BFV_FUSED_ROUND").map_or(true, |v| v != "0"));
+    on && sr.ql <= SRQ_MAX && sr.bl <= SRQ_MAX
+}
+
+/// `scale_round_to_q`: the scale-and-round into `B` and the exact `B -> Q` conversion in one
+/// launch over the 3 components of `d` (`[3][ql + bl][n]`, coefficient form), writing component
+/// `c`'s limb `j` at `out + (c·out_stride + j)·n` words. The caller checks [`to_q_fits`].
+pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -> Result<()> {
+    let f = cx.dev.function("scale_round", "scale_round_to_q")?;
+    let (n, ql, bl) = (cx.n, sr.ql as u32, sr.bl as u32);
+    let conv = &sr.b_to_q;
+    let Some(bmodq) = conv.q_mod_p else {
+        return Err(crate::error::Error::Unsupported {
+            what: "a scale-and-round whose B -> Q conversion is not exact".into(),
+        });
+    };
+    let args = [
+        cx.t(sr.qbhat),
+        cx.t(sr.theta),
+        cx.t(sr.omega),
+        cx.t(sr.tqinv),
+        cx.t(conv.qhatinv),
+        cx.t(conv.h),
+        cx.t(conv.h_in),
+        cx.t(conv.h_out),
+        cx.t(bmodq),
+    ];
+    let [qbhat, theta, omega, tqinv, b_qhatinv, h, h_in, h_out, bmodq] = args;
+    let slots = cx.slots();
+    let cfg = LaunchConfig {
+        grid_dim: (n.div_ceil(super::BLOCK), 1, 3),
+        block_dim: (super::BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(
+        cx.stream,
+        f,
+        cfg,
+        &d,
+        &n,
+        &ql,
+        &bl,
+        &qbhat,
+        &theta,
+        &omega,
+        &tqinv,
+        &b_qhatinv,
+        &h,
+        &h_in,
+        &h_out,
+        &bmodq,
+        &out,
+        &out_stride,
+        &slots
+    )
+}
