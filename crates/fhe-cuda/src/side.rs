@@ -1,7 +1,9 @@
 //! [`SideStream`]: a backend's second, high-priority stream, on which a key switch's `mod_down`
 //! starts while the key product is still running on the main stream (and on which hoisted
 //! rotations of several keys run key product `j + 1` while mod_down `j` runs on the main stream,
-//! `CudaBackend::hoisted_rotations`, with the same fork and join).
+//! `CudaBackend::hoisted_rotations`, with the same fork and join). At N = 2^16 and above a
+//! lowest-priority twin serves the key switches whose mod_up first pass is split, so that the
+//! side stream forks before the main stream's part of that pass.
 //!
 //! # Why
 //!
@@ -48,12 +50,15 @@ pub(crate) struct SideStream {
 
 impl SideStream {
     /// A new stream at the context's highest priority (its blocks are scheduled ahead of the
-    /// main stream's pending ones) and two events without timing.
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
-        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+    /// main stream's pending ones), or with `low_priority` at its lowest (where the side stream
+    /// forks before a large launch of the main stream that it must not hold back), and two
+    /// events without timing.
+    pub fn new(ctx: &Arc<CudaContext>, low_priority: bool) -> Result<Self> {
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()
             .map_err(Error::driver("stream priority range"))?;
+        let priority = if low_priority { least } else { greatest };
         let stream = ctx
-            .new_stream_with_priority(greatest)
+            .new_stream_with_priority(priority)
             .map_err(Error::driver("side stream creation"))?;
         let event = || {
             ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))

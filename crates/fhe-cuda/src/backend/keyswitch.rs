@@ -174,8 +174,8 @@ impl CudaBackend {
     /// rows, and row `rescale_top` if given, apart) for [`CudaBackend::mod_down_any`] to
     /// launch: those on the side stream, the others on the main.
     #[allow(clippy::too_many_arguments)]
-    fn mod_up_key_product(
-        &self,
+    fn mod_up_key_product<'a>(
+        &'a self,
         c: &DevicePoly,
         component: usize,
         key: &DevicePoly,
@@ -183,13 +183,13 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
         plan: Rows,
-        coeffs: Option<ScratchPoly<'_>>,
-    ) -> Result<Option<PendingRows>> {
+        coeffs: Option<ScratchPoly<'a>>,
+    ) -> Result<Option<PendingRows<'a>>> {
         let cx = self.cx();
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, false, coeffs)?;
+        let (fwd, workspace) = self.mod_up_convert(c, component, ext, false, coeffs)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let acc_set = acc.limbs(self.s()).components(0, 1);
         let rows: Vec<(u32, Option<u32>)> = acc_set
@@ -222,9 +222,9 @@ impl CudaBackend {
             }
             Rows::ForModDown { rescale_top: top } => {
                 let q_cap = self.inner.ring.q_count() as u32;
-                let (early, late): (Vec<_>, Vec<_>) = rows
-                    .iter()
-                    .partition(|(slot, _)| *slot >= q_cap || Some(*slot as usize) == top);
+                let is_early = |slot: u32| slot >= q_cap || Some(slot as usize) == top;
+                let (early, late): (Vec<_>, Vec<_>) =
+                    rows.iter().partition(|(slot, _)| is_early(*slot));
                 // The special-prime rows and the top one (a Q row of the set, if any).
                 let top = top.filter(|&t| t < acc_set.q_cnt as usize);
                 let early_set = LimbSet {
@@ -232,13 +232,24 @@ impl CudaBackend {
                     q_cnt: top.is_some() as u32,
                     ..acc_set
                 };
-                // The first pass only; the rows are launched by mod_down_any.
-                kernels::ntt::forward_key_product(&cx, &fwd, &[], args)?;
+                // The first pass only; the rows are launched by mod_down_any. Split
+                // (`split_first_on`; not with the rescale's top row among the early ones, which
+                // makes their part larger and measured slower), the first pass of the early
+                // rows' limbs goes first, so that the side stream's chain, which starts from
+                // them, is forked before the main stream's larger part of the pass.
+                let split = split_first_on(self.inner.ring.n()) && top.is_none();
+                let (first, late_first): (Vec<_>, Vec<_>) = match split {
+                    true => fwd.iter().partition(|l| is_early(l.slot)),
+                    false => (fwd, Vec::new()),
+                };
+                kernels::ntt::forward_key_product(&cx, &first, &[], args)?;
                 Some(PendingRows {
                     early,
                     early_set,
                     late,
+                    late_first,
                     args,
+                    _workspace: workspace,
                 })
             }
         })
@@ -444,8 +455,8 @@ impl CudaBackend {
     /// ([`CudaBackend::mod_up_key_product`]), which the caller passes to
     /// [`CudaBackend::mod_down_any`].
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn mod_up_and_product(
-        &self,
+    pub(super) fn mod_up_and_product<'a>(
+        &'a self,
         c: &DevicePoly,
         component: usize,
         key: &DevicePoly,
@@ -453,8 +464,8 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         acc: &mut DevicePoly,
         rescale_top: Option<usize>,
-        coeffs: Option<ScratchPoly<'_>>,
-    ) -> Result<Option<PendingRows>> {
+        coeffs: Option<ScratchPoly<'a>>,
+    ) -> Result<Option<PendingRows<'a>>> {
         if !kernels::ntt::key_product_fusable(&self.cx()) {
             self.mod_up_into_from(c, component, ext, coeffs)?;
             self.key_acc(ext, key, galois, acc)?;
@@ -537,7 +548,7 @@ impl CudaBackend {
         rescale: bool,
         rot: Option<(&DevicePoly, u64)>,
         t_mod: u64,
-        pending: Option<PendingRows>,
+        pending: Option<PendingRows<'_>>,
     ) -> Result<()> {
         self.check(acc)?;
         self.check(out)?;
@@ -611,13 +622,19 @@ impl CudaBackend {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
+        // A split first pass (its main part still to launch) forks the low-priority side
+        // stream, so that the side stream's latency-bound launches do not hold that part back.
+        let side = match (&pending, &self.inner.side_low) {
+            (Some(p), Some(low)) if !p.late_first.is_empty() => low,
+            _ => &self.inner.side,
+        };
         let forked = match &pending {
-            Some(_) => Some(self.inner.side.fork(self.s())?),
+            Some(_) => Some(side.fork(self.s())?),
             None => None,
         };
         let cx_main = self.cx();
         let cx = if pending.is_some() {
-            self.cx_side()
+            self.cx_on(side)
         } else {
             self.cx()
         };
@@ -625,6 +642,10 @@ impl CudaBackend {
         // programmatically during the first pass's tail whatever the host's pace, then the side
         // stream's chain.
         let late_first = late_first_on();
+        if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
+            // The main stream's part of the first pass, where it was split off.
+            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
+        }
         if let (Some(p), true) = (&pending, late_first) {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
@@ -865,3 +886,18 @@ fn convert_loads_on() -> bool {
 fn late_first_on() -> bool {
     switch_on!("FHE_LATE_FIRST")
 }
+
+/// Whether mod_up's first forward pass is split for a key switch that ends in mod_down's two
+/// streams on a ring of degree `n` (and does not rescale): the first pass of the side stream's
+/// rows' limbs before the fork, the main stream's after it. So the side stream's chain starts
+/// before the main stream's larger part of the pass instead of after it; it then runs on the
+/// lowest-priority side stream, else its latency-bound launches take the SMs ahead of that pass.
+/// Measured (H100, PERF.md twenty-second session): at n = 2^16 rotations and relinearizations
+/// 2–3.5% faster, at n = 2^15 6–35% slower, so it is on from n = 2^16 (`FHE_SPLIT_FIRST=0`/`1`
+/// forces it off or on, for A/B runs).
+pub(crate) fn split_first_on(n: usize) -> bool {
+    switch_forced!("FHE_SPLIT_FIRST").unwrap_or(n >= SPLIT_FIRST_MIN_N)
+}
+
+/// The least ring degree at which [`split_first_on`] holds by default.
+const SPLIT_FIRST_MIN_N: usize = 1 << 16;

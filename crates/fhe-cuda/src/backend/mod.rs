@@ -56,6 +56,9 @@ struct Inner {
     scratch: Scratch,
     /// The stream on which a key switch's `mod_down` starts early ([`crate::side`]).
     side: SideStream,
+    /// Its lowest-priority twin, for key switches whose mod_up first pass is split
+    /// (`keyswitch::split_first_on`; rings where that is off have none).
+    side_low: Option<SideStream>,
 }
 
 /// The device NTT tables of one plaintext modulus (one slot).
@@ -87,15 +90,20 @@ impl Rows {
     }
 }
 
-/// The fused key product's launches left to enqueue (its first pass enqueued): the rows
-/// `mod_down` starts from (`early`: the special primes', and the top one with the rescale), for
-/// the side stream, and the others, for the main stream; with their arguments.
-struct PendingRows {
+/// The fused key product's launches left to enqueue (the first pass of the `early` rows'
+/// limbs enqueued): the rows `mod_down` starts from (`early`: the special primes', and the top
+/// one with the rescale), for the side stream, and the others, for the main stream, after the
+/// first pass of their limbs (`late_first`, empty where it was enqueued with the early ones);
+/// with their arguments, and the workspace that first pass reads.
+struct PendingRows<'a> {
     early: Vec<(u32, Option<u32>)>,
     /// The accumulator's one-component set over exactly the `early` rows.
     early_set: LimbSet,
     late: Vec<(u32, Option<u32>)>,
+    late_first: Vec<kernels::ntt::Limb>,
     args: kernels::ntt::KeyProdArgs,
+    /// `mod_up`'s coefficient-form workspace, alive until `late_first` is enqueued.
+    _workspace: ScratchPoly<'a>,
 }
 
 /// The device tables of one [`ScaleRoundTables`].
@@ -382,10 +390,16 @@ impl CudaBackend {
         let tables = stream
             .clone_htod(&host)
             .map_err(CudaError::driver("table upload"))?;
-        let side = SideStream::new(device.context())?;
+        let side = SideStream::new(device.context(), false)?;
+        // The side stream of a split first pass forks before the main stream's part of it.
+        let side_low = match keyswitch::split_first_on(n) {
+            true => Some(SideStream::new(device.context(), true)?),
+            false => None,
+        };
         Ok(CudaBackend {
             inner: Arc::new(Inner {
                 side,
+                side_low,
                 scratch: Scratch::new(stream.clone()),
                 device,
                 stream,
@@ -433,8 +447,13 @@ impl CudaBackend {
 
     /// [`CudaBackend::cx`] on the side stream.
     fn cx_side(&self) -> Ctx<'_> {
+        self.cx_on(&self.inner.side)
+    }
+
+    /// The context of the side stream `side`.
+    fn cx_on<'a>(&'a self, side: &'a SideStream) -> Ctx<'a> {
         Ctx {
-            stream: &self.inner.side.stream,
+            stream: &side.stream,
             ..self.cx()
         }
     }
