@@ -66,6 +66,18 @@ extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
 #ifndef SRQ_MIN_BLOCKS
 #define SRQ_MIN_BLOCKS 3
 #endif
+// a + Σ_{i < cnt} x_i·row_i, exactly in 128 bits (cnt <= SRQ_MAX terms below 2^121 each), in two
+// chains (even and odd i) that halve the dependent additions.
+__device__ __forceinline__ u128 srq_dot(const u64 (&x)[SRQ_MAX], const u64* row, u32 cnt, u128 a) {
+    u128 odd = 0;
+#pragma unroll
+    for (u32 i = 0; i < SRQ_MAX; i += 2)
+        if (i < cnt) a += (u128)x[i] * row[i];
+#pragma unroll
+    for (u32 i = 1; i < SRQ_MAX; i += 2)
+        if (i < cnt) odd += (u128)x[i] * row[i];
+    return a + odd;
+}
 // b_qhatinv: (B/b_k)^-1 mod b_k then their Shoup companions; h: [j][k] (B/b_k) mod q_j; h_in:
 // ⌊B/2⌋ mod b_k; h_out: ⌊B/2⌋ mod q_j; bmodq: B mod q_j. out: component c's limb j at
 // out + (c·out_stride + j)·n words. Grid: x over coefficients, z over the 3 components.
@@ -109,16 +121,8 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
     for (u32 k = 0; k < SRQ_MAX; k++) {
         if (k < bl) {
             const Mod m = load_mod(slots, ql + k);
-            u128 a = round + (u128)dc[(u64)(ql + k) * n + j] * tqinv[k];
-            u128 a_odd = 0;
-            const u64* row = s_omega + k * ql;
-#pragma unroll
-            for (u32 i = 0; i < SRQ_MAX; i += 2)
-                if (i < ql) a += (u128)y[i] * row[i];
-#pragma unroll
-            for (u32 i = 1; i < SRQ_MAX; i += 2)
-                if (i < ql) a_odd += (u128)y[i] * row[i];
-            const u64 r = reduce_u128(a + a_odd, m);
+            const u128 a = round + (u128)dc[(u64)(ql + k) * n + j] * tqinv[k];
+            const u64 r = reduce_u128(srq_dot(y, s_omega + k * ql, ql, a), m);
             v[k] = mul_shoup(mod_add(r, h_in[k], m.q), b_qhatinv[k], b_qhatinv[bl + k], m.q);
             f += (u128)v[k] * m.bhi + (u128)__umul64hi(v[k], m.blo);
         }
@@ -127,14 +131,7 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 #pragma unroll 1
     for (u32 t = 0; t < ql; t++) {
         const Mod m = load_mod(slots, t);
-        const u64* row = s_h + t * bl;
-        u128 a = (u128)alpha * (m.q - bmodq[t]), a_odd = 0;
-#pragma unroll
-        for (u32 k = 0; k < SRQ_MAX; k += 2)
-            if (k < bl) a += (u128)v[k] * row[k];
-#pragma unroll
-        for (u32 k = 1; k < SRQ_MAX; k += 2)
-            if (k < bl) a_odd += (u128)v[k] * row[k];
-        out[((u64)c * out_stride + t) * n + j] = mod_sub(reduce_u128(a + a_odd, m), h_out[t], m.q);
+        const u128 a = srq_dot(v, s_h + t * bl, bl, (u128)alpha * (m.q - bmodq[t]));
+        out[((u64)c * out_stride + t) * n + j] = mod_sub(reduce_u128(a, m), h_out[t], m.q);
     }
 }
