@@ -888,7 +888,8 @@ fn late_first_on() -> bool {
 }
 
 /// Whether mod_up's first forward pass is split for a key switch that ends in mod_down's two
-/// streams on a ring of degree `n` (and does not rescale): the first pass of the side stream's
+/// streams on a ring of degree `n` (the caller leaves out key switches with the rescale's top
+/// row among the side stream's, which measured slower split): the first pass of the side stream's
 /// rows' limbs before the fork, the main stream's after it. So the side stream's chain starts
 /// before the main stream's larger part of the pass instead of after it; it then runs on the
 /// lowest-priority side stream, else its latency-bound launches take the SMs ahead of that pass.
