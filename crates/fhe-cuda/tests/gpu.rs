@@ -731,6 +731,9 @@ fn gpu_tensor_scale_round_matches_cpu_n13() {
     // One-prime digits (lifted on load, not prescaled) and a mixed split.
     check_scale_round(ring(13, 4, 2, 4), 65537);
     check_scale_round(ring(13, 5, 2, 2), 65537);
+    // More than 16 Q limbs (18 and 17 at the two levels checked): the rounding into B and the
+    // conversion back to Q run as two kernels instead of `scale_round_to_q`.
+    check_scale_round(ring(13, 18, 2, 3), 65537);
 }
 
 #[test]
