@@ -106,9 +106,7 @@ const SRQ_MAX: usize = 16;
 /// Whether [`to_q`] takes the tables of `sr` (`Q` and `B` of at most `SRQ_MAX` limbs), unless
 /// `FHE_BFV_FUSED_ROUND=0` (A/B timing runs: the two kernels instead).
 pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("FHE_BFV_FUSED_ROUND").map_or(true, |v| v != "0"));
-    on && sr.ql <= SRQ_MAX && sr.bl <= SRQ_MAX
+    switch_on!("FHE_BFV_FUSED_ROUND") && sr.ql <= SRQ_MAX && sr.bl <= SRQ_MAX
 }
 
 /// `scale_round_to_q`: the scale-and-round into `B` and the exact `B -> Q` conversion in one
