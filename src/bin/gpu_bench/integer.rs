@@ -78,7 +78,17 @@ macro_rules! integer_bench {
 
             let timer = Timer::new(dev.clone(), stream, reps, warm)?;
             let mut rows = Vec::new();
-            let mut row = |op: &'static str, t: Timing| rows.push(Row { op, t, reps, floor_us: None });
+            let label = format!("{}:{name}", $scheme);
+            let mut row = |op: &'static str, t: Timing| {
+                eprintln!(
+                    "  {label:<16} {op:<20} event {:>10.1} us  wall {:>10.1} us  host {:>8.1} us  first launch {:>6.1} us",
+                    t.event_us,
+                    t.wall_us,
+                    t.host_us,
+                    t.first_launch_us.unwrap_or(f64::NAN)
+                );
+                rows.push(Row { op, t, reps, floor_us: None })
+            };
             let none = || Ok(());
             row("encode_batch", timer.time(reps, none, |_| Ok(enc.encode(&x, top)?))?);
             row("encode_unbatch", timer.time(reps, none, |_| Ok(enc.encode_unbatch(&x, top)?))?);
@@ -95,7 +105,6 @@ macro_rules! integer_bench {
             row("rotate_random", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, random_step, &gk)?))?);
             row("rotate_columns", timer.time(reps, none, |_| Ok(eval.rotate_columns(&cx, &gk)?))?);
             let stats = dev.pool_stats()?;
-            let label = format!("{}:{name}", $scheme);
             Ok(PresetResult {
                 scheme: $scheme,
                 name: label.clone(),
