@@ -7,6 +7,24 @@
 // Targets (B limbs) per block: their sums stay in registers.
 #define SR_TARGETS 8
 
+// The rounding's input from Q limb i of component dc at coefficient j:
+// y_i = [d_i·(QB/q_i)^-1]_{q_i} (qbhat: the inverses, then their Shoup companions).
+__device__ __forceinline__ u64 sr_y(const u64* dc, u32 n, u32 j, u32 i, u32 ql, const u64* qbhat,
+                                    const u64* slots) {
+    const u64 q = slots[i * SLOT_STRIDE];
+    return mul_shoup(dc[(u64)i * n + j], qbhat[i], qbhat[ql + i], q);
+}
+// Adds y_i·⌊θ_i·2^64⌋ to the fixed-point sum kept as its high and low 64-bit parts.
+__device__ __forceinline__ void sr_theta_add(u64 y, u64 theta, u128& hi, u128& lo) {
+    const u128 p = (u128)y * theta;
+    hi += p >> 64;
+    lo += (u64)p;
+}
+// The rounding term ⌊Σ_i y_i·θ_i⌉ from those parts.
+__device__ __forceinline__ u128 sr_round(u128 hi, u128 lo) {
+    return hi + ((lo + ((u128)1 << 63)) >> 64);
+}
+
 // d: [3][ql + bl][n]; r: [3][bl][n]. slots: Q slots 0..ql then B slots ql..ql+bl.
 // qbhat: (QB/q_i)^-1 mod q_i for i < ql, then their Shoup companions; theta: ⌊θ_i·2^64⌋;
 // omega: [k][i] ⌊t·B/q_i⌋ mod b_k; tqinv: t·Q^-1 mod b_k.
@@ -28,17 +46,14 @@ extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
     for (u32 t = 0; t < SR_TARGETS; t++) acc[t] = 0;
     u128 hi = 0, lo = 0;
     for (u32 i = 0; i < ql; i++) {
-        u64 q = slots[i * SLOT_STRIDE];
-        u64 y = mul_shoup(dc[(u64)i * n + j], qbhat[i], qbhat[ql + i], q);
-        u128 p = (u128)y * theta[i];
-        hi += p >> 64;
-        lo += (u64)p;
+        const u64 y = sr_y(dc, n, j, i, ql, qbhat, slots);
+        sr_theta_add(y, theta[i], hi, lo);
         const u64* col = omega + (u64)k0 * ql + i;
 #pragma unroll
         for (u32 t = 0; t < SR_TARGETS; t++)
             if (t < kc) acc[t] += (u128)y * col[(u64)t * ql];
     }
-    const u128 round = hi + ((lo + ((u128)1 << 63)) >> 64);
+    const u128 round = sr_round(hi, lo);
 #pragma unroll
     for (u32 t = 0; t < SR_TARGETS; t++) {
         if (t >= kc) break;
@@ -106,14 +121,11 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 #pragma unroll
     for (u32 i = 0; i < SRQ_MAX; i++) {
         if (i < ql) {
-            const u64 q = slots[i * SLOT_STRIDE];
-            y[i] = mul_shoup(dc[(u64)i * n + j], qbhat[i], qbhat[ql + i], q);
-            const u128 p = (u128)y[i] * theta[i];
-            hi += p >> 64;
-            lo += (u64)p;
+            y[i] = sr_y(dc, n, j, i, ql, qbhat, slots);
+            sr_theta_add(y[i], theta[i], hi, lo);
         }
     }
-    const u128 round = hi + ((lo + ((u128)1 << 63)) >> 64);
+    const u128 round = sr_round(hi, lo);
     // r_k, then v_k of the exact conversion, one target at a time.
     u64 v[SRQ_MAX];
     u128 f = 0;

@@ -1,7 +1,7 @@
 //! BGV (CAT's Table III) and BFV (Table II) operators on the CUDA backend, timed like the CKKS
 //! ones. Both schemes share one body (a macro over the crate path) since their APIs coincide.
 
-use super::{Lcg, PresetResult, R, Row, Timer, Timing};
+use super::{Lcg, PresetResult, R, Row, Timer, Timing, log_timing};
 use gpufhe::bgv::context::ring_for;
 use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{ParametersLiteral, RowRotations, params};
@@ -80,13 +80,7 @@ macro_rules! integer_bench {
             let mut rows = Vec::new();
             let label = format!("{}:{name}", $scheme);
             let mut row = |op: &'static str, t: Timing| {
-                eprintln!(
-                    "  {label:<16} {op:<20} event {:>10.1} us  wall {:>10.1} us  host {:>8.1} us  first launch {:>6.1} us",
-                    t.event_us,
-                    t.wall_us,
-                    t.host_us,
-                    t.first_launch_us.unwrap_or(f64::NAN)
-                );
+                log_timing(&label, op, &t);
                 rows.push(Row { op, t, reps, floor_us: None })
             };
             let none = || Ok(());

@@ -130,6 +130,17 @@ struct Timing {
     first_launch_us: Option<f64>,
 }
 
+/// One operator's timing as a progress line on stderr: event, wall, host and first-launch µs.
+fn log_timing(preset: &str, op: &str, t: &Timing) {
+    eprintln!(
+        "  {preset:<16} {op:<20} event {:>10.1} us  wall {:>10.1} us  host {:>8.1} us  first launch {:>6.1} us",
+        t.event_us,
+        t.wall_us,
+        t.host_us,
+        t.first_launch_us.unwrap_or(f64::NAN)
+    );
+}
+
 /// Times closures on one stream with events and with synchronized wall clock.
 struct Timer {
     dev: Arc<Device>,
@@ -380,13 +391,7 @@ fn bench_preset(
 
     let mut rows = Vec::new();
     let mut push = |op: &'static str, t: Timing, reps: usize, floor_us: Option<f64>| {
-        eprintln!(
-            "  {name:<12} {op:<20} event {:>10.1} us  wall {:>10.1} us  host {:>8.1} us  first launch {:>6.1} us",
-            t.event_us,
-            t.wall_us,
-            t.host_us,
-            t.first_launch_us.unwrap_or(f64::NAN)
-        );
+        log_timing(name, op, &t);
         rows.push(Row {
             op,
             t,
