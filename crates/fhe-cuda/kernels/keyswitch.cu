@@ -321,6 +321,23 @@ CONVERT_F(14, BOUNDED)
 CONVERT_F(15, BOUNDED)
 CONVERT_F(16, BOUNDED)
 
+// The tensor-core conversions (convert_mma.cuh) for up to 4·KC sources: the parameters of the
+// unrolled kernels and the conversion's B fragments (`ConvLayout::mma_frag`); launched with
+// MMA_BLOCK threads and dynamic shared memory.
+#include "convert_mma.cuh"
+#define CONVERT_MMA_K(KC)                                                                       \
+    extern "C" __global__ void __launch_bounds__(MMA_BLOCK) keyswitch_convert_mma_k##KC(        \
+        CONVERT_PARAMS, const u64* top_w, u32 level, const u64* pinv, const u64* tq,          \
+        ConvStrides st, u32 tpb, const u64* frag) {                                             \
+        convert_mma<KC>(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots,       \
+                        to_cnt, h_in, h_out, qmodp, out, slots, cp_src, cp_dst, cp_cnt, top_w,  \
+                        level, pinv, tq, st, tpb, frag);                                        \
+    }
+CONVERT_MMA_K(1)
+CONVERT_MMA_K(2)
+CONVERT_MMA_K(3)
+CONVERT_MMA_K(4)
+
 // acc_c += sum_j ext_j[src(k)] * key_{2j+c}[k] for c in {0, 1}, exactly in 128 bits, then one
 // Barrett reduction; src(k) = map[k] when map is non-null (hoisted rotation), else k.
 // `acc` is the one-component set of component 0 (component 1 at +spc*n); ext and key are

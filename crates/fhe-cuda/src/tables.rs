@@ -35,6 +35,9 @@ pub(crate) struct ConvLayout {
     pub h_out: usize,
     /// Offset of `Q mod p_j` per target when the conversion is exact (mod_down), else `None`.
     pub q_mod_p: Option<usize>,
+    /// Offset of the tensor-core conversion's B fragments by target
+    /// ([`crate::kernels::keyswitch::mma_fragments`]), for at most 16 sources.
+    pub mma_frag: Option<usize>,
 }
 
 /// `mod_up` tables of one digit at one level.
@@ -301,8 +304,15 @@ pub(crate) fn push_conv(
         buf.extend_from_slice(conv.q_mod_p());
         o
     });
+    let mma_frag =
+        crate::kernels::keyswitch::mma_fragments(conv.q_hat_mod_p(), conv.to()).map(|f| {
+            let o = buf.len();
+            buf.extend_from_slice(&f);
+            o
+        });
     ConvLayout {
         q_mod_p,
+        mma_frag,
         h_in: hi,
         h_out: ho,
         from_slot0,

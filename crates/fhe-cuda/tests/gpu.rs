@@ -512,6 +512,18 @@ fn gpu_few_prime_digits_match_cpu() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn gpu_many_prime_digits_match_cpu() {
+    // Digits and special bases of 5..=16 primes: the tensor-core conversions (convert_mma.cuh)
+    // of two, three and four k32 chunks, plain (mod_up) and exact, with and without the fused
+    // rescale (mod_down), into 40- and 60-bit targets.
+    check_all(ring(13, 11, 5, 2)); // digits of 6 and 5, 5 special primes
+    check_all(ring(13, 16, 6, 2)); // digits of 8, 6 special primes
+    check_all(ring(13, 12, 12, 1)); // one digit of 12, 12 special primes
+    check_all(ring(12, 16, 16, 1)); // one digit of 16, 16 special primes
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn gpu_wide_prime_digits_match_cpu() {
     // Primes in [2^42, 2^50) (the integer schemes' 50-bit chains): the wide FP64 butterflies,
     // and digits of 2..=4 such primes converted on load with their sums in doubles

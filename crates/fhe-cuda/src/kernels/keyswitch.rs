@@ -5,6 +5,7 @@ use super::{Ctx, LimbSet, grid, launch};
 use crate::error::{Error, Result};
 use crate::tables::ConvLayout;
 use cudarc::driver::LaunchConfig;
+use fhe_math::modulus::Modulus;
 
 /// `TARGETS_PER_BLOCK` of keyswitch.cu.
 const TARGETS_PER_BLOCK: u32 = 8;
@@ -137,7 +138,11 @@ impl ConvStrides {
             && b.h.checked_sub(a.h) == Some(d)
             && b.to_slots.checked_sub(a.to_slots) == Some(d)
             && b.h_in.checked_sub(a.h_in) == Some(d)
-            && b.h_out.checked_sub(a.h_out) == Some(d);
+            && b.h_out.checked_sub(a.h_out) == Some(d)
+            && match (a.mma_frag, b.mma_frag) {
+                (Some(x), Some(y)) => y.checked_sub(x) == Some(d),
+                (x, y) => x.is_none() && y.is_none(),
+            };
         same.then_some(d as u64)
     }
 }
@@ -155,6 +160,89 @@ fn convert_kernel(from_cnt: usize) -> &'static str {
         Some(name) if on => name,
         _ => "keyswitch_convert",
     }
+}
+
+/// The tensor-core conversion kernels `keyswitch_convert_mma_k1` ..= `_k4` of keyswitch.cu
+/// (convert_mma.cuh), by k32 chunks of four sources.
+const CONVERT_MMA: [&str; 4] = [
+    "keyswitch_convert_mma_k1",
+    "keyswitch_convert_mma_k2",
+    "keyswitch_convert_mma_k3",
+    "keyswitch_convert_mma_k4",
+];
+
+/// `MMA_BLOCK` of convert_mma.cuh: threads (and coefficients) a block.
+const MMA_BLOCK: u32 = 256;
+
+/// Sources a conversion needs at least to run on the tensor cores by default
+/// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs).
+const CONVERT_MMA_MIN_FROM: usize = 5;
+
+/// The tensor-core conversion for `from_cnt` sources, where it applies: a device of sm_80 or
+/// later (8-bit integer `mma.m16n8k32`), at most 16 sources, at least
+/// [`CONVERT_MMA_MIN_FROM`], and not switched off (`FHE_CONVERT_MMA=0`, A/B runs).
+fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
+    static MIN_FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let min_from = *MIN_FROM.get_or_init(|| {
+        std::env::var("FHE_CONVERT_MMA_MIN_FROM")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(CONVERT_MMA_MIN_FROM)
+    });
+    let sm = cx
+        .dev
+        .arch()
+        .trim_start_matches("sm_")
+        .parse::<u32>()
+        .unwrap_or(0);
+    let on = switch_on!("FHE_CONVERT_MMA") && sm >= 80 && from_cnt >= min_from.max(1);
+    on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
+        .flatten()
+}
+
+/// The B fragments of the tensor-core conversion (convert_mma.cuh) of the `[to][from]` matrix
+/// `h` into the moduli `to`: for target `t` and chunk `c` of four sources, 32 words (one a
+/// lane, its two fragment registers `b0 | b1 << 32`) at `(t·chunks + c)·32`. Lane
+/// `4b + i` holds byte `b` of `c_{s,a} = h_{t,s}·2^(8a) mod p_t` for the sources `s` and bytes
+/// `a` of the k rows `4i..4i+4` (`b0`) and `16 + 4i..16 + 4i + 4` (`b1`) of the chunk, where k
+/// row `8·(s mod 4) + a`. `None` above 16 sources (the kernel's sums need k ≤ 128).
+pub(crate) fn mma_fragments(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
+    let from = h.len().checked_div(to.len()).unwrap_or(0);
+    if from == 0 || from > 4 * CONVERT_MMA.len() {
+        return None;
+    }
+    let chunks = from.div_ceil(4);
+    let mut words = vec![0u64; to.len() * chunks * 32];
+    for (t, m) in to.iter().enumerate() {
+        for s in 0..from {
+            // c_a = h·2^(8a) mod p, a = 0..8.
+            let mut c = [0u64; 8];
+            c[0] = h[t * from + s];
+            for a in 1..8 {
+                c[a] = m.reduce_u128(u128::from(c[a - 1]) << 8);
+            }
+            let (chunk, r) = (s / 4, s % 4);
+            let (reg, par) = (r / 2, r % 2);
+            for hh in 0..2 {
+                let tig = 2 * par + hh;
+                for b in 0..8 {
+                    let w = (0..4).fold(0u64, |w, j| {
+                        w | ((c[4 * hh + j] >> (8 * b)) & 0xff) << (8 * j)
+                    });
+                    words[(t * chunks + chunk) * 32 + b * 4 + tig] |= w << (32 * reg);
+                }
+            }
+        }
+    }
+    Some(words)
+}
+
+/// Dynamic shared memory of a tensor-core conversion launch with `tpb` targets a block: the B
+/// fragments (256 bytes a target and chunk of four sources) and 8 words of constants a target,
+/// for `tpb + 1` targets (the fused rescale's extra row).
+fn mma_shared_bytes(tpb: u32, from_cnt: usize) -> u32 {
+    let chunks = from_cnt.div_ceil(4) as u32;
+    (tpb + 1) * (chunks * 256 + 64)
 }
 
 /// The rescale that mod_down's conversion prepares (see [`convert`]).
@@ -196,7 +284,10 @@ pub(crate) fn convert(
             ),
         });
     }
-    let name = convert_kernel(conv.from_cnt);
+    let mma = conv
+        .mma_frag
+        .and_then(|f| Some((convert_mma_kernel(cx, conv.from_cnt)?, cx.t(f))));
+    let name = mma.map_or_else(|| convert_kernel(conv.from_cnt), |(name, _)| name);
     let unrolled = name != "keyswitch_convert";
     let f = cx.dev.function("keyswitch", name)?;
     let (from_slot0, from_cnt, to_cnt) = (
@@ -226,10 +317,14 @@ pub(crate) fn convert(
     } else {
         (super::BLOCK, TARGETS_PER_BLOCK)
     };
+    let (block, shared_mem_bytes) = match mma {
+        Some(_) => (MMA_BLOCK, mma_shared_bytes(tpb, conv.from_cnt)),
+        None => (block, 0),
+    };
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(block), to_cnt.div_ceil(tpb), batch.0.max(1)),
         block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes,
     };
     let RescaleTop {
         w: top_w,
@@ -238,7 +333,10 @@ pub(crate) fn convert(
     } = rescale_top.unwrap_or_default();
     let pinv = rescale_top.map_or(0, |r| cx.t(cx.layout.p_inv[r.level]));
     let level = level as u32;
-    launch!(
+    let frag = mma.map_or(0, |(_, f)| f);
+    macro_rules! launch_convert {
+        ($($extra:expr),*) => {
+            launch!(
         cx.stream,
         f,
         cfg,
@@ -265,7 +363,16 @@ pub(crate) fn convert(
         &tq,
         &batch.1,
         &tpb
-    )?;
+        $(, $extra)*
+            )
+        };
+    }
+    // The tensor-core kernels take their fragments last.
+    if mma.is_some() {
+        launch_convert!(&frag)?;
+    } else {
+        launch_convert!()?;
+    }
     // The generic kernel takes the three rescale parameters too, and ignores them.
     Ok(unrolled && rescale_top.is_some())
 }
@@ -488,5 +595,194 @@ mod tests {
             targets_per_block(23, 2 << 16, convert_min_threads(false, 9, 1 << 16)),
             23
         );
+    }
+
+    /// A model of convert_mma.cuh's sums on the CPU: with `c_{i,a} = h_i·2^(8a) mod p`, the byte
+    /// products `U_b = Σ byte_a(v_i)·byte_b(c_{i,a})` stay below 2^23 (exact in the MMA's s32
+    /// accumulators) for up to 16 sources, the lanes' partial words and their gathered sum stay
+    /// in the widths the kernel gives them, and `Σ U_b·2^(8b)` is congruent to `Σ v_i·h_i`
+    /// mod p: the kernel's one reduction then gives the unrolled kernel's word.
+    #[test]
+    fn mma_byte_sums_are_exact_and_congruent() {
+        use fhe_math::modulus::Modulus;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for (from, p_bits) in [
+            (16usize, 61u32),
+            (16, 60),
+            (16, 40),
+            (9, 40),
+            (5, 50),
+            (1, 61),
+        ] {
+            let p = fhe_math::primes::ntt_primes(p_bits, 1 << 14, 1, &[]).unwrap()[0];
+            let m = Modulus::new(p).unwrap();
+            for round in 0..200 {
+                // Worst case first: every byte 255 (above any modulus, still the bound).
+                let (v, h): (Vec<u64>, Vec<u64>) = if round == 0 {
+                    (vec![u64::MAX >> 3; from], vec![p - 1; from])
+                } else {
+                    (0..from).map(|_| (next() >> 3, next() % p)).unzip()
+                };
+                let mut u = [0u64; 8];
+                for i in 0..from {
+                    let mut c = h[i];
+                    for a in 0..8 {
+                        let va = (v[i] >> (8 * a)) & 0xff;
+                        for (b, ub) in u.iter_mut().enumerate() {
+                            *ub += va * ((c >> (8 * b)) & 0xff);
+                        }
+                        c = (((c as u128) << 8) % p as u128) as u64;
+                    }
+                }
+                // 4·KC·8 ≤ 128 products of at most 255² each.
+                assert!(u.iter().all(|&x| x < 1 << 23), "{u:?}");
+                // Lane words (bytes 2i, 2i+1), pair sums, then the gathered 128-bit total.
+                let w: Vec<u64> = (0..4).map(|i| u[2 * i] + (u[2 * i + 1] << 8)).collect();
+                assert!(w.iter().all(|&x| x < 1 << 32));
+                let s = [w[0] + (w[1] << 16), w[2] + (w[3] << 16)];
+                let total = s[0] as u128 + ((s[1] as u128) << 32);
+                assert!(total < 1 << 82);
+                // Targets below 2^40 (`MMA_NARROW_BITS`): five bytes, T + alpha·p in 64 bits.
+                if p < 1 << 40 {
+                    assert!(u[5..].iter().all(|&x| x == 0));
+                    assert!(total + 16 * p as u128 <= 1 << 56);
+                }
+                let direct = v.iter().zip(&h).fold(0u128, |acc, (&x, &y)| {
+                    (acc + x as u128 * y as u128) % p as u128
+                });
+                assert_eq!(
+                    m.reduce_u128(total),
+                    direct as u64,
+                    "{from} sources, {p_bits} bits"
+                );
+            }
+        }
+    }
+
+    /// A model of one warp of convert_mma.cuh on the CPU, with the fragment layouts of PTX's
+    /// `mma.m16n8k32` for u8 (A: lane `4g + i` holds row `g` (and `g + 8`), k `4i..4i+4` (and
+    /// `16 + ...`); B: k rows alike, column `g`; D: rows `g`, `g + 8`, columns `2i`, `2i + 1`):
+    /// the A words as the lanes build them (own row, halves swapped with lane^1), the B words of
+    /// [`mma_fragments`], the two exchanges, and the finish give `Σ v_s·h_{t,s} mod p_t` for the
+    /// coefficient each lane stores.
+    #[test]
+    #[allow(clippy::needless_range_loop)] // indices name fragment rows, columns and lanes
+    fn mma_warp_model_matches_the_direct_sums() {
+        use fhe_math::modulus::Modulus;
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for (from, bits) in [
+            (5usize, [60u32, 40]),
+            (9, [40, 40]),
+            (14, [60, 60]),
+            (16, [61, 40]),
+        ] {
+            let to: Vec<Modulus> = bits
+                .iter()
+                .enumerate()
+                .map(|(k, &b)| {
+                    let p = fhe_math::primes::ntt_primes(b, 1 << 12, k + 1, &[]).unwrap()[k];
+                    Modulus::new(p).unwrap()
+                })
+                .collect();
+            let h: Vec<u64> = to
+                .iter()
+                .flat_map(|m| (0..from).map(|_| next() % m.value()).collect::<Vec<_>>())
+                .collect();
+            // v[s][k] for the warp's 32 coefficients.
+            let v: Vec<Vec<u64>> = (0..from)
+                .map(|_| (0..32).map(|_| next() >> 3).collect())
+                .collect();
+            let frag = mma_fragments(&h, &to).unwrap();
+            let chunks = from.div_ceil(4);
+            let v_at = |s: usize, k: usize| if s < from { v[s][k] } else { 0 };
+            // A words: lane (g, i), chunk c, tile t, register r (rows g, g + 8, g, g + 8 for
+            // sources 4c + (i >> 1), 4c + (i >> 1), 4c + 2 + (i >> 1), ...), half i & 1.
+            let a_word = |lane: usize, c: usize, t: usize, r: usize| -> u32 {
+                let (g, i) = (lane / 4, lane % 4);
+                let s = 4 * c + 2 * (r / 2) + i / 2;
+                let k = 16 * t + g + 8 * (r % 2);
+                (v_at(s, k) >> (32 * (i % 2))) as u32
+            };
+            let byte = |w: u32, j: usize| u64::from((w >> (8 * j)) & 0xff);
+            for (t, m) in to.iter().enumerate() {
+                // d[lane][tile][4] by the PTX fragment layouts.
+                let mut d = vec![[[0u64; 4]; 2]; 32];
+                for c in 0..chunks {
+                    let b_word = |lane: usize, reg: usize| -> u32 {
+                        (frag[(t * chunks + c) * 32 + lane] >> (32 * reg)) as u32
+                    };
+                    for tile in 0..2 {
+                        for row in 0..16 {
+                            for col in 0..8 {
+                                let mut sum = 0u64;
+                                for kk in 0..32 {
+                                    let (areg, breg) = (2 * (kk / 16) + row / 8, kk / 16);
+                                    let a = byte(
+                                        a_word(4 * (row % 8) + (kk % 16) / 4, c, tile, areg),
+                                        kk % 4,
+                                    );
+                                    let b = byte(b_word(4 * col + (kk % 16) / 4, breg), kk % 4);
+                                    sum += a * b;
+                                }
+                                let lane = 4 * (row % 8) + col / 2;
+                                d[lane][tile][2 * (row / 8) + col % 2] += sum;
+                            }
+                        }
+                    }
+                }
+                assert!(d.iter().flatten().flatten().all(|&x| x < 1 << 23));
+                // The exchanges of `mma_target_sum`.
+                let w = |lane: usize, tile: usize, row: usize| {
+                    d[lane][tile][2 * row] + (d[lane][tile][2 * row + 1] << 8)
+                };
+                let s_of = |lane: usize, tile: usize| {
+                    let i = lane % 4;
+                    let (row, partner) = (i % 2, lane ^ 1);
+                    let (mine, got) = (w(lane, tile, row), w(partner, tile, row));
+                    if row == 1 {
+                        got + (mine << 16)
+                    } else {
+                        mine + (got << 16)
+                    }
+                };
+                for lane in 0..32 {
+                    let (g, i) = (lane / 4, lane % 4);
+                    let tile = i / 2;
+                    let (keep, got) = (s_of(lane, tile), s_of(lane ^ 2, tile));
+                    let (lo, hi) = if tile == 1 { (got, keep) } else { (keep, got) };
+                    let total = lo as u128 + ((hi as u128) << 32);
+                    let k = 16 * tile + g + 8 * (i % 2);
+                    let direct = (0..from).fold(0u128, |acc, s| {
+                        (acc + v[s][k] as u128 * h[t * from + s] as u128) % m.value() as u128
+                    });
+                    assert_eq!(
+                        m.reduce_u128(total),
+                        direct as u64,
+                        "{from} sources, lane {lane}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The tensor-core conversions' dynamic shared memory stays under the 48 KiB a launch may
+    /// take without opting in, for the most targets a block (`MAX_TPB`) and sources (16).
+    #[test]
+    fn mma_shared_memory_fits_without_opt_in() {
+        assert!(mma_shared_bytes(MAX_TPB, 16) <= 48 * 1024);
+        assert_eq!(mma_shared_bytes(0, 5), 2 * 256 + 64);
+        assert_eq!(CONVERT_MMA.len() * 4, 16);
     }
 }

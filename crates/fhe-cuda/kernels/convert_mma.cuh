@@ -1,0 +1,224 @@
+// Fast basis conversion on the tensor cores (sm_80+): the same outputs as `convert_unrolled`
+// of keyswitch.cu, word for word, with the target sums formed by 8-bit integer MMAs.
+//
+// The sum of a target p, S = sum_i v_i·h_i (v_i < 2^61 the scaled sources, h_i < p the
+// conversion row), is split over the bytes of v_i and of the row's constants:
+//   c_{i,a} = h_i·2^(8a) mod p,   S ≡ sum_{i,a} byte_a(v_i)·c_{i,a}
+//   U_b = sum_{i,a} byte_a(v_i)·byte_b(c_{i,a})   (exact in s32: at most 128 terms of 255²),
+//   S ≡ T = sum_b U_b·2^(8b) < 2^82                (mod p).
+// U is a (coefficients × 8·sources) by (8·sources × 8 bytes) product: mma.m16n8k32 over u8,
+// one n8 tile a target, one k32 chunk every four sources. T is then reduced once, as the
+// unrolled kernel reduces its 128-bit sum, so every output is the same canonical residue.
+//
+// Layout. A warp converts 32 consecutive coefficients (two m16 tiles). Lane (g = lane/4,
+// i = lane%4) holds, for chunk c, the A fragment words of rows g and g+8 of each tile:
+// half (i&1) of v at source 4c + (i>>1) and 4c + 2 + (i>>1) (the k index 8·source + byte).
+// The B fragments (k rows 4i..4i+3 and 16+4i..16+4i+3, column g = byte b) are staged in shared
+// memory by the block, per target and chunk, in the order the lanes load them (the host
+// computes them: `mma_fragments` of kernels/keyswitch.rs). A lane gets the
+// accumulators of bytes 2i, 2i+1 of rows g, g+8 of both tiles; two exchanges (lanes i^1, then
+// i^2) gather the 8 bytes of one coefficient in one lane: lane i finishes row g + 8·(i&1) of
+// tile i>>1, so a warp's stores for a target cover its 32 coefficients in order.
+#pragma once
+#include "common.cuh"
+
+// Threads a block of the MMA conversion (8 warps, 256 coefficients).
+#define MMA_BLOCK 256
+// Targets below 2^MMA_NARROW_BITS finish in 64-bit arithmetic (see `finish`).
+#define MMA_NARROW_BITS 40
+
+// D += A·B for one m16n8k32 tile of unsigned bytes with s32 accumulation.
+__device__ __forceinline__ void mma_u8(int (&d)[4], const u32 (&a)[4], uint2 b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+#else
+    __trap();
+#endif
+}
+
+// One target's sum for the lane's coefficient (see the layout above): the MMAs over the KC
+// chunks of both tiles, then the byte sums gathered across the lane's group of four, returned
+// as (lo, hi) with T = lo + hi·2^32: lo the bytes 0..3 (below 2^49), hi the bytes 4..7.
+template <int KC>
+__device__ __forceinline__ void mma_target_sum(const u32 (&a)[KC][2][4], const u32* frag_t,
+                                               u32 lane, u64& lo, u64& hi) {
+    int d[2][4];
+#pragma unroll
+    for (int t = 0; t < 2; t++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) d[t][j] = 0;
+#pragma unroll
+    for (int c = 0; c < KC; c++) {
+        const uint2 b = reinterpret_cast<const uint2*>(frag_t + c * 64)[lane];
+        mma_u8(d[0], a[c][0], b);
+        mma_u8(d[1], a[c][1], b);
+    }
+    const u32 tig = lane & 3, row = tig & 1, tile = tig >> 1;
+    // Bytes 2·tig and 2·tig + 1 of rows g (d[.][0..1]) and g + 8 (d[.][2..3]): below 2^32.
+    u32 w[2][2];
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        w[t][0] = (u32)d[t][0] + ((u32)d[t][1] << 8);
+        w[t][1] = (u32)d[t][2] + ((u32)d[t][3] << 8);
+    }
+    // Exchange with lane^1: keep row `row`, giving the other row's word away.
+    u64 s[2];
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const u32 give = row ? w[t][0] : w[t][1];
+        const u32 got = __shfl_xor_sync(0xffffffffu, give, 1);
+        const u32 keep = row ? w[t][1] : w[t][0];
+        // Even lanes hold bytes 4k..4k+1, odd lanes 4k+2..4k+3 (k = tig >> 1).
+        s[t] = row ? (u64)got + ((u64)keep << 16) : (u64)keep + ((u64)got << 16);
+    }
+    // Exchange with lane^2: keep tile `tile`; lanes of tig >> 1 == 0 hold bytes 0..3.
+    const u64 give = tile ? s[0] : s[1];
+    const u64 got = __shfl_xor_sync(0xffffffffu, give, 2);
+    const u64 keep = tile ? s[1] : s[0];
+    lo = tile ? got : keep;
+    hi = tile ? keep : got;
+}
+
+// The conversion of `convert_unrolled` (same parameters and outputs, the fused rescale and the
+// exact overflow correction included) for 1 <= from_cnt <= 4·KC sources. Grid: x over blocks
+// of MMA_BLOCK coefficients, y over groups of `tpb` targets, z over batched conversions.
+// Dynamic shared memory: (tpb + 1)·KC·256 bytes of B fragments, then (tpb + 1)·8 words of
+// target constants (the extra target is the rescale's row `level`).
+template <int KC>
+__device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0, u32 from_cnt,
+                                            const u64* qhatinv, const u64* qhatinv_shoup,
+                                            const u64* h, const u64* to_slots, u32 to_cnt,
+                                            const u64* h_in, const u64* h_out, const u64* qmodp,
+                                            u64* out, const u64* slots, const u64* cp_src,
+                                            u64* cp_dst, u32 cp_cnt, const u64* top_w, u32 level,
+                                            const u64* pinv, const u64* tq,
+                                            const ConvStrides& st, u32 tpb,
+                                            const u64* frag_g) {
+    extern __shared__ u64 mma_smem[];
+    batch_offsets(st, in, out, cp_src, cp_dst, qhatinv, qhatinv_shoup, h, to_slots, h_in, h_out,
+                  qmodp, from_slot0);
+    if (top_w) top_w += blockIdx.z * st.top;
+    frag_g += blockIdx.z * st.table;
+    const u32 t0 = blockIdx.y * tpb;
+    const u32 tc = min(tpb, to_cnt - t0);
+    // Staged rows: the block's targets, then (fused rescale) row `level` as target tc.
+    const u32 rows = tc + (top_w ? 1 : 0);
+    u32* frag = reinterpret_cast<u32*>(mma_smem);
+    u64* tgt_c = mma_smem + (tpb + 1) * KC * 32;
+    const u64 half = top_w ? slots[level * SLOT_STRIDE] >> 1 : 0;
+    for (u32 e = threadIdx.x; e < rows * KC * 32; e += blockDim.x) {
+        const u32 tt = e / (KC * 32), w = e % (KC * 32);
+        const u32 t = tt < tc ? t0 + tt : level;
+        reinterpret_cast<u64*>(frag)[e] = frag_g[(u64)t * KC * 32 + w];
+    }
+    for (u32 tt = threadIdx.x; tt < rows; tt += blockDim.x) {
+        const u32 t = tt < tc ? t0 + tt : level;
+        const u32 sl = (u32)to_slots[t];
+        const Mod m = load_mod(slots, sl);
+        u64* c = tgt_c + tt * 8;
+        c[0] = m.q;
+        c[1] = m.bhi;
+        c[2] = m.blo;
+        c[3] = sl;
+        c[4] = h_out[t];
+        c[5] = qmodp ? qmodp[t] : 0;
+        c[6] = reduce_u64(half, m);
+    }
+    __syncthreads();
+    // Everything above reads only tables (it overlaps the previous kernel's tail).
+    pdl_wait();
+    const u32 lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;
+    const u32 warp_k = blockIdx.x * MMA_BLOCK + (threadIdx.x & ~31u);
+    if (warp_k >= n) return;
+    if (blockIdx.y == 0) {
+        const u32 k = warp_k + lane;
+        for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
+    }
+    // The A fragments: v at the lane's sources (parity tig >> 1) and coefficients
+    // (g, g + 8 of tiles 0 and 1), half tig & 1 of each. A lane forms v for its own row
+    // (g + 8·(tig & 1)) of both tiles and swaps halves with lane^1, which forms the other row;
+    // for an exact conversion it also sums its part of the overflow F of those coefficients.
+    u32 a[KC][2][4];
+    u128 f[2] = {0, 0};
+    const u32 par = tig >> 1, half_sel = tig & 1;
+#pragma unroll
+    for (int c = 0; c < KC; c++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const u32 i = 4 * c + 2 * j + par;
+            u64 v[2] = {0, 0};
+            if (i < from_cnt) {
+                const Mod mi = load_mod(slots, from_slot0 + i);
+                const u64 hi_in = h_in[i], w = qhatinv[i], ws = qhatinv_shoup[i];
+                const u64* src = in + (u64)i * n + warp_k + g + 8 * half_sel;
+#pragma unroll
+                for (int t = 0; t < 2; t++) {
+                    v[t] = mul_shoup(mod_add(src[16 * t], hi_in, mi.q), w, ws, mi.q);
+                    if (qmodp) f[t] += (u128)v[t] * mi.bhi + (u128)__umul64hi(v[t], mi.blo);
+                }
+            }
+#pragma unroll
+            for (int t = 0; t < 2; t++) {
+                const u32 own = (u32)(v[t] >> (32 * half_sel));
+                const u32 got =
+                    __shfl_xor_sync(0xffffffffu, (u32)(v[t] >> (32 * (half_sel ^ 1))), 1);
+                a[c][t][2 * j] = half_sel ? got : own;
+                a[c][t][2 * j + 1] = half_sel ? own : got;
+            }
+        }
+    // The lane finishes row tig & 1 of tile tig >> 1; lane^2 holds the other parity's part.
+    u64 alpha = 0;
+    if (qmodp) {
+        const u128 give = par ? f[0] : f[1], keep = par ? f[1] : f[0];
+        const u64 lo = __shfl_xor_sync(0xffffffffu, (u64)give, 2);
+        const u64 hi = __shfl_xor_sync(0xffffffffu, (u64)(give >> 64), 2);
+        alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
+    }
+    const u32 k = warp_k + 16 * par + g + 8 * half_sel;
+    // The target's residue of T (+ alpha·(p - Q mod p) when exact), less h_out. Below 2^40 a
+    // target's constants have five bytes, so T < 2^23·2^33 and the sum stays in 64 bits.
+    auto finish = [&](const u64* c) -> u64 {
+        u64 lo, hi;
+        mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, lane, lo, hi);
+        Mod m;
+        m.q = c[0];
+        m.bhi = c[1];
+        m.blo = c[2];
+        const u64 corr = qmodp ? m.q - c[5] : 0;
+        u64 y;
+        if (m.q < (1ull << MMA_NARROW_BITS)) {
+            y = reduce_u64(lo + (hi << 32) + alpha * corr, m);
+        } else {
+            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr, m);
+        }
+        return mod_sub(y, c[4], m.q);
+    };
+    u64 rounded = 0;
+    if (top_w) {
+        const u64* c = tgt_c + tc * 8;
+        const u64 conv_l = finish(c);
+        const u64 ql = c[0];
+        const u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql),
+                              ql);
+        rounded = mod_add(y, half, ql);
+    }
+    for (u32 tt = 0; tt < tc; tt++) {
+        const u64* c = tgt_c + tt * 8;
+        u64 y = finish(c);
+        const u32 s = (u32)c[3];
+        if (top_w && s != level) {
+            Mod m;
+            m.q = c[0];
+            m.bhi = c[1];
+            m.blo = c[2];
+            const u64 corr = mod_sub(reduce_u64(rounded, m), c[6], m.q);
+            y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);
+            if (tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], m.q);
+        }
+        out[(u64)s * n + k] = y;
+    }
+}
