@@ -1,87 +1,9 @@
-// Fast basis conversion on the tensor cores (sm_80+): the same outputs as `convert_unrolled`
-// of keyswitch.cu, word for word, with the target sums formed by 8-bit integer MMAs.
-//
-// The sum of a target p, S = sum_i v_i·h_i (v_i < 2^61 the scaled sources, h_i < p the
-// conversion row), is split over the bytes of v_i and of the row's constants:
-//   c_{i,a} = h_i·2^(8a) mod p,   S ≡ sum_{i,a} byte_a(v_i)·c_{i,a}
-//   U_b = sum_{i,a} byte_a(v_i)·byte_b(c_{i,a})   (exact in s32: at most 128 terms of 255²),
-//   S ≡ T = sum_b U_b·2^(8b) < 2^82                (mod p).
-// U is a (coefficients × 8·sources) by (8·sources × 8 bytes) product: mma.m16n8k32 over u8,
-// one n8 tile a target, one k32 chunk every four sources. T is then reduced once, as the
-// unrolled kernel reduces its 128-bit sum, so every output is the same canonical residue.
-//
-// Layout. A warp converts 32 consecutive coefficients (two m16 tiles). Lane (g = lane/4,
-// i = lane%4) holds, for chunk c, the A fragment words of rows g and g+8 of each tile:
-// half (i&1) of v at source 4c + (i>>1) and 4c + 2 + (i>>1) (the k index 8·source + byte).
-// The B fragments (k rows 4i..4i+3 and 16+4i..16+4i+3, column g = byte b) are staged in shared
-// memory by the block, per target and chunk, in the order the lanes load them (the host
-// computes them: `mma_fragments` of kernels/keyswitch.rs). A lane gets the
-// accumulators of bytes 2i, 2i+1 of rows g, g+8 of both tiles; two exchanges (lanes i^1, then
-// i^2) gather the 8 bytes of one coefficient in one lane: lane i finishes row g + 8·(i&1) of
-// tile i>>1, so a warp's stores for a target cover its 32 coefficients in order.
+// Fast basis conversion on the tensor cores (sm_80+, mma.cuh): the same outputs as
+// `convert_unrolled` of keyswitch.cu, word for word, with the target sums formed by 8-bit
+// integer MMAs. The B fragments of the block's targets are staged in shared memory.
 #pragma once
 #include "common.cuh"
-
-// Threads a block of the MMA conversion (8 warps, 256 coefficients).
-#define MMA_BLOCK 256
-// Targets below 2^MMA_NARROW_BITS finish in 64-bit arithmetic (see `finish`).
-#define MMA_NARROW_BITS 40
-
-// D += A·B for one m16n8k32 tile of unsigned bytes with s32 accumulation.
-__device__ __forceinline__ void mma_u8(int (&d)[4], const u32 (&a)[4], uint2 b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
-#else
-    __trap();
-#endif
-}
-
-// One target's sum for the lane's coefficient (see the layout above): the MMAs over the KC
-// chunks of both tiles, then the byte sums gathered across the lane's group of four, returned
-// as (lo, hi) with T = lo + hi·2^32: lo the bytes 0..3 (below 2^49), hi the bytes 4..7.
-template <int KC>
-__device__ __forceinline__ void mma_target_sum(const u32 (&a)[KC][2][4], const u32* frag_t,
-                                               u32 lane, u64& lo, u64& hi) {
-    int d[2][4];
-#pragma unroll
-    for (int t = 0; t < 2; t++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) d[t][j] = 0;
-#pragma unroll
-    for (int c = 0; c < KC; c++) {
-        const uint2 b = reinterpret_cast<const uint2*>(frag_t + c * 64)[lane];
-        mma_u8(d[0], a[c][0], b);
-        mma_u8(d[1], a[c][1], b);
-    }
-    const u32 tig = lane & 3, row = tig & 1, tile = tig >> 1;
-    // Bytes 2·tig and 2·tig + 1 of rows g (d[.][0..1]) and g + 8 (d[.][2..3]): below 2^32.
-    u32 w[2][2];
-#pragma unroll
-    for (int t = 0; t < 2; t++) {
-        w[t][0] = (u32)d[t][0] + ((u32)d[t][1] << 8);
-        w[t][1] = (u32)d[t][2] + ((u32)d[t][3] << 8);
-    }
-    // Exchange with lane^1: keep row `row`, giving the other row's word away.
-    u64 s[2];
-#pragma unroll
-    for (int t = 0; t < 2; t++) {
-        const u32 give = row ? w[t][0] : w[t][1];
-        const u32 got = __shfl_xor_sync(0xffffffffu, give, 1);
-        const u32 keep = row ? w[t][1] : w[t][0];
-        // Even lanes hold bytes 4k..4k+1, odd lanes 4k+2..4k+3 (k = tig >> 1).
-        s[t] = row ? (u64)got + ((u64)keep << 16) : (u64)keep + ((u64)got << 16);
-    }
-    // Exchange with lane^2: keep tile `tile`; lanes of tig >> 1 == 0 hold bytes 0..3.
-    const u64 give = tile ? s[0] : s[1];
-    const u64 got = __shfl_xor_sync(0xffffffffu, give, 2);
-    const u64 keep = tile ? s[1] : s[0];
-    lo = tile ? got : keep;
-    hi = tile ? keep : got;
-}
+#include "mma.cuh"
 
 // The conversion of `convert_unrolled` (same parameters and outputs, the fused rescale and the
 // exact overflow correction included) for 1 <= from_cnt <= 4·KC sources. Grid: x over blocks
@@ -162,13 +84,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
                 }
             }
 #pragma unroll
-            for (int t = 0; t < 2; t++) {
-                const u32 own = (u32)(v[t] >> (32 * half_sel));
-                const u32 got =
-                    __shfl_xor_sync(0xffffffffu, (u32)(v[t] >> (32 * (half_sel ^ 1))), 1);
-                a[c][t][2 * j] = half_sel ? got : own;
-                a[c][t][2 * j + 1] = half_sel ? own : got;
-            }
+            for (int t = 0; t < 2; t++) mma_a_words(a[c][t], j, v[t], half_sel);
         }
     // The lane finishes row tig & 1 of tile tig >> 1; lane^2 holds the other parity's part.
     u64 alpha = 0;
@@ -178,12 +94,12 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u64 hi = __shfl_xor_sync(0xffffffffu, (u64)(give >> 64), 2);
         alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
     }
-    const u32 k = warp_k + 16 * par + g + 8 * half_sel;
+    const u32 k = warp_k + mma_lane_coeff(lane);
     // The target's residue of T (+ alpha·(p - Q mod p) when exact), less h_out. Below 2^40 a
     // target's constants have five bytes, so T < 2^23·2^33 and the sum stays in 64 bits.
     auto finish = [&](const u64* c) -> u64 {
         u64 lo, hi;
-        mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, lane, lo, hi);
+        mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, KC, lane, lo, hi);
         Mod m;
         m.q = c[0];
         m.bhi = c[1];

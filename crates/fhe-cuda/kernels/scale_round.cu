@@ -147,3 +147,116 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
         out[((u64)c * out_stride + t) * n + j] = mod_sub(reduce_u128(a, m), h_out[t], m.q);
     }
 }
+
+// `scale_round_to_q` on the tensor cores (mma.cuh, sm_80+): the same words. A warp takes 32
+// coefficients of one component. Stage 1 forms y_i (A fragments) and the rounding term R, and
+// each lane finishes its coefficient's r_k = (T_k + R + d_k·tqinv_k) mod b_k over the fragments
+// of omega (`omega_frag`), then v_k and the overflow sum of the exact conversion; the v_k go
+// through shared memory into the A fragments of stage 2, the B -> Q conversion over the
+// fragments of `h` (`h_frag`), finished with alpha·(q_j - B mod q_j) and less ⌊B/2⌋ mod q_j.
+// Grid: x over blocks of MMA_BLOCK coefficients, z over the 3 components.
+#include "mma.cuh"
+// Row stride (words) of a warp's v_k in shared memory: an odd multiple of 8 words puts the
+// two source parities of a load 16 banks apart, so the lanes' 32-bit reads never collide.
+#define SRQ_V_STRIDE 40
+extern "C" __global__ void __launch_bounds__(MMA_BLOCK)
+    scale_round_to_q_mma(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat,
+                         const u64* theta, const u64* omega_frag, const u64* tqinv,
+                         const u64* b_qhatinv, const u64* h_frag, const u64* h_in,
+                         const u64* h_out, const u64* bmodq, u64* out, u32 out_stride,
+                         const u64* slots) {
+    constexpr int KC = SRQ_MAX / 4;
+    __shared__ u64 sv[MMA_BLOCK / 32][SRQ_MAX][SRQ_V_STRIDE];
+    pdl_wait();
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
+    const u32 par = tig >> 1, half_sel = tig & 1;
+    const u32 warp_k = blockIdx.x * MMA_BLOCK + warp * 32;
+    if (warp_k >= n) return;
+    const u32 c = blockIdx.z;
+    const u64* dc = d + (u64)c * (ql + bl) * n;
+    const u32 kq = (ql + 3) / 4, kb = (bl + 3) / 4;
+    const u32 own = mma_lane_coeff(lane), k = warp_k + own;
+    // Stage 1: y_i at the lane's own row of both tiles, and its part of the fixed-point sum
+    // Σ y_i·θ_i (high and low words, as sr_theta_add) for those two coefficients.
+    u32 a[KC][2][4];
+    u64 th_hi[2] = {0, 0};
+    u128 th_lo[2] = {0, 0};
+#pragma unroll
+    for (int c4 = 0; c4 < KC; c4++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const u32 i = 4 * c4 + 2 * j + par;
+            u64 y[2] = {0, 0};
+            if (i < ql) {
+                const u64 q = slots[i * SLOT_STRIDE], w = qbhat[i], ws = qbhat[ql + i];
+                const u64 th = theta[i];
+                const u64* src = dc + (u64)i * n + warp_k + g + 8 * half_sel;
+#pragma unroll
+                for (int t = 0; t < 2; t++) {
+                    y[t] = mul_shoup(src[16 * t], w, ws, q);
+                    const u128 p = (u128)y[t] * th;
+                    th_hi[t] += (u64)(p >> 64);
+                    th_lo[t] += (u64)p;
+                }
+            }
+#pragma unroll
+            for (int t = 0; t < 2; t++) mma_a_words(a[c4][t], j, y[t], half_sel);
+        }
+    // R for the lane's coefficient (tile par, its row): its own part and lane^2's (the other
+    // source parity). Each part's high words stay below 2^64 (at most 8 terms below 2^61).
+    u128 round;
+    {
+        const u64 give_hi = par ? th_hi[0] : th_hi[1], keep_hi = par ? th_hi[1] : th_hi[0];
+        const u128 give_lo = par ? th_lo[0] : th_lo[1], keep_lo = par ? th_lo[1] : th_lo[0];
+        const u64 got_hi = __shfl_xor_sync(0xffffffffu, give_hi, 2);
+        const u64 got_lo0 = __shfl_xor_sync(0xffffffffu, (u64)give_lo, 2);
+        const u64 got_lo1 = __shfl_xor_sync(0xffffffffu, (u64)(give_lo >> 64), 2);
+        round = sr_round((u128)keep_hi + got_hi, keep_lo + (((u128)got_lo1 << 64) | got_lo0));
+    }
+    // r_k, v_k and the overflow sum F for the lane's coefficient; v_k to shared memory.
+    u128 f = 0;
+    for (u32 kk = 0; kk < bl; kk++) {
+        u64 lo, hi;
+        mma_target_sum<KC>(a, reinterpret_cast<const u32*>(omega_frag + (u64)kk * kq * 32), kq,
+                           lane, lo, hi);
+        const Mod m = load_mod(slots, ql + kk);
+        const u128 x = (u128)lo + ((u128)hi << 32) + round +
+                       (u128)dc[(u64)(ql + kk) * n + k] * tqinv[kk];
+        const u64 r = reduce_u128(x, m);
+        const u64 v = mul_shoup(mod_add(r, h_in[kk], m.q), b_qhatinv[kk], b_qhatinv[bl + kk], m.q);
+        f += (u128)v * m.bhi + (u128)__umul64hi(v, m.blo);
+        sv[warp][kk][own] = v;
+    }
+    const u64 alpha = (u64)(f >> 64);
+    __syncwarp();
+    // Stage 2: the A fragments of the v_k (source kk = 4·c4 + 2j + par, rows g, g + 8 of each
+    // tile, half half_sel), read from shared memory.
+#pragma unroll
+    for (int c4 = 0; c4 < KC; c4++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const u32 kk = 4 * c4 + 2 * j + par;
+#pragma unroll
+            for (int t = 0; t < 2; t++)
+#pragma unroll
+                for (int r = 0; r < 2; r++)
+                    a[c4][t][2 * j + r] =
+                        kk < bl ? reinterpret_cast<const u32*>(
+                                      &sv[warp][kk][16 * t + 8 * r + g])[half_sel]
+                                : 0u;
+        }
+#pragma unroll 1
+    for (u32 t = 0; t < ql; t++) {
+        u64 lo, hi;
+        mma_target_sum<KC>(a, reinterpret_cast<const u32*>(h_frag + (u64)t * kb * 32), kb, lane,
+                           lo, hi);
+        const Mod m = load_mod(slots, t);
+        const u64 corr = m.q - bmodq[t];
+        u64 y;
+        if (m.q < (1ull << MMA_NARROW_BITS))
+            y = reduce_u64(lo + (hi << 32) + alpha * corr, m);
+        else
+            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr, m);
+        out[((u64)c * out_stride + t) * n + k] = mod_sub(y, h_out[t], m.q);
+    }
+}

@@ -171,8 +171,8 @@ const CONVERT_MMA: [&str; 4] = [
     "keyswitch_convert_mma_k4",
 ];
 
-/// `MMA_BLOCK` of convert_mma.cuh: threads (and coefficients) a block.
-const MMA_BLOCK: u32 = 256;
+/// `MMA_BLOCK` of mma.cuh: threads (and coefficients) a block of the tensor-core kernels.
+pub(crate) const MMA_BLOCK: u32 = 256;
 
 /// Sources a conversion needs at least to run on the tensor cores by default
 /// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs).
@@ -189,13 +189,7 @@ fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(CONVERT_MMA_MIN_FROM)
     });
-    let sm = cx
-        .dev
-        .arch()
-        .trim_start_matches("sm_")
-        .parse::<u32>()
-        .unwrap_or(0);
-    let on = switch_on!("FHE_CONVERT_MMA") && sm >= 80 && from_cnt >= min_from.max(1);
+    let on = switch_on!("FHE_CONVERT_MMA") && has_int8_mma(cx) && from_cnt >= min_from.max(1);
     on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
         .flatten()
 }
@@ -235,6 +229,12 @@ pub(crate) fn mma_fragments(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
         }
     }
     Some(words)
+}
+
+/// Whether the device has the 8-bit integer `mma.m16n8k32` of mma.cuh (sm_80 or later).
+pub(crate) fn has_int8_mma(cx: &Ctx) -> bool {
+    let sm = cx.dev.arch().trim_start_matches("sm_").parse::<u32>();
+    sm.is_ok_and(|sm| sm >= 80)
 }
 
 /// Dynamic shared memory of a tensor-core conversion launch with `tpb` targets a block: the B

@@ -27,6 +27,9 @@ pub(crate) struct SrLayout {
     pub theta: usize,
     pub omega: usize,
     pub tqinv: usize,
+    /// The B fragments of `omega` (targets B, sources Q) for [`to_q`] on the tensor cores
+    /// ([`super::keyswitch::mma_fragments`]).
+    pub omega_frag: Option<usize>,
     pub ql: usize,
     pub bl: usize,
 }
@@ -64,6 +67,11 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     buf.extend_from_slice(t.omega());
     let tqinv = buf.len();
     buf.extend_from_slice(t.t_q_inv());
+    let omega_frag = super::keyswitch::mma_fragments(t.omega(), t.aux_moduli()).map(|f| {
+        let o = buf.len();
+        buf.extend_from_slice(&f);
+        o
+    });
     let layout = SrLayout {
         ring: TableLayout::ntt_only(o),
         q_to_b,
@@ -72,6 +80,7 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
         theta,
         omega,
         tqinv,
+        omega_frag,
         ql,
         bl,
     };
@@ -112,8 +121,21 @@ pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
 /// `scale_round_to_q`: the scale-and-round into `B` and the exact `B -> Q` conversion in one
 /// launch over the 3 components of `d` (`[3][ql + bl][n]`, coefficient form), writing component
 /// `c`'s limb `j` at `out + (c·out_stride + j)·n` words. The caller checks [`to_q_fits`].
+/// On sm_80 and later the sums run on the tensor cores (`scale_round_to_q_mma`, the same words;
+/// `FHE_BFV_MMA=0` keeps the integer kernel, A/B runs).
 pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -> Result<()> {
-    let f = cx.dev.function("scale_round", "scale_round_to_q")?;
+    let mma = match (sr.omega_frag, sr.b_to_q.mma_frag) {
+        (Some(o), Some(h)) if switch_on!("FHE_BFV_MMA") && super::keyswitch::has_int8_mma(cx) => {
+            Some((cx.t(o), cx.t(h)))
+        }
+        _ => None,
+    };
+    let name = if mma.is_some() {
+        "scale_round_to_q_mma"
+    } else {
+        "scale_round_to_q"
+    };
+    let f = cx.dev.function("scale_round", name)?;
     let (n, ql, bl) = (cx.n, sr.ql as u32, sr.bl as u32);
     let conv = &sr.b_to_q;
     let Some(bmodq) = conv.q_mod_p else {
@@ -133,10 +155,15 @@ pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -
         cx.t(bmodq),
     ];
     let [qbhat, theta, omega, tqinv, b_qhatinv, h, h_in, h_out, bmodq] = args;
+    // The tensor-core kernel takes the fragments in place of the matrices.
+    let (omega, h, block) = match mma {
+        Some((omega_frag, h_frag)) => (omega_frag, h_frag, super::keyswitch::MMA_BLOCK),
+        None => (omega, h, super::BLOCK),
+    };
     let slots = cx.slots();
     let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(super::BLOCK), 1, 3),
-        block_dim: (super::BLOCK, 1, 1),
+        grid_dim: (n.div_ceil(block), 1, 3),
+        block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
     launch!(
