@@ -122,6 +122,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
                               ql);
         rounded = mod_add(y, half, ql);
     }
+    MMA_UNROLL_TARGETS
     for (u32 tt = 0; tt < tc; tt++) {
         const u64* c = tgt_c + tt * 8;
         u64 y = finish(c);

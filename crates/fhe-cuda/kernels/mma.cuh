@@ -28,6 +28,15 @@
 // bytes, so T < 2^23·2^33.
 #define MMA_NARROW_BITS 40
 
+// Targets a loop iteration of the MMA kernels finishes side by side (independent chains of
+// MMAs, exchanges and reductions that hide each other's latency; A/B runs: -DMMA_UNROLL=N).
+#ifndef MMA_UNROLL
+#define MMA_UNROLL 4
+#endif
+#define MMA_PRAGMA_(x) _Pragma(#x)
+#define MMA_PRAGMA(x) MMA_PRAGMA_(x)
+#define MMA_UNROLL_TARGETS MMA_PRAGMA(unroll MMA_UNROLL)
+
 // The coefficient (within the warp's 32) that lane `lane` finishes.
 __device__ __forceinline__ u32 mma_lane_coeff(u32 lane) {
     const u32 tig = lane & 3;

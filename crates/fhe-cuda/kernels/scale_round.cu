@@ -215,6 +215,7 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK)
     }
     // r_k, v_k and the overflow sum F for the lane's coefficient; v_k to shared memory.
     u128 f = 0;
+    MMA_UNROLL_TARGETS
     for (u32 kk = 0; kk < bl; kk++) {
         u64 lo, hi;
         mma_target_sum<KC>(a, reinterpret_cast<const u32*>(omega_frag + (u64)kk * kq * 32), kq,
@@ -245,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK)
                                       &sv[warp][kk][16 * t + 8 * r + g])[half_sel]
                                 : 0u;
         }
-#pragma unroll 1
+    MMA_UNROLL_TARGETS
     for (u32 t = 0; t < ql; t++) {
         u64 lo, hi;
         mma_target_sum<KC>(a, reinterpret_cast<const u32*>(h_frag + (u64)t * kb * 32), kb, lane,

@@ -364,6 +364,8 @@ impl CudaBackend {
         }
         // The converted limbs go back to NTT form.
         let mut fwd = Vec::new();
+        // Digits converted on load whose own limbs are copied: (digit, first slot, primes).
+        let mut own_copies: Vec<(usize, usize, usize)> = Vec::new();
         for (j, up) in ups.iter().enumerate() {
             let (lo, cnt) = (up.digit.start as u32, up.digit.len() as u32);
             let comp = le.components(j as u32, 1);
@@ -391,8 +393,7 @@ impl CudaBackend {
                 // Converted from the digit's prescaled coefficient-form limbs; its own limbs,
                 // where wanted, are copies of the input's.
                 if copy_digits {
-                    let own = Self::q_only(comp, lo, cnt);
-                    ew::binary(&cx, own, Self::q_only(lc, lo, cnt), ew::OP_COPY)?;
+                    own_copies.push((j, lo as usize, cnt as usize));
                 }
                 // The raised limbs come in the conversion's target order (the other Q slots,
                 // then P); the search is only a fallback.
@@ -409,6 +410,7 @@ impl CudaBackend {
             }
             fwd.extend(targets);
         }
+        copy_own_limbs(&cx, lc, &le, &own_copies)?;
         Ok((fwd, tmp))
     }
 
@@ -902,3 +904,51 @@ pub(crate) fn split_first_on(n: usize) -> bool {
 
 /// The least ring degree at which [`split_first_on`] holds by default.
 const SPLIT_FIRST_MIN_N: usize = 1 << 16;
+
+/// Copies each listed digit's own limbs (`(digit j, first slot, primes)`) from the input
+/// component `input` into component `j` of the raised buffer `ext`, one launch for every run of
+/// digits of one size that follow each other (digit `j + 1` starting where `j` ends): for such a
+/// run of `r` digits of `d` primes from slot `lo`, the sources are `r × d` consecutive limbs
+/// (a set of `r` components of `d` slots) and the targets the limbs `(j0 + c)·spc + lo + c·d + s`
+/// (a set of `r` components `spc + d` slots apart). The copy reads no modulus, so the sets'
+/// slot numbers need not be the limbs' own. `FHE_OWN_COPY_BATCHED=0` launches each digit alone.
+fn copy_own_limbs(
+    cx: &kernels::Ctx,
+    input: LimbSet,
+    ext: &LimbSet,
+    digits: &[(usize, usize, usize)],
+) -> Result<()> {
+    // `FHE_OWN_COPY_BATCHED=0`: a launch per digit (A/B runs).
+    let batched = switch_on!("FHE_OWN_COPY_BATCHED");
+    let n = u64::from(input.n);
+    let in_base = input.ptr + 8 * n * (u64::from(input.comp_lo) * u64::from(input.spc));
+    let mut i = 0;
+    while i < digits.len() {
+        let (j0, lo, d) = digits[i];
+        let mut r = 1;
+        while let Some(&(j, l, c)) = digits.get(i + r).filter(|_| batched) {
+            if j != j0 + r || c != d || l != lo + r * d {
+                break;
+            }
+            r += 1;
+        }
+        let (d32, r32) = (d as u32, r as u32);
+        let set = |ptr: u64, spc: u32| LimbSet {
+            ptr,
+            n: input.n,
+            spc,
+            comp_lo: 0,
+            comps: r32,
+            q_lo: 0,
+            q_cnt: d32,
+            p_lo: 0,
+            p_cnt: 0,
+        };
+        let src = set(in_base + 8 * n * lo as u64, d32);
+        let dst_ptr = ext.ptr + 8 * n * (j0 as u64 * u64::from(ext.spc) + lo as u64);
+        let dst = set(dst_ptr, ext.spc + d32);
+        ew::binary(cx, dst, src, ew::OP_COPY)?;
+        i += r;
+    }
+    Ok(())
+}
