@@ -48,7 +48,9 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         c[3] = sl;
         c[4] = h_out[t];
         c[5] = qmodp ? qmodp[t] : 0;
-        c[6] = reduce_u64(half, m);
+        // The fused rescale's constants: q - (q_l/2 mod q) and P^-1 mod q.
+        c[6] = m.q - reduce_u64(half, m);
+        c[7] = top_w ? pinv[2 * sl] : 0;
     }
     __syncthreads();
     // Everything above reads only tables (it overlaps the previous kernel's tail).
@@ -97,26 +99,26 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     const u32 k = warp_k + mma_lane_coeff(lane);
     // The target's residue of T (+ alpha·(p - Q mod p) when exact), less h_out. Below 2^40 a
     // target's constants have five bytes, so T < 2^23·2^33 and the sum stays in 64 bits.
-    auto finish = [&](const u64* c) -> u64 {
+    // The target's residue of T + alpha·(p - Q mod p) (exact) - h_out, the subtraction folded
+    // in as + (p - h_out): below 2^56 + 2^46 + 2^40 for a narrow target, so one 64-bit reduction.
+    auto finish = [&](const u64* c, const Mod& m) -> u64 {
         u64 lo, hi;
         mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, KC, lane, lo, hi);
+        const u64 corr = qmodp ? m.q - c[5] : 0, off = m.q - c[4];
+        if (m.q < (1ull << MMA_NARROW_BITS)) return reduce_u64(lo + (hi << 32) + alpha * corr + off, m);
+        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr + off, m);
+    };
+    auto target_mod = [](const u64* c) {
         Mod m;
         m.q = c[0];
         m.bhi = c[1];
         m.blo = c[2];
-        const u64 corr = qmodp ? m.q - c[5] : 0;
-        u64 y;
-        if (m.q < (1ull << MMA_NARROW_BITS)) {
-            y = reduce_u64(lo + (hi << 32) + alpha * corr, m);
-        } else {
-            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr, m);
-        }
-        return mod_sub(y, c[4], m.q);
+        return m;
     };
     u64 rounded = 0;
     if (top_w) {
         const u64* c = tgt_c + tc * 8;
-        const u64 conv_l = finish(c);
+        const u64 conv_l = finish(c, target_mod(c));
         const u64 ql = c[0];
         const u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql),
                               ql);
@@ -125,15 +127,12 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     MMA_UNROLL_TARGETS
     for (u32 tt = 0; tt < tc; tt++) {
         const u64* c = tgt_c + tt * 8;
-        u64 y = finish(c);
+        const Mod m = target_mod(c);
+        u64 y = finish(c, m);
         const u32 s = (u32)c[3];
         if (top_w && s != level) {
-            Mod m;
-            m.q = c[0];
-            m.bhi = c[1];
-            m.blo = c[2];
-            const u64 corr = mod_sub(reduce_u64(rounded, m), c[6], m.q);
-            y = mod_add(mul_shoup(y, pinv[2 * s], pinv[2 * s + 1], m.q), corr, m.q);
+            // z = y·P^-1 + (rounded mod q) - (q_l/2 mod q), in one reduction (below 2^123).
+            y = reduce_u128((u128)y * c[7] + rounded + c[6], m);
             if (tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], m.q);
         }
         out[(u64)s * n + k] = y;

@@ -252,12 +252,13 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK)
         mma_target_sum<KC>(a, reinterpret_cast<const u32*>(h_frag + (u64)t * kb * 32), kb, lane,
                            lo, hi);
         const Mod m = load_mod(slots, t);
-        const u64 corr = m.q - bmodq[t];
+        // + alpha·(q - B mod q) - ⌊B/2⌋ mod q, the subtraction as + (q - h_out).
+        const u64 corr = m.q - bmodq[t], off = m.q - h_out[t];
         u64 y;
         if (m.q < (1ull << MMA_NARROW_BITS))
-            y = reduce_u64(lo + (hi << 32) + alpha * corr, m);
+            y = reduce_u64(lo + (hi << 32) + alpha * corr + off, m);
         else
-            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr, m);
-        out[((u64)c * out_stride + t) * n + k] = mod_sub(y, h_out[t], m.q);
+            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr + off, m);
+        out[((u64)c * out_stride + t) * n + k] = y;
     }
 }
