@@ -326,7 +326,7 @@ CONVERT_F(16, BOUNDED)
 // MMA_BLOCK threads and dynamic shared memory.
 #include "convert_mma.cuh"
 #define CONVERT_MMA_K(KC)                                                                       \
-    extern "C" __global__ void __launch_bounds__(MMA_BLOCK) keyswitch_convert_mma_k##KC(        \
+    extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS) keyswitch_convert_mma_k##KC(\
         CONVERT_PARAMS, const u64* top_w, u32 level, const u64* pinv, const u64* tq,          \
         ConvStrides st, u32 tpb, const u64* frag) {                                             \
         convert_mma<KC>(in, n, from_slot0, from_cnt, qhatinv, qhatinv_shoup, h, to_slots,       \

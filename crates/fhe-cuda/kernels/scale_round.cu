@@ -159,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 // Row stride (words) of a warp's v_k in shared memory: an odd multiple of 8 words puts the
 // two source parities of a load 16 banks apart, so the lanes' 32-bit reads never collide.
 #define SRQ_V_STRIDE 40
-extern "C" __global__ void __launch_bounds__(MMA_BLOCK)
+extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
     scale_round_to_q_mma(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat,
                          const u64* theta, const u64* omega_frag, const u64* tqinv,
                          const u64* b_qhatinv, const u64* h_frag, const u64* h_in,
