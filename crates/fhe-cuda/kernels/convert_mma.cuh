@@ -37,20 +37,27 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u32 t = tt < tc ? t0 + tt : level;
         reinterpret_cast<u64*>(frag)[e] = frag_g[(u64)t * KC * 32 + w];
     }
+    // Per target: (q, bhi, blo, slot, the offset -h_out, the overflow's multiplier
+    // q - (Q mod q), q - (q_l/2 mod q) for the rescale). With the rescale, the rows below the top
+    // come scaled by P^-1 (`ConvLayout::mma_frag_pinv`), and so do their two constants.
     for (u32 tt = threadIdx.x; tt < rows; tt += blockDim.x) {
         const u32 t = tt < tc ? t0 + tt : level;
         const u32 sl = (u32)to_slots[t];
         const Mod m = load_mod(slots, sl);
+        u64 off = m.q - h_out[t], corr = qmodp ? m.q - qmodp[t] : 0;
+        if (top_w && sl != level) {
+            off = mod_mul(off, pinv[2 * sl], m);
+            corr = mod_mul(corr, pinv[2 * sl], m);
+        }
         u64* c = tgt_c + tt * 8;
         c[0] = m.q;
         c[1] = m.bhi;
         c[2] = m.blo;
         c[3] = sl;
-        c[4] = h_out[t];
-        c[5] = qmodp ? qmodp[t] : 0;
-        // The fused rescale's constants: q - (q_l/2 mod q) and P^-1 mod q.
+        c[4] = off;
+        c[5] = corr;
         c[6] = m.q - reduce_u64(half, m);
-        c[7] = top_w ? pinv[2 * sl] : 0;
+        c[7] = 0;
     }
     __syncthreads();
     // Everything above reads only tables (it overlaps the previous kernel's tail).
@@ -97,16 +104,16 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
     }
     const u32 k = warp_k + mma_lane_coeff(lane);
-    // The target's residue of T (+ alpha·(p - Q mod p) when exact), less h_out. Below 2^40 a
-    // target's constants have five bytes, so T < 2^23·2^33 and the sum stays in 64 bits.
-    // The target's residue of T + alpha·(p - Q mod p) (exact) - h_out, the subtraction folded
-    // in as + (p - h_out): below 2^56 + 2^46 + 2^40 for a narrow target, so one 64-bit reduction.
-    auto finish = [&](const u64* c, const Mod& m) -> u64 {
+    // The target's residue of T + alpha·c[5] + c[4] + extra: the conversion (exact: alpha·
+    // (p - Q mod p)) less h_out, with the rescale's rows times P^-1 and `extra` its rounding
+    // terms. Below 2^40 a target's constants have five bytes: T < 2^56 and the sum below 2^62
+    // (extra < 2^61 + 2^40), so one 64-bit reduction.
+    auto finish = [&](const u64* c, const Mod& m, u64 extra) -> u64 {
         u64 lo, hi;
         mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, KC, lane, lo, hi);
-        const u64 corr = qmodp ? m.q - c[5] : 0, off = m.q - c[4];
-        if (m.q < (1ull << MMA_NARROW_BITS)) return reduce_u64(lo + (hi << 32) + alpha * corr + off, m);
-        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr + off, m);
+        if (m.q < (1ull << MMA_NARROW_BITS))
+            return reduce_u64(lo + (hi << 32) + alpha * c[5] + c[4] + extra, m);
+        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * c[5] + c[4] + extra, m);
     };
     auto target_mod = [](const u64* c) {
         Mod m;
@@ -118,7 +125,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     u64 rounded = 0;
     if (top_w) {
         const u64* c = tgt_c + tc * 8;
-        const u64 conv_l = finish(c, target_mod(c));
+        const u64 conv_l = finish(c, target_mod(c), 0);
         const u64 ql = c[0];
         const u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql),
                               ql);
@@ -127,14 +134,11 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     MMA_UNROLL_TARGETS
     for (u32 tt = 0; tt < tc; tt++) {
         const u64* c = tgt_c + tt * 8;
-        const Mod m = target_mod(c);
-        u64 y = finish(c, m);
         const u32 s = (u32)c[3];
-        if (top_w && s != level) {
-            // z = y·P^-1 + (rounded mod q) - (q_l/2 mod q), in one reduction (below 2^123).
-            y = reduce_u128((u128)y * c[7] + rounded + c[6], m);
-            if (tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], m.q);
-        }
+        const bool z = top_w && s != level;
+        // The rescale's z = conv·P^-1 + rounded - (q_l/2 mod q), conv·P^-1 from the scaled row.
+        u64 y = finish(c, target_mod(c), z ? rounded + c[6] : 0);
+        if (z && tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], c[0]);
         out[(u64)s * n + k] = y;
     }
 }

@@ -38,6 +38,9 @@ pub(crate) struct ConvLayout {
     /// Offset of the tensor-core conversion's B fragments by target
     /// ([`crate::kernels::keyswitch::mma_fragments`]), for at most 16 sources.
     pub mma_frag: Option<usize>,
+    /// mod_down's fragments for the fused rescale: the rows of the targets below the top one
+    /// scaled by `P^-1` (the rescale's `z` needs `conv·P^-1`), the top row as it is.
+    pub mma_frag_pinv: Option<usize>,
 }
 
 /// `mod_up` tables of one digit at one level.
@@ -313,6 +316,7 @@ pub(crate) fn push_conv(
     ConvLayout {
         q_mod_p,
         mma_frag,
+        mma_frag_pinv: None,
         h_in: hi,
         h_out: ho,
         from_slot0,
@@ -344,7 +348,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         }
         if let Some(t) = ring.mod_down_table(level) {
             let to: Vec<usize> = (0..=level).collect();
-            mod_down.push(push_conv(
+            let mut conv = push_conv(
                 &mut buf,
                 &t.converter,
                 ring.q_count(),
@@ -352,7 +356,27 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                 &t.half_p_mod_p,
                 &t.half_p_mod_q,
                 true,
-            ));
+            );
+            // Targets are the slots 0..=level in order: row `t` scaled by P^-1 mod q_t below
+            // the top.
+            let (h, moduli) = (t.converter.q_hat_mod_p(), t.converter.to());
+            let from = t.converter.from().len();
+            let scaled: Vec<u64> = h
+                .chunks(from)
+                .enumerate()
+                .flat_map(|(row, hs)| {
+                    let (m, pinv) = (&moduli[row], t.p_inv[row].value);
+                    hs.iter()
+                        .map(move |&x| if row < level { m.mul(x, pinv) } else { x })
+                })
+                .collect();
+            conv.mma_frag_pinv =
+                crate::kernels::keyswitch::mma_fragments(&scaled, moduli).map(|f| {
+                    let o = buf.len();
+                    buf.extend_from_slice(&f);
+                    o
+                });
+            mod_down.push(conv);
             p_inv.push(buf.len());
             for k in &t.p_inv {
                 buf.extend_from_slice(&[k.value, k.shoup]);

@@ -284,9 +284,12 @@ pub(crate) fn convert(
             ),
         });
     }
-    let mma = conv
-        .mma_frag
-        .and_then(|f| Some((convert_mma_kernel(cx, conv.from_cnt)?, cx.t(f))));
+    // With the rescale the kernel takes the fragments of the P^-1-scaled rows.
+    let frag = match rescale_top {
+        Some(_) => conv.mma_frag_pinv,
+        None => conv.mma_frag,
+    };
+    let mma = frag.and_then(|f| Some((convert_mma_kernel(cx, conv.from_cnt)?, cx.t(f))));
     let name = mma.map_or_else(|| convert_kernel(conv.from_cnt), |(name, _)| name);
     let unrolled = name != "keyswitch_convert";
     let f = cx.dev.function("keyswitch", name)?;
