@@ -175,8 +175,10 @@ const CONVERT_MMA: [&str; 4] = [
 pub(crate) const MMA_BLOCK: u32 = 256;
 
 /// Sources a conversion needs at least to run on the tensor cores by default
-/// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs).
-const CONVERT_MMA_MIN_FROM: usize = 5;
+/// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs). With the P^-1-scaled rows of
+/// mod_down's fused rescale, 3 took PHANTOM_N16's and CAT's mul_relin_rescale 2% below the
+/// integer kernel (H100); the conversions without the rescale measured even at 3 and 4.
+const CONVERT_MMA_MIN_FROM: usize = 3;
 
 /// The tensor-core conversion for `from_cnt` sources, where it applies: a device of sm_80 or
 /// later (8-bit integer `mma.m16n8k32`), at most 16 sources, at least
