@@ -76,25 +76,16 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     u32 a[KC][2][4];
     u128 f[2] = {0, 0};
     const u32 par = tig >> 1, half_sel = tig & 1;
+    mma_build_a<KC>(a, from_cnt, par, half_sel, [&](u32 i, u64(&v)[2]) {
+        const Mod mi = load_mod(slots, from_slot0 + i);
+        const u64 hi_in = h_in[i], w = qhatinv[i], ws = qhatinv_shoup[i];
+        const u64* src = in + (u64)i * n + warp_k + g + 8 * half_sel;
 #pragma unroll
-    for (int c = 0; c < KC; c++)
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-            const u32 i = 4 * c + 2 * j + par;
-            u64 v[2] = {0, 0};
-            if (i < from_cnt) {
-                const Mod mi = load_mod(slots, from_slot0 + i);
-                const u64 hi_in = h_in[i], w = qhatinv[i], ws = qhatinv_shoup[i];
-                const u64* src = in + (u64)i * n + warp_k + g + 8 * half_sel;
-#pragma unroll
-                for (int t = 0; t < 2; t++) {
-                    v[t] = mul_shoup(mod_add(src[16 * t], hi_in, mi.q), w, ws, mi.q);
-                    if (qmodp) f[t] += (u128)v[t] * mi.bhi + (u128)__umul64hi(v[t], mi.blo);
-                }
-            }
-#pragma unroll
-            for (int t = 0; t < 2; t++) mma_a_words(a[c][t], j, v[t], half_sel);
+        for (int t = 0; t < 2; t++) {
+            v[t] = mul_shoup(mod_add(src[16 * t], hi_in, mi.q), w, ws, mi.q);
+            if (qmodp) f[t] += (u128)v[t] * mi.bhi + (u128)__umul64hi(v[t], mi.blo);
         }
+    });
     // The lane finishes row tig & 1 of tile tig >> 1; lane^2 holds the other parity's part.
     u64 alpha = 0;
     if (qmodp) {

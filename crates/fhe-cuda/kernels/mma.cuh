@@ -71,6 +71,24 @@ __device__ __forceinline__ void mma_u8(int (&d)[4], const u32 (&a)[4], uint2 b) 
 #endif
 }
 
+// The A fragments of KC chunks: for each of the lane's sources i = 4c + 2j + par below `count`,
+// `values(i, v)` gives the source's words at the lane's own row of tiles 0 and 1 (coefficients
+// g + 8·half_sel and 16 + g + 8·half_sel of the warp's 32); the other sources are zeros.
+template <int KC, typename Values>
+__device__ __forceinline__ void mma_build_a(u32 (&a)[KC][2][4], u32 count, u32 par,
+                                            u32 half_sel, Values values) {
+#pragma unroll
+    for (int c = 0; c < KC; c++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const u32 i = 4 * c + 2 * j + par;
+            u64 v[2] = {0, 0};
+            if (i < count) values(i, v);
+#pragma unroll
+            for (int t = 0; t < 2; t++) mma_a_words(a[c][t], j, v[t], half_sel);
+        }
+}
+
 // One target's sum for the lane's coefficient (see the layout above): the MMAs over the first
 // kc <= KC chunks of both tiles (fragments at frag_t, shared or global memory), then the byte
 // sums gathered across the lane's group of four, returned as (lo, hi) with T = lo + hi·2^32:

@@ -181,27 +181,17 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
     u32 a[KC][2][4];
     u64 th_hi[2] = {0, 0};
     u128 th_lo[2] = {0, 0};
+    mma_build_a<KC>(a, ql, par, half_sel, [&](u32 i, u64(&y)[2]) {
+        const u64 q = slots[i * SLOT_STRIDE], w = qbhat[i], ws = qbhat[ql + i], th = theta[i];
+        const u64* src = dc + (u64)i * n + warp_k + g + 8 * half_sel;
 #pragma unroll
-    for (int c4 = 0; c4 < KC; c4++)
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-            const u32 i = 4 * c4 + 2 * j + par;
-            u64 y[2] = {0, 0};
-            if (i < ql) {
-                const u64 q = slots[i * SLOT_STRIDE], w = qbhat[i], ws = qbhat[ql + i];
-                const u64 th = theta[i];
-                const u64* src = dc + (u64)i * n + warp_k + g + 8 * half_sel;
-#pragma unroll
-                for (int t = 0; t < 2; t++) {
-                    y[t] = mul_shoup(src[16 * t], w, ws, q);
-                    const u128 p = (u128)y[t] * th;
-                    th_hi[t] += (u64)(p >> 64);
-                    th_lo[t] += (u64)p;
-                }
-            }
-#pragma unroll
-            for (int t = 0; t < 2; t++) mma_a_words(a[c4][t], j, y[t], half_sel);
+        for (int t = 0; t < 2; t++) {
+            y[t] = mul_shoup(src[16 * t], w, ws, q);
+            const u128 p = (u128)y[t] * th;
+            th_hi[t] += (u64)(p >> 64);
+            th_lo[t] += (u64)p;
         }
+    });
     // R for the lane's coefficient (tile par, its row): its own part and lane^2's (the other
     // source parity). Each part's high words stay below 2^64 (at most 8 terms below 2^61).
     u128 round;

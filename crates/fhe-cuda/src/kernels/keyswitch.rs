@@ -610,13 +610,7 @@ mod tests {
     #[test]
     fn mma_byte_sums_are_exact_and_congruent() {
         use fhe_math::modulus::Modulus;
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = crate::kernels::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for (from, p_bits) in [
             (16usize, 61u32),
             (16, 60),
@@ -681,13 +675,7 @@ mod tests {
     #[allow(clippy::needless_range_loop)] // indices name fragment rows, columns and lanes
     fn mma_warp_model_matches_the_direct_sums() {
         use fhe_math::modulus::Modulus;
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = crate::kernels::xorshift(0x2545_f491_4f6c_dd1du64);
         for (from, bits) in [
             (5usize, [60u32, 40]),
             (9, [40, 40]),

@@ -225,3 +225,14 @@ impl Ctx<'_> {
         self.t(self.layout.ntt.slots)
     }
 }
+
+/// A xorshift64 generator for test inputs (not for anything secret).
+#[cfg(test)]
+pub(crate) fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    }
+}

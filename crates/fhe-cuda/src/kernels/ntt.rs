@@ -1042,6 +1042,7 @@ fn inverse_list_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::xorshift;
 
     /// The launches' mirrors of ntt.cu's FP64 bounds ([`NTT_F64_BITS`], [`NTT_F64_WIDE_BITS`])
     /// equal the kernel source's defaults, so block shapes follow the butterflies that run.
@@ -1088,16 +1089,6 @@ mod tests {
                 !early_unfused_pays(n, rows, special),
                 "{n} {rows} {special}"
             );
-        }
-    }
-
-    /// A xorshift64 generator for test inputs (not for anything secret).
-    fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
         }
     }
 
