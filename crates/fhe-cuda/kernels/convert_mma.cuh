@@ -95,29 +95,27 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
     }
     const u32 k = warp_k + mma_lane_coeff(lane);
-    // The target's residue of T + alpha·c[5] + c[4] + extra: the conversion (exact: alpha·
-    // (p - Q mod p)) less h_out, with the rescale's rows times P^-1 and `extra` its rounding
-    // terms. Below 2^40 a target's constants have five bytes: T < 2^56 and the sum below 2^62
-    // (extra < 2^61 + 2^40), so one 64-bit reduction.
-    auto finish = [&](const u64* c, const Mod& m, u64 extra) -> u64 {
-        u64 lo, hi;
-        mma_target_sum<KC>(a, frag + (u32)(c - tgt_c) / 8 * KC * 64, KC, lane, lo, hi);
-        if (m.q < (1ull << MMA_NARROW_BITS))
-            return reduce_u64(lo + (hi << 32) + alpha * c[5] + c[4] + extra, m);
-        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * c[5] + c[4] + extra, m);
-    };
-    auto target_mod = [](const u64* c) {
+    // Staged target tt's residue of T + alpha·c[5] + c[4] + extra (constants at tgt_c + 8·tt,
+    // fragments at frag + tt·KC·64): the conversion (exact: alpha·(p - Q mod p)) less h_out,
+    // with the rescale's rows times P^-1 and `extra` its rounding terms. Below 2^40 a target's
+    // constants have five bytes: T < 2^56 and the sum below 2^62 (extra < 2^61 + 2^40), so one
+    // 64-bit reduction.
+    auto finish = [&](u32 tt, u64 extra) -> u64 {
+        const u64* c = tgt_c + tt * 8;
         Mod m;
         m.q = c[0];
         m.bhi = c[1];
         m.blo = c[2];
-        return m;
+        u64 lo, hi;
+        mma_target_sum<KC>(a, frag + tt * KC * 64, KC, lane, lo, hi);
+        if (m.q < (1ull << MMA_NARROW_BITS))
+            return reduce_u64(lo + (hi << 32) + alpha * c[5] + c[4] + extra, m);
+        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * c[5] + c[4] + extra, m);
     };
     u64 rounded = 0;
     if (top_w) {
-        const u64* c = tgt_c + tc * 8;
-        const u64 conv_l = finish(c, target_mod(c), 0);
-        const u64 ql = c[0];
+        const u64 conv_l = finish(tc, 0);
+        const u64 ql = tgt_c[tc * 8];
         const u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql),
                               ql);
         rounded = mod_add(y, half, ql);
@@ -128,7 +126,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u32 s = (u32)c[3];
         const bool z = top_w && s != level;
         // The rescale's z = conv·P^-1 + rounded - (q_l/2 mod q), conv·P^-1 from the scaled row.
-        u64 y = finish(c, target_mod(c), z ? rounded + c[6] : 0);
+        u64 y = finish(tt, z ? rounded + c[6] : 0);
         if (z && tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], c[0]);
         out[(u64)s * n + k] = y;
     }
