@@ -5,6 +5,22 @@
 #include "common.cuh"
 #include "mma.cuh"
 
+// The block's tc targets (constants at tgt_c, 8 words each, as staged by `convert_mma`), written
+// to their slots: `finish(tt, extra)` with the rescale's terms (zero off the rescale's rows z
+// below the top), times t for BGV's switch (WITH_T). Branch-free, so that the unrolled
+// iterations interleave.
+template <bool WITH_T, typename Finish>
+__device__ __forceinline__ void convert_mma_targets(const u64* tgt_c, u32 tc, u64 rounded,
+                                                    u64* out, u32 n, u32 k, Finish finish) {
+    MMA_UNROLL_TARGETS
+    for (u32 tt = 0; tt < tc; tt++) {
+        const u64* c = tgt_c + tt * 8;
+        u64 y = finish(tt, (rounded & c[5]) + c[4]);
+        if (WITH_T) y = mul_shoup(y, c[6], c[7], c[0]);
+        out[(c[3] >> 40) * n + k] = y;
+    }
+}
+
 // The conversion of `convert_unrolled` (same parameters and outputs, the fused rescale and the
 // exact overflow correction included) for 1 <= from_cnt <= 4·KC sources. Grid: x over blocks
 // of MMA_BLOCK coefficients, y over groups of `tpb` targets, z over batched conversions.
@@ -37,27 +53,32 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u32 t = tt < tc ? t0 + tt : level;
         reinterpret_cast<u64*>(frag)[e] = frag_g[(u64)t * KC * 32 + w];
     }
-    // Per target: (q, bhi, blo, slot, the offset -h_out, the overflow's multiplier
-    // q - (Q mod q), q - (q_l/2 mod q) for the rescale). With the rescale, the rows below the top
-    // come scaled by P^-1 (`ConvLayout::mma_frag_pinv`), and so do their two constants.
+    // Per target: q, the offset -h_out, the overflow's multiplier q - (Q mod q), the reduction's
+    // mu | s << 32 and the slot << 40, then for the rescale's targets z below the top (else 0):
+    // q - (q_l/2 mod q) and an all-ones mask of the rounding term, and the t multiplier of
+    // BGV's switch (else (1, floor(2^64/q)), which multiplies by one). With the rescale, the rows
+    // below the top come scaled by P^-1 (`ConvLayout::mma_frag_pinv`), and so do their offset
+    // and multiplier.
     for (u32 tt = threadIdx.x; tt < rows; tt += blockDim.x) {
         const u32 t = tt < tc ? t0 + tt : level;
         const u32 sl = (u32)to_slots[t];
         const Mod m = load_mod(slots, sl);
+        const bool z = top_w && sl != level;
         u64 off = m.q - h_out[t], corr = qmodp ? m.q - qmodp[t] : 0;
-        if (top_w && sl != level) {
+        if (z) {
             off = mod_mul(off, pinv[2 * sl], m);
             corr = mod_mul(corr, pinv[2 * sl], m);
         }
+        const u32 sh = mma_shift(m.q);
         u64* c = tgt_c + tt * 8;
         c[0] = m.q;
-        c[1] = m.bhi;
-        c[2] = m.blo;
-        c[3] = sl;
-        c[4] = off;
-        c[5] = corr;
-        c[6] = m.q - reduce_u64(half, m);
-        c[7] = 0;
+        c[1] = off;
+        c[2] = corr;
+        c[3] = mma_mu(m, sh) | (u64)sh << 32 | (u64)sl << 40;
+        c[4] = z ? m.q - reduce_u64(half, m) : 0;
+        c[5] = z ? ~0ull : 0;
+        c[6] = z && tq ? tq[2 * sl] : 1;
+        c[7] = z && tq ? tq[2 * sl + 1] : m.bhi;
     }
     __syncthreads();
     // Everything above reads only tables (it overlaps the previous kernel's tail).
@@ -95,22 +116,16 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
     }
     const u32 k = warp_k + mma_lane_coeff(lane);
-    // Staged target tt's residue of T + alpha·c[5] + c[4] + extra (constants at tgt_c + 8·tt,
+    // Staged target tt's residue of T + alpha·c[2] + c[1] + extra (constants at tgt_c + 8·tt,
     // fragments at frag + tt·KC·64): the conversion (exact: alpha·(p - Q mod p)) less h_out,
-    // with the rescale's rows times P^-1 and `extra` its rounding terms. Below 2^40 a target's
-    // constants have five bytes: T < 2^56 and the sum below 2^62 (extra < 2^61 + 2^40), so one
-    // 64-bit reduction.
+    // with the rescale's rows times P^-1 and `extra` its rounding terms; one `mma_reduce`.
     auto finish = [&](u32 tt, u64 extra) -> u64 {
         const u64* c = tgt_c + tt * 8;
-        Mod m;
-        m.q = c[0];
-        m.bhi = c[1];
-        m.blo = c[2];
         u64 lo, hi;
         mma_target_sum<KC>(a, frag + tt * KC * 64, KC, lane, lo, hi);
-        if (m.q < (1ull << MMA_NARROW_BITS))
-            return reduce_u64(lo + (hi << 32) + alpha * c[5] + c[4] + extra, m);
-        return reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * c[5] + c[4] + extra, m);
+        const u64 pk = c[3];
+        const u128 x = (u128)lo + ((u128)hi << 32) + (u128)c[2] * (u32)alpha + c[1] + extra;
+        return mma_reduce(x, c[0], (u32)(pk >> 32) & 0xff, (u32)pk);
     };
     u64 rounded = 0;
     if (top_w) {
@@ -120,14 +135,8 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
                               ql);
         rounded = mod_add(y, half, ql);
     }
-    MMA_UNROLL_TARGETS
-    for (u32 tt = 0; tt < tc; tt++) {
-        const u64* c = tgt_c + tt * 8;
-        const u32 s = (u32)c[3];
-        const bool z = top_w && s != level;
-        // The rescale's z = conv·P^-1 + rounded - (q_l/2 mod q), conv·P^-1 from the scaled row.
-        u64 y = finish(tt, z ? rounded + c[6] : 0);
-        if (z && tq) y = mul_shoup(y, tq[2 * s], tq[2 * s + 1], c[0]);
-        out[(u64)s * n + k] = y;
-    }
+    if (tq)
+        convert_mma_targets<true>(tgt_c, tc, rounded, out, n, k, finish);
+    else
+        convert_mma_targets<false>(tgt_c, tc, rounded, out, n, k, finish);
 }

@@ -30,9 +30,27 @@
 #ifndef MMA_MIN_BLOCKS
 #define MMA_MIN_BLOCKS 4
 #endif
-// Targets below 2^MMA_NARROW_BITS may finish in 64-bit arithmetic: their constants have five
-// bytes, so T < 2^23·2^33.
-#define MMA_NARROW_BITS 40
+
+// The one reduction of a target's sum, for targets 2^32 <= q < 2^61 (the host builds fragments
+// only for those): with s = bitlen(q) - 1 and mu = floor(2^(s+32) / q) (below 2^32, q odd), and
+// x < 2^(s+32), the estimate e = floor(floor(x / 2^s)·mu / 2^32) lies in
+// [floor(x/q) - 2, floor(x/q)], so x - e·q < 3q is formed in 64 bits and two conditional
+// subtractions end it. The sums stay below that bound: T < 2^(bitlen(q) + 22.01) (its bytes
+// stop at q's), plus alpha·q (alpha <= 16), the offsets (below q) and the rescale's rounding
+// term (below 2^61 + q), all below 2^(s+32) from 32 bits on (`mma_reduce_bound_holds`).
+__device__ __forceinline__ u32 mma_shift(u64 q) { return 63 - __clzll(q); }
+
+// mu = floor(2^(s+32) / q) from the slot's Barrett constant floor(2^128 / q).
+__device__ __forceinline__ u32 mma_mu(const Mod& m, u32 s) {
+    return (u32)((((u128)m.bhi << 64) | m.blo) >> (96 - s));
+}
+
+__device__ __forceinline__ u64 mma_reduce(u128 x, u64 q, u32 s, u32 mu) {
+    const u64 x0 = (u64)x, x1 = (u64)(x >> 64);
+    const u32 xs = (u32)(x0 >> s) | (u32)(x1 << (64 - s));
+    const u32 e = __umulhi(xs, mu);
+    return csub(csub(x0 - (u64)e * q, q), q);
+}
 
 // Targets a loop iteration of the MMA kernels finishes side by side (independent chains of
 // MMAs, exchanges and reductions that hide each other's latency; A/B runs: -DMMA_UNROLL=N).

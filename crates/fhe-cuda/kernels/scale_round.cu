@@ -27,7 +27,8 @@ __device__ __forceinline__ u128 sr_round(u128 hi, u128 lo) {
 
 // d: [3][ql + bl][n]; r: [3][bl][n]. slots: Q slots 0..ql then B slots ql..ql+bl.
 // qbhat: (QB/q_i)^-1 mod q_i for i < ql, then their Shoup companions; theta: ⌊θ_i·2^64⌋;
-// omega: [k][i] ⌊t·B/q_i⌋ mod b_k; tqinv: t·Q^-1 mod b_k.
+// omega: [k][i] ⌊t·B/q_i⌋ mod b_k; tqinv: t·Q^-1 mod b_k (then their Shoup companions, which
+// the tensor-core kernel reads).
 // Grid: x over coefficients, y over groups of SR_TARGETS targets, z over the 3 components.
 extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
                                             const u64* qbhat, const u64* theta,
@@ -167,6 +168,28 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
                          const u64* slots) {
     constexpr int KC = SRQ_MAX / 4;
     __shared__ u64 sv[MMA_BLOCK / 32][SRQ_MAX][SRQ_V_STRIDE];
+    // Stage 2's targets: q_j, the correction q_j - (B mod q_j), the offset q_j - h_out_j (the
+    // subtraction of ⌊B/2⌋ mod q_j) and the reduction's mu | s << 32 (`mma_reduce`).
+    __shared__ u64 sq[SRQ_MAX][4];
+    // Stage 1's targets b_k: b_k and its Barrett words, mu | s << 32, t·Q^-1 mod b_k and its
+    // Shoup companion, ⌊B/2⌋ mod b_k, (B/b_k)^-1 mod b_k and its Shoup companion.
+    __shared__ u64 sb[SRQ_MAX][9];
+    for (u32 t = threadIdx.x; t < bl; t += blockDim.x) {
+        const Mod m = load_mod(slots, ql + t);
+        const u32 sh = mma_shift(m.q);
+        const u64 row[9] = {m.q, m.bhi, m.blo, mma_mu(m, sh) | (u64)sh << 32, tqinv[t],
+                            tqinv[bl + t], h_in[t], b_qhatinv[t], b_qhatinv[bl + t]};
+        for (int w = 0; w < 9; w++) sb[t][w] = row[w];
+    }
+    for (u32 t = threadIdx.x; t < ql; t += blockDim.x) {
+        const Mod m = load_mod(slots, t);
+        const u32 sh = mma_shift(m.q);
+        sq[t][0] = m.q;
+        sq[t][1] = m.q - bmodq[t];
+        sq[t][2] = m.q - h_out[t];
+        sq[t][3] = mma_mu(m, sh) | (u64)sh << 32;
+    }
+    __syncthreads();
     pdl_wait();
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
     const u32 par = tig >> 1, half_sel = tig & 1;
@@ -210,12 +233,14 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
         u64 lo, hi;
         mma_target_sum<KC>(a, reinterpret_cast<const u32*>(omega_frag + (u64)kk * kq * 32), kq,
                            lane, lo, hi);
-        const Mod m = load_mod(slots, ql + kk);
+        const u64* cb = sb[kk];
+        const u64 q = cb[0];
+        // d_k·(t·Q^-1) reduced (Shoup) keeps x below 2^(s+32): R < 2^65, b_k >= 2^35.
         const u128 x = (u128)lo + ((u128)hi << 32) + round +
-                       (u128)dc[(u64)(ql + kk) * n + k] * tqinv[kk];
-        const u64 r = reduce_u128(x, m);
-        const u64 v = mul_shoup(mod_add(r, h_in[kk], m.q), b_qhatinv[kk], b_qhatinv[bl + kk], m.q);
-        f += (u128)v * m.bhi + (u128)__umul64hi(v, m.blo);
+                       mul_shoup(dc[(u64)(ql + kk) * n + k], cb[4], cb[5], q);
+        const u64 r = mma_reduce(x, q, (u32)(cb[3] >> 32), (u32)cb[3]);
+        const u64 v = mul_shoup(mod_add(r, cb[6], q), cb[7], cb[8], q);
+        f += (u128)v * cb[1] + (u128)__umul64hi(v, cb[2]);
         sv[warp][kk][own] = v;
     }
     const u64 alpha = (u64)(f >> 64);
@@ -241,14 +266,9 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
         u64 lo, hi;
         mma_target_sum<KC>(a, reinterpret_cast<const u32*>(h_frag + (u64)t * kb * 32), kb, lane,
                            lo, hi);
-        const Mod m = load_mod(slots, t);
-        // + alpha·(q - B mod q) - ⌊B/2⌋ mod q, the subtraction as + (q - h_out).
-        const u64 corr = m.q - bmodq[t], off = m.q - h_out[t];
-        u64 y;
-        if (m.q < (1ull << MMA_NARROW_BITS))
-            y = reduce_u64(lo + (hi << 32) + alpha * corr + off, m);
-        else
-            y = reduce_u128((u128)lo + ((u128)hi << 32) + (u128)alpha * corr + off, m);
+        // + alpha·(q - B mod q) - ⌊B/2⌋ mod q.
+        const u128 x = (u128)lo + ((u128)hi << 32) + (u128)sq[t][1] * (u32)alpha + sq[t][2];
+        const u64 y = mma_reduce(x, sq[t][0], (u32)(sq[t][3] >> 32), (u32)sq[t][3]);
         out[((u64)c * out_stride + t) * n + k] = y;
     }
 }

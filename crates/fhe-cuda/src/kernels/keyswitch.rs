@@ -201,10 +201,12 @@ fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
 /// lane, its two fragment registers `b0 | b1 << 32`) at `(t·chunks + c)·32`. Lane
 /// `4b + i` holds byte `b` of `c_{s,a} = h_{t,s}·2^(8a) mod p_t` for the sources `s` and bytes
 /// `a` of the k rows `4i..4i+4` (`b0`) and `16 + 4i..16 + 4i + 4` (`b1`) of the chunk, where k
-/// row `8·(s mod 4) + a`. `None` above 16 sources (the kernel's sums need k ≤ 128).
+/// row `8·(s mod 4) + a`. `None` above 16 sources (the kernel's sums need k ≤ 128) and for a
+/// target below 2^32 (the bound of mma.cuh's `mma_reduce`): such conversions stay on the
+/// integer kernels.
 pub(crate) fn mma_fragments(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
     let from = h.len().checked_div(to.len()).unwrap_or(0);
-    if from == 0 || from > 4 * CONVERT_MMA.len() {
+    if from == 0 || from > 4 * CONVERT_MMA.len() || to.iter().any(|m| m.value() < MMA_MIN_TARGET) {
         return None;
     }
     let chunks = from.div_ceil(4);
@@ -232,6 +234,9 @@ pub(crate) fn mma_fragments(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
     }
     Some(words)
 }
+
+/// The smallest target modulus the tensor-core kernels reduce into (`mma_reduce` of mma.cuh).
+const MMA_MIN_TARGET: u64 = 1 << 32;
 
 /// Whether the device has the 8-bit integer `mma.m16n8k32` of mma.cuh (sm_80 or later).
 pub(crate) fn has_int8_mma(cx: &Ctx) -> bool {
@@ -647,12 +652,10 @@ mod tests {
                 let s = [w[0] + (w[1] << 16), w[2] + (w[3] << 16)];
                 let total = s[0] as u128 + ((s[1] as u128) << 32);
                 assert!(total < 1 << 82);
-                // Targets below 2^40 (`MMA_NARROW_BITS`): five bytes, so T + alpha·p (alpha
-                // below 16) + p (the folded offset) stays in 64 bits.
-                if p < 1 << 40 {
-                    assert!(u[5..].iter().all(|&x| x == 0));
-                    assert!(total + 17 * p as u128 <= 1 << 56);
-                }
+                // The finish adds alpha·p (alpha at most 16), the offset (below p) and the
+                // rescale's rounding term (below 2^61 + p) before `mma_reduce`.
+                let x = total + 17 * p as u128 + (1 << 61) + p as u128;
+                assert_eq!(mma_reduce_model(x, p), (x % p as u128) as u64);
                 let direct = v.iter().zip(&h).fold(0u128, |acc, (&x, &y)| {
                     (acc + x as u128 * y as u128) % p as u128
                 });
@@ -663,6 +666,46 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// mma.cuh's `mma_reduce` on the CPU: x mod q for x < 2^(s+32), s = bitlen(q) - 1, with
+    /// mu = floor(2^128 / q) >> (96 - s) (the slot table's Barrett constant).
+    fn mma_reduce_model(x: u128, q: u64) -> u64 {
+        let s = 63 - q.leading_zeros();
+        assert!(x < 1u128 << (s + 32), "x = {x} above the bound of q = {q}");
+        let mu = (u128::MAX / u128::from(q) >> (96 - s)) as u32;
+        let xs = (x >> s) as u32;
+        let e = ((u64::from(xs) * u64::from(mu)) >> 32) as u32;
+        let r = (x as u64).wrapping_sub(u64::from(e).wrapping_mul(q));
+        assert!(r < 3 * q, "r = {r} for q = {q}");
+        let r = if r >= q { r - q } else { r };
+        if r >= q { r - q } else { r }
+    }
+
+    /// The reduction's bound holds for every target the kernels take (2^32 <= q < 2^61) at its
+    /// largest input: the byte sums of a 16-source conversion (T < 2^(bitlen(q) + 22.01)) plus
+    /// alpha·q, the offset and the rescale's rounding term; and the result is x mod q there and
+    /// on random inputs below the bound.
+    #[test]
+    fn mma_reduce_bound_holds() {
+        let mut next = crate::kernels::xorshift(0x6a09_e667_f3bc_c909u64);
+        for bits in [32u32, 33, 36, 40, 41, 50, 55, 59, 60, 61] {
+            for q in fhe_math::primes::ntt_primes(bits, 1 << 12, 3, &[]).unwrap() {
+                let nb = bits.div_ceil(8);
+                // Σ_b U_b·2^(8b) with U_b < 2^23 for the bytes of q's constants.
+                let t_max: u128 = (0..nb).map(|b| ((1u128 << 23) - 1) << (8 * b)).sum();
+                let x_max = t_max + 17 * u128::from(q) + (1 << 61) + u128::from(q);
+                assert_eq!(mma_reduce_model(x_max, q), (x_max % u128::from(q)) as u64);
+                for _ in 0..2000 {
+                    let x = ((u128::from(next()) << 64) | u128::from(next())) % (x_max + 1);
+                    assert_eq!(mma_reduce_model(x, q), (x % u128::from(q)) as u64);
+                }
+            }
+        }
+        // Below 2^32 no fragments are built (the integer kernels convert).
+        let small = fhe_math::primes::ntt_primes(31, 1 << 12, 1, &[]).unwrap()[0];
+        let m = Modulus::new(small).unwrap();
+        assert!(mma_fragments(&[1, 2, 3], &[m]).is_none());
     }
 
     /// A model of one warp of convert_mma.cuh on the CPU, with the fragment layouts of PTX's
@@ -762,7 +805,7 @@ mod tests {
                         (acc + v[s][k] as u128 * h[t * from + s] as u128) % m.value() as u128
                     });
                     assert_eq!(
-                        m.reduce_u128(total),
+                        mma_reduce_model(total, m.value()),
                         direct as u64,
                         "{from} sources, lane {lane}"
                     );

@@ -26,6 +26,7 @@ pub(crate) struct SrLayout {
     pub qbhat: usize,
     pub theta: usize,
     pub omega: usize,
+    /// `t·Q^-1 mod b_k`, then their Shoup companions.
     pub tqinv: usize,
     /// The B fragments of `omega` (targets B, sources Q) for [`to_q`] on the tensor cores
     /// ([`super::keyswitch::mma_fragments`]).
@@ -67,11 +68,22 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     buf.extend_from_slice(t.omega());
     let tqinv = buf.len();
     buf.extend_from_slice(t.t_q_inv());
-    let omega_frag = super::keyswitch::mma_fragments(t.omega(), t.aux_moduli()).map(|f| {
-        let o = buf.len();
-        buf.extend_from_slice(&f);
-        o
-    });
+    buf.extend(
+        t.t_q_inv()
+            .iter()
+            .zip(t.aux_moduli())
+            .map(|(&w, m)| m.shoup(w)),
+    );
+    // The tensor-core kernel adds a rounding term below 2^65 before `mma_reduce`, whose bound
+    // needs b_k >= 2^35 (the auxiliary primes have 60 bits).
+    let wide_b = t.aux_moduli().iter().all(|m| m.value() >= 1 << 35);
+    let omega_frag = super::keyswitch::mma_fragments(t.omega(), t.aux_moduli())
+        .filter(|_| wide_b)
+        .map(|f| {
+            let o = buf.len();
+            buf.extend_from_slice(&f);
+            o
+        });
     let layout = SrLayout {
         ring: TableLayout::ntt_only(o),
         q_to_b,
