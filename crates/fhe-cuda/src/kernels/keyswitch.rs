@@ -673,7 +673,7 @@ mod tests {
     fn mma_reduce_model(x: u128, q: u64) -> u64 {
         let s = 63 - q.leading_zeros();
         assert!(x < 1u128 << (s + 32), "x = {x} above the bound of q = {q}");
-        let mu = (u128::MAX / u128::from(q) >> (96 - s)) as u32;
+        let mu = ((u128::MAX / u128::from(q)) >> (96 - s)) as u32;
         let xs = (x >> s) as u32;
         let e = ((u64::from(xs) * u64::from(mu)) >> 32) as u32;
         let r = (x as u64).wrapping_sub(u64::from(e).wrapping_mul(q));
