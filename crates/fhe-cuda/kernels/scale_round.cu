@@ -155,19 +155,61 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 // of omega (`omega_frag`), then v_k and the overflow sum of the exact conversion; the v_k go
 // through shared memory into the A fragments of stage 2, the B -> Q conversion over the
 // fragments of `h` (`h_frag`), finished with alpha·(q_j - B mod q_j) and less ⌊B/2⌋ mod q_j.
-// Grid: x over blocks of MMA_BLOCK coefficients, z over the 3 components.
+// Each stage's fragments are staged in shared memory (zero chunks up to KC, so the MMA loops
+// have no bounds to test), and the d_k of the warp's coefficients are copied there
+// asynchronously while stage 1's A fragments form.
+// Grid: x over blocks of SRQ_MMA_BLOCK coefficients, z over the 3 components. Dynamic shared
+// memory (`srq_mma_shared_bytes` of scale_round.rs): the warps' [bl][32] words of d_k, then
+// v_k (`srq_v_at`), then max(bl, ql)·KC·32 words of fragments.
 #include "mma.cuh"
-// Row stride (words) of a warp's v_k in shared memory: an odd multiple of 8 words puts the
-// two source parities of a load 16 banks apart, so the lanes' 32-bit reads never collide.
-#define SRQ_V_STRIDE 40
-extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
+// Threads (coefficients) a block: 4 warps, so that the d_k / v_k words and the fragments fit
+// under the 48 KiB of shared memory a launch takes without opting in, with 6 blocks an SM.
+#define SRQ_MMA_BLOCK 128
+// Word of coefficient `coeff` (of the warp's 32) in row kk of a warp's d_k / v_k rows: the
+// coefficient's bit 3 flipped on odd rows, so that stage 2's 32-bit reads (rows of both
+// parities, coefficients g and g + 8, both halves) fall in 32 distinct banks.
+__device__ __forceinline__ u32 srq_v_at(u32 kk, u32 coeff) {
+    return kk * 32 + (coeff ^ ((kk & 1) << 3));
+}
+// Stages `rows` targets' fragments of `kc` chunks (at frag_g, `rows·kc·32` words) in `frag_s`
+// as KC chunks each, the chunks from kc on zero.
+template <int KC>
+__device__ __forceinline__ void srq_stage_fragments(u64* frag_s, const u64* frag_g, u32 rows,
+                                                    u32 kc) {
+    for (u32 e = threadIdx.x; e < rows * KC * 32; e += blockDim.x) {
+        const u32 t = e / (KC * 32), ch = (e / 32) % KC, w = e % 32;
+        frag_s[e] = ch < kc ? frag_g[((u64)t * kc + ch) * 32 + w] : 0;
+    }
+}
+// An 8-byte asynchronous copy from global to shared memory (sm_80+), and the wait for the
+// thread's copies.
+__device__ __forceinline__ void srq_copy_async(u64* dst, const u64* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(
+                     (u32)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void srq_copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, MMA_MIN_BLOCKS * MMA_BLOCK / SRQ_MMA_BLOCK)
     scale_round_to_q_mma(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat,
                          const u64* theta, const u64* omega_frag, const u64* tqinv,
                          const u64* b_qhatinv, const u64* h_frag, const u64* h_in,
                          const u64* h_out, const u64* bmodq, u64* out, u32 out_stride,
                          const u64* slots) {
     constexpr int KC = SRQ_MAX / 4;
-    __shared__ u64 sv[MMA_BLOCK / 32][SRQ_MAX][SRQ_V_STRIDE];
+    extern __shared__ u64 srq_smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
+    u64* sv = srq_smem + warp * bl * 32;
+    u64* frag_s = srq_smem + (SRQ_MMA_BLOCK / 32) * bl * 32;
+    const u32* frag = reinterpret_cast<const u32*>(frag_s);
     // Stage 2's targets: q_j, the correction q_j - (B mod q_j), the offset q_j - h_out_j (the
     // subtraction of ⌊B/2⌋ mod q_j) and the reduction's mu | s << 32 (`mma_reduce`).
     __shared__ u64 sq[SRQ_MAX][4];
@@ -189,15 +231,17 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
         sq[t][2] = m.q - h_out[t];
         sq[t][3] = mma_mu(m, sh) | (u64)sh << 32;
     }
+    srq_stage_fragments<KC>(frag_s, omega_frag, bl, (ql + 3) / 4);
     __syncthreads();
     pdl_wait();
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
+    // The launcher takes n as a multiple of the block: every warp has its 32 coefficients.
     const u32 par = tig >> 1, half_sel = tig & 1;
-    const u32 warp_k = blockIdx.x * MMA_BLOCK + warp * 32;
-    if (warp_k >= n) return;
+    const u32 warp_k = blockIdx.x * SRQ_MMA_BLOCK + warp * 32;
     const u32 c = blockIdx.z;
     const u64* dc = d + (u64)c * (ql + bl) * n;
-    const u32 kq = (ql + 3) / 4, kb = (bl + 3) / 4;
+    // d_k of coefficient warp_k + lane into its word of row kk, while the A fragments form.
+    for (u32 kk = 0; kk < bl; kk++)
+        srq_copy_async(sv + srq_v_at(kk, lane), dc + (u64)(ql + kk) * n + warp_k + lane);
     const u32 own = mma_lane_coeff(lane), k = warp_k + own;
     // Stage 1: y_i at the lane's own row of both tiles, and its part of the fixed-point sum
     // Σ y_i·θ_i (high and low words, as sr_theta_add) for those two coefficients.
@@ -226,25 +270,29 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
         const u64 got_lo1 = __shfl_xor_sync(0xffffffffu, (u64)(give_lo >> 64), 2);
         round = sr_round((u128)keep_hi + got_hi, keep_lo + (((u128)got_lo1 << 64) | got_lo0));
     }
-    // r_k, v_k and the overflow sum F for the lane's coefficient; v_k to shared memory.
+    srq_copy_wait();
+    __syncwarp();
+    // r_k, v_k and the overflow sum F for the lane's coefficient; v_k replaces d_k.
     u128 f = 0;
     MMA_UNROLL_TARGETS
     for (u32 kk = 0; kk < bl; kk++) {
         u64 lo, hi;
-        mma_target_sum<KC>(a, reinterpret_cast<const u32*>(omega_frag + (u64)kk * kq * 32), kq,
-                           lane, lo, hi);
+        mma_target_sum<KC>(a, frag + kk * KC * 64, KC, lane, lo, hi);
         const u64* cb = sb[kk];
         const u64 q = cb[0];
+        u64* dv = sv + srq_v_at(kk, own);
         // d_k·(t·Q^-1) reduced (Shoup) keeps x below 2^(s+32): R < 2^65, b_k >= 2^35.
-        const u128 x = (u128)lo + ((u128)hi << 32) + round +
-                       mul_shoup(dc[(u64)(ql + kk) * n + k], cb[4], cb[5], q);
+        const u128 x = (u128)lo + ((u128)hi << 32) + round + mul_shoup(*dv, cb[4], cb[5], q);
         const u64 r = mma_reduce(x, q, (u32)(cb[3] >> 32), (u32)cb[3]);
         const u64 v = mul_shoup(mod_add(r, cb[6], q), cb[7], cb[8], q);
         f += (u128)v * cb[1] + (u128)__umul64hi(v, cb[2]);
-        sv[warp][kk][own] = v;
+        *dv = v;
     }
     const u64 alpha = (u64)(f >> 64);
-    __syncwarp();
+    // Stage 2's fragments replace stage 1's once every warp is done with them.
+    __syncthreads();
+    srq_stage_fragments<KC>(frag_s, h_frag, ql, (bl + 3) / 4);
+    __syncthreads();
     // Stage 2: the A fragments of the v_k (source kk = 4·c4 + 2j + par, rows g, g + 8 of each
     // tile, half half_sel), read from shared memory.
 #pragma unroll
@@ -258,14 +306,13 @@ extern "C" __global__ void __launch_bounds__(MMA_BLOCK, MMA_MIN_BLOCKS)
                 for (int r = 0; r < 2; r++)
                     a[c4][t][2 * j + r] =
                         kk < bl ? reinterpret_cast<const u32*>(
-                                      &sv[warp][kk][16 * t + 8 * r + g])[half_sel]
+                                      sv + srq_v_at(kk, 16 * t + 8 * r + g))[half_sel]
                                 : 0u;
         }
     MMA_UNROLL_TARGETS
     for (u32 t = 0; t < ql; t++) {
         u64 lo, hi;
-        mma_target_sum<KC>(a, reinterpret_cast<const u32*>(h_frag + (u64)t * kb * 32), kb, lane,
-                           lo, hi);
+        mma_target_sum<KC>(a, frag + t * KC * 64, KC, lane, lo, hi);
         // + alpha·(q - B mod q) - ⌊B/2⌋ mod q.
         const u128 x = (u128)lo + ((u128)hi << 32) + (u128)sq[t][1] * (u32)alpha + sq[t][2];
         const u64 y = mma_reduce(x, sq[t][0], (u32)(sq[t][3] >> 32), (u32)sq[t][3]);

@@ -124,6 +124,19 @@ pub(crate) fn to_b(cx: &Ctx, sr: &SrLayout, d: u64, r: u64) -> Result<()> {
 /// `SRQ_MAX` of scale_round.cu: most `Q` and `B` limbs of the one-pass scale-and-round.
 const SRQ_MAX: usize = 16;
 
+/// `SRQ_MMA_BLOCK` of scale_round.cu: threads (coefficients) a block of
+/// `scale_round_to_q_mma`; the ring degree must be a multiple of it.
+const SRQ_MMA_BLOCK: u32 = 128;
+
+/// Dynamic shared memory of `scale_round_to_q_mma`: each warp's `bl` rows of 32 words (its
+/// coefficients' `d_k`, then `v_k`) and one stage's fragments, `max(bl, ql)` targets of
+/// `SRQ_MAX / 4` chunks of 32 words.
+fn srq_mma_shared_bytes(ql: usize, bl: usize) -> u32 {
+    let warps = (SRQ_MMA_BLOCK / 32) as usize;
+    let words = warps * bl * 32 + ql.max(bl) * (SRQ_MAX / 4) * 32;
+    (8 * words) as u32
+}
+
 /// Whether [`to_q`] takes the tables of `sr` (`Q` and `B` of at most `SRQ_MAX` limbs), unless
 /// `FHE_BFV_FUSED_ROUND=0` (A/B timing runs: the two kernels instead).
 pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
@@ -137,7 +150,11 @@ pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
 /// `FHE_BFV_MMA=0` keeps the integer kernel, A/B runs).
 pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -> Result<()> {
     let mma = match (sr.omega_frag, sr.b_to_q.mma_frag) {
-        (Some(o), Some(h)) if switch_on!("FHE_BFV_MMA") && super::keyswitch::has_int8_mma(cx) => {
+        (Some(o), Some(h))
+            if switch_on!("FHE_BFV_MMA")
+                && super::keyswitch::has_int8_mma(cx)
+                && cx.n % SRQ_MMA_BLOCK == 0 =>
+        {
             Some((cx.t(o), cx.t(h)))
         }
         _ => None,
@@ -168,15 +185,20 @@ pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -
     ];
     let [qbhat, theta, omega, tqinv, b_qhatinv, h, h_in, h_out, bmodq] = args;
     // The tensor-core kernel takes the fragments in place of the matrices.
-    let (omega, h, block) = match mma {
-        Some((omega_frag, h_frag)) => (omega_frag, h_frag, super::keyswitch::MMA_BLOCK),
-        None => (omega, h, super::BLOCK),
+    let (omega, h, block, shared_mem_bytes) = match mma {
+        Some((omega_frag, h_frag)) => (
+            omega_frag,
+            h_frag,
+            SRQ_MMA_BLOCK,
+            srq_mma_shared_bytes(sr.ql, sr.bl),
+        ),
+        None => (omega, h, super::BLOCK, 0),
     };
     let slots = cx.slots();
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(block), 1, 3),
         block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes,
     };
     launch!(
         cx.stream,
@@ -199,4 +221,24 @@ pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -
         &out_stride,
         &slots
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `scale_round_to_q_mma`'s shared memory (the dynamic part and its static target tables,
+    /// 2.6 KiB in sm_90's CUBIN, counted as 4 KiB) stays under the 48 KiB a launch takes without
+    /// opting in, at the most limbs it takes, and leaves room for 6 blocks (24 warps) an SM of
+    /// 228 KiB (1 KiB reserved a block).
+    #[test]
+    fn srq_mma_shared_memory_fits() {
+        let total = srq_mma_shared_bytes(SRQ_MAX, SRQ_MAX) + 4096;
+        assert!(total <= 48 * 1024, "{total}");
+        assert!(6 * (total + 1024) <= 228 * 1024, "{total}");
+        assert_eq!(
+            srq_mma_shared_bytes(14, 15),
+            8 * (4 * 15 * 32 + 15 * 4 * 32)
+        );
+    }
 }
