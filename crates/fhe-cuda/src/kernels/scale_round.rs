@@ -153,7 +153,7 @@ pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -
         (Some(o), Some(h))
             if switch_on!("FHE_BFV_MMA")
                 && super::keyswitch::has_int8_mma(cx)
-                && cx.n % SRQ_MMA_BLOCK == 0 =>
+                && cx.n.is_multiple_of(SRQ_MMA_BLOCK) =>
         {
             Some((cx.t(o), cx.t(h)))
         }
