@@ -53,6 +53,8 @@ pub struct Device {
     streams: Vec<Arc<CudaStream>>,
     name: String,
     arch: String,
+    /// Compute capability as `10·major + minor`.
+    capability: u32,
     pool: Pool,
     modules: Mutex<HashMap<&'static str, Vec<Arc<CudaModule>>>>,
     loads: Mutex<ModuleLoads>,
@@ -117,6 +119,7 @@ impl Device {
             streams,
             name,
             arch: format!("sm_{major}{minor}"),
+            capability: (10 * major + minor) as u32,
             pool: Pool(pool),
             modules: Mutex::new(HashMap::new()),
             loads: Mutex::new(ModuleLoads::default()),
@@ -149,6 +152,11 @@ impl Device {
     /// The NVRTC architecture of the device, `sm_XY`.
     pub fn arch(&self) -> &str {
         &self.arch
+    }
+
+    /// The compute capability as `10·major + minor` (90 for sm_90).
+    pub fn capability(&self) -> u32 {
+        self.capability
     }
 
     /// The device ordinal.

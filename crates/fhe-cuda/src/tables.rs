@@ -9,6 +9,7 @@
 //! converter (P -> Q_l) with `P^-1 mod q_i`, and for each digit the `mod_up` converter
 //! (digit -> other Q slots and P) with its target slot list; the Gaussian CDT.
 
+use fhe_math::modulus::Modulus;
 use fhe_math::ntt::NttTable;
 use fhe_math::ring::RingContext;
 use fhe_math::rns::BasisConverter;
@@ -280,6 +281,16 @@ pub(crate) fn build_ntt_only(ntts: &[&NttTable]) -> (Vec<u64>, TableLayout) {
     (buf, TableLayout::ntt_only(o))
 }
 
+/// The tensor-core conversion's B fragments of the `[to][from]` matrix `h`
+/// ([`crate::kernels::keyswitch::mma_fragments`]), for a conversion with enough sources to run
+/// on the tensor cores ([`crate::kernels::keyswitch::convert_mma_min_from`]).
+fn mma_fragments_for(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
+    let from = h.len().checked_div(to.len()).unwrap_or(0);
+    (from >= crate::kernels::keyswitch::convert_mma_min_from())
+        .then(|| crate::kernels::keyswitch::mma_fragments(h, to))
+        .flatten()
+}
+
 /// Appends one basis conversion's tables (`q̂^-1` and Shoup companions, the `[to][from]` matrix,
 /// the target slot list, the centring offsets, and `Q mod p_j` when `exact`) to `buf`.
 pub(crate) fn push_conv(
@@ -307,12 +318,11 @@ pub(crate) fn push_conv(
         buf.extend_from_slice(conv.q_mod_p());
         o
     });
-    let mma_frag =
-        crate::kernels::keyswitch::mma_fragments(conv.q_hat_mod_p(), conv.to()).map(|f| {
-            let o = buf.len();
-            buf.extend_from_slice(&f);
-            o
-        });
+    let mma_frag = mma_fragments_for(conv.q_hat_mod_p(), conv.to()).map(|f| {
+        let o = buf.len();
+        buf.extend_from_slice(&f);
+        o
+    });
     ConvLayout {
         q_mod_p,
         mma_frag,
@@ -370,8 +380,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                         .map(move |&x| if row < level { m.mul(x, pinv) } else { x })
                 })
                 .collect();
-            conv.mma_frag_pinv =
-                crate::kernels::keyswitch::mma_fragments(&scaled, moduli).map(|f| {
+            conv.mma_frag_pinv = mma_fragments_for(&scaled, moduli).map(|f| {
                     let o = buf.len();
                     buf.extend_from_slice(&f);
                     o

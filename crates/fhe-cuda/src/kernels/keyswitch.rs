@@ -184,16 +184,23 @@ const CONVERT_MMA_MIN_FROM: usize = 3;
 /// later (8-bit integer `mma.m16n8k32`), at most 16 sources, at least
 /// [`CONVERT_MMA_MIN_FROM`], and not switched off (`FHE_CONVERT_MMA=0`, A/B runs).
 fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
+    let on = switch_on!("FHE_CONVERT_MMA") && has_int8_mma(cx) && from_cnt >= convert_mma_min_from();
+    on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
+        .flatten()
+}
+
+/// The fewest sources a conversion runs on the tensor cores with: [`CONVERT_MMA_MIN_FROM`], or
+/// `FHE_CONVERT_MMA_MIN_FROM` (tuning runs; read once). The tables hold B fragments only for
+/// such conversions.
+pub(crate) fn convert_mma_min_from() -> usize {
     static MIN_FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let min_from = *MIN_FROM.get_or_init(|| {
+    *MIN_FROM.get_or_init(|| {
         std::env::var("FHE_CONVERT_MMA_MIN_FROM")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(CONVERT_MMA_MIN_FROM)
-    });
-    let on = switch_on!("FHE_CONVERT_MMA") && has_int8_mma(cx) && from_cnt >= min_from.max(1);
-    on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
-        .flatten()
+            .max(1)
+    })
 }
 
 /// The B fragments of the tensor-core conversion (convert_mma.cuh) of the `[to][from]` matrix
@@ -240,8 +247,7 @@ const MMA_MIN_TARGET: u64 = 1 << 32;
 
 /// Whether the device has the 8-bit integer `mma.m16n8k32` of mma.cuh (sm_80 or later).
 pub(crate) fn has_int8_mma(cx: &Ctx) -> bool {
-    let sm = cx.dev.arch().trim_start_matches("sm_").parse::<u32>();
-    sm.is_ok_and(|sm| sm >= 80)
+    cx.dev.capability() >= 80
 }
 
 /// Dynamic shared memory of a tensor-core conversion launch with `tpb` targets a block: the B
