@@ -165,6 +165,13 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 // Threads (coefficients) a block: 4 warps, so that the d_k / v_k words and the fragments fit
 // under the 48 KiB of shared memory a launch takes without opting in, with 6 blocks an SM.
 #define SRQ_MMA_BLOCK 128
+// Blocks an SM `scale_round_to_q_mma` is compiled for (its register cap: 6 gives 80 registers,
+// no spill; the 768 blocks of PHANTOM_INT's three components still fit in one wave). Against
+// 8 (64 registers, MMA_MIN_BLOCKS' cap), BFV's multiply 2% faster on the H100 (PERF.md,
+// twenty-fifth session; A/B runs: -DSRQ_MMA_MIN_BLOCKS=N).
+#ifndef SRQ_MMA_MIN_BLOCKS
+#define SRQ_MMA_MIN_BLOCKS 6
+#endif
 // Word of coefficient `coeff` (of the warp's 32) in row kk of a warp's d_k / v_k rows: the
 // coefficient's bit 3 flipped on odd rows, so that stage 2's 32-bit reads (rows of both
 // parities, coefficients g and g + 8, both halves) fall in 32 distinct banks.
@@ -198,7 +205,7 @@ __device__ __forceinline__ void srq_copy_wait() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
-extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, MMA_MIN_BLOCKS * MMA_BLOCK / SRQ_MMA_BLOCK)
+extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
     scale_round_to_q_mma(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat,
                          const u64* theta, const u64* omega_frag, const u64* tqinv,
                          const u64* b_qhatinv, const u64* h_frag, const u64* h_in,

@@ -381,10 +381,10 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
                 })
                 .collect();
             conv.mma_frag_pinv = mma_fragments_for(&scaled, moduli).map(|f| {
-                    let o = buf.len();
-                    buf.extend_from_slice(&f);
-                    o
-                });
+                let o = buf.len();
+                buf.extend_from_slice(&f);
+                o
+            });
             mod_down.push(conv);
             p_inv.push(buf.len());
             for k in &t.p_inv {
