@@ -7,8 +7,8 @@
 //   U_b = sum_{i,a} byte_a(v_i)·byte_b(c_{i,a})   (exact in s32: at most 128 terms of 255²),
 //   S ≡ T = sum_b U_b·2^(8b) < 2^82                (mod p).
 // U is a (coefficients × 8·sources) by (8·sources × 8 bytes) product: mma.m16n8k32 over u8,
-// one n8 tile a target, one k32 chunk every four sources. T is then reduced once, so every
-// output is the canonical residue the 128-bit integer sums give.
+// one n8 tile a target, one k32 chunk every four sources. T is then reduced once (`mma_reduce`
+// below), so every output is the canonical residue the 128-bit integer sums give.
 //
 // Layout. A warp works on 32 consecutive coefficients (two m16 tiles). Lane (g = lane/4,
 // i = lane%4) holds, for chunk c, the A fragment words of rows g and g+8 of each tile:
@@ -22,11 +22,13 @@
 #pragma once
 #include "common.cuh"
 
-// Threads a block of the MMA kernels (8 warps, 256 coefficients).
+// Threads a block of the MMA conversion kernels (8 warps, 256 coefficients; BFV's
+// scale-and-round takes SRQ_MMA_BLOCK).
 #define MMA_BLOCK 256
-// Blocks an SM the MMA kernels are compiled for (their register cap; A/B runs:
+// Blocks an SM the MMA conversion kernels are compiled for (their register cap; A/B runs:
 // -DMMA_MIN_BLOCKS=N). 4 (64 registers) against 1 or 3 on the H100: N16_L24_D3's conversions
-// in mod_up 5% faster, rotations 1-2%; with 1, BFV's scale-and-round lost 12%.
+// in mod_up 5% faster, rotations 1-2% (BFV's scale-and-round has its own cap,
+// SRQ_MMA_MIN_BLOCKS of scale_round.cu).
 #ifndef MMA_MIN_BLOCKS
 #define MMA_MIN_BLOCKS 4
 #endif

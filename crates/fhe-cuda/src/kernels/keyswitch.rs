@@ -171,7 +171,7 @@ const CONVERT_MMA: [&str; 4] = [
     "keyswitch_convert_mma_k4",
 ];
 
-/// `MMA_BLOCK` of mma.cuh: threads (and coefficients) a block of the tensor-core kernels.
+/// `MMA_BLOCK` of mma.cuh: threads (and coefficients) a block of the tensor-core conversions.
 pub(crate) const MMA_BLOCK: u32 = 256;
 
 /// Sources a conversion needs at least to run on the tensor cores by default
