@@ -48,10 +48,11 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     u32* frag = reinterpret_cast<u32*>(mma_smem);
     u64* tgt_c = mma_smem + (tpb + 1) * KC * 32;
     const u64 half = top_w ? slots[level * SLOT_STRIDE] >> 1 : 0;
+    // The fragments arrive asynchronously while the constants and the A fragments form.
     for (u32 e = threadIdx.x; e < rows * KC * 32; e += blockDim.x) {
         const u32 tt = e / (KC * 32), w = e % (KC * 32);
         const u32 t = tt < tc ? t0 + tt : level;
-        reinterpret_cast<u64*>(frag)[e] = frag_g[(u64)t * KC * 32 + w];
+        mma_copy_async(reinterpret_cast<u64*>(frag) + e, frag_g + (u64)t * KC * 32 + w);
     }
     // Per target: q, the offset -h_out, the overflow's multiplier q - (Q mod q), the reduction's
     // mu | s << 32 and the slot << 40, then for the rescale's targets z below the top (else 0):
@@ -80,12 +81,11 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         c[6] = z && tq ? tq[2 * sl] : 1;
         c[7] = z && tq ? tq[2 * sl + 1] : m.bhi;
     }
-    __syncthreads();
     // Everything above reads only tables (it overlaps the previous kernel's tail).
     pdl_wait();
     const u32 lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;
+    // The launcher takes n as a multiple of MMA_BLOCK: every warp has its 32 coefficients.
     const u32 warp_k = blockIdx.x * MMA_BLOCK + (threadIdx.x & ~31u);
-    if (warp_k >= n) return;
     if (blockIdx.y == 0) {
         const u32 k = warp_k + lane;
         for (u32 i = 0; i < cp_cnt; i++) cp_dst[(u64)i * n + k] = cp_src[(u64)i * n + k];
@@ -115,6 +115,9 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u64 hi = __shfl_xor_sync(0xffffffffu, (u64)(give >> 64), 2);
         alpha = (u64)((keep + (((u128)hi << 64) | lo)) >> 64);
     }
+    // The staged fragments and constants, visible to the whole block.
+    mma_copy_wait();
+    __syncthreads();
     const u32 k = warp_k + mma_lane_coeff(lane);
     // Staged target tt's residue of T + alpha·c[2] + c[1] + extra (constants at tgt_c + 8·tt,
     // fragments at frag + tt·KC·64): the conversion (exact: alpha·(p - Q mod p)) less h_out,

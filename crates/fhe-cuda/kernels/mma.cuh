@@ -78,6 +78,24 @@ __device__ __forceinline__ void mma_a_words(u32 (&a)[4], int j, u64 v, u32 half_
     a[2 * j + 1] = half_sel ? own : got;
 }
 
+// An 8-byte asynchronous copy from global to shared memory (sm_80+, `cp.async`), and the wait
+// for the thread's copies (a barrier then makes every thread's copies visible to the block).
+__device__ __forceinline__ void mma_copy_async(u64* dst, const u64* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(
+                     (u32)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void mma_copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // D += A·B for one m16n8k32 tile of unsigned bytes with s32 accumulation.
 __device__ __forceinline__ void mma_u8(int (&d)[4], const u32 (&a)[4], uint2 b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

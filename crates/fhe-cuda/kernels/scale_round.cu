@@ -188,23 +188,6 @@ __device__ __forceinline__ void srq_stage_fragments(u64* frag_s, const u64* frag
         frag_s[e] = ch < kc ? frag_g[((u64)t * kc + ch) * 32 + w] : 0;
     }
 }
-// An 8-byte asynchronous copy from global to shared memory (sm_80+), and the wait for the
-// thread's copies.
-__device__ __forceinline__ void srq_copy_async(u64* dst, const u64* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(
-                     (u32)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-#else
-    *dst = *src;
-#endif
-}
-__device__ __forceinline__ void srq_copy_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
 extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
     scale_round_to_q_mma(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat,
                          const u64* theta, const u64* omega_frag, const u64* tqinv,
@@ -248,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
     const u64* dc = d + (u64)c * (ql + bl) * n;
     // d_k of coefficient warp_k + lane into its word of row kk, while the A fragments form.
     for (u32 kk = 0; kk < bl; kk++)
-        srq_copy_async(sv + srq_v_at(kk, lane), dc + (u64)(ql + kk) * n + warp_k + lane);
+        mma_copy_async(sv + srq_v_at(kk, lane), dc + (u64)(ql + kk) * n + warp_k + lane);
     const u32 own = mma_lane_coeff(lane), k = warp_k + own;
     // Stage 1: y_i at the lane's own row of both tiles, and its part of the fixed-point sum
     // Σ y_i·θ_i (high and low words, as sr_theta_add) for those two coefficients.
@@ -277,7 +260,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
         const u64 got_lo1 = __shfl_xor_sync(0xffffffffu, (u64)(give_lo >> 64), 2);
         round = sr_round((u128)keep_hi + got_hi, keep_lo + (((u128)got_lo1 << 64) | got_lo0));
     }
-    srq_copy_wait();
+    mma_copy_wait();
     __syncwarp();
     // r_k, v_k and the overflow sum F for the lane's coefficient; v_k replaces d_k.
     u128 f = 0;

@@ -181,11 +181,14 @@ pub(crate) const MMA_BLOCK: u32 = 256;
 const CONVERT_MMA_MIN_FROM: usize = 3;
 
 /// The tensor-core conversion for `from_cnt` sources, where it applies: a device of sm_80 or
-/// later (8-bit integer `mma.m16n8k32`), at most 16 sources, at least
-/// [`CONVERT_MMA_MIN_FROM`], and not switched off (`FHE_CONVERT_MMA=0`, A/B runs).
+/// later (8-bit integer `mma.m16n8k32`), a ring degree that is a multiple of [`MMA_BLOCK`], at
+/// most 16 sources, at least [`CONVERT_MMA_MIN_FROM`], and not switched off
+/// (`FHE_CONVERT_MMA=0`, A/B runs).
 fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
-    let on =
-        switch_on!("FHE_CONVERT_MMA") && has_int8_mma(cx) && from_cnt >= convert_mma_min_from();
+    let on = switch_on!("FHE_CONVERT_MMA")
+        && has_int8_mma(cx)
+        && cx.n.is_multiple_of(MMA_BLOCK)
+        && from_cnt >= convert_mma_min_from();
     on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
         .flatten()
 }
