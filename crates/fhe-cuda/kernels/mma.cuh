@@ -127,13 +127,13 @@ __device__ __forceinline__ void mma_build_a(u32 (&a)[KC][2][4], u32 count, u32 p
         }
 }
 
-// One target's sum for the lane's coefficient (see the layout above): the MMAs over the first
-// kc <= KC chunks of both tiles (fragments at frag_t, shared or global memory), then the byte
-// sums gathered across the lane's group of four, returned as (lo, hi) with T = lo + hi·2^32:
-// lo the bytes 0..3 (below 2^49), hi the bytes 4..7.
+// One target's sum for the lane's coefficient (see the layout above): the MMAs over the KC
+// chunks of both tiles (fragments at frag_t in shared memory, KC chunks a target, those beyond
+// the sources zero), then the byte sums gathered across the lane's group of four, returned as
+// (lo, hi) with T = lo + hi·2^32: lo the bytes 0..3 (below 2^49), hi the bytes 4..7.
 template <int KC>
 __device__ __forceinline__ void mma_target_sum(const u32 (&a)[KC][2][4], const u32* frag_t,
-                                               u32 kc, u32 lane, u64& lo, u64& hi) {
+                                               u32 lane, u64& lo, u64& hi) {
     int d[2][4];
 #pragma unroll
     for (int t = 0; t < 2; t++)
@@ -141,7 +141,6 @@ __device__ __forceinline__ void mma_target_sum(const u32 (&a)[KC][2][4], const u
         for (int j = 0; j < 4; j++) d[t][j] = 0;
 #pragma unroll
     for (int c = 0; c < KC; c++) {
-        if ((u32)c >= kc) break;
         const uint2 b = reinterpret_cast<const uint2*>(frag_t + c * 64)[lane];
         mma_u8(d[0], a[c][0], b);
         mma_u8(d[1], a[c][1], b);

@@ -267,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
     MMA_UNROLL_TARGETS
     for (u32 kk = 0; kk < bl; kk++) {
         u64 lo, hi;
-        mma_target_sum<KC>(a, frag + kk * KC * 64, KC, lane, lo, hi);
+        mma_target_sum<KC>(a, frag + kk * KC * 64, lane, lo, hi);
         const u64* cb = sb[kk];
         const u64 q = cb[0];
         u64* dv = sv + srq_v_at(kk, own);
@@ -302,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
     MMA_UNROLL_TARGETS
     for (u32 t = 0; t < ql; t++) {
         u64 lo, hi;
-        mma_target_sum<KC>(a, frag + t * KC * 64, KC, lane, lo, hi);
+        mma_target_sum<KC>(a, frag + t * KC * 64, lane, lo, hi);
         // + alpha·(q - B mod q) - ⌊B/2⌋ mod q.
         const u128 x = (u128)lo + ((u128)hi << 32) + (u128)sq[t][1] * (u32)alpha + sq[t][2];
         const u64 y = mma_reduce(x, sq[t][0], (u32)(sq[t][3] >> 32), (u32)sq[t][3]);

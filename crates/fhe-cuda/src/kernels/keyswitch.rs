@@ -624,7 +624,6 @@ mod tests {
     /// mod p: the kernel's one reduction then gives the unrolled kernel's word.
     #[test]
     fn mma_byte_sums_are_exact_and_congruent() {
-        use fhe_math::modulus::Modulus;
         let mut next = crate::kernels::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for (from, p_bits) in [
             (16usize, 61u32),
@@ -727,7 +726,6 @@ mod tests {
     #[test]
     #[allow(clippy::needless_range_loop)] // indices name fragment rows, columns and lanes
     fn mma_warp_model_matches_the_direct_sums() {
-        use fhe_math::modulus::Modulus;
         let mut next = crate::kernels::xorshift(0x2545_f491_4f6c_dd1du64);
         for (from, bits) in [
             (5usize, [60u32, 40]),

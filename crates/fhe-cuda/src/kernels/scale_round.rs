@@ -77,8 +77,9 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     // The tensor-core kernel adds a rounding term below 2^65 before `mma_reduce`, whose bound
     // needs b_k >= 2^35 (the auxiliary primes have 60 bits).
     let wide_b = t.aux_moduli().iter().all(|m| m.value() >= 1 << 35);
-    let omega_frag = super::keyswitch::mma_fragments(t.omega(), t.aux_moduli())
-        .filter(|_| wide_b)
+    let omega_frag = wide_b
+        .then(|| super::keyswitch::mma_fragments(t.omega(), t.aux_moduli()))
+        .flatten()
         .map(|f| {
             let o = buf.len();
             buf.extend_from_slice(&f);
