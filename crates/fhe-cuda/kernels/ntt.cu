@@ -869,21 +869,22 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 exchange_outputs(o, y, li);
                 u64* pb = a + ((u64)blockIdx.x << (logC + S)) + threadIdx.x;
                 const u64* rb = pb + fa.src_delta;
+                // All old words are read before the first store (`pb` may alias `rb`, so a
+                // load after a store would wait for it: one memory round trip an element).
+                u64 r[E];
                 if (fa.use_t) {
                     const u64 tw = fa.tq_w[s], tws = fa.tq_ws[s];
 #pragma unroll
-                    for (int i = 0; i < E; i++) {
-                        const u64 old = rb[(u64)i * T];
-                        pb[(u64)i * T] =
-                            mod_sub(mul_shoup(old, c, cs, q), mul_shoup(y[i], tw, tws, q), q);
-                    }
+                    for (int i = 0; i < E; i++)
+                        r[i] = mod_sub(mul_shoup(rb[(u64)i * T], c, cs, q),
+                                       mul_shoup(y[i], tw, tws, q), q);
                 } else {
 #pragma unroll
-                    for (int i = 0; i < E; i++) {
-                        const u64 old = rb[(u64)i * T];
-                        pb[(u64)i * T] = mul_shoup(mod_sub(old, y[i], q), c, cs, q);
-                    }
+                    for (int i = 0; i < E; i++)
+                        r[i] = mul_shoup(mod_sub(rb[(u64)i * T], y[i], q), c, cs, q);
                 }
+#pragma unroll
+                for (int i = 0; i < E; i++) pb[(u64)i * T] = r[i];
             } else {
                 if (!STRIDED && lo == 0 && NTT_VEC_IO) {
                     ulonglong2* g2 = (ulonglong2*)(a + goff);
@@ -1188,24 +1189,30 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     const u64* pinv = (const u64*)fa.pinv;
     u64* o = limbset_ptr(fa.out, idx) + base;
     const u64* a = limbset_ptr(fa.acc, idx) + base;
+    // The results go to r[] first and are stored after the last of them: as far as the compiler
+    // knows `o` may alias every input, so a load after a store would wait for it, and the
+    // thread's eight elements would take eight memory round trips instead of one.
+    u64 r[8];
     if (fa.mode == FINISH_RESCALE) {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
-                                              (const u64*)fa.rs, q);
+            r[i] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
+                                          (const u64*)fa.rs, q);
     } else if (fa.mode == FINISH_ROT) {
         const u32* map = (const u32*)fa.map + base;
         const u64* src = idx < fa.out.q_cnt + fa.out.p_cnt ? limbset_ptr(fa.src, idx) : nullptr;
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_add(src ? src[map[i * T]] : 0,
-                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+            r[i] = mod_add(src ? src[map[i * T]] : 0,
+                           mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_add(o[i * T],
-                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+            r[i] = mod_add(o[i * T], mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q),
+                           q);
     }
+#pragma unroll
+    for (int i = 0; i < 8; i++) o[i * T] = r[i];
 }
 
 #define NTT_FINISH(S)                                                                            \
