@@ -1189,30 +1189,24 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     const u64* pinv = (const u64*)fa.pinv;
     u64* o = limbset_ptr(fa.out, idx) + base;
     const u64* a = limbset_ptr(fa.acc, idx) + base;
-    // The results go to r[] first and are stored after the last of them: as far as the compiler
-    // knows `o` may alias every input, so a load after a store would wait for it, and the
-    // thread's eight elements would take eight memory round trips instead of one.
-    u64 r[8];
     if (fa.mode == FINISH_RESCALE) {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            r[i] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
-                                          (const u64*)fa.rs, q);
+            o[i * T] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
+                                              (const u64*)fa.rs, q);
     } else if (fa.mode == FINISH_ROT) {
         const u32* map = (const u32*)fa.map + base;
         const u64* src = idx < fa.out.q_cnt + fa.out.p_cnt ? limbset_ptr(fa.src, idx) : nullptr;
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            r[i] = mod_add(src ? src[map[i * T]] : 0,
-                           mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+            o[i * T] = mod_add(src ? src[map[i * T]] : 0,
+                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            r[i] = mod_add(o[i * T], mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q),
-                           q);
+            o[i * T] = mod_add(o[i * T],
+                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
     }
-#pragma unroll
-    for (int i = 0; i < 8; i++) o[i * T] = r[i];
 }
 
 #define NTT_FINISH(S)                                                                            \
