@@ -3,7 +3,8 @@
 //! rescale and a one-key `rotate_hoisted`. CUDA-event time per call, median of 50 after warm-up.
 //!
 //! `cargo run --release -p fhe-cuda --example gpu_perf` on a machine with a GPU;
-//! `GPU_PERF_PRESET=CAT_COMPAT` (or `CAT`, `PHANTOM_N16`) times another CKKS preset (the op
+//! `GPU_PERF_PRESET=CAT_COMPAT` (or `CAT`, `PHANTOM_N16`, `N16_L24_D3_P50`: N16_L24_D3 with
+//! eight special primes of 50 bits) times another CKKS preset (the op
 //! names keep the N16_L24_D3 limb counts); `GPU_PERF_PRESET=int:PHANTOM_INT` (or
 //! `int:CAT_COMPAT`, `int:N13`) times the BGV/BFV ring's paths instead: the key-switching parts
 //! preserving the message mod t, relinearize with and without BGV's fused modulus switch, BGV's
