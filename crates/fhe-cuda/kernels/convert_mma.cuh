@@ -4,6 +4,7 @@
 #pragma once
 #include "common.cuh"
 #include "mma.cuh"
+#include "moddown.cuh"
 
 // The block's tc targets (constants at tgt_c, 8 words each, as staged by `convert_mma`), written
 // to their slots: `finish(tt, extra)` with the rescale's terms (zero off the rescale's rows z
@@ -134,9 +135,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
     if (top_w) {
         const u64 conv_l = finish(tc, 0);
         const u64 ql = tgt_c[tc * 8];
-        const u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql),
-                              ql);
-        rounded = mod_add(y, half, ql);
+        rounded = mod_down_rescale_rounded(top_w[k], conv_l, pinv, level, half, ql);
     }
     if (tq)
         convert_mma_targets<true>(tgt_c, tc, rounded, out, n, k, finish);

@@ -253,9 +253,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         // conv_l from row `level` of the global matrix (not necessarily in this block's group).
         Mod ml = load_mod(slots, level);
         u64 conv_l = target(h + (u64)level * FROM, ml, qmodp[level], h_out[level]);
-        u64 y = mod_sub(top_w[k], mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ml.q),
-                        ml.q);
-        rounded = mod_add(y, half, ml.q);
+        rounded = mod_down_rescale_rounded(top_w[k], conv_l, pinv, level, half, ml.q);
     }
 #pragma unroll 2
     for (u32 t = 0; t < tc; t++) {
@@ -421,9 +419,8 @@ extern "C" __global__ void keyswitch_mod_down_rescale_prepare(u64* conv, u32 csp
     u64* z = conv + (u64)c * cspc * n;
     Mod ql = load_mod(slots, level);
     u64 w = limbset_ptr(top, c)[k];
-    u64 y = mod_sub(w, mul_shoup(z[(u64)level * n + k], pinv[2 * level], pinv[2 * level + 1], ql.q), ql.q);
     u64 half = ql.q >> 1;
-    u64 v = mod_add(y, half, ql.q);
+    u64 v = mod_down_rescale_rounded(w, z[(u64)level * n + k], pinv, level, half, ql.q);
     for (u32 i = i0; i < i1; i++) {
         Mod qi = load_mod(slots, i);
         u64 t = mod_sub(reduce_u64(v, qi), reduce_u64(half, qi), qi.q);

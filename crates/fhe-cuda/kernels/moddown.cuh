@@ -24,6 +24,16 @@ __device__ __forceinline__ u64 mod_down_term(u64 a, u64 c, u32 s, const u64* pin
     return mul_shoup(mod_sub(a, c, q), pinv[2 * s], pinv[2 * s + 1], q);
 }
 
+// mod_down fused with the rescale, the top limb's rounded word (coefficient form): with w the
+// top limb of out + acc·P^-1 and conv_l the conversion of the P part at q_l,
+// y = w - conv_l·P^-1 mod q_l (the top limb of the mod_down result) plus q_l/2 (`half`), which
+// each lower target reduces mod q_i. Shared by the conversion kernels and the prepare step.
+__device__ __forceinline__ u64 mod_down_rescale_rounded(u64 w, u64 conv_l, const u64* pinv,
+                                                        u32 level, u64 half, u64 ql) {
+    const u64 y = mod_sub(w, mul_shoup(conv_l, pinv[2 * level], pinv[2 * level + 1], ql), ql);
+    return mod_add(y, half, ql);
+}
+
 // mod_down fused with the rescale, last step at slot s < level (NTT form):
 // (out + acc·P^-1 - z)·q_l^-1 with `rs` the rescale constants (value, shoup) by slot; slot
 // `level` (dropped) keeps the plain mod_down result out + (acc - z)·P^-1 (z is conv there), as on

@@ -354,40 +354,18 @@ pub(crate) fn convert(
     let pinv = rescale_top.map_or(0, |r| cx.t(cx.layout.p_inv[r.level]));
     let level = level as u32;
     let frag = mma.map_or(0, |(_, f)| f);
+    // One argument list for both kernel families; the tensor-core kernels take their fragments
+    // as one more argument.
     macro_rules! launch_convert {
         ($($extra:expr),*) => {
             launch!(
-        cx.stream,
-        f,
-        cfg,
-        &input,
-        &n,
-        &from_slot0,
-        &from_cnt,
-        &qhi,
-        &qhis,
-        &h,
-        &ts,
-        &to_cnt,
-        &h_in,
-        &h_out,
-        &qmodp,
-        &out,
-        &slots,
-        &cp_src,
-        &cp_dst,
-        &cp_cnt,
-        &top_w,
-        &level,
-        &pinv,
-        &tq,
-        &batch.1,
-        &tpb
-        $(, $extra)*
+                cx.stream, f, cfg, &input, &n, &from_slot0, &from_cnt, &qhi, &qhis, &h, &ts,
+                &to_cnt, &h_in, &h_out, &qmodp, &out, &slots, &cp_src, &cp_dst, &cp_cnt, &top_w,
+                &level, &pinv, &tq, &batch.1, &tpb,
+                $($extra),*
             )
         };
     }
-    // The tensor-core kernels take their fragments last.
     if mma.is_some() {
         launch_convert!(&frag)?;
     } else {
