@@ -24,6 +24,36 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// Loads of words that are not read again soon, evict-first (`ld.global.cs`), so that they do
+// not push out of L2 what the next kernels read. `load_once`: a switching key's words, streamed
+// through the key product (96 MiB a switch at N = 2^16, 25 + 7 limbs, dnum 3: more than L2
+// holds). `load_last`: a scratch buffer's last read in a key switch (the raised digits in the key
+// product, the accumulator and the converted limbs in mod_down's fused finish; hoisted rotations
+// read the digits again for each key and measured faster with it too). Plain loads with
+// `LOAD_ONCE_HINT=0` / `SCRATCH_LAST_HINT=0` (A/B runs; PERF.md, twenty-seventh session).
+#ifndef LOAD_ONCE_HINT
+#define LOAD_ONCE_HINT 1
+#endif
+#ifndef SCRATCH_LAST_HINT
+#define SCRATCH_LAST_HINT 1
+#endif
+template <class T>
+__device__ __forceinline__ T load_once(const T* p) {
+#if LOAD_ONCE_HINT
+    return __ldcs(p);
+#else
+    return *p;
+#endif
+}
+template <class T>
+__device__ __forceinline__ T load_last(const T* p) {
+#if SCRATCH_LAST_HINT
+    return __ldcs(p);
+#else
+    return *p;
+#endif
+}
+
 // Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:
 // [q, barrett_hi, barrett_lo, 1/q as an f64 (NTT FP64 butterflies)]. Built by tables.rs.
 #define SLOT_STRIDE 4

@@ -359,9 +359,9 @@ extern "C" __global__ void keyswitch_key_product(LimbSet acc, const u64* ext, u3
         sum1 = a1[k];
     }
     for (u32 j = 0; j < digits; j++) {
-        u64 e = ext[((u64)j * ext_spc + s) * n + src];
-        sum0 += (u128)e * key[((u64)(2 * j) * key_spc + s) * n + k];
-        sum1 += (u128)e * key[((u64)(2 * j + 1) * key_spc + s) * n + k];
+        u64 e = load_last(ext + ((u64)j * ext_spc + s) * n + src);
+        sum0 += (u128)e * load_once(key + ((u64)(2 * j) * key_spc + s) * n + k);
+        sum1 += (u128)e * load_once(key + ((u64)(2 * j + 1) * key_spc + s) * n + k);
     }
     Mod m = load_mod(slots, s);
     a0[k] = reduce_u128(sum0, m);

@@ -712,13 +712,18 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const ulonglong2* g2 = (const ulonglong2*)gsrc;
 #pragma unroll
                 for (int k = 0; k < E / 2; k++) {
-                    const ulonglong2 v = g2[k];
+                    const ulonglong2 v = KEEP ? load_last(g2 + k) : g2[k];
                     w[2 * k] = v.x;
                     w[2 * k + 1] = v.y;
                 }
             } else {
 #pragma unroll
-                for (int k = 0; k < E; k++) w[k] = gsrc[(u64)k << (lo + L)];
+                for (int k = 0; k < E; k++) {
+                    // With KEEP (the fused key product, mod_down's finish) the pass reads a
+                    // scratch buffer for the last time.
+                    const u64* g = gsrc + ((u64)k << (lo + L));
+                    w[k] = KEEP ? load_last(g) : *g;
+                }
             }
             if (INV && copy_delta) {
                 // The input words also go to src + copy_delta (the out-of-place rescale's
@@ -1106,8 +1111,8 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
         const u64* k1 = k0 + (u64)ka.key_spc * n;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            u128 p0 = (u128)y[i] * k0[(u64)i * T];
-            u128 p1 = (u128)y[i] * k1[(u64)i * T];
+            u128 p0 = (u128)y[i] * load_once(k0 + (u64)i * T);
+            u128 p1 = (u128)y[i] * load_once(k1 + (u64)i * T);
             ulonglong2* a0 = sums + (2 * i) * T;
             ulonglong2* a1 = a0 + T;
             if (j > 0) {
@@ -1188,24 +1193,28 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     const u64 q = slots[s * SLOT_STRIDE];
     const u64* pinv = (const u64*)fa.pinv;
     u64* o = limbset_ptr(fa.out, idx) + base;
-    const u64* a = limbset_ptr(fa.acc, idx) + base;
+    const u64* a = limbset_ptr(fa.acc, idx) + base; // last read here (`load_last`)
     if (fa.mode == FINISH_RESCALE) {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_down_rescale_value(o[i * T], a[i * T], z[i], s, fa.level, pinv,
-                                              (const u64*)fa.rs, q);
+            o[i * T] = mod_down_rescale_value(o[i * T], load_last(a + i * T), z[i], s,
+                                              fa.level, pinv, (const u64*)fa.rs, q);
     } else if (fa.mode == FINISH_ROT) {
         const u32* map = (const u32*)fa.map + base;
         const u64* src = idx < fa.out.q_cnt + fa.out.p_cnt ? limbset_ptr(fa.src, idx) : nullptr;
 #pragma unroll
         for (int i = 0; i < 8; i++)
             o[i * T] = mod_add(src ? src[map[i * T]] : 0,
-                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+                               mod_down_term(load_last(a + i * T), z[i], s, pinv, fa.tp,
+                                             fa.use_t, q),
+                               q);
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
             o[i * T] = mod_add(o[i * T],
-                               mod_down_term(a[i * T], z[i], s, pinv, fa.tp, fa.use_t, q), q);
+                               mod_down_term(load_last(a + i * T), z[i], s, pinv, fa.tp,
+                                             fa.use_t, q),
+                               q);
     }
 }
 
