@@ -110,8 +110,11 @@ extern "C" __global__ void elementwise_affine(LimbSet out, LimbSet in, Scalars a
 }
 
 // Tensor product, fused: out = (a0 b0, a0 b1 + a1 b0, a1 b1). `out` is the one-component set
-// of output component 0 (the other two follow at +spc*n); `a` and `b` likewise.
-extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots) {
+// of output component 0 (the other two follow at +spc*n); `a` and `b` likewise. The first two
+// components are written only at slots from `c01_from` (0: all; the key product adds them
+// below it, `KeyProdArgs::prod_a` of ntt.cu).
+extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots,
+                                              u32 c01_from) {
     pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -120,10 +123,14 @@ extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b,
     const u64* x = limbset_ptr(a, idx);
     const u64* y = limbset_ptr(b, idx);
     u64 oc = (u64)out.spc * out.n, ac = (u64)a.spc * a.n, bc = (u64)b.spc * b.n;
-    Mod m = load_mod(slots, limbset_slot(out, idx));
-    u64 a0 = x[k], a1 = x[ac + k], b0 = y[k], b1 = y[bc + k];
-    o[k] = mod_mul(a0, b0, m);
-    o[oc + k] = reduce_u128((u128)a0 * b1 + (u128)a1 * b0, m);
+    const u32 s = limbset_slot(out, idx);
+    Mod m = load_mod(slots, s);
+    u64 a1 = x[ac + k], b1 = y[bc + k];
+    if (s >= c01_from) {
+        u64 a0 = x[k], b0 = y[k];
+        o[k] = mod_mul(a0, b0, m);
+        o[oc + k] = reduce_u128((u128)a0 * b1 + (u128)a1 * b0, m);
+    }
     o[2 * oc + k] = mod_mul(a1, b1, m);
 }
 

@@ -1052,6 +1052,10 @@ struct KeyProdList {
 // ext_spc slots per digit, first pass done), the key (2·digits components, key_spc slots each),
 // the input component (`input`: its limb of slot s at input + s·n), the 2-component
 // accumulator (acc_spc slots per component) and the automorphism's index map (0: none).
+// With `prod_a` (multiply + relinearize, no map), the rows of slots below `prod_slots` also
+// add P·(c_0, c_1) of the product of the ciphertexts prod_a and prod_b (2 components,
+// prod_a_spc / prod_b_spc slots each; `p_mod_q`: P mod q by slot), so that mod_down's finish
+// yields c_c + (acc_c - conv_c)·P^-1 without reading c_0, c_1 (`FinishArgs::prod_slots`).
 struct KeyProdArgs {
     u64 ext;
     u64 key;
@@ -1062,6 +1066,13 @@ struct KeyProdArgs {
     u32 key_spc;
     u32 acc_spc;
     u32 digits;
+    u64 prod_a;
+    u64 prod_b;
+    u64 p_mod_q;
+    u32 prod_a_spc;
+    u32 prod_b_spc;
+    u32 prod_slots;
+    u32 pad;
 };
 template <int S>
 __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
@@ -1127,6 +1138,26 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     const Mod m = load_mod(slots, s);
     u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
     u64* o1 = o0 + (u64)ka.acc_spc * n;
+    if (ka.prod_a && s < ka.prod_slots) {
+        // + P·(a_0·b_0, a_0·b_1 + a_1·b_0): each below 2^122 beside at most 15 digits' products
+        // below 2^122, so the sums stay below 2^127.
+        const u64 pq = ((const u64*)ka.p_mod_q)[s];
+        const u64* a0 = (const u64*)ka.prod_a + (u64)s * n + base + threadIdx.x;
+        const u64* a1 = a0 + (u64)ka.prod_a_spc * n;
+        const u64* b0 = (const u64*)ka.prod_b + (u64)s * n + base + threadIdx.x;
+        const u64* b1 = b0 + (u64)ka.prod_b_spc * n;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const u64 x0 = a0[(u64)i * T], x1 = a1[(u64)i * T];
+            const u64 y0 = b0[(u64)i * T], y1 = b1[(u64)i * T];
+            const u64 d0 = mod_mul(x0, y0, m);
+            const u64 d1 = reduce_u128((u128)x0 * y1 + (u128)x1 * y0, m);
+            const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];
+            o0[(u64)i * T] = reduce_u128((((u128)v0.y << 64) | v0.x) + (u128)pq * d0, m);
+            o1[(u64)i * T] = reduce_u128((((u128)v1.y << 64) | v1.x) + (u128)pq * d1, m);
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         const ulonglong2 v0 = sums[(2 * i) * T], v1 = sums[(2 * i + 1) * T];
@@ -1159,6 +1190,8 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
 // Mirrors `FinishArgs` in Rust: `out`, `acc` and `conv` with the same limbs (2 components at
 // out's level), `src` the one-component set of c_0 (rotation), the automorphism's index map,
 // P^-1 and the rescale constants ((value, shoup) pairs by slot), and t·P^-1 (BGV, `use_t`).
+// `prod_slots`: out's limbs of slots below it are not read (taken as zero): the key product
+// added the product's c_0, c_1 there (`KeyProdArgs::prod_a`).
 struct FinishArgs {
     LimbSet out;
     LimbSet acc;
@@ -1170,7 +1203,7 @@ struct FinishArgs {
     u32 level;
     u32 mode;
     u32 use_t;
-    u32 pad;
+    u32 prod_slots;
     SlotPairs tp;
 };
 template <int S>
@@ -1194,10 +1227,11 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     const u64* pinv = (const u64*)fa.pinv;
     u64* o = limbset_ptr(fa.out, idx) + base;
     const u64* a = limbset_ptr(fa.acc, idx) + base; // last read here (`load_last`)
+    const bool fresh = s < fa.prod_slots;
     if (fa.mode == FINISH_RESCALE) {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_down_rescale_value(o[i * T], load_last(a + i * T), z[i], s,
+            o[i * T] = mod_down_rescale_value(fresh ? 0 : o[i * T], load_last(a + i * T), z[i], s,
                                               fa.level, pinv, (const u64*)fa.rs, q);
     } else if (fa.mode == FINISH_ROT) {
         const u32* map = (const u32*)fa.map + base;
@@ -1211,7 +1245,7 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            o[i * T] = mod_add(o[i * T],
+            o[i * T] = mod_add(fresh ? 0 : o[i * T],
                                mod_down_term(load_last(a + i * T), z[i], s, pinv, fa.tp,
                                              fa.use_t, q),
                                q);

@@ -115,6 +115,8 @@ pub(crate) struct TableLayout {
     pub mod_down: Vec<ConvLayout>,
     /// `[level]`: offset of (value, shoup) pairs of `P^-1 mod q_i` indexed by slot.
     pub p_inv: Vec<usize>,
+    /// Offset of `P mod q_i` indexed by Q slot (where the ring has special primes).
+    pub p_mod_q: usize,
     /// `[level][digit]`.
     pub mod_up: Vec<Vec<ModUpLayout>>,
     /// `[level]`: mod_up's inverse NTT constants when the digits of `row0` are converted on
@@ -264,6 +266,7 @@ impl TableLayout {
             rescale: Vec::new(),
             mod_down: Vec::new(),
             p_inv: Vec::new(),
+            p_mod_q: 0,
             mod_up: Vec::new(),
             mod_up_prescale: Vec::new(),
             convert_rows: 0,
@@ -418,6 +421,12 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend(prescale);
         mod_up.push(ups);
     }
+    // P mod q_i: the mod_down converter's source product modulo its targets (all Q slots at
+    // the top level).
+    let p_mod_q = buf.len();
+    if let Some(t) = ring.mod_down_table(ring.q_count() - 1) {
+        buf.extend_from_slice(t.converter.q_mod_p());
+    }
     let mod_down_row0 = push_mod_down_rows(&mut rows, ring);
     let convert_rows = buf.len();
     buf.extend(rows);
@@ -430,6 +439,7 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             rescale,
             mod_down,
             p_inv,
+            p_mod_q,
             mod_up,
             mod_up_prescale,
             convert_rows,
@@ -563,6 +573,23 @@ mod tests {
     fn convert_rows_reproduce_mod_up() {
         for bits in [40, 45, 50] {
             convert_rows_reproduce_mod_up_with(bits);
+        }
+    }
+
+    /// `p_mod_q` holds `P = Π p_j` modulo each Q prime, by slot.
+    #[test]
+    fn p_mod_q_is_the_special_product() {
+        let n = 1usize << 10;
+        let two_n = 2 * n as u64;
+        let qs = ntt_primes(50, two_n, 5, &[]).unwrap();
+        let ps = ntt_primes(60, two_n, 3, &qs).unwrap();
+        let ring = RingContext::new(n, &qs, &ps, vec![0..2, 2..4, 4..5]).unwrap();
+        let (buf, layout) = build(&ring);
+        for (i, &q) in qs.iter().enumerate() {
+            let want = ps
+                .iter()
+                .fold(1u128, |acc, &p| acc * (p % q) as u128 % q as u128);
+            assert_eq!(buf[layout.p_mod_q + i] as u128, want, "slot {i}");
         }
     }
 

@@ -62,7 +62,7 @@ impl CudaBackend {
                 level,
                 extended: false,
             })?;
-            self.mod_down_any(&accs[cur], &mut out, false, Some((c, g)), t, None)?;
+            self.mod_down_any(&accs[cur], &mut out, false, Some((c, g)), t, None, 0)?;
             if let Some(f) = forked {
                 f.join()?;
             }
@@ -110,6 +110,7 @@ impl CudaBackend {
         rescale: bool,
         t: u64,
         coeffs: Option<ScratchPoly<'_>>,
+        product: Option<Product<'_>>,
     ) -> Result<DevicePoly> {
         // The default body, with the accumulator written (not zeroed, then accumulated); the
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
@@ -117,11 +118,26 @@ impl CudaBackend {
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
         // mod_down starts on the side stream (BGV's modulus switch included).
         let top = rescale.then_some(c.shape.level);
-        let pending =
-            self.mod_up_and_product(&c, 2, relin_key, None, &mut ext, &mut acc, top, coeffs)?;
+        let pending = self.mod_up_and_product(
+            &c, 2, relin_key, None, &mut ext, &mut acc, top, coeffs, product,
+        )?;
         self.truncate_components(&mut c, 2)?;
-        self.mod_down_any(&acc, &mut c, rescale, None, t, pending)?;
+        let prod_slots = product.map_or(0, |p| p.slots);
+        self.mod_down_any(&acc, &mut c, rescale, None, t, pending, prod_slots)?;
         Ok(c)
+    }
+
+    /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
+    /// key product ([`Product`]): the fused key product and mod_down's fused finish apply, and
+    /// it pays on this ring ([`product_in_key_product_pays`]; `FHE_PRODUCT_IN_KEYPROD=0` / `=1`
+    /// forces it off / on, for A/B runs).
+    pub(super) fn product_in_key_product(&self) -> bool {
+        let cx = self.cx();
+        let r = &self.inner.ring;
+        switch_forced!("FHE_PRODUCT_IN_KEYPROD")
+            .unwrap_or_else(|| product_in_key_product_pays(r.n(), r.p_count()))
+            && kernels::ntt::key_product_fusable(&cx)
+            && kernels::ntt::finish_fusable(&cx)
     }
 
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
@@ -184,6 +200,7 @@ impl CudaBackend {
         acc: &mut DevicePoly,
         plan: Rows,
         coeffs: Option<ScratchPoly<'a>>,
+        product: Option<Product<'_>>,
     ) -> Result<Option<PendingRows<'a>>> {
         let cx = self.cx();
         let digits = ext.shape.components;
@@ -214,6 +231,13 @@ impl CudaBackend {
             key_spc: key.slots_per_component() as u32,
             acc_spc: acc.slots_per_component() as u32,
             digits: digits as u32,
+            prod_a: product.map_or(0, |p| p.a.ptr(self.s())),
+            prod_b: product.map_or(0, |p| p.b.ptr(self.s())),
+            p_mod_q: cx.t(self.inner.layout.p_mod_q),
+            prod_a_spc: product.map_or(0, |p| p.a.slots_per_component() as u32),
+            prod_b_spc: product.map_or(0, |p| p.b.slots_per_component() as u32),
+            prod_slots: product.map_or(0, |p| p.slots),
+            pad: 0,
         };
         Ok(match plan {
             Rows::All => {
@@ -467,14 +491,20 @@ impl CudaBackend {
         acc: &mut DevicePoly,
         rescale_top: Option<usize>,
         coeffs: Option<ScratchPoly<'a>>,
+        product: Option<Product<'_>>,
     ) -> Result<Option<PendingRows<'a>>> {
         if !kernels::ntt::key_product_fusable(&self.cx()) {
+            if product.is_some() {
+                return Err(shape_err(
+                    "mod_up: the product's components need the fused key product",
+                ));
+            }
             self.mod_up_into_from(c, component, ext, coeffs)?;
             self.key_acc(ext, key, galois, acc)?;
             return Ok(None);
         }
         let rows = Rows::for_mod_down(rescale_top);
-        self.mod_up_key_product(c, component, key, galois, ext, acc, rows, coeffs)
+        self.mod_up_key_product(c, component, key, galois, ext, acc, rows, coeffs, product)
     }
 
     /// The shape of `mod_up`'s coefficient-form workspace at `level` (one component over Q).
@@ -535,7 +565,7 @@ impl CudaBackend {
         out: &mut DevicePoly,
         rescale: bool,
     ) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None, 1, None)
+        self.mod_down_any(acc, out, rescale, None, 1, None, 0)
     }
 
     /// `mod_down_into_mod_t` (shapes checked here), with the rotation's `(c, g)` folded into the
@@ -543,6 +573,7 @@ impl CudaBackend {
     /// [`CudaBackend::mod_up_and_product`]), the side stream ([`crate::side`]) launches the rows
     /// this step starts from and then the steps before the last NTT, while the main stream
     /// launches the other rows; the side stream is joined back before the last NTT.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn mod_down_any(
         &self,
         acc: &DevicePoly,
@@ -551,6 +582,7 @@ impl CudaBackend {
         rot: Option<(&DevicePoly, u64)>,
         t_mod: u64,
         pending: Option<PendingRows<'_>>,
+        prod_slots: u32,
     ) -> Result<()> {
         self.check(acc)?;
         self.check(out)?;
@@ -788,7 +820,7 @@ impl CudaBackend {
             level: level as u32,
             mode: kernels::ntt::Finish::Plain,
             use_t: 0,
-            pad: 0,
+            prod_slots,
             tp: ew::Scalars::new(&[])?,
         };
         if rescale {
@@ -855,6 +887,20 @@ impl CudaBackend {
         }
         Ok(())
     }
+}
+
+/// Whether multiply + relinearize pays for forming the product's `c_0`, `c_1` in the key
+/// product's rows rather than in the tensor (on a ring of degree `n` with `special` special
+/// primes). It moves that work off the tensor, which precedes everything, onto the main
+/// stream's key product, which runs beside mod_down's side stream: a gain where the side
+/// stream is the longer branch and the main one has slack. Measured on an H100 (gpu_perf,
+/// twenty-seventh session, off / on alternated twice): n = 2^15 with two special primes (BGV
+/// PHANTOM_INT) multiply + relinearize 139.4 → 136.7 µs, with the modulus switch 157.1 → 150.6;
+/// with three (CKKS CAT) 157.8 → 152.2 without the rescale, 163.1 → 161.7 with it; but with one
+/// (CAT_COMPAT, where the side stream is the shorter branch) 2% slower, and at n = 2^16
+/// (N16_L24_D3, PHANTOM_N16) 3% slower with the rescale and even without it.
+fn product_in_key_product_pays(n: usize, special: usize) -> bool {
+    n == 1 << 15 && (2..=3).contains(&special)
 }
 
 /// Whether mod_down runs the first forward pass of its converted limbs before the join, on the

@@ -67,6 +67,17 @@ struct PlainNtt {
     layout: TableLayout,
 }
 
+/// Multiply + relinearize with the product's first two components formed by the key product
+/// ([`CudaBackend::mul_relin_mod_t`]): the operands, and the Q slots below which the key
+/// product's rows add `P·(c_0, c_1)` (all the output's slots, or all but the top one, which the
+/// rescale reads from the tensor's output).
+#[derive(Clone, Copy)]
+pub(crate) struct Product<'p> {
+    a: &'p DevicePoly,
+    b: &'p DevicePoly,
+    slots: u32,
+}
+
 /// How [`CudaBackend::mod_up_key_product`] enqueues the fused key product's rows.
 #[derive(Clone, Copy)]
 enum Rows {
@@ -163,6 +174,34 @@ fn drv(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
 }
 
 impl CudaBackend {
+    /// The tensor product `(a_0·b_0, a_0·b_1 + a_1·b_0, a_1·b_1)` at the lower level, its first
+    /// two components written only at slots from `c01_from` (0: everywhere; below it they are
+    /// left for the key product, [`Product`]).
+    fn tensor_from(&self, a: &DevicePoly, b: &DevicePoly, c01_from: u32) -> Result<DevicePoly> {
+        self.check(a)?;
+        self.check(b)?;
+        if a.shape.components != 2
+            || b.shape.components != 2
+            || a.shape.extended
+            || b.shape.extended
+        {
+            return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
+        }
+        let level = a.shape.level.min(b.shape.level);
+        // Every active limb is written (but c_0, c_1 below `c01_from`); the inactive ones are
+        // zero, as on the CPU.
+        let out = self.alloc_zero_inactive(Shape {
+            components: 3,
+            level,
+            extended: false,
+        })?;
+        let lo = out.limbs(self.s()).components(0, 1);
+        let la = a.like(self.s(), &lo);
+        let lb = b.like(self.s(), &lo);
+        ew::tensor_from(&self.cx(), lo, la, lb, c01_from)?;
+        Ok(out)
+    }
+
     /// A host table copied to the device.
     fn upload_words(&self, host: &[u64]) -> Result<CudaSlice<u64>> {
         self.inner
@@ -1015,27 +1054,32 @@ impl Backend for CudaBackend {
     }
 
     fn tensor(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
-        self.check(a)?;
-        self.check(b)?;
-        if a.shape.components != 2
-            || b.shape.components != 2
-            || a.shape.extended
-            || b.shape.extended
-        {
-            return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
+        self.tensor_from(a, b, 0)
+    }
+
+    /// Default: `tensor`, then `relinearize_mod_t`. Where the fused key product and mod_down's
+    /// fused finish apply ([`CudaBackend::product_in_key_product`]), the tensor writes only
+    /// `c_2` (and, with the rescale, the top limb of `c_0`, `c_1`, which the rescale's side
+    /// chain reads), and the key product's rows add `P·(c_0, c_1)` to the accumulator, so that
+    /// mod_down's finish gives `c_0 + (acc_0 - conv_0)·P^-1` without `c_0`, `c_1` written and
+    /// read back: the same words.
+    fn mul_relin_mod_t(
+        &self,
+        a: &DevicePoly,
+        b: &DevicePoly,
+        relin_key: &DevicePoly,
+        rescale: bool,
+        t: u64,
+    ) -> Result<DevicePoly> {
+        if !self.product_in_key_product() {
+            let c = self.tensor(a, b)?;
+            return self.relinearize_mod_t(c, relin_key, rescale, t);
         }
         let level = a.shape.level.min(b.shape.level);
-        // Every active limb is written; the inactive ones are zero, as on the CPU.
-        let out = self.alloc_zero_inactive(Shape {
-            components: 3,
-            level,
-            extended: false,
-        })?;
-        let lo = out.limbs(self.s()).components(0, 1);
-        let la = a.like(self.s(), &lo);
-        let lb = b.like(self.s(), &lo);
-        ew::tensor(&self.cx(), lo, la, lb)?;
-        Ok(out)
+        let slots = level as u32 + u32::from(!rescale);
+        let c = self.tensor_from(a, b, slots)?;
+        let product = Product { a, b, slots };
+        self.relinearize_from(c, relin_key, rescale, t, None, Some(product))
     }
 
     fn tensor_scale_round(
@@ -1167,7 +1211,7 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None, t, None)
+        self.mod_down_any(acc, out, rescale, None, t, None, 0)
     }
 
     fn key_switch(
@@ -1184,14 +1228,15 @@ impl Backend for CudaBackend {
         }
         let mut ext = self.scratch(self.mod_up_shape(c, component)?)?;
         let mut acc = self.scratch(Self::acc_shape(&ext))?;
-        let pending =
-            self.mod_up_and_product(c, component, key, galois, &mut ext, &mut acc, None, None)?;
+        let pending = self.mod_up_and_product(
+            c, component, key, galois, &mut ext, &mut acc, None, None, None,
+        )?;
         let mut out = self.zeros(Shape {
             components: 2,
             level: c.shape.level,
             extended: false,
         })?;
-        self.mod_down_any(&acc, &mut out, false, None, 1, pending)?;
+        self.mod_down_any(&acc, &mut out, false, None, 1, pending, 0)?;
         Ok(out)
     }
 
@@ -1202,7 +1247,7 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<DevicePoly> {
-        self.relinearize_from(c, relin_key, rescale, t, None)
+        self.relinearize_from(c, relin_key, rescale, t, None, None)
     }
 
     fn tensor_scale_round_relin(
@@ -1226,7 +1271,7 @@ impl Backend for CudaBackend {
                 self.mod_up_prescale(c2, &coeffs, level)
             }),
         )?;
-        self.relinearize_from(c, relin_key, false, 1, Some(coeffs))
+        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), None)
     }
 
     fn rotate_hoisted_mod_t(
@@ -1247,13 +1292,13 @@ impl Backend for CudaBackend {
         // starts its mod_down on the side stream; several share the NTT-form digits (hoisting).
         if let [(g, key)] = keys {
             let pending =
-                self.mod_up_and_product(c, 1, key, Some(*g), &mut ext, &mut acc, None, None)?;
+                self.mod_up_and_product(c, 1, key, Some(*g), &mut ext, &mut acc, None, None, None)?;
             let mut out = self.alloc_zero_inactive(Shape {
                 components: 2,
                 level,
                 extended: false,
             })?;
-            self.mod_down_any(&acc, &mut out, false, Some((c, *g)), t, pending)?;
+            self.mod_down_any(&acc, &mut out, false, Some((c, *g)), t, pending, 0)?;
             return Ok(vec![out]);
         }
         self.mod_up_into(c, 1, &mut ext)?;

@@ -121,11 +121,33 @@ pub(crate) fn affine(
     )
 }
 
-/// `elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots)`.
+/// `elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots, u32 c01_from)`:
+/// all three components.
 pub(crate) fn tensor(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet) -> Result<()> {
+    tensor_from(cx, out, a, b, 0)
+}
+
+/// The tensor product with its first two components written only at slots from `c01_from`
+/// (the key product adds them below, `ntt::KeyProdArgs::prod_a`); the third at every slot.
+pub(crate) fn tensor_from(
+    cx: &Ctx,
+    out: LimbSet,
+    a: LimbSet,
+    b: LimbSet,
+    c01_from: u32,
+) -> Result<()> {
     let f = cx.dev.function("elementwise", "elementwise_tensor")?;
     let slots = cx.slots();
-    launch!(cx.stream, f, grid(cx.n, out.count()), &out, &a, &b, &slots)
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &a,
+        &b,
+        &slots,
+        &c01_from
+    )
 }
 
 /// `elementwise_rescale_prepare(LimbSet t, u32 level, const u64* slots)`.

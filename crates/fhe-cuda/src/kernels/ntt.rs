@@ -521,8 +521,20 @@ pub(crate) struct KeyProdArgs {
     pub key_spc: u32,
     pub acc_spc: u32,
     pub digits: u32,
+    /// Multiply + relinearize (`CudaBackend::mul_relin_mod_t`): the product's operands, 0 for
+    /// none.
+    pub prod_a: u64,
+    pub prod_b: u64,
+    /// `P mod q` by slot (`TableLayout::p_mod_q`).
+    pub p_mod_q: u64,
+    pub prod_a_spc: u32,
+    pub prod_b_spc: u32,
+    /// The rows of slots below this one add `P·(c_0, c_1)` of the product.
+    pub prod_slots: u32,
+    pub pad: u32,
 }
-// SAFETY: plain repr(C) fields (5 u64, 4 u32) matching `struct KeyProdArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (5 u64, 4 u32, 3 u64, 4 u32) matching `struct KeyProdArgs` of
+// ntt.cu.
 unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.
@@ -715,7 +727,9 @@ pub(crate) struct FinishArgs {
     pub level: u32,
     pub mode: Finish,
     pub use_t: u32,
-    pub pad: u32,
+    /// out's limbs of slots below this one are taken as zero (the key product added the
+    /// product's `c_0`, `c_1` there: `KeyProdArgs::prod_slots`).
+    pub prod_slots: u32,
     /// `t·P^-1` by slot when `use_t` (BGV).
     pub tp: super::elementwise::Scalars,
 }
