@@ -1139,8 +1139,8 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     u64* o0 = (u64*)ka.acc + (u64)s * n + base + threadIdx.x;
     u64* o1 = o0 + (u64)ka.acc_spc * n;
     if (ka.prod_a && s < ka.prod_slots) {
-        // + P·(a_0·b_0, a_0·b_1 + a_1·b_0): each below 2^122 beside at most 15 digits' products
-        // below 2^122, so the sums stay below 2^127.
+        // + P·(a_0·b_0, a_0·b_1 + a_1·b_0) mod q: one more term below q^2 < 2^122 beside the
+        // digits' products (each below q^2): exact in 128 bits for up to 62 digits.
         const u64 pq = ((const u64*)ka.p_mod_q)[s];
         const u64* a0 = (const u64*)ka.prod_a + (u64)s * n + base + threadIdx.x;
         const u64* a1 = a0 + (u64)ka.prod_a_spc * n;
