@@ -37,21 +37,18 @@ __device__ __forceinline__ void pdl_wait() {
 #ifndef SCRATCH_LAST_HINT
 #define SCRATCH_LAST_HINT 1
 #endif
+template <int HINT, class T>
+__device__ __forceinline__ T load_hinted(const T* p) {
+    if constexpr (HINT != 0) return __ldcs(p);
+    else return *p;
+}
 template <class T>
 __device__ __forceinline__ T load_once(const T* p) {
-#if LOAD_ONCE_HINT
-    return __ldcs(p);
-#else
-    return *p;
-#endif
+    return load_hinted<LOAD_ONCE_HINT>(p);
 }
 template <class T>
 __device__ __forceinline__ T load_last(const T* p) {
-#if SCRATCH_LAST_HINT
-    return __ldcs(p);
-#else
-    return *p;
-#endif
+    return load_hinted<SCRATCH_LAST_HINT>(p);
 }
 
 // Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:

@@ -62,18 +62,7 @@ pub(crate) fn binary_new(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet, op: u32
     if out.count() == 0 {
         return Ok(());
     }
-    let f = cx.dev.function("elementwise", "elementwise_binary_new")?;
-    let slots = cx.slots();
-    launch!(
-        cx.stream,
-        f,
-        grid(cx.n, out.count()),
-        &out,
-        &a,
-        &b,
-        &slots,
-        &op
-    )
+    launch_pair(cx, "elementwise_binary_new", out, a, b, op)
 }
 
 /// `elementwise_neg(LimbSet a, const u64* slots)`.
@@ -136,7 +125,20 @@ pub(crate) fn tensor_from(
     b: LimbSet,
     c01_from: u32,
 ) -> Result<()> {
-    let f = cx.dev.function("elementwise", "elementwise_tensor")?;
+    launch_pair(cx, "elementwise_tensor", out, a, b, c01_from)
+}
+
+/// Launches `kernel(LimbSet out, LimbSet a, LimbSet b, const u64* slots, u32 x)` over `out`'s
+/// limbs.
+fn launch_pair(
+    cx: &Ctx,
+    kernel: &'static str,
+    out: LimbSet,
+    a: LimbSet,
+    b: LimbSet,
+    x: u32,
+) -> Result<()> {
+    let f = cx.dev.function("elementwise", kernel)?;
     let slots = cx.slots();
     launch!(
         cx.stream,
@@ -146,7 +148,7 @@ pub(crate) fn tensor_from(
         &a,
         &b,
         &slots,
-        &c01_from
+        &x
     )
 }
 
