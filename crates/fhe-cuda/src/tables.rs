@@ -115,8 +115,6 @@ pub(crate) struct TableLayout {
     pub mod_down: Vec<ConvLayout>,
     /// `[level]`: offset of (value, shoup) pairs of `P^-1 mod q_i` indexed by slot.
     pub p_inv: Vec<usize>,
-    /// Offset of `P mod q_i` indexed by Q slot (where the ring has special primes).
-    pub p_mod_q: usize,
     /// `[level][digit]`.
     pub mod_up: Vec<Vec<ModUpLayout>>,
     /// `[level]`: mod_up's inverse NTT constants when the digits of `row0` are converted on
@@ -266,7 +264,6 @@ impl TableLayout {
             rescale: Vec::new(),
             mod_down: Vec::new(),
             p_inv: Vec::new(),
-            p_mod_q: 0,
             mod_up: Vec::new(),
             mod_up_prescale: Vec::new(),
             convert_rows: 0,
@@ -339,6 +336,13 @@ pub(crate) fn push_conv(
         to_slots: ts,
         to_cnt: to_slots.len(),
     }
+}
+
+/// Offset of `P mod q_i` indexed by Q slot: the `Q mod p_j` words of the top level's mod_down
+/// conversion (whose sources are the special primes and whose targets the Q slots in order);
+/// `None` without special primes.
+pub(crate) fn p_mod_q(layout: &TableLayout) -> Option<usize> {
+    layout.mod_down.last().and_then(|c| c.q_mod_p)
 }
 
 /// Builds the host image of the table buffer and its layout.
@@ -421,12 +425,6 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
         buf.extend(prescale);
         mod_up.push(ups);
     }
-    // P mod q_i: the mod_down converter's source product modulo its targets (all Q slots at
-    // the top level).
-    let p_mod_q = buf.len();
-    if let Some(t) = ring.mod_down_table(ring.q_count() - 1) {
-        buf.extend_from_slice(t.converter.q_mod_p());
-    }
     let mod_down_row0 = push_mod_down_rows(&mut rows, ring);
     let convert_rows = buf.len();
     buf.extend(rows);
@@ -439,7 +437,6 @@ pub(crate) fn build(ring: &RingContext) -> (Vec<u64>, TableLayout) {
             rescale,
             mod_down,
             p_inv,
-            p_mod_q,
             mod_up,
             mod_up_prescale,
             convert_rows,
@@ -576,7 +573,9 @@ mod tests {
         }
     }
 
-    /// `p_mod_q` holds `P = Π p_j` modulo each Q prime, by slot.
+    /// The top level's mod_down conversion has the Q slots as its targets, in order, and its
+    /// `Q mod p_j` words hold `P = Π p_j` modulo each of them: the key product reads them as
+    /// `P mod q` by slot ([`p_mod_q`]).
     #[test]
     fn p_mod_q_is_the_special_product() {
         let n = 1usize << 10;
@@ -585,11 +584,14 @@ mod tests {
         let ps = ntt_primes(60, two_n, 3, &qs).unwrap();
         let ring = RingContext::new(n, &qs, &ps, vec![0..2, 2..4, 4..5]).unwrap();
         let (buf, layout) = build(&ring);
+        let at = p_mod_q(&layout).expect("a ring with special primes");
+        let top = layout.mod_down.last().unwrap();
         for (i, &q) in qs.iter().enumerate() {
+            assert_eq!(buf[top.to_slots + i], i as u64, "target {i} is slot {i}");
             let want = ps
                 .iter()
                 .fold(1u128, |acc, &p| acc * (p % q) as u128 % q as u128);
-            assert_eq!(buf[layout.p_mod_q + i] as u128, want, "slot {i}");
+            assert_eq!(buf[at + i] as u128, want, "slot {i}");
         }
     }
 

@@ -233,7 +233,7 @@ impl CudaBackend {
             digits: digits as u32,
             prod_a: product.map_or(0, |p| p.a.ptr(self.s())),
             prod_b: product.map_or(0, |p| p.b.ptr(self.s())),
-            p_mod_q: cx.t(self.inner.layout.p_mod_q),
+            p_mod_q: tables::p_mod_q(&self.inner.layout).map_or(0, |o| cx.t(o)),
             prod_a_spc: product.map_or(0, |p| p.a.slots_per_component() as u32),
             prod_b_spc: product.map_or(0, |p| p.b.slots_per_component() as u32),
             prod_slots: product.map_or(0, |p| p.slots),

@@ -525,7 +525,7 @@ pub(crate) struct KeyProdArgs {
     /// none.
     pub prod_a: u64,
     pub prod_b: u64,
-    /// `P mod q` by slot (`TableLayout::p_mod_q`).
+    /// `P mod q` by slot (`tables::p_mod_q`).
     pub p_mod_q: u64,
     pub prod_a_spc: u32,
     pub prod_b_spc: u32,
