@@ -127,9 +127,7 @@ __device__ __forceinline__ void convert_mma(const u64* in, u32 n, u32 from_slot0
         const u64* c = tgt_c + tt * 8;
         u64 lo, hi;
         mma_target_sum<KC>(a, frag + tt * KC * 64, lane, lo, hi);
-        const u64 pk = c[3];
-        const u128 x = (u128)lo + ((u128)hi << 32) + (u128)c[2] * (u32)alpha + c[1] + extra;
-        return mma_reduce(x, c[0], (u32)(pk >> 32) & 0xff, (u32)pk);
+        return mma_residue(lo, hi, (u128)c[2] * (u32)alpha + c[1] + extra, c[0], c[3]);
     };
     u64 rounded = 0;
     if (top_w) {

@@ -54,6 +54,13 @@ __device__ __forceinline__ u64 mma_reduce(u128 x, u64 q, u32 s, u32 mu) {
     return csub(csub(x0 - (u64)e * q, q), q);
 }
 
+// A target's residue of T + `add`, T = lo + hi·2^32 the byte sums of `mma_target_sum`, with the
+// reduction's constants packed as mu | s << 32 (`packed`; bits from 40 up are ignored).
+__device__ __forceinline__ u64 mma_residue(u64 lo, u64 hi, u128 add, u64 q, u64 packed) {
+    const u128 x = (u128)lo + ((u128)hi << 32) + add;
+    return mma_reduce(x, q, (u32)(packed >> 32) & 0xff, (u32)packed);
+}
+
 // Targets a loop iteration of the MMA kernels finishes side by side (independent chains of
 // MMAs, exchanges and reductions that hide each other's latency; A/B runs: -DMMA_UNROLL=N).
 #ifndef MMA_UNROLL

@@ -272,8 +272,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
         const u64 q = cb[0];
         u64* dv = sv + srq_v_at(kk, own);
         // d_k·(t·Q^-1) reduced (Shoup) keeps x below 2^(s+32): R < 2^65, b_k >= 2^35.
-        const u128 x = (u128)lo + ((u128)hi << 32) + round + mul_shoup(*dv, cb[4], cb[5], q);
-        const u64 r = mma_reduce(x, q, (u32)(cb[3] >> 32), (u32)cb[3]);
+        const u64 r = mma_residue(lo, hi, round + mul_shoup(*dv, cb[4], cb[5], q), q, cb[3]);
         const u64 v = mul_shoup(mod_add(r, cb[6], q), cb[7], cb[8], q);
         f += (u128)v * cb[1] + (u128)__umul64hi(v, cb[2]);
         *dv = v;
@@ -304,8 +303,8 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
         u64 lo, hi;
         mma_target_sum<KC>(a, frag + t * KC * 64, lane, lo, hi);
         // + alpha·(q - B mod q) - ⌊B/2⌋ mod q.
-        const u128 x = (u128)lo + ((u128)hi << 32) + (u128)sq[t][1] * (u32)alpha + sq[t][2];
-        const u64 y = mma_reduce(x, sq[t][0], (u32)(sq[t][3] >> 32), (u32)sq[t][3]);
+        const u64 y =
+            mma_residue(lo, hi, (u128)sq[t][1] * (u32)alpha + sq[t][2], sq[t][0], sq[t][3]);
         out[((u64)c * out_stride + t) * n + k] = y;
     }
 }
