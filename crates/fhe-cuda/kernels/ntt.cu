@@ -512,6 +512,10 @@ struct FusedArgs {
     // RESCALE_STORE reads the old word of `a` at a + src_delta (words): 0 in place, else the
     // input buffer's limb of the same slot (an out-of-place rescale, same layout).
     long long src_delta;
+    // Exact converted limbs (FUSED_EXACT) with coef_delta != 0 (words) subtract P·c, c the word
+    // at a + coef_delta (the same element of a coefficient-form limb of slot s laid out like
+    // `a`): mod_down of an output that is still in coefficient form (`convert_words`).
+    long long coef_delta;
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
 };
@@ -522,10 +526,15 @@ struct FusedArgs {
 // kernel's.
 // With EXACT (the kernels of FUSED_EXACT only, so that the others keep their registers), an
 // exact row (CONVERT_EXACT) adds alpha·(q - Q mod q) before the reduction (the sum stays below
-// D·2^122 + 2^3·2^61 < 2^128), the same residue as `convert_exact`.
+// D·2^122 + 2^3·2^61 < 2^128), the same residue as `convert_exact`. With `coef` (exact rows
+// only; mod_down's rows, whose source product Q is P) it also adds c_k·(q - P mod q) for the
+// word c_k at coef[k << shift], one more term below 2^122: the residue of conv - P·c. mod_down's
+// finish then yields (acc - NTT(conv - P·c))·P^-1 = NTT(c) + (acc - NTT(conv))·P^-1, the
+// output's c in coefficient form added without its NTT.
 template <int D, int E, bool EXACT>
 __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 shift, u32 n,
-                                              const u64* row, const Mod& m, const u64* slots) {
+                                              const u64* row, const Mod& m, const u64* slots,
+                                              const u64* coef) {
     u64 h[D];
 #pragma unroll
     for (int i = 0; i < D; i++) h[i] = row[2 + i];
@@ -552,6 +561,7 @@ __device__ __forceinline__ void convert_words(u64 (&w)[E], const u64* gsrc, u32 
                 f += (u128)v * bhi[i] + __umul64hi(v, blo[i]);
             }
             acc += (u128)(u64)(f >> 64) * q_comp;
+            if (coef) acc += (u128)coef[(u64)k << shift] * q_comp;
             w[k] = mod_sub(reduce_u128(acc, m), h_out, m.q);
         }
         return;
@@ -757,10 +767,11 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 if (!converted) {
                     const Mod mi = load_mod(slots, s);
                     constexpr bool EX = (FUSED & FUSED_EXACT) != 0;
+                    const u64* coef = EX && fa.coef_delta ? a + fa.coef_delta + goff : nullptr;
                     switch (head & CONVERT_COUNT_MASK) {
-                    case 2: convert_words<2, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
-                    case 3: convert_words<3, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
-                    default: convert_words<4, E, EX>(w, gsrc, shift, n, row, mi, slots); break;
+                    case 2: convert_words<2, E, EX>(w, gsrc, shift, n, row, mi, slots, coef); break;
+                    case 3: convert_words<3, E, EX>(w, gsrc, shift, n, row, mi, slots, coef); break;
+                    default: convert_words<4, E, EX>(w, gsrc, shift, n, row, mi, slots, coef); break;
                     }
                 }
             } else if (((FUSED & FUSED_RESCALE) && (mode & RESCALE_LOAD)) ||

@@ -62,7 +62,15 @@ impl CudaBackend {
                 level,
                 extended: false,
             })?;
-            self.mod_down_any(&accs[cur], &mut out, false, Some((c, g)), t, None, 0)?;
+            self.mod_down_any(
+                &accs[cur],
+                &mut out,
+                false,
+                Some((c, g)),
+                t,
+                None,
+                Addend::Ntt,
+            )?;
             if let Some(f) = forked {
                 f.join()?;
             }
@@ -102,7 +110,7 @@ impl CudaBackend {
 
     /// Relinearization of `c` (`Backend::relinearize_mod_t`); with `coeffs`, mod_up starts from
     /// that coefficient form of `c_2` ([`CudaBackend::mod_up_prescale`]) instead of an inverse
-    /// NTT.
+    /// NTT; `addend` says how `c_0`, `c_1` come in ([`Addend`]).
     pub(super) fn relinearize_from(
         &self,
         mut c: DevicePoly,
@@ -110,8 +118,9 @@ impl CudaBackend {
         rescale: bool,
         t: u64,
         coeffs: Option<ScratchPoly<'_>>,
-        product: Option<Product<'_>>,
+        addend: Addend<'_>,
     ) -> Result<DevicePoly> {
+        let product = addend.product();
         // The default body, with the accumulator written (not zeroed, then accumulated); the
         // digits and the accumulator are scratch buffers, alive until mod_down is enqueued.
         let mut ext = self.scratch(self.mod_up_shape(&c, 2)?)?;
@@ -122,9 +131,24 @@ impl CudaBackend {
             &c, 2, relin_key, None, &mut ext, &mut acc, top, coeffs, product,
         )?;
         self.truncate_components(&mut c, 2)?;
-        let prod_slots = product.map_or(0, |p| p.slots);
-        self.mod_down_any(&acc, &mut c, rescale, None, t, pending, prod_slots)?;
+        self.mod_down_any(&acc, &mut c, rescale, None, t, pending, addend)?;
         Ok(c)
+    }
+
+    /// Whether mod_down (at any level; with the rescale when `rescale`) converts its special
+    /// part as its first forward pass loads it (exact rows of `TableLayout::mod_down_row0`,
+    /// after an inverse NTT with prescaled constants): that pass runs before the join
+    /// (`early_first_on`), without the rescale, for 2..=4 special primes, where the converted
+    /// loads apply (`ntt::convert_on_load`). Where it holds, an [`Addend::Coefficients`]
+    /// output can be added through the conversion.
+    pub(super) fn mod_down_converts_on_load(&self, rescale: bool) -> bool {
+        let cx = self.cx();
+        !rescale
+            && kernels::ntt::finish_fusable(&cx)
+            && early_first_on(self.inner.ring.p_count())
+            && convert_loads_on()
+            && self.inner.layout.mod_down_row0.is_some()
+            && kernels::ntt::convert_on_load(&cx)
     }
 
     /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
@@ -565,14 +589,15 @@ impl CudaBackend {
         out: &mut DevicePoly,
         rescale: bool,
     ) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None, 1, None, 0)
+        self.mod_down_any(acc, out, rescale, None, 1, None, Addend::Ntt)
     }
 
     /// `mod_down_into_mod_t` (shapes checked here), with the rotation's `(c, g)` folded into the
     /// last step. With `pending` (the fused key product's rows, not yet launched,
     /// [`CudaBackend::mod_up_and_product`]), the side stream ([`crate::side`]) launches the rows
     /// this step starts from and then the steps before the last NTT, while the main stream
-    /// launches the other rows; the side stream is joined back before the last NTT.
+    /// launches the other rows; the side stream is joined back before the last NTT. `addend`
+    /// says how the output's `c_0`, `c_1` come in ([`Addend`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn mod_down_any(
         &self,
@@ -582,7 +607,7 @@ impl CudaBackend {
         rot: Option<(&DevicePoly, u64)>,
         t_mod: u64,
         pending: Option<PendingRows<'_>>,
-        prod_slots: u32,
+        addend: Addend<'_>,
     ) -> Result<()> {
         self.check(acc)?;
         self.check(out)?;
@@ -647,15 +672,16 @@ impl CudaBackend {
         // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
         // of the conversion kernel.
         let early_first = kernels::ntt::finish_fusable(&self.cx()) && early_first_on(r.p_count());
-        let prescale = match early_first
-            && !rescale
-            && convert_loads_on()
-            && self.inner.layout.mod_down_row0.is_some()
-            && kernels::ntt::convert_on_load(&self.cx())
-        {
+        let prescale = match self.mod_down_converts_on_load(rescale) {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
+        let coefficients = matches!(addend, Addend::Coefficients);
+        if coefficients && (prescale.is_none() || t_mod != 1 || rot.is_some()) {
+            return Err(shape_err(
+                "mod_down: a coefficient-form output needs converted loads, t = 1 and no rotation",
+            ));
+        }
         // A split first pass (its main part still to launch) forks the low-priority side
         // stream, so that the side stream's latency-bound launches do not hold that part back.
         let side = match (&pending, &self.inner.side_low) {
@@ -796,8 +822,18 @@ impl CudaBackend {
             kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level, t_tab)?;
         }
         let lc = conv.limbs(self.s());
-        if early_first {
-            kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?;
+        match (&lifted, coefficients) {
+            // The output's words (coefficient form, `out` laid out like `conv`) go into the
+            // converted limbs as they load.
+            (Some(l), true) => {
+                if lo.spc != lc.spc {
+                    return Err(shape_err("mod_down: output and conversion laid out unlike"));
+                }
+                let delta = (lo.ptr as i64 - lc.ptr as i64) / 8;
+                kernels::ntt::forward_finish_first_adding(&cx, l, delta)?;
+            }
+            _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
+            _ => {}
         }
         if let (Some(p), Some(f)) = (pending, forked) {
             if !late_first {
@@ -820,7 +856,12 @@ impl CudaBackend {
             level: level as u32,
             mode: kernels::ntt::Finish::Plain,
             use_t: 0,
-            prod_slots,
+            prod_slots: match addend {
+                Addend::Ntt => 0,
+                Addend::Product(p) => p.slots,
+                // Added through the conversion: no slot of the output is read.
+                Addend::Coefficients => level as u32 + 1,
+            },
             tp: ew::Scalars::new(&[])?,
         };
         if rescale {

@@ -78,6 +78,32 @@ pub(crate) struct Product<'p> {
     slots: u32,
 }
 
+/// How the `c_0`, `c_1` that a relinearization adds its key switch to reach mod_down's last
+/// step ([`CudaBackend::mod_down_any`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Addend<'p> {
+    /// In NTT form in the output buffer, read by the finish.
+    Ntt,
+    /// As the product of two ciphertexts, which the key product's rows add ([`Product`]); the
+    /// finish reads the output's slots from `Product::slots` up only.
+    Product(Product<'p>),
+    /// In coefficient form in the output buffer (BFV's product before its NTT): mod_down's
+    /// converting pass subtracts `P·c` from the converted special part, so the finish adds
+    /// `NTT(c)` without reading the output and `c_0`, `c_1` are never transformed. Needs
+    /// [`CudaBackend::mod_down_converts_on_load`] and `t = 1`.
+    Coefficients,
+}
+
+impl<'p> Addend<'p> {
+    /// The product the key product's rows add, if any.
+    fn product(self) -> Option<Product<'p>> {
+        match self {
+            Addend::Product(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 /// How [`CudaBackend::mod_up_key_product`] enqueues the fused key product's rows.
 #[derive(Clone, Copy)]
 enum Rows {
@@ -1079,7 +1105,7 @@ impl Backend for CudaBackend {
         let slots = level as u32 + u32::from(!rescale);
         let c = self.tensor_from(a, b, slots)?;
         let product = Product { a, b, slots };
-        self.relinearize_from(c, relin_key, rescale, t, None, Some(product))
+        self.relinearize_from(c, relin_key, rescale, t, None, Addend::Product(product))
     }
 
     fn tensor_scale_round(
@@ -1089,7 +1115,7 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, tables, None)
+        self.tensor_scale_round_impl(a, b, tables, None, 0)
     }
 
     fn automorphism_into(
@@ -1211,7 +1237,7 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<()> {
-        self.mod_down_any(acc, out, rescale, None, t, None, 0)
+        self.mod_down_any(acc, out, rescale, None, t, None, Addend::Ntt)
     }
 
     fn key_switch(
@@ -1236,7 +1262,7 @@ impl Backend for CudaBackend {
             level: c.shape.level,
             extended: false,
         })?;
-        self.mod_down_any(&acc, &mut out, false, None, 1, pending, 0)?;
+        self.mod_down_any(&acc, &mut out, false, None, 1, pending, Addend::Ntt)?;
         Ok(out)
     }
 
@@ -1247,7 +1273,7 @@ impl Backend for CudaBackend {
         rescale: bool,
         t: u64,
     ) -> Result<DevicePoly> {
-        self.relinearize_from(c, relin_key, rescale, t, None, None)
+        self.relinearize_from(c, relin_key, rescale, t, None, Addend::Ntt)
     }
 
     fn tensor_scale_round_relin(
@@ -1262,6 +1288,16 @@ impl Backend for CudaBackend {
         // The product's third component goes to mod_up in coefficient form, before the
         // product's NTT: `coeffs` takes the place of mod_up's inverse NTT.
         let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
+        // Where mod_down converts on load, c_0 and c_1 stay in coefficient form and reach the
+        // result through that conversion (`Addend::Coefficients`): only c_2 is transformed.
+        let addend = match bfv_coefficient_addend_on() && self.mod_down_converts_on_load(false) {
+            true => Addend::Coefficients,
+            false => Addend::Ntt,
+        };
+        let ntt_from = match addend {
+            Addend::Coefficients => 2,
+            _ => 0,
+        };
         let c = self.tensor_scale_round_impl(
             a,
             b,
@@ -1270,8 +1306,9 @@ impl Backend for CudaBackend {
                 let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
                 self.mod_up_prescale(c2, &coeffs, level)
             }),
+            ntt_from,
         )?;
-        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), None)
+        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
     }
 
     fn rotate_hoisted_mod_t(
@@ -1298,7 +1335,15 @@ impl Backend for CudaBackend {
                 level,
                 extended: false,
             })?;
-            self.mod_down_any(&acc, &mut out, false, Some((c, *g)), t, pending, 0)?;
+            self.mod_down_any(
+                &acc,
+                &mut out,
+                false,
+                Some((c, *g)),
+                t,
+                pending,
+                Addend::Ntt,
+            )?;
             return Ok(vec![out]);
         }
         self.mod_up_into(c, 1, &mut ext)?;
@@ -1373,4 +1418,11 @@ impl CudaBackend {
 /// (`FHE_RESCALE_COPY_FOLD=0` turns it off, for A/B runs).
 fn copy_fold_on() -> bool {
     switch_on!("FHE_RESCALE_COPY_FOLD")
+}
+
+/// Whether BFV's multiply + relinearize leaves the product's `c_0`, `c_1` in coefficient form
+/// for mod_down's conversion to add ([`Addend::Coefficients`]) where that applies
+/// (`FHE_BFV_COEFF_ADDEND=0` transforms them as before, for A/B runs).
+fn bfv_coefficient_addend_on() -> bool {
+    switch_on!("FHE_BFV_COEFF_ADDEND")
 }

@@ -60,7 +60,9 @@ impl CudaBackend {
 
     /// `tensor_scale_round` (inputs checked). `before_ntt`, if given, is called with the result
     /// while it is still in coefficient form, after the conversion back to Q and before the
-    /// forward NTT that ends the product (what it enqueues runs in between).
+    /// forward NTT that ends the product (what it enqueues runs in between). That NTT covers
+    /// the components from `ntt_from` on: those below stay in coefficient form (0 for the
+    /// whole product in NTT form).
     #[allow(clippy::type_complexity)]
     pub(super) fn tensor_scale_round_impl(
         &self,
@@ -68,6 +70,7 @@ impl CudaBackend {
         b: &DevicePoly,
         tables: &ScaleRoundTables,
         before_ntt: Option<&mut dyn FnMut(&DevicePoly) -> Result<()>>,
+        ntt_from: u32,
     ) -> Result<DevicePoly> {
         let sr = self.sr_tables(tables)?;
         let lay = &sr.layout;
@@ -174,7 +177,9 @@ impl CudaBackend {
         if let Some(f) = before_ntt {
             f(&out)?;
         }
-        kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
+        let limbs = out.limbs(self.s());
+        let ntt_comps = limbs.comps.saturating_sub(ntt_from);
+        kernels::ntt::forward(&self.cx(), limbs.components(ntt_from, ntt_comps))?;
         Ok(out)
     }
 }

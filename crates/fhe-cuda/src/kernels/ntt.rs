@@ -404,6 +404,12 @@ enum Passes {
 /// [`forward_list`], or only the first of two passes (the second is then run by
 /// [`forward_key_product`] or [`forward_last_list`]), or only the last.
 fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
+    forward_passes_adding(cx, limbs, which, 0)
+}
+
+/// [`forward_passes`] whose exact converted loads also subtract `P·c` (`coef_delta`, see
+/// [`forward_finish_first_adding`]; 0 for none).
+fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i64) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let (tw, tws) = (cx.t(cx.layout.ntt.fwd), cx.t(cx.layout.ntt.fwd_shoup));
@@ -454,6 +460,7 @@ fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
                     let mode = 0u32;
                     let fa = FusedArgs {
                         conv_rows: cx.t(cx.layout.convert_rows),
+                        coef_delta,
                         ..FusedArgs::default()
                     };
                     launch!(
@@ -774,6 +781,31 @@ pub(crate) fn forward_finish_first(cx: &Ctx, conv: LimbSet, lifted: Option<&[Lim
     }
 }
 
+/// [`forward_finish_first`] of mod_down's converted limbs `lifted` (all `Load::ConvertExact`)
+/// for an output whose two components are still in coefficient form: each converted word
+/// `conv` becomes `conv - P·c` (the exact rows hold `P mod q`), `c` the output's word at
+/// `coef_delta` words from the converted limb's (both buffers laid out alike). mod_down's
+/// finish, with every output slot taken as zero ([`FinishArgs::prod_slots`]), then yields
+/// `NTT(c) + (acc - NTT(conv))·P^-1`: the output's NTT is never run.
+pub(crate) fn forward_finish_first_adding(
+    cx: &Ctx,
+    lifted: &[Limb],
+    coef_delta: i64,
+) -> Result<()> {
+    // On a ring of one pass the first pass would run nothing.
+    if coef_delta == 0
+        || passes(cx.n.trailing_zeros())[1].s == 0
+        || !lifted
+            .iter()
+            .all(|l| matches!(l.load, Load::ConvertExact(_)))
+    {
+        return Err(crate::error::Error::Unsupported {
+            what: "a coefficient-form mod_down output without exact converted loads".into(),
+        });
+    }
+    forward_passes_adding(cx, lifted, Passes::First, coef_delta)
+}
+
 /// The last part of [`forward_finish`] (needs [`finish_fusable`], after
 /// [`forward_finish_first`]): the last pass fused with mod_down's last step.
 pub(crate) fn forward_finish_last(cx: &Ctx, args: &FinishArgs) -> Result<()> {
@@ -803,10 +835,13 @@ struct FusedArgs {
     conv_rows: u64,
     /// The rescale's store reads the old words at `out + src_delta` words (0: in place).
     src_delta: i64,
+    /// Exact converted limbs subtract `P·c`, `c` the word at `dst + coef_delta` (0: none; see
+    /// [`forward_finish_first_adding`]).
+    coef_delta: i64,
     tq_w: [u64; MAX_FUSED_SLOTS],
     tq_ws: [u64; MAX_FUSED_SLOTS],
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64) matching `struct
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, 2 i64, 2 arrays of u64) matching `struct
 // FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
@@ -821,6 +856,7 @@ impl Default for FusedArgs {
             use_t: 0,
             conv_rows: 0,
             src_delta: 0,
+            coef_delta: 0,
             tq_w: [0; MAX_FUSED_SLOTS],
             tq_ws: [0; MAX_FUSED_SLOTS],
         }
