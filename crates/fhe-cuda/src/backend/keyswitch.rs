@@ -108,9 +108,10 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Relinearization of `c` (`Backend::relinearize_mod_t`); with `coeffs`, mod_up starts from
-    /// that coefficient form of `c_2` ([`CudaBackend::mod_up_prescale`]) instead of an inverse
-    /// NTT; `addend` says how `c_0`, `c_1` come in ([`Addend`]).
+    /// Relinearization of `c` (`Backend::relinearize_mod_t`); with `coeffs`, `c_2` is in
+    /// coefficient form (BFV's product before its NTT) and mod_up starts from `coeffs`, that
+    /// coefficient form prescaled ([`CudaBackend::mod_up_prescale`]), instead of an inverse NTT;
+    /// `addend` says how `c_0`, `c_1` come in ([`Addend`]).
     pub(super) fn relinearize_from(
         &self,
         mut c: DevicePoly,
@@ -230,8 +231,26 @@ impl CudaBackend {
         let digits = ext.shape.components;
         self.check_key(key, digits, c.shape.level)?;
         let map = galois.map(|g| self.galois_map(g)).transpose()?;
-        let (fwd, workspace) = self.mod_up_convert(c, component, ext, false, coeffs)?;
+        // With `coeffs`, the component itself is in coefficient form: the digits' own limbs go
+        // through the same passes as the raised ones (first pass from the component, last pass
+        // in the key product), so the key product reads no limb of the input.
+        let input_in_coefficients = coeffs.is_some();
+        let (mut fwd, workspace) = self.mod_up_convert(c, component, ext, false, coeffs)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
+        let n = self.inner.ring.n() as u64;
+        let cspc = c.slots_per_component() as u64;
+        if input_in_coefficients {
+            let (cp, ep) = (c.ptr(self.s()), ext.ptr(self.s()));
+            let espc = ext.slots_per_component() as u64;
+            for (j, up) in ups.iter().enumerate() {
+                fwd.extend(up.digit.clone().map(|s| kernels::ntt::Limb {
+                    src: cp + 8 * (component as u64 * cspc + s as u64) * n,
+                    dst: ep + 8 * (j as u64 * espc + s as u64) * n,
+                    slot: s as u32,
+                    load: Load::Plain,
+                }));
+            }
+        }
         let acc_set = acc.limbs(self.s()).components(0, 1);
         let rows: Vec<(u32, Option<u32>)> = acc_set
             .limbs()
@@ -239,12 +258,11 @@ impl CudaBackend {
             .map(|l| {
                 let own = ups
                     .iter()
-                    .position(|up| up.digit.contains(&(l.slot as usize)));
+                    .position(|up| up.digit.contains(&(l.slot as usize)))
+                    .filter(|_| !input_in_coefficients);
                 (l.slot, own.map(|j| j as u32))
             })
             .collect();
-        let n = self.inner.ring.n() as u64;
-        let cspc = c.slots_per_component() as u64;
         let args = kernels::ntt::KeyProdArgs {
             ext: ext.ptr(self.s()),
             key: key.ptr(self.s()),
@@ -522,6 +540,11 @@ impl CudaBackend {
                 return Err(shape_err(
                     "mod_up: the product's components need the fused key product",
                 ));
+            }
+            if coeffs.is_some() {
+                // The digits' own limbs are copied from the component in NTT form.
+                let l = c.limbs(self.s()).components(component as u32, 1);
+                kernels::ntt::forward(&self.cx(), Self::q_only(l, 0, c.shape.level as u32 + 1))?;
             }
             self.mod_up_into_from(c, component, ext, coeffs)?;
             self.key_acc(ext, key, galois, acc)?;

@@ -1115,7 +1115,7 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, tables, None, 0)
+        self.tensor_scale_round_impl(a, b, tables, None, 0..3)
     }
 
     fn automorphism_into(
@@ -1289,14 +1289,15 @@ impl Backend for CudaBackend {
         // product's NTT: `coeffs` takes the place of mod_up's inverse NTT.
         let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
         // Where mod_down converts on load, c_0 and c_1 stay in coefficient form and reach the
-        // result through that conversion (`Addend::Coefficients`): only c_2 is transformed.
+        // result through that conversion (`Addend::Coefficients`); c_2 stays in coefficient form
+        // too, for mod_up's passes (`relinearize_from` with `coeffs`).
         let addend = match bfv_coefficient_addend_on() && self.mod_down_converts_on_load(false) {
             true => Addend::Coefficients,
             false => Addend::Ntt,
         };
-        let ntt_from = match addend {
-            Addend::Coefficients => 2,
-            _ => 0,
+        let ntt = match addend {
+            Addend::Coefficients => 0..0,
+            _ => 0..2,
         };
         let c = self.tensor_scale_round_impl(
             a,
@@ -1306,7 +1307,7 @@ impl Backend for CudaBackend {
                 let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
                 self.mod_up_prescale(c2, &coeffs, level)
             }),
-            ntt_from,
+            ntt,
         )?;
         self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
     }

@@ -61,8 +61,8 @@ impl CudaBackend {
     /// `tensor_scale_round` (inputs checked). `before_ntt`, if given, is called with the result
     /// while it is still in coefficient form, after the conversion back to Q and before the
     /// forward NTT that ends the product (what it enqueues runs in between). That NTT covers
-    /// the components from `ntt_from` on: those below stay in coefficient form (0 for the
-    /// whole product in NTT form).
+    /// the components `ntt` (`0..3` for the whole product in NTT form); the others stay in
+    /// coefficient form.
     #[allow(clippy::type_complexity)]
     pub(super) fn tensor_scale_round_impl(
         &self,
@@ -70,7 +70,7 @@ impl CudaBackend {
         b: &DevicePoly,
         tables: &ScaleRoundTables,
         before_ntt: Option<&mut dyn FnMut(&DevicePoly) -> Result<()>>,
-        ntt_from: u32,
+        ntt: std::ops::Range<u32>,
     ) -> Result<DevicePoly> {
         let sr = self.sr_tables(tables)?;
         let lay = &sr.layout;
@@ -177,9 +177,10 @@ impl CudaBackend {
         if let Some(f) = before_ntt {
             f(&out)?;
         }
-        let limbs = out.limbs(self.s());
-        let ntt_comps = limbs.comps.saturating_sub(ntt_from);
-        kernels::ntt::forward(&self.cx(), limbs.components(ntt_from, ntt_comps))?;
+        if !ntt.is_empty() {
+            let limbs = out.limbs(self.s()).components(ntt.start, ntt.len() as u32);
+            kernels::ntt::forward(&self.cx(), limbs)?;
+        }
         Ok(out)
     }
 }
