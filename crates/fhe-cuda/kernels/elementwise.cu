@@ -113,25 +113,46 @@ extern "C" __global__ void elementwise_affine(LimbSet out, LimbSet in, Scalars a
 // of output component 0 (the other two follow at +spc*n); `a` and `b` likewise. The first two
 // components are written only at slots from `c01_from` (0: all; the key product adds them
 // below it, `KeyProdArgs::prod_a` of ntt.cu).
+// Coefficient k of one limb of the tensor: limb `ia` of `a` and `ib` of `b` (each with its
+// components spc·n words apart) into limb `io` of `out`, the first two components only with c01.
+__device__ __forceinline__ void tensor_limb(const LimbSet& out, u32 io, const LimbSet& a, u32 ia,
+                                            const LimbSet& b, u32 ib, u32 k, const Mod& m,
+                                            bool c01) {
+    u64* o = limbset_ptr(out, io);
+    const u64* x = limbset_ptr(a, ia);
+    const u64* y = limbset_ptr(b, ib);
+    u64 oc = (u64)out.spc * out.n, ac = (u64)a.spc * a.n, bc = (u64)b.spc * b.n;
+    u64 a1 = x[ac + k], b1 = y[bc + k];
+    if (c01) {
+        u64 a0 = x[k], b0 = y[k];
+        o[k] = mod_mul(a0, b0, m);
+        o[oc + k] = reduce_u128((u128)a0 * b1 + (u128)a1 * b0, m);
+    }
+    o[2 * oc + k] = mod_mul(a1, b1, m);
+}
+
 extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots,
                                               u32 c01_from) {
     pdl_wait();
     u32 idx = blockIdx.y;
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= out.n) return;
-    u64* o = limbset_ptr(out, idx);
-    const u64* x = limbset_ptr(a, idx);
-    const u64* y = limbset_ptr(b, idx);
-    u64 oc = (u64)out.spc * out.n, ac = (u64)a.spc * a.n, bc = (u64)b.spc * b.n;
     const u32 s = limbset_slot(out, idx);
-    Mod m = load_mod(slots, s);
-    u64 a1 = x[ac + k], b1 = y[bc + k];
-    if (s >= c01_from) {
-        u64 a0 = x[k], b0 = y[k];
-        o[k] = mod_mul(a0, b0, m);
-        o[oc + k] = reduce_u128((u128)a0 * b1 + (u128)a1 * b0, m);
-    }
-    o[2 * oc + k] = mod_mul(a1, b1, m);
+    tensor_limb(out, idx, a, idx, b, idx, k, load_mod(slots, s), s >= c01_from);
+}
+
+// The tensor over two pairs of operands in one launch: `out`'s limbs below `split` from limbs
+// of `a`, `b`, the others from `a2`, `b2` (from their first limb on): BFV's tensor over Q ∪ B,
+// whose Q limbs are read from the ciphertexts and whose B limbs from the lifted buffer.
+extern "C" __global__ void elementwise_tensor_pairs(LimbSet out, LimbSet a, LimbSet b, LimbSet a2,
+                                                    LimbSet b2, u32 split, const u64* slots) {
+    pdl_wait();
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    const Mod m = load_mod(slots, limbset_slot(out, idx));
+    if (idx < split) tensor_limb(out, idx, a, idx, b, idx, k, m, true);
+    else tensor_limb(out, idx, a2, idx - split, b2, idx - split, k, m, true);
 }
 
 // Rescale, step 1: `t` holds at slot `level` the coefficients r of each component's top limb;

@@ -143,12 +143,11 @@ impl CudaBackend {
         // back to coefficient form.
         let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
         let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
-        ew::tensor(&scx, set(dp, total, 1, 0, ql), q_of(a), q_of(b))?;
-        ew::tensor(
+        ew::tensor_pairs(
             &scx,
-            set(dp, total, 1, ql, bl),
-            set(ep, total, 1, ql, bl),
-            set(b_ext, total, 1, ql, bl),
+            set(dp, total, 1, 0, total),
+            (q_of(a), q_of(b)),
+            (set(ep, total, 1, ql, bl), set(b_ext, total, 1, ql, bl)),
         )?;
         kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
         // Steps 3 and 4: scale and round into B, exact centred conversion back to Q (one

@@ -111,13 +111,9 @@ pub(crate) fn affine(
 }
 
 /// `elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots, u32 c01_from)`:
-/// all three components.
-pub(crate) fn tensor(cx: &Ctx, out: LimbSet, a: LimbSet, b: LimbSet) -> Result<()> {
-    tensor_from(cx, out, a, b, 0)
-}
-
-/// The tensor product with its first two components written only at slots from `c01_from`
-/// (the key product adds them below, `ntt::KeyProdArgs::prod_a`); the third at every slot.
+/// the tensor product with its first two components written only at slots from `c01_from`
+/// (0: everywhere; the key product adds them below, `ntt::KeyProdArgs::prod_a`); the third at
+/// every slot.
 pub(crate) fn tensor_from(
     cx: &Ctx,
     out: LimbSet,
@@ -126,6 +122,36 @@ pub(crate) fn tensor_from(
     c01_from: u32,
 ) -> Result<()> {
     launch_pair(cx, "elementwise_tensor", out, a, b, c01_from)
+}
+
+/// The tensor product over two pairs of operands in one launch: `out`'s first `a.count()`
+/// limbs from `(a, b)`, the rest from `(a2, b2)` (`elementwise_tensor_pairs`).
+pub(crate) fn tensor_pairs(
+    cx: &Ctx,
+    out: LimbSet,
+    (a, b): (LimbSet, LimbSet),
+    (a2, b2): (LimbSet, LimbSet),
+) -> Result<()> {
+    let split = a.count();
+    if b.count() != split || a2.count() != b2.count() || out.count() != split + a2.count() {
+        return Err(Error::Unsupported {
+            what: "a tensor over two pairs whose limb counts do not add up".into(),
+        });
+    }
+    let f = cx.dev.function("elementwise", "elementwise_tensor_pairs")?;
+    let slots = cx.slots();
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &a,
+        &b,
+        &a2,
+        &b2,
+        &split,
+        &slots
+    )
 }
 
 /// Launches `kernel(LimbSet out, LimbSet a, LimbSet b, const u64* slots, u32 x)` over `out`'s
