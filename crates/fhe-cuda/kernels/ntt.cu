@@ -488,7 +488,9 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define CONVERT_EXACT 0x400u
 // The FUSED template argument of the forward passes: the set of load and store paths a kernel
 // compiles (0: plain). FUSED_LIFT: lifted loads; FUSED_CONVERT: converted loads; FUSED_EXACT:
-// exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_RESCALE: the rescale's modes.
+// exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_COEF: with them, the
+// coefficient-form output subtracted (`FusedArgs::coef_delta`, `ntt_fwd_convert_coef_r8_S`,
+// BFV's multiply + relinearize only); FUSED_RESCALE: the rescale's modes.
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
 // three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
@@ -498,6 +500,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define FUSED_CONVERT 2
 #define FUSED_EXACT 4
 #define FUSED_RESCALE 8
+#define FUSED_COEF 16
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -512,12 +515,12 @@ struct FusedArgs {
     // RESCALE_STORE reads the old word of `a` at a + src_delta (words): 0 in place, else the
     // input buffer's limb of the same slot (an out-of-place rescale, same layout).
     long long src_delta;
-    // Exact converted limbs (FUSED_EXACT) with coef_delta != 0 (words) subtract P·c, c the word
-    // at a + coef_delta (the same element of a coefficient-form limb of slot s laid out like
-    // `a`): mod_down of an output that is still in coefficient form (`convert_words`).
-    long long coef_delta;
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
+    // Exact converted limbs (kernels of FUSED_COEF) subtract P·c, c the word at a + coef_delta
+    // (words; the same element of a coefficient-form limb of slot s laid out like `a`): mod_down
+    // of an output that is still in coefficient form (`convert_words`).
+    long long coef_delta;
 };
 
 // The converted words of a limb (CONVERT_FLAG): w[k] holds source 0's word at the element's
@@ -767,7 +770,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 if (!converted) {
                     const Mod mi = load_mod(slots, s);
                     constexpr bool EX = (FUSED & FUSED_EXACT) != 0;
-                    const u64* coef = EX && fa.coef_delta ? a + fa.coef_delta + goff : nullptr;
+                    constexpr bool CO = (FUSED & FUSED_COEF) != 0;
+                    const u64* coef = CO ? a + fa.coef_delta + goff : nullptr;
                     switch (head & CONVERT_COUNT_MASK) {
                     case 2: convert_words<2, E, EX>(w, gsrc, shift, n, row, mi, slots, coef); break;
                     case 3: convert_words<3, E, EX>(w, gsrc, shift, n, row, mi, slots, coef); break;
@@ -1016,6 +1020,8 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                   FUSED_LIFT | FUSED_CONVERT)                                                    \
     NTT_FWD_FUSED(ntt_fwd_convert_exact_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),            \
                   FUSED_LIFT | FUSED_CONVERT | FUSED_EXACT)                                      \
+    NTT_FWD_FUSED(ntt_fwd_convert_coef_r8_##S, S, __maxnreg__(NTT_CONVERT_MAXNREG),             \
+                  FUSED_LIFT | FUSED_CONVERT | FUSED_EXACT | FUSED_COEF)                         \
     NTT_FWD_FUSED(ntt_fwd_rescale_r8_##S, S, __maxnreg__(NTT_RESCALE_MAXNREG), FUSED_RESCALE)   \
     /* copy_delta (words, 0 for none): the first pass also copies its input words there. */     \
     extern "C" __global__ void ntt_inv_r8_##S(LimbList ll, const u64* slots,                     \

@@ -272,6 +272,10 @@ const R8_FWD_CONVERT: [&str; 9] = r8_names!("ntt_fwd_convert_r8_");
 /// The converting copy with exact rows too (`ntt_fwd_convert_exact_r8_S`, mod_down's
 /// `Load::ConvertExact`).
 const R8_FWD_CONVERT_EXACT: [&str; 9] = r8_names!("ntt_fwd_convert_exact_r8_");
+/// The exact converting copy that also subtracts the coefficient-form output
+/// (`ntt_fwd_convert_coef_r8_S`, [`forward_finish_first_adding`]; kept apart so that the others'
+/// exact conversions carry no such path).
+const R8_FWD_CONVERT_COEF: [&str; 9] = r8_names!("ntt_fwd_convert_coef_r8_");
 /// The rescale's passes (its fused load and store modes only), held to fewer registers
 /// (`ntt_fwd_rescale_r8_S`).
 const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
@@ -452,6 +456,7 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
                         .iter()
                         .any(|&w| (w >> LIFT_SHIFT) & CONVERT_FLAG != 0);
                     let names = match (converts, exact) {
+                        (_, true) if coef_delta != 0 => &R8_FWD_CONVERT_COEF,
                         (_, true) => &R8_FWD_CONVERT_EXACT,
                         (true, false) => &R8_FWD_CONVERT,
                         (false, false) => &R8_FWD_FUSED,
@@ -835,13 +840,13 @@ struct FusedArgs {
     conv_rows: u64,
     /// The rescale's store reads the old words at `out + src_delta` words (0: in place).
     src_delta: i64,
+    tq_w: [u64; MAX_FUSED_SLOTS],
+    tq_ws: [u64; MAX_FUSED_SLOTS],
     /// Exact converted limbs subtract `P·c`, `c` the word at `dst + coef_delta` (0: none; see
     /// [`forward_finish_first_adding`]).
     coef_delta: i64,
-    tq_w: [u64; MAX_FUSED_SLOTS],
-    tq_ws: [u64; MAX_FUSED_SLOTS],
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, u64, 2 i64, 2 arrays of u64) matching `struct
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64) matching `struct
 // FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
@@ -856,9 +861,9 @@ impl Default for FusedArgs {
             use_t: 0,
             conv_rows: 0,
             src_delta: 0,
-            coef_delta: 0,
             tq_w: [0; MAX_FUSED_SLOTS],
             tq_ws: [0; MAX_FUSED_SLOTS],
+            coef_delta: 0,
         }
     }
 }
@@ -1503,6 +1508,7 @@ mod tests {
         assert_eq!(R8_FWD_RESCALE[5], "ntt_fwd_rescale_r8_8");
         assert_eq!(R8_FWD_CONVERT[5], "ntt_fwd_convert_r8_8");
         assert_eq!(R8_FWD_CONVERT_EXACT[5], "ntt_fwd_convert_exact_r8_8");
+        assert_eq!(R8_FWD_CONVERT_COEF[5], "ntt_fwd_convert_coef_r8_8");
         for (i, name) in R8_INV.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
         }
