@@ -109,12 +109,9 @@ extern "C" __global__ void elementwise_affine(LimbSet out, LimbSet in, Scalars a
     limbset_ptr(out, idx)[k] = mul_shoup(x, mul.w[pos], mul.ws[pos], m.q);
 }
 
-// Tensor product, fused: out = (a0 b0, a0 b1 + a1 b0, a1 b1). `out` is the one-component set
-// of output component 0 (the other two follow at +spc*n); `a` and `b` likewise. The first two
-// components are written only at slots from `c01_from` (0: all; the key product adds them
-// below it, `KeyProdArgs::prod_a` of ntt.cu).
-// Coefficient k of one limb of the tensor: limb `ia` of `a` and `ib` of `b` (each with its
-// components spc·n words apart) into limb `io` of `out`, the first two components only with c01.
+// Coefficient k of one limb of the tensor product, out = (a0 b0, a0 b1 + a1 b0, a1 b1): limb
+// `ia` of `a` and `ib` of `b` (each with its components spc·n words apart) into limb `io` of
+// `out`, the first two components only with c01.
 __device__ __forceinline__ void tensor_limb(const LimbSet& out, u32 io, const LimbSet& a, u32 ia,
                                             const LimbSet& b, u32 ib, u32 k, const Mod& m,
                                             bool c01) {
@@ -131,6 +128,9 @@ __device__ __forceinline__ void tensor_limb(const LimbSet& out, u32 io, const Li
     o[2 * oc + k] = mod_mul(a1, b1, m);
 }
 
+// Tensor product, fused. `out` is the one-component set of output component 0 (the other two
+// follow at +spc*n); `a` and `b` likewise. The first two components are written only at slots
+// from `c01_from` (0: all; the key product adds them below it, `KeyProdArgs::prod_a` of ntt.cu).
 extern "C" __global__ void elementwise_tensor(LimbSet out, LimbSet a, LimbSet b, const u64* slots,
                                               u32 c01_from) {
     pdl_wait();
