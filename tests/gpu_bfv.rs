@@ -125,6 +125,17 @@ fn gpu_bfv_operators_bit_identical_cat_compat() {
     assert_bit_identical(&cpu, &gpu);
 }
 
+/// Two special primes (PHANTOM_INT): on the GPU, multiply + relinearize (and `pow`) leave the
+/// product untransformed, its first two components entering through mod_down's converting pass
+/// in coefficient form, its third through mod_up's own passes.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bfv_operators_bit_identical_phantom_int() {
+    let cpu = all_operators(&cpu_context(&params::PHANTOM_INT));
+    let gpu = all_operators(&gpu_context(&params::PHANTOM_INT));
+    assert_bit_identical(&cpu, &gpu);
+}
+
 /// Modulus switching and the operators at lower levels: `mod_switch` of fresh and product
 /// ciphertexts, `mul` (per-level scale-and-round tables), `relinearize`, `mul_plain` with a
 /// re-lifted plaintext and a rotation, each level down to 1; exact against the plaintext.
