@@ -1084,7 +1084,7 @@ impl Backend for CudaBackend {
     }
 
     /// Default: `tensor`, then `relinearize_mod_t`. Where the fused key product and mod_down's
-    /// fused finish apply ([`CudaBackend::product_in_key_product`]), the tensor writes only
+    /// fused finish apply (`CudaBackend::product_in_key_product`), the tensor writes only
     /// `c_2` (and, with the rescale, the top limb of `c_0`, `c_1`, which the rescale's side
     /// chain reads), and the key product's rows add `P·(c_0, c_1)` to the accumulator, so that
     /// mod_down's finish gives `c_0 + (acc_0 - conv_0)·P^-1` without `c_0`, `c_1` written and
