@@ -490,7 +490,8 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // compiles (0: plain). FUSED_LIFT: lifted loads; FUSED_CONVERT: converted loads; FUSED_EXACT:
 // exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_COEF: with them, the
 // coefficient-form output subtracted (`FusedArgs::coef_delta`, `ntt_fwd_convert_coef_r8_S`,
-// BFV's multiply + relinearize only); FUSED_RESCALE: the rescale's modes.
+// BFV's multiply + relinearize only); FUSED_RESCALE: the rescale's modes; FUSED_TENSOR (the
+// inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below).
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
 // three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
@@ -501,6 +502,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define FUSED_EXACT 4
 #define FUSED_RESCALE 8
 #define FUSED_COEF 16
+#define FUSED_TENSOR 32
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -521,7 +523,55 @@ struct FusedArgs {
     // (words; the same element of a coefficient-form limb of slot s laid out like `a`): mod_down
     // of an output that is still in coefficient form (`convert_words`).
     long long coef_delta;
+    // Tensor-product loads (FUSED_TENSOR): a limb whose lift field is TENSOR_FLAG | c reads
+    // a_0 at its src and a_1, b_0, b_1 at src + tensor_delta[part][0..3] (words), part 1 from
+    // slot tensor_split up (BFV's B limbs, read from another buffer than the Q limbs).
+    long long tensor_delta[2][3];
+    u32 tensor_split;
+    u32 tensor_pad;
 };
+
+// Tensor-product loads: component c of (a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1) mod q at the E words
+// of a thread, element k at gsrc[k << shift] (consecutive words, 16-byte loads, with VEC; the
+// canonical words of `elementwise_tensor_pairs`).
+#define TENSOR_FLAG 0x4000u
+#define TENSOR_COMP_MASK 0x3u
+template <int E>
+__device__ __forceinline__ void tensor_load(u64 (&v)[E], const u64* g, u32 shift, bool vec) {
+    if (vec) {
+#pragma unroll
+        for (int k = 0; k < E / 2; k++) {
+            const ulonglong2 p = ((const ulonglong2*)g)[k];
+            v[2 * k] = p.x;
+            v[2 * k + 1] = p.y;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < E; k++) v[k] = g[(u64)k << shift];
+    }
+}
+template <int E>
+__device__ __forceinline__ void tensor_words(u64 (&w)[E], const u64* gsrc, u32 shift, bool vec,
+                                             u32 comp, const long long* d, const Mod& m) {
+    u64 x[E], y[E];
+    if (comp == 1) {
+        // a_0 b_1 + a_1 b_0 as one 128-bit sum (below 2^123), one reduction.
+        u128 acc[E];
+        tensor_load<E>(x, gsrc, shift, vec);
+        tensor_load<E>(y, gsrc + d[2], shift, vec);
+#pragma unroll
+        for (int k = 0; k < E; k++) acc[k] = (u128)x[k] * y[k];
+        tensor_load<E>(x, gsrc + d[0], shift, vec);
+        tensor_load<E>(y, gsrc + d[1], shift, vec);
+#pragma unroll
+        for (int k = 0; k < E; k++) w[k] = reduce_u128(acc[k] + (u128)x[k] * y[k], m);
+    } else {
+        tensor_load<E>(x, comp == 0 ? gsrc : gsrc + d[0], shift, vec);
+        tensor_load<E>(y, gsrc + d[comp == 0 ? 1 : 2], shift, vec);
+#pragma unroll
+        for (int k = 0; k < E; k++) w[k] = mod_mul(x[k], y[k], m);
+    }
+}
 
 // The converted words of a limb (CONVERT_FLAG): w[k] holds source 0's word at the element's
 // index, the other D - 1 sources lie n words apart from it (`gsrc[(k << shift)]` for source 0).
@@ -719,7 +769,11 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         if (r == 0) {
             const u64* gsrc = src + goff;
             u64 w[E];
-            if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+            if ((FUSED & FUSED_TENSOR) && (lift & TENSOR_FLAG)) {
+                tensor_words<E>(
+                    w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO, lift & TENSOR_COMP_MASK,
+                    fa.tensor_delta[s >= fa.tensor_split ? 1 : 0], load_mod(slots, s));
+            } else if (!STRIDED && lo == 0 && NTT_VEC_IO) {
                 // The thread's 8 elements are consecutive words (64-byte aligned): 4 16-byte
                 // loads instead of 8.
                 const ulonglong2* g2 = (const ulonglong2*)gsrc;
@@ -1043,6 +1097,23 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         else                                                                                     \
             ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
                                         false, 0, {}, nullptr, 0, 0, nullptr, copy_delta);       \
+    }                                                                                            \
+    /* The first inverse pass (L = 0) with tensor-product loads (FUSED_TENSOR): BFV's product. */\
+    extern "C" __global__ void ntt_inv_tensor_r8_##S(LimbList ll, const u64* slots,              \
+                                                    const ulonglong2* twp, const u64* consts,    \
+                                                    u32 logn, u32 L, u32 logC, FusedArgs fa) {   \
+        pdl_wait();                                                                              \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
+        if (S == logn)                                                                           \
+            ntt_pass_r8<S, false, true, FUSED_TENSOR, true>(src, dst, s, slots, twp, consts,     \
+                                                            logn, L, logC, false, 0, fa,         \
+                                                            nullptr, 0, lift);                   \
+        else                                                                                     \
+            ntt_pass_r8<S, false, true, FUSED_TENSOR>(src, dst, s, slots, twp, consts, logn, L,  \
+                                                      logC, false, 0, fa, nullptr, 0, lift);     \
     }
 
 

@@ -143,13 +143,53 @@ impl CudaBackend {
         // back to coefficient form.
         let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
         let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
-        ew::tensor_pairs(
-            &scx,
-            set(dp, total, 1, 0, total),
-            (q_of(a), q_of(b)),
-            (set(ep, total, 1, ql, bl), set(b_ext, total, 1, ql, bl)),
-        )?;
-        kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
+        let (qa, qb) = (q_of(a), q_of(b));
+        if kernels::ntt::tensor_on_load(&scx) {
+            // The product formed by the inverse NTT's first pass as it loads (never written in
+            // NTT form): a_0 of slot s at the input's limb (Q) or ext's (B), a_1, b_0, b_1 at
+            // fixed distances from it in each part.
+            let words = |x: u64| x as i64 / 8;
+            let deltas = kernels::ntt::TensorDeltas {
+                delta: [
+                    [
+                        words(qa.spc as u64 * w),
+                        words(qb.ptr.wrapping_sub(qa.ptr)),
+                        words(qb.ptr.wrapping_sub(qa.ptr).wrapping_add(qb.spc as u64 * w)),
+                    ],
+                    [
+                        words(total as u64 * w),
+                        words(b_ext - ep),
+                        words(b_ext - ep + total as u64 * w),
+                    ],
+                ],
+                split: ql as u32,
+            };
+            let limbs: Vec<_> = (0..3u32)
+                .flat_map(|c| (0..total as u32).map(move |s| (c, s)))
+                .map(|(c, s)| {
+                    let a0 = if (s as usize) < ql {
+                        qa.ptr + s as u64 * w
+                    } else {
+                        ep + s as u64 * w
+                    };
+                    kernels::ntt::Limb {
+                        src: a0,
+                        dst: dp + (c as u64 * total as u64 + s as u64) * w,
+                        slot: s,
+                        load: kernels::ntt::Load::Tensor(c),
+                    }
+                })
+                .collect();
+            kernels::ntt::inverse_tensor(&scx, &limbs, deltas)?;
+        } else {
+            ew::tensor_pairs(
+                &scx,
+                set(dp, total, 1, 0, total),
+                (qa, qb),
+                (set(ep, total, 1, ql, bl), set(b_ext, total, 1, ql, bl)),
+            )?;
+            kernels::ntt::inverse(&scx, set(dp, total, 3, 0, total))?;
+        }
         // Steps 3 and 4: scale and round into B, exact centred conversion back to Q (one
         // kernel where the limb counts allow, else two with the B residues in between), then
         // NTT form.

@@ -47,6 +47,19 @@ pub(crate) enum Load {
     /// `BasisConverter::convert_exact`), by the kernels that have the exact path
     /// (`ntt_fwd_convert_exact_r8_S`, kept apart so the others keep their registers).
     ConvertExact(u32),
+    /// `Tensor(c)`: component `c` of the tensor product `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`
+    /// mod the limb's prime, `a_0` at `src` and the other operands at the launch's
+    /// [`TensorDeltas`]; only the first pass of [`inverse_tensor`] loads so.
+    Tensor(u32),
+}
+
+/// Where [`inverse_tensor`] finds a limb's operands `a_1`, `b_0`, `b_1`, in words from its `src`
+/// (`a_0`): `[part][operand]`, part 1 for the slots from `split` up (BFV's B limbs, which live
+/// in another buffer than the Q limbs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TensorDeltas {
+    pub delta: [[i64; 3]; 2],
+    pub split: u32,
 }
 
 impl LimbSet {
@@ -109,6 +122,8 @@ const LIFT_SHIFT: u32 = 16;
 const LIFT_SLOT_MASK: u32 = (1 << LIFT_SHIFT) - 1;
 /// `CONVERT_FLAG` of ntt.cu, in the load field.
 const CONVERT_FLAG: u32 = 0x8000;
+/// `TENSOR_FLAG` of ntt.cu, in the load field, with the component below it.
+const TENSOR_FLAG: u32 = 0x4000;
 
 /// A limb's slot word in a `LimbList`: its slot, and above `LIFT_SHIFT` one plus a lifted limb's
 /// source slot or `CONVERT_FLAG` with a converted limb's row (slots are far below 2^15: a ring
@@ -118,9 +133,11 @@ fn slot_word(l: &Limb) -> u32 {
         Load::Plain => 0,
         Load::Lift(f) => f + 1,
         Load::Convert(row) | Load::ConvertExact(row) => CONVERT_FLAG | row,
+        Load::Tensor(c) => TENSOR_FLAG | c,
     };
     debug_assert!(l.slot <= LIFT_SLOT_MASK && field <= LIFT_SLOT_MASK);
-    debug_assert!(!matches!(l.load, Load::Lift(f) if f + 1 >= CONVERT_FLAG));
+    debug_assert!(!matches!(l.load, Load::Lift(f) if f + 1 >= TENSOR_FLAG));
+    debug_assert!(!matches!(l.load, Load::Tensor(c) if c > 2));
     debug_assert!(!matches!(l.load, Load::Convert(r) | Load::ConvertExact(r) if r >= CONVERT_FLAG));
     l.slot | field << LIFT_SHIFT
 }
@@ -280,6 +297,8 @@ const R8_FWD_CONVERT_COEF: [&str; 9] = r8_names!("ntt_fwd_convert_coef_r8_");
 /// (`ntt_fwd_rescale_r8_S`).
 const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
+/// The first inverse pass with tensor-product loads (`ntt_inv_tensor_r8_S`, [`inverse_tensor`]).
+const R8_INV_TENSOR: [&str; 9] = r8_names!("ntt_inv_tensor_r8_");
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
 fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
     let i = (p.s as usize).checked_sub(3).filter(|_| r8(p))?;
@@ -845,9 +864,14 @@ struct FusedArgs {
     /// Exact converted limbs subtract `P·c`, `c` the word at `dst + coef_delta` (0: none; see
     /// [`forward_finish_first_adding`]).
     coef_delta: i64,
+    /// [`TensorDeltas::delta`] of the tensor-product loads.
+    tensor_delta: [[i64; 3]; 2],
+    /// [`TensorDeltas::split`].
+    tensor_split: u32,
+    tensor_pad: u32,
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64) matching `struct
-// FusedArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64, an i64 array, 2 u32)
+// matching `struct FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
 /// `MAX_FUSED_SLOTS` of ntt.cu.
@@ -864,6 +888,9 @@ impl Default for FusedArgs {
             tq_w: [0; MAX_FUSED_SLOTS],
             tq_ws: [0; MAX_FUSED_SLOTS],
             coef_delta: 0,
+            tensor_delta: [[0; 3]; 2],
+            tensor_split: 0,
+            tensor_pad: 0,
         }
     }
 }
@@ -994,14 +1021,34 @@ pub(crate) fn forward_rescale(
 
 /// Inverse NTT of each limb (`src` to `dst`), scaling by n^-1 included.
 pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
-    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0)
+    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0, None)
+}
+
+/// Whether [`inverse_tensor`] can run on this ring (its first inverse pass is register-blocked)
+/// and `FHE_TENSOR_ON_LOAD` is not `0` (A/B timing runs).
+pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {
+    let [p0, p1] = passes(cx.n.trailing_zeros());
+    let first = if p1.s == 0 { p0 } else { p1 };
+    switch_on!("FHE_TENSOR_ON_LOAD") && plain_kernel(first, true).is_some()
+}
+
+/// Inverse NTT of tensor-product limbs (`Load::Tensor`, needs [`tensor_on_load`]): the first
+/// pass forms each limb's component of the product as it loads (`ntt_inv_tensor_r8_S`), so the
+/// product is never written in NTT form; the outputs go to the limbs' `dst`.
+pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Result<()> {
+    let fa = FusedArgs {
+        tensor_delta: at.delta,
+        tensor_split: at.split,
+        ..FusedArgs::default()
+    };
+    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0, Some(&fa))
 }
 
 /// [`inverse_list`] with other final constants (`[c, shoup, c', shoup]` by slot at device
 /// address `consts`, the layout of the ring's `n^-1, n^-1·ψ^(-n/2)` table): for constants
 /// scaled by `k`, the output is `k·INTT(x)`.
 pub(crate) fn inverse_list_consts(cx: &Ctx, limbs: &[Limb], consts: u64) -> Result<()> {
-    inverse_list_with(cx, limbs, consts, 0, 0)
+    inverse_list_with(cx, limbs, consts, 0, 0, None)
 }
 
 /// [`inverse_list_consts`] (`None`: the plain constants) that also copies each limb's input
@@ -1021,9 +1068,9 @@ pub(crate) fn inverse_list_copying(
             let to = l.src.wrapping_add_signed(8 * copy_delta);
             super::copy_words(cx, l.src, to, cx.n as usize)?;
         }
-        return inverse_list_with(cx, limbs, consts, 0, 0);
+        return inverse_list_with(cx, limbs, consts, 0, 0, None);
     }
-    inverse_list_with(cx, limbs, consts, 0, copy_delta)
+    inverse_list_with(cx, limbs, consts, 0, copy_delta, None)
 }
 
 /// mod_up's inverse NTT at `level` for digits converted on load ([`convert_on_load`]): the
@@ -1031,7 +1078,7 @@ pub(crate) fn inverse_list_copying(
 /// constants of `TableLayout::mod_up_prescale`), the others as [`inverse_list`] writes them.
 pub(crate) fn inverse_list_prescaled(cx: &Ctx, limbs: &[Limb], level: usize) -> Result<()> {
     let p = cx.layout.mod_up_prescale[level];
-    inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs), 0)
+    inverse_list_with(cx, limbs, cx.t(p.consts), cx.t(p.offs), 0, None)
 }
 
 /// mod_down's inverse NTT of the special limbs for converted loads
@@ -1044,7 +1091,7 @@ pub(crate) fn inverse_list_prescaled_at(
     consts: u64,
     offs: u64,
 ) -> Result<()> {
-    inverse_list_with(cx, limbs, consts, offs, 0)
+    inverse_list_with(cx, limbs, consts, offs, 0, None)
 }
 
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
@@ -1052,13 +1099,15 @@ pub(crate) fn inverse_list_prescaled_at(
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
 /// [`convert_on_load`]).
 /// `copy_delta` (words, 0 for none) goes to the register-blocked first pass (see
-/// [`inverse_list_copying`]).
+/// [`inverse_list_copying`]). With `tensor` the first pass is the tensor-product one
+/// ([`inverse_tensor`]).
 fn inverse_list_with(
     cx: &Ctx,
     limbs: &[Limb],
     consts: u64,
     offs: u64,
     copy_delta: i64,
+    tensor: Option<&FusedArgs>,
 ) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
@@ -1067,20 +1116,37 @@ fn inverse_list_with(
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
-        // The first pass copies, the second not.
+        // The first pass copies (or forms the tensor product), the second not.
         let mut copy = copy_delta;
+        let mut tensor = tensor;
         for p in [p1, p0] {
             if p.s == 0 {
                 continue;
             }
             if let Some(name) = plain_kernel(p, true) {
-                let f8 = cx.dev.function("ntt", name)?;
-                let f64 = mostly_f64(cx, list.slot[..count as usize].iter().copied());
+                let f64 = mostly_f64(
+                    cx,
+                    list.slot[..count as usize]
+                        .iter()
+                        .map(|w| w & LIFT_SLOT_MASK),
+                );
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
-                launch!(
-                    cx.stream, f8, cfg, &list, &slots, &twp, &consts, &offs, &logn, &p.l, &log_c,
-                    &copy
-                )?;
+                if let Some(fa) = tensor.take() {
+                    let f8 = cx.dev.function("ntt", R8_INV_TENSOR[p.s as usize - 3])?;
+                    launch!(
+                        cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c, fa
+                    )?;
+                    // The plain second pass takes bare slots.
+                    for w in &mut list.slot[..count as usize] {
+                        *w &= LIFT_SLOT_MASK;
+                    }
+                } else {
+                    let f8 = cx.dev.function("ntt", name)?;
+                    launch!(
+                        cx.stream, f8, cfg, &list, &slots, &twp, &consts, &offs, &logn, &p.l,
+                        &log_c, &copy
+                    )?;
+                }
                 copy = 0;
             } else {
                 let (log_c, cfg) = config(logn, p, count);
