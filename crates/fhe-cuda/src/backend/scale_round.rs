@@ -1,7 +1,8 @@
 //! BFV's ciphertext product with scale-and-round on the device (`Backend::tensor_scale_round`):
 //! the auxiliary basis `B`'s tables uploaded once per tables object, the inputs lifted to `B` in
-//! one conversion launch, the tensor over `Q ∪ B`, the rounding kernel (`scale_round.cu`) and the
-//! conversion back to `Q` (the method in `fhe_math::scale_round`).
+//! one conversion launch, the tensor over `Q ∪ B` formed by the first pass of its inverse NTT,
+//! the rounding kernel (`scale_round.cu`) and the conversion back to `Q` (the method in
+//! `fhe_math::scale_round`).
 
 use super::*;
 
@@ -140,7 +141,7 @@ impl CudaBackend {
         )?;
         kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
         // Step 2: tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from ext),
-        // back to coefficient form.
+        // back to coefficient form (the product formed as the inverse NTT loads, where it can).
         let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
         let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
         let (qa, qb) = (q_of(a), q_of(b));
