@@ -116,7 +116,8 @@ fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
 }
 
 /// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up (the load field) hold one plus a
-/// lifted limb's source slot, or `CONVERT_FLAG` and a converted limb's row.
+/// lifted limb's source slot, `CONVERT_FLAG` and a converted limb's row, or `TENSOR_FLAG` and a
+/// tensor-product limb's component.
 const LIFT_SHIFT: u32 = 16;
 /// The slot bits of a slot word (`LIFT_SLOT_MASK` of ntt.cu).
 const LIFT_SLOT_MASK: u32 = (1 << LIFT_SHIFT) - 1;
@@ -126,8 +127,9 @@ const CONVERT_FLAG: u32 = 0x8000;
 const TENSOR_FLAG: u32 = 0x4000;
 
 /// A limb's slot word in a `LimbList`: its slot, and above `LIFT_SHIFT` one plus a lifted limb's
-/// source slot or `CONVERT_FLAG` with a converted limb's row (slots are far below 2^15: a ring
-/// has at most a few hundred primes; rows below `tables::CONVERT_MAX_ROWS`).
+/// source slot, `CONVERT_FLAG` with a converted limb's row, or `TENSOR_FLAG` with a product
+/// limb's component (slots are far below 2^14: a ring has at most a few hundred primes; rows
+/// below `tables::CONVERT_MAX_ROWS`).
 fn slot_word(l: &Limb) -> u32 {
     let field = match l.load {
         Load::Plain => 0,
@@ -1564,6 +1566,30 @@ mod tests {
         });
         assert_eq!(c & LIFT_SLOT_MASK, 17);
         assert_eq!(c >> LIFT_SHIFT, CONVERT_FLAG | 0x7ffe);
+        for comp in 0..3 {
+            let t = slot_word(&Limb {
+                load: Load::Tensor(comp),
+                ..l
+            });
+            assert_eq!(t & LIFT_SLOT_MASK, 17);
+            assert_eq!(t >> LIFT_SHIFT, TENSOR_FLAG | comp);
+            // Neither a converted nor (for any slot a ring has) a lifted limb's field.
+            assert_eq!((t >> LIFT_SHIFT) & CONVERT_FLAG, 0);
+        }
+    }
+
+    /// The slot word's fields mirror ntt.cu's defines, which the kernels decode.
+    #[test]
+    fn slot_word_fields_mirror_the_kernel_defines() {
+        let src = crate::kernels::source("ntt").expect("ntt source");
+        for line in [
+            format!("#define LIFT_SHIFT {LIFT_SHIFT}\n"),
+            format!("#define LIFT_SLOT_MASK {LIFT_SLOT_MASK:#x}u\n"),
+            format!("#define CONVERT_FLAG {CONVERT_FLAG:#x}u\n"),
+            format!("#define TENSOR_FLAG {TENSOR_FLAG:#x}u\n"),
+        ] {
+            assert!(src.contains(&line), "ntt.cu lacks `{}`", line.trim());
+        }
     }
 
     #[test]
@@ -1577,6 +1603,9 @@ mod tests {
         assert_eq!(R8_FWD_CONVERT_COEF[5], "ntt_fwd_convert_coef_r8_8");
         for (i, name) in R8_INV.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_r8_{}", i + 3));
+        }
+        for (i, name) in R8_INV_TENSOR.iter().enumerate() {
+            assert_eq!(*name, format!("ntt_inv_tensor_r8_{}", i + 3));
         }
     }
 
