@@ -1038,6 +1038,12 @@ pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {
 /// pass forms each limb's component of the product as it loads (`ntt_inv_tensor_r8_S`), so the
 /// product is never written in NTT form; the outputs go to the limbs' `dst`.
 pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Result<()> {
+    if !tensor_on_load(cx) {
+        return Err(crate::error::Error::Unsupported {
+            what: "tensor-product loads where the first inverse pass is not register-blocked"
+                .into(),
+        });
+    }
     let fa = FusedArgs {
         tensor_delta: at.delta,
         tensor_split: at.split,
