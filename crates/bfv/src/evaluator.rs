@@ -20,6 +20,19 @@
 //! `ν/q_l` dominates the rounding term (after products) and drops by up to `log2 q_l` when it
 //! does not (fresh ciphertexts).
 //!
+//! # Forms
+//!
+//! A BFV ciphertext is in NTT form or in coefficient form (`inner.meta.ntt`), and every
+//! operator takes either. Encryption gives NTT form (the seeded `c_1` of a fresh ciphertext is
+//! the NTT-form expansion of its seed); every product ([`Evaluator::mul`],
+//! [`Evaluator::mul_relin`], [`Evaluator::square`], [`Evaluator::pow`]), relinearization and
+//! rotation returns coefficient form, where the scale-and-round and `mod_down` end, as SEAL's
+//! BFV keeps its ciphertexts: the next product or key switch then starts without an inverse
+//! NTT, and none ends with a forward one. [`Evaluator::mul_plain`] and
+//! [`Evaluator::mod_switch`] work in NTT form (their results are in NTT form); additions
+//! bring the second operand to the first one's form; negation and constant products keep the
+//! form. Decryption and serialization accept either (the wire holds NTT form).
+//!
 //! Binary operations on ciphertexts at different levels return [`Error::LevelMismatch`]
 //! (no implicit switching); [`Evaluator::align`] brings two ciphertexts to the lower level.
 //! Plaintexts are used at the ciphertext's level: one encoded at a higher level is re-lifted
@@ -95,6 +108,29 @@ impl<B: Backend> Evaluator<B> {
         check_capacity(op, bits, self.ctx.noise().capacity_at(level), level)
     }
 
+    /// `a` transformed in place to NTT form (`ntt`) or coefficient form (no-op when it is).
+    fn set_form(&self, a: &mut Ciphertext<B>, ntt: bool) -> Result<()> {
+        if a.inner.meta.ntt != ntt {
+            match ntt {
+                true => self.be().ntt(&mut a.inner.poly)?,
+                false => self.be().intt(&mut a.inner.poly)?,
+            }
+            a.inner.meta.ntt = ntt;
+            a.inner.seed = None;
+        }
+        Ok(())
+    }
+
+    /// A copy of `a` in the given form, `None` when `a` is in that form already (use `a`).
+    fn in_form(&self, a: &Ciphertext<B>, ntt: bool) -> Result<Option<Ciphertext<B>>> {
+        if a.inner.meta.ntt == ntt {
+            return Ok(None);
+        }
+        let mut c = a.duplicate(self.be())?;
+        self.set_form(&mut c, ntt)?;
+        Ok(Some(c))
+    }
+
     /// The plaintext `p` at `level`: `None` (use `p`) when encoded there, re-lifted from its
     /// message when encoded above, an error below.
     fn plain_at(
@@ -120,7 +156,8 @@ impl<B: Backend> Evaluator<B> {
     // ----- modulus switching and alignment -------------------------------------------------
 
     /// Switches down one level, `c'_i = (c_i - [c_i]_{q_l})·q_l^{-1}` over `q_0..q_{l-1}`:
-    /// decrypts to the same message with `Δ_{l-1}`, noise `ν' ≤ ν/q_l + t·(rounding)`.
+    /// decrypts to the same message with `Δ_{l-1}`, noise `ν' ≤ ν/q_l + t·(rounding)`. The
+    /// result is in NTT form.
     /// [`Error::CannotModSwitch`] at level 0.
     pub fn mod_switch(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let mut out = a.duplicate(self.be())?;
@@ -128,7 +165,8 @@ impl<B: Backend> Evaluator<B> {
         Ok(out)
     }
 
-    /// In-place [`Evaluator::mod_switch`] (`a` is unchanged on error).
+    /// In-place [`Evaluator::mod_switch`] (on error `a` still decrypts to the same message,
+    /// possibly transformed to NTT form).
     pub fn mod_switch_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
         let op = "switch modulus";
         self.check_ct(op, a)?;
@@ -141,6 +179,7 @@ impl<B: Backend> Evaluator<B> {
                 .noise()
                 .after_mod_switch(a.noise_bits, level, a.inner.components(self.be()));
         self.check_noise(op, bits, level - 1)?;
+        self.set_form(a, true)?;
         self.be().rescale(&mut a.inner.poly)?;
         a.noise_bits = bits;
         a.inner.meta.level = level - 1;
@@ -206,6 +245,8 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B>> {
         self.check_pair(op, a, b)?;
         let capacity = self.ctx.noise().capacity_at(a.level());
+        let converted = self.in_form(b, a.inner.meta.ntt)?;
+        let b = converted.as_ref().unwrap_or(b);
         combine_checked_new(self.be(), op, a, b, subtract, capacity)
     }
 
@@ -228,6 +269,8 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<()> {
         self.check_pair(op, a, b)?;
         let capacity = self.ctx.noise().capacity_at(a.level());
+        let converted = self.in_form(b, a.inner.meta.ntt)?;
+        let b = converted.as_ref().unwrap_or(b);
         combine_checked(self.be(), op, a, b, subtract, capacity)
     }
 
@@ -257,6 +300,9 @@ impl<B: Backend> Evaluator<B> {
         if negate {
             be.neg_assign(&mut scaled.poly)?;
         }
+        if !a.inner.meta.ntt {
+            be.intt(&mut scaled.poly)?;
+        }
         let mut out = a.duplicate(be)?;
         be.add_component_assign(&mut out.inner.poly, 0, &scaled.poly)?;
         out.noise_bits = bits;
@@ -277,7 +323,7 @@ impl<B: Backend> Evaluator<B> {
     // ----- multiplicative operations ---------------------------------------------------------
 
     /// `a ⊙ p`: every component times the plaintext `p` (centred, without `Δ`; encoded at
-    /// `a`'s level or above). Noise `ν·‖p‖_1`.
+    /// `a`'s level or above), in NTT form. Noise `ν·‖p‖_1`.
     pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
         let op = "multiply by a plaintext";
         self.check_ct(op, a)?;
@@ -286,6 +332,7 @@ impl<B: Backend> Evaluator<B> {
         let bits = a.noise_bits + p.norm_bits;
         self.check_noise(op, bits, a.level())?;
         let mut out = a.duplicate(self.be())?;
+        self.set_form(&mut out, true)?;
         self.be()
             .mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
         out.noise_bits = bits;
@@ -311,13 +358,13 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// `a ⊗ b`: the 3-component product `⌊(t/Q_l)·(a ⊗ b)⌉` at the operands' common level `l`
-    /// ([`Error::LevelMismatch`] when they differ), not relinearized.
+    /// ([`Error::LevelMismatch`] when they differ), not relinearized, in coefficient form.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.product(a, b, None)
     }
 
-    /// `a ⊗ b`, relinearized with `rlk` in the same backend call when given
-    /// (`Backend::tensor_scale_round_relin`); the noise bound checked after each step.
+    /// `a ⊗ b` in coefficient form, relinearized with `rlk` in the same backend call when given
+    /// (`Backend::tensor_scale_round_relin_coeff`); the noise bound checked after each step.
     fn product(
         &self,
         a: &Ciphertext<B>,
@@ -333,8 +380,11 @@ impl<B: Backend> Evaluator<B> {
         self.check_noise(op, bits, level)?;
         let tables = self.ctx.tables_at(level)?;
         let (pa, pb) = (&a.inner.poly, &b.inner.poly);
+        let (a_ntt, b_ntt) = (a.inner.meta.ntt, b.inner.meta.ntt);
         let poly = match rlk {
-            None => self.be().tensor_scale_round(pa, pb, tables)?,
+            None => self
+                .be()
+                .tensor_scale_round_coeff(pa, a_ntt, pb, b_ntt, tables)?,
             Some(rlk) => {
                 bits = noise.after_key_switch_at(bits, level);
                 self.check_noise("relinearize", bits, level)?;
@@ -343,14 +393,23 @@ impl<B: Backend> Evaluator<B> {
                     a.inner.meta.fingerprint,
                     rlk.0.fingerprint,
                 )?;
-                self.be()
-                    .tensor_scale_round_relin(pa, pb, tables, &rlk.0.poly)?
+                self.be().tensor_scale_round_relin_coeff(
+                    pa,
+                    a_ntt,
+                    pb,
+                    b_ntt,
+                    tables,
+                    &rlk.0.poly,
+                )?
             }
         };
         Ok(Ciphertext {
             inner: rlwe::Ciphertext {
                 poly,
-                meta: a.inner.meta,
+                meta: rlwe::Meta {
+                    ntt: false,
+                    ..a.inner.meta
+                },
                 seed: None,
             },
             factor: 1,
@@ -363,7 +422,7 @@ impl<B: Backend> Evaluator<B> {
         self.mul(a, a)
     }
 
-    /// Relinearizes a 3-component ciphertext (at its level).
+    /// Relinearizes a 3-component ciphertext (at its level); the result is in coefficient form.
     pub fn relinearize(&self, a: Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
         let op = "relinearize";
         self.check_ct(op, &a)?;
@@ -372,7 +431,7 @@ impl<B: Backend> Evaluator<B> {
             .noise()
             .after_key_switch_at(a.noise_bits, a.level());
         self.check_noise(op, bits, a.level())?;
-        let inner = keyswitch::relinearize(self.be(), a.inner, rlk, false)?;
+        let inner = keyswitch::relinearize_to_coefficients(self.be(), a.inner, rlk)?;
         Ok(Ciphertext {
             inner,
             factor: 1,
@@ -380,8 +439,9 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
-    /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin`: the GPU
-    /// hands the product's third component to the key switch before its NTT).
+    /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin_coeff`: the
+    /// GPU hands the product's third component to the key switch in coefficient form), in
+    /// coefficient form.
     pub fn mul_relin(
         &self,
         a: &Ciphertext<B>,
@@ -423,7 +483,7 @@ impl<B: Backend> bgv::RowRotations<B> for Evaluator<B> {
             .noise()
             .after_key_switch_at(a.noise_bits, a.level());
         self.check_noise(op, bits, a.level())?;
-        let out = keyswitch::apply_galois_hoisted(self.be(), &a.inner, keys)?;
+        let out = keyswitch::apply_galois_hoisted_to_coefficients(self.be(), &a.inner, keys)?;
         Ok(out
             .into_iter()
             .map(|inner| Ciphertext {

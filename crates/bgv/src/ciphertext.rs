@@ -60,7 +60,16 @@ impl<B: Backend> Ciphertext<B> {
     /// Serializes (see the module documentation for the layout).
     pub fn to_bytes(&self, ctx: &Context<B>) -> Result<Vec<u8>> {
         let be = ctx.backend();
-        let host = be.download(&self.inner.poly)?;
+        // The wire holds NTT form: a BFV ciphertext in coefficient form is transformed on a
+        // copy (and loads in NTT form).
+        let host = match self.inner.meta.ntt {
+            true => be.download(&self.inner.poly)?,
+            false => {
+                let mut c = be.duplicate(&self.inner.poly)?;
+                be.ntt(&mut c)?;
+                be.download(&c)?
+            }
+        };
         let components = host.components();
         let stored = if self.inner.seed.is_some() {
             1

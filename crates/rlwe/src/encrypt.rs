@@ -168,7 +168,8 @@ pub fn expand_seeded_c1<B: Backend>(backend: &B, seed: &Seed, level: usize) -> R
     )?)
 }
 
-/// `c_0 + c_1·s (+ c_2·s²)` in NTT form, at the ciphertext's level.
+/// `c_0 + c_1·s (+ c_2·s²)` in NTT form, at the ciphertext's level (a ciphertext in
+/// coefficient form is transformed on a copy first).
 pub fn decrypt<B: Backend>(
     backend: &B,
     sk: &SecretKey<B>,
@@ -176,19 +177,22 @@ pub fn decrypt<B: Backend>(
 ) -> Result<Plaintext<B>> {
     check_same("decrypt", sk.fingerprint(), ct.meta.fingerprint)?;
     let shape = backend.shape(&ct.poly);
-    if !ct.meta.ntt {
-        return Err(Error::InvalidOperand {
-            op: "decrypt",
-            reason: "the ciphertext must be in NTT form".into(),
-        });
-    }
+    let transformed = match ct.meta.ntt {
+        true => None,
+        false => {
+            let mut c = backend.duplicate(&ct.poly)?;
+            backend.ntt(&mut c)?;
+            Some(c)
+        }
+    };
+    let components = transformed.as_ref().unwrap_or(&ct.poly);
     let level = shape.level;
     let mut m = backend.zeros(Shape {
         components: 1,
         level,
         extended: false,
     })?;
-    backend.copy_component(&ct.poly, 0, &mut m, 0)?;
+    backend.copy_component(components, 0, &mut m, 0)?;
     let mut s_power = backend.duplicate(sk.poly())?;
     for c in 1..shape.components {
         let mut t = backend.zeros(Shape {
@@ -196,7 +200,7 @@ pub fn decrypt<B: Backend>(
             level,
             extended: false,
         })?;
-        backend.copy_component(&ct.poly, c, &mut t, 0)?;
+        backend.copy_component(components, c, &mut t, 0)?;
         backend.mul_plain_assign(&mut t, &s_power)?;
         backend.add_assign(&mut m, &t)?;
         if c + 1 < shape.components {
@@ -206,7 +210,10 @@ pub fn decrypt<B: Backend>(
     backend.zeroize(&mut s_power);
     Ok(Plaintext {
         poly: m,
-        meta: ct.meta,
+        meta: Meta {
+            ntt: true,
+            ..ct.meta
+        },
     })
 }
 

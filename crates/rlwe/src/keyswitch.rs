@@ -40,6 +40,76 @@ fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> R
     Ok(())
 }
 
+/// An error unless `ct` is in NTT form (the functions without `to_coefficients` need it).
+fn check_ntt<B: Backend>(ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
+    if !ct.meta.ntt {
+        return Err(Error::InvalidOperand {
+            op,
+            reason: "the ciphertext must be in NTT form".into(),
+        });
+    }
+    Ok(())
+}
+
+/// An error unless `ct` has 3 components.
+fn check_three<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Result<()> {
+    if backend.shape(&ct.poly).components != 3 {
+        return Err(Error::InvalidOperand {
+            op: "relinearize",
+            reason: "the ciphertext must have 3 components".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Relinearizes a 3-component ciphertext in either form (`ct.meta.ntt`) back to 2 components
+/// in coefficient form (`Backend::relinearize_coeff`; BFV keeps its key-switch results so).
+pub fn relinearize_to_coefficients<B: Backend>(
+    backend: &B,
+    ct: Ciphertext<B>,
+    rlk: &RelinKey<B>,
+) -> Result<Ciphertext<B>> {
+    check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
+    check_three(backend, &ct)?;
+    let meta = crate::ciphertext::Meta {
+        ntt: false,
+        ..ct.meta
+    };
+    let poly = backend.relinearize_coeff(ct.poly, ct.meta.ntt, &rlk.0.poly)?;
+    Ok(Ciphertext {
+        poly,
+        meta,
+        seed: None,
+    })
+}
+
+/// [`apply_galois_hoisted`] of a ciphertext in either form (`ct.meta.ntt`), the results in
+/// coefficient form (`Backend::rotate_hoisted_coeff`).
+pub fn apply_galois_hoisted_to_coefficients<B: Backend>(
+    backend: &B,
+    ct: &Ciphertext<B>,
+    keys: &[(u64, &SwitchingKey<B>)],
+) -> Result<Vec<Ciphertext<B>>> {
+    check_two(backend, ct, "rotate")?;
+    for (_, k) in keys {
+        check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
+    }
+    let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
+    let polys = backend.rotate_hoisted_coeff(&ct.poly, ct.meta.ntt, &refs)?;
+    let meta = crate::ciphertext::Meta {
+        ntt: false,
+        ..ct.meta
+    };
+    Ok(polys
+        .into_iter()
+        .map(|poly| Ciphertext {
+            poly,
+            meta,
+            seed: None,
+        })
+        .collect())
+}
+
 /// Relinearizes a 3-component ciphertext back to 2 components; `rescale` fuses the rescale that
 /// usually follows (the caller updates the scale).
 pub fn relinearize<B: Backend>(
@@ -49,12 +119,8 @@ pub fn relinearize<B: Backend>(
     rescale: bool,
 ) -> Result<Ciphertext<B>> {
     check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
-    if backend.shape(&ct.poly).components != 3 {
-        return Err(Error::InvalidOperand {
-            op: "relinearize",
-            reason: "the ciphertext must have 3 components".into(),
-        });
-    }
+    check_three(backend, &ct)?;
+    check_ntt(&ct, "relinearize")?;
     if rescale && ct.meta.level == 0 {
         return Err(Error::InvalidOperand {
             op: "rescale",
@@ -122,6 +188,8 @@ fn mul_relin_any<B: Backend>(
     check_same(op, a.meta.fingerprint, b.meta.fingerprint)?;
     check_same("relinearize", a.meta.fingerprint, rlk.0.fingerprint)?;
     crate::ciphertext::check_two_components(backend, op, &a.poly, &b.poly)?;
+    check_ntt(a, op)?;
+    check_ntt(b, op)?;
     if a.meta.level != b.meta.level {
         return Err(Error::InvalidOperand {
             op,
@@ -181,6 +249,7 @@ fn hoisted<B: Backend>(
     t: u64,
 ) -> Result<Vec<Ciphertext<B>>> {
     check_two(backend, ct, "rotate")?;
+    check_ntt(ct, "rotate")?;
     for (_, k) in keys {
         check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
     }
@@ -251,13 +320,8 @@ pub fn relinearize_mod_t<B: Backend>(
     mod_switch: bool,
 ) -> Result<Ciphertext<B>> {
     check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
-    let shape = backend.shape(&ct.poly);
-    if shape.components != 3 {
-        return Err(Error::InvalidOperand {
-            op: "relinearize",
-            reason: "the ciphertext must have 3 components".into(),
-        });
-    }
+    check_three(backend, &ct)?;
+    check_ntt(&ct, "relinearize")?;
     if mod_switch && ct.meta.level == 0 {
         return Err(Error::InvalidOperand {
             op: "switch modulus",
