@@ -101,11 +101,58 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             &rotate_rows(&xy, k),
         );
     }
+    // Coefficient-form operands (products and key switches return that form): one-key
+    // rotations from the prescaled c_1, products of mixed and coefficient forms, and the
+    // relinearization of an NTT-form product (a plaintext product is in NTT form).
+    keep(
+        "rotate_rows_1_coefficient_form",
+        &eval.rotate_rows(&relin, 1, &gk).unwrap(),
+        &rotate_rows(&xy, 1),
+    );
+    keep(
+        "rotate_columns_coefficient_form",
+        &eval.rotate_columns(&relin, &gk).unwrap(),
+        &swap_rows(&xy),
+    );
+    let xyx = mul_slots(&xy, &x, t);
+    keep(
+        "mul_relin_coefficient_by_ntt_form",
+        &eval.mul_relin(&relin, &cx, &rlk).unwrap(),
+        &xyx,
+    );
+    keep(
+        "mul_relin_ntt_by_coefficient_form",
+        &eval.mul_relin(&cx, &relin, &rlk).unwrap(),
+        &xyx,
+    );
+    let xyxy = mul_slots(&xy, &xy, t);
+    keep(
+        "square_relin_coefficient_form",
+        &eval.square_relin(&relin, &rlk).unwrap(),
+        &xyxy,
+    );
+    let prod_ntt = eval.mul_plain(&eval.mul(&cx, &cy).unwrap(), &py).unwrap();
+    keep(
+        "relinearize_ntt_form",
+        &eval.relinearize(prod_ntt, &rlk).unwrap(),
+        &mul_slots(&xy, &y, t),
+    );
     let x3: Vec<u64> = x.iter().map(|&a| mul(mul(a, a), a)).collect();
     keep("pow_3", &eval.pow(&cx, 3, &rlk).unwrap(), &x3);
     out.push(("relin_key".into(), active_limbs(be, &rlk.0.poly).unwrap()));
     out.push(("public_key".into(), active_limbs(be, &pk.poly).unwrap()));
     out
+}
+
+/// The operator list's own checks (exact against the plaintext computation) on the CPU, so
+/// that CI runs them without a GPU.
+#[test]
+fn cpu_bfv_operators_exact_n13() {
+    let ops = all_operators(&cpu_context(&N13));
+    assert!(
+        ops.iter()
+            .any(|(name, _)| name == "rotate_rows_1_coefficient_form")
+    );
 }
 
 #[test]

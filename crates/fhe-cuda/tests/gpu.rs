@@ -404,6 +404,31 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
             for (x, y) in hc.iter().zip(&hg) {
                 p.same("rotate_hoisted_mod_t", x, y);
             }
+            // Coefficient-form results (BFV), from either form of the operand: one key (the
+            // fused path) and two (hoisted).
+            for c_ntt in [true, false] {
+                for keys in [&[5u64][..], &[5, 25]] {
+                    let kh_list: Vec<_> = keys.iter().map(|&g| (g, &kh)).collect();
+                    let kd_list: Vec<_> = keys.iter().map(|&g| (g, &kd)).collect();
+                    let hc = cpu.rotate_hoisted_coeff(&ah, c_ntt, &kh_list).unwrap();
+                    let hg = gpu.rotate_hoisted_coeff(&ad, c_ntt, &kd_list).unwrap();
+                    for (x, y) in hc.iter().zip(&hg) {
+                        p.same(
+                            &format!(
+                                "rotate_hoisted_coeff level {level} ntt {c_ntt} keys {keys:?}"
+                            ),
+                            x,
+                            y,
+                        );
+                    }
+                }
+                p.same(
+                    &format!("relinearize_coeff level {level} ntt {c_ntt}"),
+                    &cpu.relinearize_coeff(ch.clone(), c_ntt, &kh).unwrap(),
+                    &gpu.relinearize_coeff(gpu.duplicate(&cd).unwrap(), c_ntt, &kd)
+                        .unwrap(),
+                );
+            }
             for switch in [false, true] {
                 p.same(
                     &format!("relinearize_mod_t level {level} switch {switch}"),
@@ -733,6 +758,49 @@ fn check_scale_round(ring: Arc<RingContext>, t: u64) {
             &want,
             &got,
         );
+        // The coefficient-form results, from operands in every pair of forms (the same words
+        // read as NTT form or as coefficient form) and a square.
+        for (a_ntt, b_ntt) in [(true, true), (false, false), (true, false), (false, true)] {
+            let name = format!("n={} level {level} forms {a_ntt} {b_ntt}", ring.n());
+            pair.same(
+                &format!("tensor_scale_round_coeff {name}"),
+                &pair
+                    .cpu
+                    .tensor_scale_round_coeff(&ha, a_ntt, &hb, b_ntt, &tables)
+                    .unwrap(),
+                &pair
+                    .gpu
+                    .tensor_scale_round_coeff(&da, a_ntt, &db, b_ntt, &tables)
+                    .unwrap(),
+            );
+            pair.same(
+                &format!("tensor_scale_round_relin_coeff {name}"),
+                &pair
+                    .cpu
+                    .tensor_scale_round_relin_coeff(&ha, a_ntt, &hb, b_ntt, &tables, &hk)
+                    .unwrap(),
+                &pair
+                    .gpu
+                    .tensor_scale_round_relin_coeff(&da, a_ntt, &db, b_ntt, &tables, &dk)
+                    .unwrap(),
+            );
+        }
+        for a_ntt in [true, false] {
+            pair.same(
+                &format!(
+                    "tensor_scale_round_relin_coeff square n={} level {level} {a_ntt}",
+                    ring.n()
+                ),
+                &pair
+                    .cpu
+                    .tensor_scale_round_relin_coeff(&ha, a_ntt, &ha, a_ntt, &tables, &hk)
+                    .unwrap(),
+                &pair
+                    .gpu
+                    .tensor_scale_round_relin_coeff(&da, a_ntt, &da, a_ntt, &tables, &dk)
+                    .unwrap(),
+            );
+        }
     }
 }
 

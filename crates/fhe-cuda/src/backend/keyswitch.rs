@@ -491,7 +491,7 @@ impl CudaBackend {
 
     /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` (written, not accumulated; `acc` of
     /// [`CudaBackend::acc_shape`], its inactive slots untouched).
-    fn key_acc(
+    pub(super) fn key_acc(
         &self,
         ext: &DevicePoly,
         key: &DevicePoly,
@@ -605,6 +605,46 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Starts the rows a fused key product left ([`PendingRows`]) for the mod_down that follows:
+    /// forks the side stream (the low-priority one after a split first pass, so that the side
+    /// stream's latency-bound launches do not hold back the main stream's part of that pass),
+    /// launches that part and, where `late_first_on`, the main stream's rows (so that they
+    /// launch programmatically during the first pass's tail whatever the host's pace), then the
+    /// special rows on the side stream. Returns the fork (none without pending rows) and the
+    /// context of the mod_down's chain (the side stream when forked). The caller then enqueues
+    /// that chain, calls [`CudaBackend::launch_late_rows`] and joins.
+    pub(super) fn start_pending_rows<'a>(
+        &'a self,
+        pending: Option<&PendingRows<'_>>,
+    ) -> Result<(Option<crate::side::Forked<'a>>, Ctx<'a>)> {
+        let Some(p) = pending else {
+            return Ok((None, self.cx()));
+        };
+        let side = match &self.inner.side_low {
+            Some(low) if !p.late_first.is_empty() => low,
+            _ => &self.inner.side,
+        };
+        let forked = side.fork(self.s())?;
+        let (cx_main, cx) = (self.cx(), self.cx_on(side));
+        if !p.late_first.is_empty() {
+            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
+        }
+        if late_first_on() {
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+        }
+        kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
+        Ok((Some(forked), cx))
+    }
+
+    /// The main stream's rows of `pending`, where [`CudaBackend::start_pending_rows`] left them
+    /// (`FHE_LATE_FIRST=0`).
+    pub(super) fn launch_late_rows(&self, pending: Option<&PendingRows<'_>>) -> Result<()> {
+        if let Some(p) = pending.filter(|_| !late_first_on()) {
+            kernels::ntt::key_product_rows(&self.cx(), &p.late, p.args)?;
+        }
+        Ok(())
+    }
+
     /// `mod_down_into` (shapes checked here).
     pub(super) fn mod_down_impl(
         &self,
@@ -705,36 +745,8 @@ impl CudaBackend {
                 "mod_down: a coefficient-form output needs converted loads, t = 1 and no rotation",
             ));
         }
-        // A split first pass (its main part still to launch) forks the low-priority side
-        // stream, so that the side stream's latency-bound launches do not hold that part back.
-        let side = match (&pending, &self.inner.side_low) {
-            (Some(p), Some(low)) if !p.late_first.is_empty() => low,
-            _ => &self.inner.side,
-        };
-        let forked = match &pending {
-            Some(_) => Some(side.fork(self.s())?),
-            None => None,
-        };
+        let (forked, cx) = self.start_pending_rows(pending.as_ref())?;
         let cx_main = self.cx();
-        let cx = if pending.is_some() {
-            self.cx_on(side)
-        } else {
-            self.cx()
-        };
-        // The main stream's rows are enqueued first (`late_first_on`), so that they launch
-        // programmatically during the first pass's tail whatever the host's pace, then the side
-        // stream's chain.
-        let late_first = late_first_on();
-        if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
-            // The main stream's part of the first pass, where it was split off.
-            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
-        }
-        if let (Some(p), true) = (&pending, late_first) {
-            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-        }
-        if let Some(p) = &pending {
-            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
-        }
         let lt = LimbSet {
             q_cnt: 0,
             ..tmp.limbs(self.s())
@@ -858,10 +870,9 @@ impl CudaBackend {
             _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
             _ => {}
         }
-        if let (Some(p), Some(f)) = (pending, forked) {
-            if !late_first {
-                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-            }
+        self.launch_late_rows(pending.as_ref())?;
+        drop(pending);
+        if let Some(f) = forked {
             f.join()?;
         }
         let cx = cx_main;

@@ -29,6 +29,7 @@ use fhe_math::scale_round::ScaleRoundTables;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod coeff;
 mod keyswitch;
 mod scale_round;
 
@@ -39,6 +40,8 @@ struct Inner {
     tables: CudaSlice<u64>,
     layout: TableLayout,
     galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
+    /// The gathering maps of automorphisms in coefficient form, by Galois element.
+    coeff_galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
     /// Device tables of each [`ScaleRoundTables`] used, by fingerprint (uploaded once).
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
     /// Device tables of each [`CrtDecoder`] used, by fingerprint (uploaded once).
@@ -472,6 +475,7 @@ impl CudaBackend {
                 tables,
                 layout,
                 galois: Mutex::new(HashMap::new()),
+                coeff_galois: Mutex::new(HashMap::new()),
                 scale_round: Mutex::new(HashMap::new()),
                 decoders: Mutex::new(HashMap::new()),
                 t_tables: Mutex::new(HashMap::new()),
@@ -1115,7 +1119,7 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, tables, None, 0..3)
+        self.tensor_scale_round_impl(a, b, (true, true), tables, None, 0..3)
     }
 
     fn automorphism_into(
@@ -1302,6 +1306,7 @@ impl Backend for CudaBackend {
         let c = self.tensor_scale_round_impl(
             a,
             b,
+            (true, true),
             tables,
             Some(&mut |out: &DevicePoly| {
                 let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
@@ -1310,6 +1315,66 @@ impl Backend for CudaBackend {
             ntt,
         )?;
         self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
+    }
+
+    fn tensor_scale_round_coeff(
+        &self,
+        a: &DevicePoly,
+        a_ntt: bool,
+        b: &DevicePoly,
+        b_ntt: bool,
+        tables: &ScaleRoundTables,
+    ) -> Result<DevicePoly> {
+        self.check_scale_round_inputs(a, b, tables)?;
+        self.tensor_scale_round_impl(a, b, (a_ntt, b_ntt), tables, None, 0..0)
+    }
+
+    fn tensor_scale_round_relin_coeff(
+        &self,
+        a: &DevicePoly,
+        a_ntt: bool,
+        b: &DevicePoly,
+        b_ntt: bool,
+        tables: &ScaleRoundTables,
+        relin_key: &DevicePoly,
+    ) -> Result<DevicePoly> {
+        self.check_scale_round_inputs(a, b, tables)?;
+        let level = tables.level();
+        // The product stays in coefficient form: its third component goes to mod_up prescaled
+        // (`coeffs` takes the place of mod_up's inverse NTT), the first two are mod_down's
+        // coefficient-form addend.
+        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
+        let c = self.tensor_scale_round_impl(
+            a,
+            b,
+            (a_ntt, b_ntt),
+            tables,
+            Some(&mut |out: &DevicePoly| {
+                let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
+                self.mod_up_prescale(c2, &coeffs, level)
+            }),
+            0..0,
+        )?;
+        self.relinearize_coeff_from(c, false, relin_key, Some(coeffs))
+    }
+
+    fn relinearize_coeff(
+        &self,
+        c: DevicePoly,
+        c_ntt: bool,
+        relin_key: &DevicePoly,
+    ) -> Result<DevicePoly> {
+        self.check(&c)?;
+        self.relinearize_coeff_from(c, c_ntt, relin_key, None)
+    }
+
+    fn rotate_hoisted_coeff(
+        &self,
+        c: &DevicePoly,
+        c_ntt: bool,
+        keys: &[(u64, &DevicePoly)],
+    ) -> Result<Vec<DevicePoly>> {
+        self.rotate_hoisted_coeff_impl(c, c_ntt, keys)
     }
 
     fn rotate_hoisted_mod_t(
