@@ -101,33 +101,32 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             &rotate_rows(&xy, k),
         );
     }
-    // Coefficient-form operands (products and key switches return that form): one-key
-    // rotations from the prescaled c_1, products of mixed and coefficient forms, and the
-    // relinearization of an NTT-form product (a plaintext product is in NTT form).
+    // Operators on a relinearized product (from `mul`'s coefficient form), and the
+    // relinearization of a product in NTT form (a plaintext product of `mul`'s output is).
     keep(
-        "rotate_rows_1_coefficient_form",
+        "rotate_rows_1_of_relinearized",
         &eval.rotate_rows(&relin, 1, &gk).unwrap(),
         &rotate_rows(&xy, 1),
     );
     keep(
-        "rotate_columns_coefficient_form",
+        "rotate_columns_of_relinearized",
         &eval.rotate_columns(&relin, &gk).unwrap(),
         &swap_rows(&xy),
     );
     let xyx = mul_slots(&xy, &x, t);
     keep(
-        "mul_relin_coefficient_by_ntt_form",
+        "mul_relin_relinearized_by_fresh",
         &eval.mul_relin(&relin, &cx, &rlk).unwrap(),
         &xyx,
     );
     keep(
-        "mul_relin_ntt_by_coefficient_form",
+        "mul_relin_fresh_by_relinearized",
         &eval.mul_relin(&cx, &relin, &rlk).unwrap(),
         &xyx,
     );
     let xyxy = mul_slots(&xy, &xy, t);
     keep(
-        "square_relin_coefficient_form",
+        "square_relin_relinearized",
         &eval.square_relin(&relin, &rlk).unwrap(),
         &xyxy,
     );
@@ -149,10 +148,7 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
 #[test]
 fn cpu_bfv_operators_exact_n13() {
     let ops = all_operators(&cpu_context(&N13));
-    assert!(
-        ops.iter()
-            .any(|(name, _)| name == "rotate_rows_1_coefficient_form")
-    );
+    assert!(ops.iter().any(|(name, _)| name == "relinearize_ntt_form"));
 }
 
 #[test]

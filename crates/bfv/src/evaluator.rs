@@ -22,16 +22,17 @@
 //!
 //! # Forms
 //!
-//! A BFV ciphertext is in NTT form or in coefficient form (`inner.meta.ntt`), and every
-//! operator takes either. Encryption gives NTT form (the seeded `c_1` of a fresh ciphertext is
-//! the NTT-form expansion of its seed); every product ([`Evaluator::mul`],
-//! [`Evaluator::mul_relin`], [`Evaluator::square`], [`Evaluator::pow`]), relinearization and
-//! rotation returns coefficient form, where the scale-and-round and `mod_down` end, as SEAL's
-//! BFV keeps its ciphertexts: the next product or key switch then starts without an inverse
-//! NTT, and none ends with a forward one. [`Evaluator::mul_plain`] and
-//! [`Evaluator::mod_switch`] work in NTT form (their results are in NTT form); additions
-//! bring the second operand to the first one's form; negation and constant products keep the
-//! form. Decryption and serialization accept either (the wire holds NTT form).
+//! Ciphertexts are in NTT form (`inner.meta.ntt`) except the unrelinearized products of
+//! [`Evaluator::mul`] and [`Evaluator::square`] (3 components), which stay in coefficient form,
+//! where the scale-and-round ends: the forward NTT of their three components is skipped, and
+//! [`Evaluator::relinearize`] starts its key switch from that form
+//! ([`fhe_math::Backend::relinearize_from_coeff`]) and returns NTT form. Every operator takes
+//! either form: additions bring the second operand to the first one's form, negation and
+//! constant products keep the form, [`Evaluator::mul_plain`] and [`Evaluator::mod_switch`]
+//! return NTT form; decryption and serialization accept either (the wire holds NTT form).
+//! (Keeping relinearized products and rotations in coefficient form too, as SEAL's BFV does,
+//! was measured slower on the GPU: the inverse NTT of the key switch's result lies on its
+//! critical path.)
 //!
 //! Binary operations on ciphertexts at different levels return [`Error::LevelMismatch`]
 //! (no implicit switching); [`Evaluator::align`] brings two ciphertexts to the lower level.
@@ -358,13 +359,15 @@ impl<B: Backend> Evaluator<B> {
     }
 
     /// `a ⊗ b`: the 3-component product `⌊(t/Q_l)·(a ⊗ b)⌉` at the operands' common level `l`
-    /// ([`Error::LevelMismatch`] when they differ), not relinearized, in coefficient form.
+    /// ([`Error::LevelMismatch`] when they differ), not relinearized, in coefficient form
+    /// (`Backend::tensor_scale_round_coeff`).
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.product(a, b, None)
     }
 
-    /// `a ⊗ b` in coefficient form, relinearized with `rlk` in the same backend call when given
-    /// (`Backend::tensor_scale_round_relin_coeff`); the noise bound checked after each step.
+    /// `a ⊗ b`: in coefficient form, or relinearized with `rlk` in the same backend call when
+    /// given (`Backend::tensor_scale_round_relin`, NTT form); the noise bound checked after
+    /// each step.
     fn product(
         &self,
         a: &Ciphertext<B>,
@@ -379,12 +382,12 @@ impl<B: Backend> Evaluator<B> {
         let mut bits = noise.after_mul_at(a.noise_bits, b.noise_bits, level);
         self.check_noise(op, bits, level)?;
         let tables = self.ctx.tables_at(level)?;
+        // Two-component ciphertexts are in NTT form (only products of `mul` are not).
+        let (ca, cb) = (self.in_form(a, true)?, self.in_form(b, true)?);
+        let (a, b) = (ca.as_ref().unwrap_or(a), cb.as_ref().unwrap_or(b));
         let (pa, pb) = (&a.inner.poly, &b.inner.poly);
-        let (a_ntt, b_ntt) = (a.inner.meta.ntt, b.inner.meta.ntt);
         let poly = match rlk {
-            None => self
-                .be()
-                .tensor_scale_round_coeff(pa, a_ntt, pb, b_ntt, tables)?,
+            None => self.be().tensor_scale_round_coeff(pa, pb, tables)?,
             Some(rlk) => {
                 bits = noise.after_key_switch_at(bits, level);
                 self.check_noise("relinearize", bits, level)?;
@@ -393,21 +396,15 @@ impl<B: Backend> Evaluator<B> {
                     a.inner.meta.fingerprint,
                     rlk.0.fingerprint,
                 )?;
-                self.be().tensor_scale_round_relin_coeff(
-                    pa,
-                    a_ntt,
-                    pb,
-                    b_ntt,
-                    tables,
-                    &rlk.0.poly,
-                )?
+                self.be()
+                    .tensor_scale_round_relin(pa, pb, tables, &rlk.0.poly)?
             }
         };
         Ok(Ciphertext {
             inner: rlwe::Ciphertext {
                 poly,
                 meta: rlwe::Meta {
-                    ntt: false,
+                    ntt: rlk.is_some(),
                     ..a.inner.meta
                 },
                 seed: None,
@@ -422,7 +419,8 @@ impl<B: Backend> Evaluator<B> {
         self.mul(a, a)
     }
 
-    /// Relinearizes a 3-component ciphertext (at its level); the result is in coefficient form.
+    /// Relinearizes a 3-component ciphertext (at its level, in either form); the result is in
+    /// NTT form.
     pub fn relinearize(&self, a: Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
         let op = "relinearize";
         self.check_ct(op, &a)?;
@@ -431,7 +429,7 @@ impl<B: Backend> Evaluator<B> {
             .noise()
             .after_key_switch_at(a.noise_bits, a.level());
         self.check_noise(op, bits, a.level())?;
-        let inner = keyswitch::relinearize_to_coefficients(self.be(), a.inner, rlk)?;
+        let inner = keyswitch::relinearize(self.be(), a.inner, rlk, false)?;
         Ok(Ciphertext {
             inner,
             factor: 1,
@@ -439,9 +437,8 @@ impl<B: Backend> Evaluator<B> {
         })
     }
 
-    /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin_coeff`: the
-    /// GPU hands the product's third component to the key switch in coefficient form), in
-    /// coefficient form.
+    /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin`: the GPU
+    /// hands the product's third component to the key switch before its NTT).
     pub fn mul_relin(
         &self,
         a: &Ciphertext<B>,
@@ -483,7 +480,9 @@ impl<B: Backend> bgv::RowRotations<B> for Evaluator<B> {
             .noise()
             .after_key_switch_at(a.noise_bits, a.level());
         self.check_noise(op, bits, a.level())?;
-        let out = keyswitch::apply_galois_hoisted_to_coefficients(self.be(), &a.inner, keys)?;
+        let converted = self.in_form(a, true)?;
+        let a = converted.as_ref().unwrap_or(a);
+        let out = keyswitch::apply_galois_hoisted(self.be(), &a.inner, keys)?;
         Ok(out
             .into_iter()
             .map(|inner| Ciphertext {

@@ -326,6 +326,28 @@ fn integer_paths(
     time(be, "bfv mul_relin (one call)", || {
         drop(be.tensor_scale_round_relin(a, b, &tables, key).unwrap())
     });
+    // BFV's unrelinearized product in coefficient form, and its relinearization from there.
+    time(be, "bfv multiply (coefficient form)", || {
+        drop(be.tensor_scale_round_coeff(a, b, &tables).unwrap())
+    });
+    let c3 = be.tensor_scale_round_coeff(a, b, &tables).unwrap();
+    time(
+        be,
+        "bfv relinearize (from coefficient form, with a copy)",
+        || {
+            drop(
+                be.relinearize_from_coeff(be.duplicate(&c3).unwrap(), key)
+                    .unwrap(),
+            )
+        },
+    );
+    let c3n = be.tensor_scale_round(a, b, &tables).unwrap();
+    time(be, "bfv relinearize (from NTT form, with a copy)", || {
+        drop(
+            be.relinearize(be.duplicate(&c3n).unwrap(), key, false)
+                .unwrap(),
+        )
+    });
     println!(
         "SUMMARY {} t = {t}: mul_relin {relin:.1} us rotate {rot:.1} us bfv multiply {bfv:.1} us",
         be.device().name()

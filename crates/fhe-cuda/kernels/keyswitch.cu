@@ -4,8 +4,6 @@
 #include "moddown.cuh"
 
 #define MAX_FROM 64
-// The negating bit of a coefficient-form automorphism map (galois::COEFF_MAP_NEGATE).
-#define COEFF_MAP_NEGATE 0x80000000u
 #define TARGETS_PER_BLOCK 8
 // Targets per block of the unrolled conversions, at most (the launcher picks `tpb`).
 #define MAX_TPB 32
@@ -453,8 +451,7 @@ extern "C" __global__ void keyswitch_mod_down_rescale_finish(LimbSet out, LimbSe
 // mod_down of a hoisted rotation, last step: out[0][s] = c[0][s][map[k]] + term(0, s),
 // out[1][s] = term(1, s) with term = mod_down_term(acc, conv) (the automorphism of c_0 and the
 // zero initialisation of the output folded in). `src` is the one-component set of c_0 at out's
-// slots. A map entry with COEFF_MAP_NEGATE set reads the negated word (the automorphism in
-// coefficient form, `galois::automorphism_coeff_map`; NTT-form maps never set it).
+// slots.
 extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet acc, LimbSet conv,
                                                          LimbSet src, const u32* map,
                                                          const u64* pinv, SlotPairs tp,
@@ -466,12 +463,7 @@ extern "C" __global__ void keyswitch_mod_down_finish_rot(LimbSet out, LimbSet ac
     u32 s = limbset_slot(out, idx);
     u64 q = slots[s * SLOT_STRIDE];
     u32 per = out.q_cnt + out.p_cnt;
-    u64 base = 0;
-    if (idx < per) {
-        u32 m = map[k];
-        base = limbset_ptr(src, idx)[m & ~COEFF_MAP_NEGATE];
-        if (m & COEFF_MAP_NEGATE) base = mod_sub(0, base, q);
-    }
+    u64 base = idx < per ? limbset_ptr(src, idx)[map[k]] : 0;
     u64 d = mod_down_term(limbset_ptr(acc, idx)[k], limbset_ptr(conv, idx)[k], s, pinv, tp, use_t, q);
     limbset_ptr(out, idx)[k] = mod_add(base, d, q);
 }

@@ -487,6 +487,24 @@ impl Backend for AnyBackend {
         dispatch!(new self, (a, b, relin_key) => be.tensor_scale_round_relin(a, b, tables, relin_key))
     }
 
+    fn tensor_scale_round_coeff(
+        &self,
+        a: &AnyPoly,
+        b: &AnyPoly,
+        tables: &ScaleRoundTables,
+    ) -> Result<AnyPoly> {
+        dispatch!(new self, (a, b) => be.tensor_scale_round_coeff(a, b, tables))
+    }
+
+    fn relinearize_from_coeff(&self, c: AnyPoly, relin_key: &AnyPoly) -> Result<AnyPoly> {
+        self.on_owned(
+            c,
+            relin_key,
+            |be, c, k| be.relinearize_from_coeff(c, k),
+            |be, c, k| be.relinearize_from_coeff(c, k),
+        )
+    }
+
     fn mul_relin_mod_t(
         &self,
         a: &AnyPoly,
@@ -542,52 +560,6 @@ impl Backend for AnyBackend {
             keys,
             |be, c, k| be.rotate_hoisted_mod_t(c, k, t),
             |be, c, k| be.rotate_hoisted_mod_t(c, k, t),
-        )
-    }
-
-    fn tensor_scale_round_coeff(
-        &self,
-        a: &AnyPoly,
-        a_ntt: bool,
-        b: &AnyPoly,
-        b_ntt: bool,
-        tables: &ScaleRoundTables,
-    ) -> Result<AnyPoly> {
-        dispatch!(new self, (a, b) => be.tensor_scale_round_coeff(a, a_ntt, b, b_ntt, tables))
-    }
-
-    fn tensor_scale_round_relin_coeff(
-        &self,
-        a: &AnyPoly,
-        a_ntt: bool,
-        b: &AnyPoly,
-        b_ntt: bool,
-        tables: &ScaleRoundTables,
-        relin_key: &AnyPoly,
-    ) -> Result<AnyPoly> {
-        dispatch!(new self, (a, b, relin_key) => be.tensor_scale_round_relin_coeff(a, a_ntt, b, b_ntt, tables, relin_key))
-    }
-
-    fn relinearize_coeff(&self, c: AnyPoly, c_ntt: bool, relin_key: &AnyPoly) -> Result<AnyPoly> {
-        self.on_owned(
-            c,
-            relin_key,
-            |be, c, k| be.relinearize_coeff(c, c_ntt, k),
-            |be, c, k| be.relinearize_coeff(c, c_ntt, k),
-        )
-    }
-
-    fn rotate_hoisted_coeff(
-        &self,
-        c: &AnyPoly,
-        c_ntt: bool,
-        keys: &[(u64, &AnyPoly)],
-    ) -> Result<Vec<AnyPoly>> {
-        self.on_keys(
-            c,
-            keys,
-            |be, c, k| be.rotate_hoisted_coeff(c, c_ntt, k),
-            |be, c, k| be.rotate_hoisted_coeff(c, c_ntt, k),
         )
     }
 }

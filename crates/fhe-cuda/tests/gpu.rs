@@ -404,31 +404,13 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
             for (x, y) in hc.iter().zip(&hg) {
                 p.same("rotate_hoisted_mod_t", x, y);
             }
-            // Coefficient-form results (BFV), from either form of the operand: one key (the
-            // fused path) and two (hoisted).
-            for c_ntt in [true, false] {
-                for keys in [&[5u64][..], &[5, 25]] {
-                    let kh_list: Vec<_> = keys.iter().map(|&g| (g, &kh)).collect();
-                    let kd_list: Vec<_> = keys.iter().map(|&g| (g, &kd)).collect();
-                    let hc = cpu.rotate_hoisted_coeff(&ah, c_ntt, &kh_list).unwrap();
-                    let hg = gpu.rotate_hoisted_coeff(&ad, c_ntt, &kd_list).unwrap();
-                    for (x, y) in hc.iter().zip(&hg) {
-                        p.same(
-                            &format!(
-                                "rotate_hoisted_coeff level {level} ntt {c_ntt} keys {keys:?}"
-                            ),
-                            x,
-                            y,
-                        );
-                    }
-                }
-                p.same(
-                    &format!("relinearize_coeff level {level} ntt {c_ntt}"),
-                    &cpu.relinearize_coeff(ch.clone(), c_ntt, &kh).unwrap(),
-                    &gpu.relinearize_coeff(gpu.duplicate(&cd).unwrap(), c_ntt, &kd)
-                        .unwrap(),
-                );
-            }
+            // A 3-component buffer read as coefficient form (BFV's unrelinearized product).
+            p.same(
+                &format!("relinearize_from_coeff level {level}"),
+                &cpu.relinearize_from_coeff(ch.clone(), &kh).unwrap(),
+                &gpu.relinearize_from_coeff(gpu.duplicate(&cd).unwrap(), &kd)
+                    .unwrap(),
+            );
             for switch in [false, true] {
                 p.same(
                     &format!("relinearize_mod_t level {level} switch {switch}"),
@@ -758,49 +740,22 @@ fn check_scale_round(ring: Arc<RingContext>, t: u64) {
             &want,
             &got,
         );
-        // The coefficient-form results, from operands in every pair of forms (the same words
-        // read as NTT form or as coefficient form) and a square.
-        for (a_ntt, b_ntt) in [(true, true), (false, false), (true, false), (false, true)] {
-            let name = format!("n={} level {level} forms {a_ntt} {b_ntt}", ring.n());
-            pair.same(
-                &format!("tensor_scale_round_coeff {name}"),
-                &pair
-                    .cpu
-                    .tensor_scale_round_coeff(&ha, a_ntt, &hb, b_ntt, &tables)
-                    .unwrap(),
-                &pair
-                    .gpu
-                    .tensor_scale_round_coeff(&da, a_ntt, &db, b_ntt, &tables)
-                    .unwrap(),
-            );
-            pair.same(
-                &format!("tensor_scale_round_relin_coeff {name}"),
-                &pair
-                    .cpu
-                    .tensor_scale_round_relin_coeff(&ha, a_ntt, &hb, b_ntt, &tables, &hk)
-                    .unwrap(),
-                &pair
-                    .gpu
-                    .tensor_scale_round_relin_coeff(&da, a_ntt, &db, b_ntt, &tables, &dk)
-                    .unwrap(),
-            );
-        }
-        for a_ntt in [true, false] {
-            pair.same(
-                &format!(
-                    "tensor_scale_round_relin_coeff square n={} level {level} {a_ntt}",
-                    ring.n()
-                ),
-                &pair
-                    .cpu
-                    .tensor_scale_round_relin_coeff(&ha, a_ntt, &ha, a_ntt, &tables, &hk)
-                    .unwrap(),
-                &pair
-                    .gpu
-                    .tensor_scale_round_relin_coeff(&da, a_ntt, &da, a_ntt, &tables, &dk)
-                    .unwrap(),
-            );
-        }
+        // The product left in coefficient form, and its relinearization from that form.
+        let want = pair
+            .cpu
+            .tensor_scale_round_coeff(&ha, &hb, &tables)
+            .unwrap();
+        let got = pair
+            .gpu
+            .tensor_scale_round_coeff(&da, &db, &tables)
+            .unwrap();
+        let name = format!("n={} level {level}", ring.n());
+        pair.same(&format!("tensor_scale_round_coeff {name}"), &want, &got);
+        pair.same(
+            &format!("relinearize_from_coeff {name}"),
+            &pair.cpu.relinearize_from_coeff(want, &hk).unwrap(),
+            &pair.gpu.relinearize_from_coeff(got, &dk).unwrap(),
+        );
     }
 }
 
@@ -814,6 +769,14 @@ fn gpu_tensor_scale_round_matches_cpu_n13() {
     // More than 16 Q limbs (18 and 17 at the two levels checked): the rounding into B and the
     // conversion back to Q run as two kernels instead of `scale_round_to_q`.
     check_scale_round(ring(13, 18, 2, 3), 65537);
+}
+
+/// A ring of one NTT pass, where the relinearization of a coefficient-form product takes the
+/// unfused key product (its c_2 transformed in place, then the NTT-form mod_up).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_tensor_scale_round_matches_cpu_small_ring() {
+    check_scale_round(ring(10, 4, 1, 4), 65537);
 }
 
 #[test]

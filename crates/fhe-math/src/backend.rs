@@ -383,7 +383,7 @@ pub trait Backend: Clone + Send + Sync + 'static {
         b: &Self::Poly,
         tables: &ScaleRoundTables,
     ) -> Result<Self::Poly> {
-        let mut d = self.tensor_scale_round_coeff(a, true, b, true, tables)?;
+        let mut d = self.tensor_scale_round_coeff(a, b, tables)?;
         self.ntt(&mut d)?;
         Ok(d)
     }
@@ -503,27 +503,17 @@ pub trait Backend: Clone + Send + Sync + 'static {
             .collect()
     }
 
-    // ----- coefficient-form results (BFV) ---------------------------------------------------
-    //
-    // BFV keeps the results of its products and key switches in coefficient form, where its
-    // scale-and-round and mod_down end (as SEAL's BFV does): no forward NTT at the end of a
-    // product, none of the input before the next one. Each operand says its form (`*_ntt`);
-    // the results are in coefficient form. The default bodies transform around the NTT-form
-    // operations above, so every backend gives the same bits as
-    // `intt(op(ntt(operands)))`.
-
-    /// [`Backend::tensor_scale_round`] with operands in either form (`a_ntt`, `b_ntt`), the 3
-    /// components returned in coefficient form.
+    /// [`Backend::tensor_scale_round`] with the 3 components returned in coefficient form,
+    /// where the scale-and-round ends: BFV leaves its unrelinearized products so, and
+    /// [`Backend::relinearize_from_coeff`] takes them from there.
     ///
     /// The default body runs the reference computation on the host: inverse NTT of copies of
-    /// the NTT-form operands on the device, download, [`ScaleRoundTables::tensor_scale_round_host`],
+    /// the operands on the device, download, [`ScaleRoundTables::tensor_scale_round_host`],
     /// upload.
     fn tensor_scale_round_coeff(
         &self,
         a: &Self::Poly,
-        a_ntt: bool,
         b: &Self::Poly,
-        b_ntt: bool,
         tables: &ScaleRoundTables,
     ) -> Result<Self::Poly> {
         let level = tables.level();
@@ -539,16 +529,12 @@ pub trait Backend: Clone + Send + Sync + 'static {
                 });
             }
         }
-        // The reference computation on the host, from the operands in coefficient form.
-        let host = |p: &Self::Poly, is_ntt: bool| -> Result<RnsPoly> {
-            if !is_ntt {
-                return self.download(p);
-            }
+        let host = |p: &Self::Poly| -> Result<RnsPoly> {
             let mut c = self.duplicate(p)?;
             self.intt(&mut c)?;
             self.download(&c)
         };
-        let (ha, hb) = (host(a, a_ntt)?, host(b, b_ntt)?);
+        let (ha, hb) = (host(a)?, host(b)?);
         let ring = self.ring();
         let mut out = ring.zeros(Shape {
             components: 3,
@@ -559,83 +545,18 @@ pub trait Backend: Clone + Send + Sync + 'static {
         self.upload(&out)
     }
 
-    /// [`Backend::tensor_scale_round_relin`] with operands in either form, the 2 components
-    /// returned in coefficient form.
-    fn tensor_scale_round_relin_coeff(
-        &self,
-        a: &Self::Poly,
-        a_ntt: bool,
-        b: &Self::Poly,
-        b_ntt: bool,
-        tables: &ScaleRoundTables,
-        relin_key: &Self::Poly,
-    ) -> Result<Self::Poly> {
-        let c = self.tensor_scale_round_coeff(a, a_ntt, b, b_ntt, tables)?;
-        self.relinearize_coeff(c, false, relin_key)
-    }
-
-    /// [`Backend::relinearize`] (no rescale) of a 3-component buffer in either form (`c_ntt`),
-    /// the 2 components returned in coefficient form.
-    fn relinearize_coeff(
+    /// [`Backend::relinearize`] (no rescale) of a 3-component buffer in coefficient form (the
+    /// output of [`Backend::tensor_scale_round_coeff`]), the 2 components returned in NTT form.
+    /// The default body transforms it, then relinearizes; a backend may start `mod_up` from
+    /// the coefficient form and add `c_0`, `c_1` in `mod_down` (with the same result).
+    fn relinearize_from_coeff(
         &self,
         mut c: Self::Poly,
-        c_ntt: bool,
         relin_key: &Self::Poly,
     ) -> Result<Self::Poly> {
-        if !c_ntt {
-            self.ntt(&mut c)?;
-        }
-        let mut out = self.relinearize(c, relin_key, false)?;
-        self.intt(&mut out)?;
-        Ok(out)
+        self.ntt(&mut c)?;
+        self.relinearize(c, relin_key, false)
     }
-
-    /// [`Backend::rotate_hoisted`] of a 2-component buffer in either form (`c_ntt`), the
-    /// results in coefficient form.
-    fn rotate_hoisted_coeff(
-        &self,
-        c: &Self::Poly,
-        c_ntt: bool,
-        keys: &[(u64, &Self::Poly)],
-    ) -> Result<Vec<Self::Poly>> {
-        let c = in_ntt_form(self, c, c_ntt)?;
-        let mut outs = self.rotate_hoisted(c.get(), keys)?;
-        for out in &mut outs {
-            self.intt(out)?;
-        }
-        Ok(outs)
-    }
-}
-
-/// An operand of the coefficient-form operations in NTT form: the given buffer, or a
-/// transformed copy of it where it was in coefficient form.
-struct NttCopy<'a, P> {
-    given: &'a P,
-    copy: Option<P>,
-}
-
-impl<P> NttCopy<'_, P> {
-    /// The NTT-form operand.
-    fn get(&self) -> &P {
-        self.copy.as_ref().unwrap_or(self.given)
-    }
-}
-
-/// `p` in NTT form ([`NttCopy`]): transformed on a copy unless `is_ntt`.
-fn in_ntt_form<'a, B: Backend>(
-    be: &B,
-    p: &'a B::Poly,
-    is_ntt: bool,
-) -> Result<NttCopy<'a, B::Poly>> {
-    let copy = match is_ntt {
-        true => None,
-        false => {
-            let mut c = be.duplicate(p)?;
-            be.ntt(&mut c)?;
-            Some(c)
-        }
-    };
-    Ok(NttCopy { given: p, copy })
 }
 
 /// The default body of [`Backend::mod_down_into_mod_t`]: `t^{-1}` on `acc` and `out`,

@@ -57,39 +57,6 @@ pub fn automorphism_coeff(input: &[u64], g: u64, q: &Modulus, out: &mut [u64]) {
     }
 }
 
-/// The bit of an [`automorphism_coeff_map`] entry that negates the coefficient it reads.
-pub const COEFF_MAP_NEGATE: u32 = 1 << 31;
-
-/// Index map of `σ_g` in coefficient form, for gathering: `σ_g(a)[k] = ±a[map[k] & !NEGATE]`,
-/// negated where [`COEFF_MAP_NEGATE`] is set. With `i = k·g^{-1} mod 2n`, `map[k] = i` when
-/// `i < n`, else `(i - n) | NEGATE` (the inverse of [`automorphism_coeff`]'s scatter).
-/// `n` must be a power of two below `2^31` and `g` odd.
-pub fn automorphism_coeff_map(n: usize, g: u64) -> Vec<u32> {
-    debug_assert!(n.is_power_of_two() && n < 1 << 31);
-    debug_assert!(g & 1 == 1, "Galois element must be odd");
-    let two_n = 2 * n as u64;
-    // g is a unit mod 2n (odd); its inverse from g^(n-1) (the unit group mod 2n has order n).
-    let g = g % two_n;
-    let mut g_inv = 1u64;
-    let (mut base, mut e) = (g, n as u64 - 1);
-    while e > 0 {
-        if e & 1 == 1 {
-            g_inv = g_inv * base % two_n;
-        }
-        base = base * base % two_n;
-        e >>= 1;
-    }
-    (0..n as u64)
-        .map(|k| {
-            let i = k * g_inv % two_n;
-            match i < n as u64 {
-                true => i as u32,
-                false => (i - n as u64) as u32 | COEFF_MAP_NEGATE,
-            }
-        })
-        .collect()
-}
-
 /// Index map of `σ_g` in NTT form: `forward(σ_g(a))[i] = forward(a)[map[i]]` for all `i`.
 ///
 /// Slot `i` holds `a(ψ^(2·brv(i)+1))`, so `map[i] = brv(((g·(2·brv(i)+1) mod 2n) - 1) / 2)`,
@@ -177,28 +144,6 @@ mod tests {
             let mut out = vec![0; n];
             automorphism_ntt(&fa, &map, &mut out);
             prop_assert_eq!(out, sa);
-        }
-    }
-
-    proptest! {
-        /// The gathering map of the coefficient form gives what the scatter gives.
-        #[test]
-        fn coeff_map_matches_scatter(log_n in 2u32..=10, g_half in 0u64..4096, seed in any::<u64>()) {
-            let n = 1usize << log_n;
-            let g = (2 * g_half + 1) % (2 * n as u64);
-            let q = modulus(n, 30);
-            let a = rand_poly(seed, n, q.value());
-            let mut want = vec![0; n];
-            automorphism_coeff(&a, g, &q, &mut want);
-            let map = automorphism_coeff_map(n, g);
-            let got: Vec<u64> = map
-                .iter()
-                .map(|&m| {
-                    let v = a[(m & !COEFF_MAP_NEGATE) as usize];
-                    if m & COEFF_MAP_NEGATE != 0 { q.neg(v) } else { v }
-                })
-                .collect();
-            prop_assert_eq!(got, want);
         }
     }
 

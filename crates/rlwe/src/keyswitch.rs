@@ -25,7 +25,7 @@
 //! through `Backend::relinearize_mod_t` and `rotate_hoisted_mod_t`; a backend may fold the
 //! scalings into its own kernels (the CUDA backend does) as long as the residues are the same.
 
-use crate::ciphertext::Ciphertext;
+use crate::ciphertext::{Ciphertext, Meta};
 use crate::error::{Error, Result, check_same};
 use crate::keys::{RelinKey, SwitchingKey};
 use fhe_math::backend::Backend;
@@ -40,7 +40,7 @@ fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> R
     Ok(())
 }
 
-/// An error unless `ct` is in NTT form (the functions without `to_coefficients` need it).
+/// An error unless `ct` is in NTT form.
 fn check_ntt<B: Backend>(ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
     if !ct.meta.ntt {
         return Err(Error::InvalidOperand {
@@ -62,56 +62,10 @@ fn check_three<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Result<()> {
     Ok(())
 }
 
-/// Relinearizes a 3-component ciphertext in either form (`ct.meta.ntt`) back to 2 components
-/// in coefficient form (`Backend::relinearize_coeff`; BFV keeps its key-switch results so).
-pub fn relinearize_to_coefficients<B: Backend>(
-    backend: &B,
-    ct: Ciphertext<B>,
-    rlk: &RelinKey<B>,
-) -> Result<Ciphertext<B>> {
-    check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
-    check_three(backend, &ct)?;
-    let meta = crate::ciphertext::Meta {
-        ntt: false,
-        ..ct.meta
-    };
-    let poly = backend.relinearize_coeff(ct.poly, ct.meta.ntt, &rlk.0.poly)?;
-    Ok(Ciphertext {
-        poly,
-        meta,
-        seed: None,
-    })
-}
-
-/// [`apply_galois_hoisted`] of a ciphertext in either form (`ct.meta.ntt`), the results in
-/// coefficient form (`Backend::rotate_hoisted_coeff`).
-pub fn apply_galois_hoisted_to_coefficients<B: Backend>(
-    backend: &B,
-    ct: &Ciphertext<B>,
-    keys: &[(u64, &SwitchingKey<B>)],
-) -> Result<Vec<Ciphertext<B>>> {
-    check_two(backend, ct, "rotate")?;
-    for (_, k) in keys {
-        check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
-    }
-    let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
-    let polys = backend.rotate_hoisted_coeff(&ct.poly, ct.meta.ntt, &refs)?;
-    let meta = crate::ciphertext::Meta {
-        ntt: false,
-        ..ct.meta
-    };
-    Ok(polys
-        .into_iter()
-        .map(|poly| Ciphertext {
-            poly,
-            meta,
-            seed: None,
-        })
-        .collect())
-}
-
-/// Relinearizes a 3-component ciphertext back to 2 components; `rescale` fuses the rescale that
-/// usually follows (the caller updates the scale).
+/// Relinearizes a 3-component ciphertext back to 2 components in NTT form; `rescale` fuses the
+/// rescale that usually follows (the caller updates the scale). Without `rescale` the
+/// ciphertext may be in coefficient form (BFV's unrelinearized product,
+/// `Backend::relinearize_from_coeff`).
 pub fn relinearize<B: Backend>(
     backend: &B,
     ct: Ciphertext<B>,
@@ -120,15 +74,26 @@ pub fn relinearize<B: Backend>(
 ) -> Result<Ciphertext<B>> {
     check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
     check_three(backend, &ct)?;
-    check_ntt(&ct, "relinearize")?;
     if rescale && ct.meta.level == 0 {
         return Err(Error::InvalidOperand {
             op: "rescale",
             reason: "the ciphertext is at level 0".into(),
         });
     }
-    let mut meta = ct.meta;
-    let poly = backend.relinearize(ct.poly, &rlk.0.poly, rescale)?;
+    let mut meta = Meta {
+        ntt: true,
+        ..ct.meta
+    };
+    let poly = match (ct.meta.ntt, rescale) {
+        (true, _) => backend.relinearize(ct.poly, &rlk.0.poly, rescale)?,
+        (false, false) => backend.relinearize_from_coeff(ct.poly, &rlk.0.poly)?,
+        (false, true) => {
+            return Err(Error::InvalidOperand {
+                op: "rescale",
+                reason: "the ciphertext must be in NTT form".into(),
+            });
+        }
+    };
     if rescale {
         meta.level -= 1;
     }

@@ -187,18 +187,7 @@ impl CudaBackend {
         component: usize,
         ext: &mut DevicePoly,
     ) -> Result<()> {
-        self.mod_up_into_from(c, component, ext, None)
-    }
-
-    /// [`CudaBackend::mod_up_into`], from `coeffs` where given ([`CudaBackend::mod_up_convert`]).
-    fn mod_up_into_from(
-        &self,
-        c: &DevicePoly,
-        component: usize,
-        ext: &mut DevicePoly,
-        coeffs: Option<ScratchPoly<'_>>,
-    ) -> Result<()> {
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, coeffs)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, None)?;
         kernels::ntt::forward_list(&self.cx(), &fwd)?;
         Ok(())
     }
@@ -491,7 +480,7 @@ impl CudaBackend {
 
     /// `acc = Σ_j σ_g(ext_j)·key_{2j+c}` (written, not accumulated; `acc` of
     /// [`CudaBackend::acc_shape`], its inactive slots untouched).
-    pub(super) fn key_acc(
+    fn key_acc(
         &self,
         ext: &DevicePoly,
         key: &DevicePoly,
@@ -535,18 +524,24 @@ impl CudaBackend {
         coeffs: Option<ScratchPoly<'a>>,
         product: Option<Product<'_>>,
     ) -> Result<Option<PendingRows<'a>>> {
-        if !kernels::ntt::key_product_fusable(&self.cx()) {
+        // On a ring of one NTT pass the fused product's coefficient-form input (`coeffs`, whose
+        // own limbs would go through a first pass) takes the unfused path too.
+        let cx = self.cx();
+        let one_pass_coeffs = coeffs.is_some() && !kernels::ntt::two_passes(&cx);
+        if !kernels::ntt::key_product_fusable(&cx) || one_pass_coeffs {
             if product.is_some() {
                 return Err(shape_err(
                     "mod_up: the product's components need the fused key product",
                 ));
             }
             if coeffs.is_some() {
-                // The digits' own limbs are copied from the component in NTT form.
+                // A coefficient-form component (in a buffer the caller owns) goes to NTT form in
+                // place and through the NTT-form mod_up: the digits' own limbs are copied from
+                // the NTT form (these rings are small).
                 let l = c.limbs(self.s()).components(component as u32, 1);
-                kernels::ntt::forward(&self.cx(), Self::q_only(l, 0, c.shape.level as u32 + 1))?;
+                kernels::ntt::forward(&cx, Self::q_only(l, 0, c.shape.level as u32 + 1))?;
             }
-            self.mod_up_into_from(c, component, ext, coeffs)?;
+            self.mod_up_into(c, component, ext)?;
             self.key_acc(ext, key, galois, acc)?;
             return Ok(None);
         }
@@ -602,46 +597,6 @@ impl CudaBackend {
             &ew::Scalars::new(&add)?,
             &ew::Scalars::new(&mul)?,
         )?;
-        Ok(())
-    }
-
-    /// Starts the rows a fused key product left ([`PendingRows`]) for the mod_down that follows:
-    /// forks the side stream (the low-priority one after a split first pass, so that the side
-    /// stream's latency-bound launches do not hold back the main stream's part of that pass),
-    /// launches that part and, where `late_first_on`, the main stream's rows (so that they
-    /// launch programmatically during the first pass's tail whatever the host's pace), then the
-    /// special rows on the side stream. Returns the fork (none without pending rows) and the
-    /// context of the mod_down's chain (the side stream when forked). The caller then enqueues
-    /// that chain, calls [`CudaBackend::launch_late_rows`] and joins.
-    pub(super) fn start_pending_rows<'a>(
-        &'a self,
-        pending: Option<&PendingRows<'_>>,
-    ) -> Result<(Option<crate::side::Forked<'a>>, Ctx<'a>)> {
-        let Some(p) = pending else {
-            return Ok((None, self.cx()));
-        };
-        let side = match &self.inner.side_low {
-            Some(low) if !p.late_first.is_empty() => low,
-            _ => &self.inner.side,
-        };
-        let forked = side.fork(self.s())?;
-        let (cx_main, cx) = (self.cx(), self.cx_on(side));
-        if !p.late_first.is_empty() {
-            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
-        }
-        if late_first_on() {
-            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-        }
-        kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
-        Ok((Some(forked), cx))
-    }
-
-    /// The main stream's rows of `pending`, where [`CudaBackend::start_pending_rows`] left them
-    /// (`FHE_LATE_FIRST=0`).
-    pub(super) fn launch_late_rows(&self, pending: Option<&PendingRows<'_>>) -> Result<()> {
-        if let Some(p) = pending.filter(|_| !late_first_on()) {
-            kernels::ntt::key_product_rows(&self.cx(), &p.late, p.args)?;
-        }
         Ok(())
     }
 
@@ -745,8 +700,36 @@ impl CudaBackend {
                 "mod_down: a coefficient-form output needs converted loads, t = 1 and no rotation",
             ));
         }
-        let (forked, cx) = self.start_pending_rows(pending.as_ref())?;
+        // A split first pass (its main part still to launch) forks the low-priority side
+        // stream, so that the side stream's latency-bound launches do not hold that part back.
+        let side = match (&pending, &self.inner.side_low) {
+            (Some(p), Some(low)) if !p.late_first.is_empty() => low,
+            _ => &self.inner.side,
+        };
+        let forked = match &pending {
+            Some(_) => Some(side.fork(self.s())?),
+            None => None,
+        };
         let cx_main = self.cx();
+        let cx = if pending.is_some() {
+            self.cx_on(side)
+        } else {
+            self.cx()
+        };
+        // The main stream's rows are enqueued first (`late_first_on`), so that they launch
+        // programmatically during the first pass's tail whatever the host's pace, then the side
+        // stream's chain.
+        let late_first = late_first_on();
+        if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
+            // The main stream's part of the first pass, where it was split off.
+            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
+        }
+        if let (Some(p), true) = (&pending, late_first) {
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+        }
+        if let Some(p) = &pending {
+            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
+        }
         let lt = LimbSet {
             q_cnt: 0,
             ..tmp.limbs(self.s())
@@ -870,9 +853,10 @@ impl CudaBackend {
             _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
             _ => {}
         }
-        self.launch_late_rows(pending.as_ref())?;
-        drop(pending);
-        if let Some(f) = forked {
+        if let (Some(p), Some(f)) = (pending, forked) {
+            if !late_first {
+                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            }
             f.join()?;
         }
         let cx = cx_main;

@@ -29,7 +29,6 @@ use fhe_math::scale_round::ScaleRoundTables;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-mod coeff;
 mod keyswitch;
 mod scale_round;
 
@@ -40,8 +39,6 @@ struct Inner {
     tables: CudaSlice<u64>,
     layout: TableLayout,
     galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
-    /// The gathering maps of automorphisms in coefficient form, by Galois element.
-    coeff_galois: Mutex<HashMap<u64, Arc<CudaSlice<u32>>>>,
     /// Device tables of each [`ScaleRoundTables`] used, by fingerprint (uploaded once).
     scale_round: Mutex<HashMap<Vec<u64>, Arc<SrDevice>>>,
     /// Device tables of each [`CrtDecoder`] used, by fingerprint (uploaded once).
@@ -475,7 +472,6 @@ impl CudaBackend {
                 tables,
                 layout,
                 galois: Mutex::new(HashMap::new()),
-                coeff_galois: Mutex::new(HashMap::new()),
                 scale_round: Mutex::new(HashMap::new()),
                 decoders: Mutex::new(HashMap::new()),
                 t_tables: Mutex::new(HashMap::new()),
@@ -1119,7 +1115,7 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, (true, true), tables, None, 0..3)
+        self.tensor_scale_round_impl(a, b, tables, true)
     }
 
     fn automorphism_into(
@@ -1287,94 +1283,45 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
         relin_key: &DevicePoly,
     ) -> Result<DevicePoly> {
-        self.check_scale_round_inputs(a, b, tables)?;
-        let level = tables.level();
-        // The product's third component goes to mod_up in coefficient form, before the
-        // product's NTT: `coeffs` takes the place of mod_up's inverse NTT.
-        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
-        // Where mod_down converts on load, c_0 and c_1 stay in coefficient form and reach the
-        // result through that conversion (`Addend::Coefficients`); c_2 stays in coefficient form
-        // too, for mod_up's passes (`relinearize_from` with `coeffs`).
-        let addend = match bfv_coefficient_addend_on() && self.mod_down_converts_on_load(false) {
-            true => Addend::Coefficients,
-            false => Addend::Ntt,
-        };
-        let ntt = match addend {
-            Addend::Coefficients => 0..0,
-            _ => 0..2,
-        };
-        let c = self.tensor_scale_round_impl(
-            a,
-            b,
-            (true, true),
-            tables,
-            Some(&mut |out: &DevicePoly| {
-                let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
-                self.mod_up_prescale(c2, &coeffs, level)
-            }),
-            ntt,
-        )?;
-        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
+        // The product's third component goes to mod_up in coefficient form, before any NTT of
+        // the product.
+        let c = self.tensor_scale_round_coeff(a, b, tables)?;
+        self.relinearize_from_coeff(c, relin_key)
     }
 
     fn tensor_scale_round_coeff(
         &self,
         a: &DevicePoly,
-        a_ntt: bool,
         b: &DevicePoly,
-        b_ntt: bool,
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, (a_ntt, b_ntt), tables, None, 0..0)
+        self.tensor_scale_round_impl(a, b, tables, false)
     }
 
-    fn tensor_scale_round_relin_coeff(
-        &self,
-        a: &DevicePoly,
-        a_ntt: bool,
-        b: &DevicePoly,
-        b_ntt: bool,
-        tables: &ScaleRoundTables,
-        relin_key: &DevicePoly,
-    ) -> Result<DevicePoly> {
-        self.check_scale_round_inputs(a, b, tables)?;
-        let level = tables.level();
-        // The product stays in coefficient form: its third component goes to mod_up prescaled
-        // (`coeffs` takes the place of mod_up's inverse NTT), the first two are mod_down's
-        // coefficient-form addend.
-        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
-        let c = self.tensor_scale_round_impl(
-            a,
-            b,
-            (a_ntt, b_ntt),
-            tables,
-            Some(&mut |out: &DevicePoly| {
-                let c2 = Self::q_only(out.limbs(self.s()), 0, level as u32 + 1).components(2, 1);
-                self.mod_up_prescale(c2, &coeffs, level)
-            }),
-            0..0,
-        )?;
-        self.relinearize_coeff_from(c, false, relin_key, Some(coeffs))
-    }
-
-    fn relinearize_coeff(
-        &self,
-        c: DevicePoly,
-        c_ntt: bool,
-        relin_key: &DevicePoly,
-    ) -> Result<DevicePoly> {
+    fn relinearize_from_coeff(&self, c: DevicePoly, relin_key: &DevicePoly) -> Result<DevicePoly> {
         self.check(&c)?;
-        self.relinearize_coeff_from(c, c_ntt, relin_key, None)
-    }
-
-    fn rotate_hoisted_coeff(
-        &self,
-        c: &DevicePoly,
-        c_ntt: bool,
-        keys: &[(u64, &DevicePoly)],
-    ) -> Result<Vec<DevicePoly>> {
-        self.rotate_hoisted_coeff_impl(c, c_ntt, keys)
+        if c.shape.components != 3 || c.shape.extended {
+            return Err(shape_err(
+                "relinearize: a 3-component buffer over Q is needed",
+            ));
+        }
+        let level = c.shape.level;
+        // c_2's coefficient form prescaled takes the place of mod_up's inverse NTT
+        // (`relinearize_from` with `coeffs`). Where mod_down converts on load, c_0 and c_1 stay
+        // in coefficient form and reach the result through that conversion
+        // (`Addend::Coefficients`); elsewhere they go to NTT form first.
+        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
+        let all = Self::q_only(c.limbs(self.s()), 0, level as u32 + 1);
+        self.mod_up_prescale(all.components(2, 1), &coeffs, level)?;
+        let addend = match bfv_coefficient_addend_on() && self.mod_down_converts_on_load(false) {
+            true => Addend::Coefficients,
+            false => {
+                kernels::ntt::forward(&self.cx(), all.components(0, 2))?;
+                Addend::Ntt
+            }
+        };
+        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
     }
 
     fn rotate_hoisted_mod_t(

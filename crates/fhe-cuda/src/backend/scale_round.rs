@@ -59,22 +59,15 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// `tensor_scale_round` (inputs checked), the inputs in NTT form where `forms` says so
-    /// (`(a_ntt, b_ntt)`), else in coefficient form. `before_ntt`, if given, is called with the
-    /// result while it is still in coefficient form, after the conversion back to Q and before
-    /// the forward NTT that ends the product (what it enqueues runs in between). That NTT
-    /// covers the components `ntt` (`0..3` for the whole product in NTT form); the others stay
-    /// in coefficient form.
-    #[allow(clippy::type_complexity)]
-    #[allow(clippy::too_many_arguments)]
+    /// `tensor_scale_round` (inputs checked), the product's three components in NTT form when
+    /// `ntt`, else in coefficient form, where the conversion back to Q leaves them
+    /// (`tensor_scale_round_coeff`).
     pub(super) fn tensor_scale_round_impl(
         &self,
         a: &DevicePoly,
         b: &DevicePoly,
-        forms: (bool, bool),
         tables: &ScaleRoundTables,
-        before_ntt: Option<&mut dyn FnMut(&DevicePoly) -> Result<()>>,
-        ntt: std::ops::Range<u32>,
+        ntt: bool,
     ) -> Result<DevicePoly> {
         let sr = self.sr_tables(tables)?;
         let lay = &sr.layout;
@@ -112,82 +105,42 @@ impl CudaBackend {
             p_lo: 0,
             p_cnt: 0,
         };
-        // Step 1: the inputs in both forms over Q: an NTT-form input transformed into tmp (out
-        // of place), a coefficient-form one into tmp's NTT-form twin `qn`. Then the exact
-        // centred lift to B of every input component (one launch from tmp when every input was
-        // in NTT form; tmp holds them ql limbs apart, ext total limbs apart) and the NTT of the
-        // B limbs, with that of the coefficient-form inputs in the same launches. A square (`b`
-        // is `a`) lifts its one input once.
-        let square = std::ptr::eq(a, b);
-        let inputs: &[(&DevicePoly, bool)] = match square {
-            true => &[(a, forms.0)],
-            false => &[(a, forms.0), (b, forms.1)],
-        };
-        let all_ntt = inputs.iter().all(|&(_, ntt)| ntt);
-        let qn = match all_ntt {
-            true => None,
-            false => Some(alloc(4 * ql * n)?),
-        };
-        let qn_ptr = qn.as_ref().map_or(0, |q| q.device_ptr(self.s()).0);
+        // Step 1: coefficient form of the inputs (out of place), exact centred lift to B of
+        // every input component in one launch (tmp holds them ql limbs apart, ext total limbs
+        // apart), NTT of the B limbs. A square (`b` is `a`) lifts its one input once.
+        let inputs: &[&DevicePoly] = if std::ptr::eq(a, b) { &[a] } else { &[a, b] };
         let mut inv = Vec::new();
-        let mut fwd = Vec::new();
-        for (x, &(p, ntt)) in inputs.iter().enumerate() {
+        for (x, p) in inputs.iter().enumerate() {
             let src = Self::q_only(p.limbs(self.s()), 0, ql as u32);
-            let off = 2 * x as u64 * ql as u64 * w;
-            let dst = set(if ntt { tp } else { qn_ptr } + off, ql, 2, 0, ql);
+            let dst = set(tp + 2 * x as u64 * ql as u64 * w, ql, 2, 0, ql);
             for (mut l, m) in src.limbs().into_iter().zip(dst.limbs()) {
                 l.dst = m.dst;
-                match ntt {
-                    true => inv.push(l),
-                    false => fwd.push(l),
-                }
+                inv.push(l);
             }
         }
         kernels::ntt::inverse_list(&scx, &inv)?;
         let nw = n as u64;
         let lifted = 2 * inputs.len() as u32;
-        let convert = |src: u64, dst: u64, count: u32, input: u64| {
-            let strides = ConvStrides {
-                input,
-                out: total as u64 * nw,
-                ..ConvStrides::default()
-            };
-            kernels::keyswitch::convert(
-                &scx,
-                &lay.q_to_b,
-                src,
-                dst,
-                (0, 0, 0),
-                None,
-                (count, strides),
-            )
+        let strides = ConvStrides {
+            input: ql as u64 * nw,
+            out: total as u64 * nw,
+            ..ConvStrides::default()
         };
-        if all_ntt {
-            convert(tp, ep, lifted, ql as u64 * nw)?;
-        } else {
-            for (x, &(p, ntt)) in inputs.iter().enumerate() {
-                let dst = ep + 2 * x as u64 * total as u64 * w;
-                match ntt {
-                    true => convert(tp + 2 * x as u64 * ql as u64 * w, dst, 2, ql as u64 * nw)?,
-                    false => convert(p.ptr(self.s()), dst, 2, p.slots_per_component() as u64 * nw)?,
-                };
-            }
-        }
-        fwd.extend(set(ep, total, lifted, ql, bl).limbs());
-        kernels::ntt::forward_list(&scx, &fwd)?;
-        // Step 2: tensor over Q ∪ B (the NTT-form Q limbs read from the inputs or from qn, the
-        // B limbs from ext), back to coefficient form (the product formed as the inverse NTT
-        // loads, where it can).
+        kernels::keyswitch::convert(
+            &scx,
+            &lay.q_to_b,
+            tp,
+            ep,
+            (0, 0, 0),
+            None,
+            (lifted, strides),
+        )?;
+        kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
+        // Step 2: tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from ext),
+        // back to coefficient form (the product formed as the inverse NTT loads, where it can).
         let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
-        let q_of = |x: usize| {
-            let (p, ntt) = inputs[x];
-            let l = Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
-            match ntt {
-                true => l,
-                false => set(qn_ptr + 2 * x as u64 * ql as u64 * w, ql, 1, 0, ql),
-            }
-        };
-        let (qa, qb) = (q_of(0), q_of(inputs.len() - 1));
+        let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
+        let (qa, qb) = (q_of(a), q_of(b));
         if kernels::ntt::tensor_on_load(&scx) {
             // The product formed by the inverse NTT's first pass as it loads (never written in
             // NTT form): a_0 of slot s at the input's limb (Q) or ext's (B), a_1, b_0, b_1 at
@@ -236,7 +189,7 @@ impl CudaBackend {
         }
         // Steps 3 and 4: scale and round into B, exact centred conversion back to Q (one
         // kernel where the limb counts allow, else two with the B residues in between), then
-        // NTT form.
+        // NTT form if asked.
         let out = self.alloc_zero_inactive(Shape {
             components: 3,
             level: ql - 1,
@@ -257,12 +210,8 @@ impl CudaBackend {
             };
             kernels::keyswitch::convert(&scx, &lay.b_to_q, rp, op, (0, 0, 0), None, (3, strides))?;
         }
-        if let Some(f) = before_ntt {
-            f(&out)?;
-        }
-        if !ntt.is_empty() {
-            let limbs = out.limbs(self.s()).components(ntt.start, ntt.len() as u32);
-            kernels::ntt::forward(&self.cx(), limbs)?;
+        if ntt {
+            kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
         }
         Ok(out)
     }

@@ -565,17 +565,6 @@ pub(crate) fn mod_down_finish_rot(
 mod tests {
     use super::*;
 
-    /// keyswitch.cu's negating bit of coefficient-form automorphism maps is fhe-math's.
-    #[test]
-    fn coeff_map_negate_mirrors_the_kernel_define() {
-        let src = crate::kernels::source("keyswitch").expect("keyswitch source");
-        let line = format!(
-            "#define COEFF_MAP_NEGATE {:#x}u\n",
-            fhe_math::galois::COEFF_MAP_NEGATE
-        );
-        assert!(src.contains(&line), "keyswitch.cu lacks `{}`", line.trim());
-    }
-
     #[test]
     fn mod_down_conversions_from_few_primes_take_two_target_groups() {
         // PHANTOM_N16's mod_down: 3 special primes to 27 targets over 2·2^16 threads.
