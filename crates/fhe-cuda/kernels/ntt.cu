@@ -488,9 +488,10 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define CONVERT_EXACT 0x400u
 // The FUSED template argument of the forward passes: the set of load and store paths a kernel
 // compiles (0: plain). FUSED_LIFT: lifted loads; FUSED_CONVERT: converted loads; FUSED_EXACT:
-// exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_COEF: with them, the
-// coefficient-form output subtracted (`FusedArgs::coef_delta`, `ntt_fwd_convert_coef_r8_S`,
-// BFV's multiply + relinearize only); FUSED_RESCALE: the rescale's modes; FUSED_TENSOR (the
+// exact conversion rows too (`ntt_fwd_convert_exact_r8_S`); FUSED_COEF: with them and with
+// lifted loads, the coefficient-form output subtracted (`FusedArgs::coef_delta`,
+// `ntt_fwd_convert_coef_r8_S`, BFV's relinearization of a coefficient-form product only);
+// FUSED_RESCALE: the rescale's modes; FUSED_TENSOR (the
 // inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below).
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
@@ -519,9 +520,9 @@ struct FusedArgs {
     long long src_delta;
     u64 tq_w[MAX_FUSED_SLOTS];
     u64 tq_ws[MAX_FUSED_SLOTS];
-    // Exact converted limbs (kernels of FUSED_COEF) subtract P·c, c the word at a + coef_delta
-    // (words; the same element of a coefficient-form limb of slot s laid out like `a`): mod_down
-    // of an output that is still in coefficient form (`convert_words`).
+    // Exact converted and lifted limbs (kernels of FUSED_COEF) subtract P·c, c the word at
+    // a + coef_delta (words; the same element of a coefficient-form limb of slot s laid out
+    // like `a`): mod_down of an output that is still in coefficient form (`convert_words`).
     long long coef_delta;
     // Tensor-product loads (FUSED_TENSOR): a limb whose lift field is TENSOR_FLAG | c reads
     // a_0 at its src and a_1, b_0, b_1 at src + tensor_delta[part][0..3] (words), part 1 from
@@ -851,6 +852,18 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 #pragma unroll
                     for (int k = 0; k < E; k++)
                         w[k] = mod_sub(reduce_u64(mod_add(w[k], half, ql), mi), half_i, q);
+                }
+                if constexpr ((FUSED & FUSED_COEF) != 0) {
+                    // mod_down with one special prime P = q_from, its conversion the lift: minus
+                    // P·c for the coefficient-form output word c (as `convert_words` does for
+                    // exact rows), from w < 2q: w + c·(q - P mod q) < 2^125.
+                    if (lift) {
+                        const u64* coef = a + fa.coef_delta + goff;
+                        const u64 p_comp = q - reduce_u64(ql, mi);
+#pragma unroll
+                        for (int k = 0; k < E; k++)
+                            w[k] = reduce_u128((u128)coef[(u64)k << (lo + L)] * p_comp + w[k], mi);
+                    }
                 }
             }
             if (!converted) {

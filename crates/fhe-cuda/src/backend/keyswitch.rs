@@ -152,6 +152,20 @@ impl CudaBackend {
             && kernels::ntt::convert_on_load(&cx)
     }
 
+    /// Whether mod_down (without the rescale, `t = 1`) can add an output in coefficient form
+    /// through its first forward pass ([`Addend::Coefficients`]): where it converts its special
+    /// part on load ([`CudaBackend::mod_down_converts_on_load`]), or lifts its one special
+    /// prime on load before the join.
+    pub(super) fn mod_down_adds_coefficients(&self) -> bool {
+        let cx = self.cx();
+        let p_count = self.inner.ring.p_count();
+        self.mod_down_converts_on_load(false)
+            || (p_count == 1
+                && kernels::ntt::finish_fusable(&cx)
+                && early_first_on(p_count)
+                && kernels::ntt::lift_on_load(&cx))
+    }
+
     /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
     /// key product ([`Product`]): the fused key product and mod_down's fused finish apply, and
     /// it pays on this ring ([`product_in_key_product_pays`]; `FHE_PRODUCT_IN_KEYPROD=0` / `=1`
@@ -694,10 +708,16 @@ impl CudaBackend {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
+        // With one special prime and no rescale, the conversion is the centred lift of the P
+        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
+        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&self.cx());
         let coefficients = matches!(addend, Addend::Coefficients);
-        if coefficients && (prescale.is_none() || t_mod != 1 || rot.is_some()) {
+        if coefficients
+            && ((prescale.is_none() && !(lift_p && early_first)) || t_mod != 1 || rot.is_some())
+        {
             return Err(shape_err(
-                "mod_down: a coefficient-form output needs converted loads, t = 1 and no rotation",
+                "mod_down: a coefficient-form output needs converted or lifted loads before the \
+                 join, t = 1 and no rotation",
             ));
         }
         // A split first pass (its main part still to launch) forks the low-priority side
@@ -777,9 +797,6 @@ impl CudaBackend {
         let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
-        // With one special prime and no rescale, the conversion is the centred lift of the P
-        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
-        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx);
         let converted = prescale.is_some();
         // The converted limbs, read from the component's special limbs by the first forward pass
         // (`load` of each target slot): lifted from the one special prime, or converted from

@@ -90,7 +90,7 @@ pub(crate) enum Addend<'p> {
     /// In coefficient form in the output buffer (BFV's product before its NTT): mod_down's
     /// converting pass subtracts `P·c` from the converted special part, so the finish adds
     /// `NTT(c)` without reading the output and `c_0`, `c_1` are never transformed. Needs
-    /// [`CudaBackend::mod_down_converts_on_load`] and `t = 1`.
+    /// [`CudaBackend::mod_down_adds_coefficients`] and `t = 1`.
     Coefficients,
 }
 
@@ -1308,13 +1308,13 @@ impl Backend for CudaBackend {
         }
         let level = c.shape.level;
         // c_2's coefficient form prescaled takes the place of mod_up's inverse NTT
-        // (`relinearize_from` with `coeffs`). Where mod_down converts on load, c_0 and c_1 stay
-        // in coefficient form and reach the result through that conversion
+        // (`relinearize_from` with `coeffs`). Where mod_down converts or lifts on load, c_0 and
+        // c_1 stay in coefficient form and reach the result through that first pass
         // (`Addend::Coefficients`); elsewhere they go to NTT form first.
         let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
         let all = Self::q_only(c.limbs(self.s()), 0, level as u32 + 1);
         self.mod_up_prescale(all.components(2, 1), &coeffs, level)?;
-        let addend = match bfv_coefficient_addend_on() && self.mod_down_converts_on_load(false) {
+        let addend = match bfv_coefficient_addend_on() && self.mod_down_adds_coefficients() {
             true => Addend::Coefficients,
             false => {
                 kernels::ntt::forward(&self.cx(), all.components(0, 2))?;

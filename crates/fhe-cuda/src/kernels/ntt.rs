@@ -477,7 +477,7 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
                         .iter()
                         .any(|&w| (w >> LIFT_SHIFT) & CONVERT_FLAG != 0);
                     let names = match (converts, exact) {
-                        (_, true) if coef_delta != 0 => &R8_FWD_CONVERT_COEF,
+                        _ if coef_delta != 0 => &R8_FWD_CONVERT_COEF,
                         (_, true) => &R8_FWD_CONVERT_EXACT,
                         (true, false) => &R8_FWD_CONVERT,
                         (false, false) => &R8_FWD_FUSED,
@@ -807,9 +807,10 @@ pub(crate) fn forward_finish_first(cx: &Ctx, conv: LimbSet, lifted: Option<&[Lim
     }
 }
 
-/// [`forward_finish_first`] of mod_down's converted limbs `lifted` (all `Load::ConvertExact`)
-/// for an output whose two components are still in coefficient form: each converted word
-/// `conv` becomes `conv - P·c` (the exact rows hold `P mod q`), `c` the output's word at
+/// [`forward_finish_first`] of mod_down's converted limbs `lifted` (all `Load::ConvertExact`,
+/// or all `Load::Lift` from the one special prime) for an output whose two components are
+/// still in coefficient form: each converted word `conv` becomes `conv - P·c` (the exact rows
+/// hold `P mod q`; a lifted limb reduces its source prime), `c` the output's word at
 /// `coef_delta` words from the converted limb's (both buffers laid out alike). mod_down's
 /// finish, with every output slot taken as zero ([`FinishArgs::prod_slots`]), then yields
 /// `NTT(c) + (acc - NTT(conv))·P^-1`: the output's NTT is never run.
@@ -823,10 +824,11 @@ pub(crate) fn forward_finish_first_adding(
         || passes(cx.n.trailing_zeros())[1].s == 0
         || !lifted
             .iter()
-            .all(|l| matches!(l.load, Load::ConvertExact(_)))
+            .all(|l| matches!(l.load, Load::ConvertExact(_) | Load::Lift(_)))
     {
         return Err(crate::error::Error::Unsupported {
-            what: "a coefficient-form mod_down output without exact converted loads".into(),
+            what: "a coefficient-form mod_down output without exact converted or lifted loads"
+                .into(),
         });
     }
     forward_passes_adding(cx, lifted, Passes::First, coef_delta)
