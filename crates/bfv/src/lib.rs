@@ -11,10 +11,12 @@
 //!
 //! - Encryption: the plaintext (centred `m` lifted mod `q_0..q_l`, as `bgv` encodes it) is
 //!   multiplied by the scalars `[Δ_l]_{q_i}`, keys and errors have factor 1.
-//! - Multiplication: [`fhe_math::Backend::tensor_scale_round`], the tensor over `Q_l ∪ B`
-//!   followed by an integer-only HPS-style scale-and-round (see [`fhe_math::scale_round`]) with
-//!   the tables of level `l` (built on first use, cached in the [`Context`]): every backend
-//!   gives the same bits.
+//! - Multiplication: [`fhe_math::Backend::tensor_scale_round_coeff`], the tensor over
+//!   `Q_l ∪ B` followed by an integer-only HPS-style scale-and-round (see
+//!   [`fhe_math::scale_round`]) with the tables of level `l` (built on first use, cached in the
+//!   [`Context`]): every backend gives the same bits. The unrelinearized product stays in
+//!   coefficient form, where the scale-and-round ends; every other ciphertext is in NTT form,
+//!   and every operator takes either ([`evaluator`], "Forms").
 //! - Relinearization and rotations: plain [`rlwe::keyswitch`] at the ciphertext's level (no
 //!   mod-`t` correction).
 //! - Modulus switching: `c'_i = (c_i - [c_i]_{q_l})·q_l^{-1}`; exactly
