@@ -412,6 +412,50 @@ mod tests {
         assert!(mul_relinearize(&be, &a, &other, &rlk, false).is_err());
     }
 
+    /// `relinearize` of a coefficient-form product is that of its NTT form, word for word (and
+    /// in NTT form); the NTT-form-only key switches refuse coefficient-form ciphertexts.
+    #[test]
+    fn coefficient_form_relinearizes_and_is_refused_elsewhere() {
+        let (be, rlk, [a, b]) = setup();
+        let product = be.tensor(&a.poly, &b.poly).unwrap();
+        let mut coeffs = be.duplicate(&product).unwrap();
+        be.intt(&mut coeffs).unwrap();
+        let ntt_ct = Ciphertext {
+            poly: product,
+            meta: a.meta,
+            seed: None,
+        };
+        let coeff_ct = Ciphertext {
+            poly: coeffs,
+            meta: Meta {
+                ntt: false,
+                ..a.meta
+            },
+            seed: None,
+        };
+        let want = relinearize(&be, ntt_ct, &rlk, false).unwrap();
+        let dup = |c: &Ciphertext<CpuBackend>| Ciphertext {
+            poly: be.duplicate(&c.poly).unwrap(),
+            meta: c.meta,
+            seed: None,
+        };
+        assert!(relinearize(&be, dup(&coeff_ct), &rlk, true).is_err());
+        assert!(relinearize_mod_t(&be, dup(&coeff_ct), &rlk, 65537, false).is_err());
+        let got = relinearize(&be, coeff_ct, &rlk, false).unwrap();
+        assert!(got.meta.ntt);
+        assert_eq!(
+            be.download(&got.poly).unwrap(),
+            be.download(&want.poly).unwrap()
+        );
+        let mut a_coeff = dup(&a);
+        be.intt(&mut a_coeff.poly).unwrap();
+        a_coeff.meta.ntt = false;
+        assert!(mul_relinearize(&be, &a_coeff, &b, &rlk, false).is_err());
+        // Any switching key of the parameters serves the shape check (the relinearization key).
+        assert!(apply_galois(&be, &a_coeff, 5, &rlk.0).is_err());
+        assert!(apply_galois(&be, &a, 5, &rlk.0).is_ok());
+    }
+
     /// A plaintext modulus that a ring prime divides (0, the prime, a multiple of it) has no
     /// inverse there: every operation taking `t` refuses it; a coprime `t` passes.
     #[test]
