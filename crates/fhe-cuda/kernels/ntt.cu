@@ -492,8 +492,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // lifted loads, the coefficient-form output subtracted (`FusedArgs::coef_delta`,
 // `ntt_fwd_convert_coef_r8_S`, BFV's relinearization of a coefficient-form product only);
 // FUSED_RESCALE: the rescale's modes; FUSED_TENSOR (the
-// inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below); FUSED_SUM
-// (the inverse kernel `ntt_inv_sum_r8_S`): summed loads (SUM_FLAG below).
+// inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below).
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
 // three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
@@ -505,7 +504,6 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define FUSED_RESCALE 8
 #define FUSED_COEF 16
 #define FUSED_TENSOR 32
-#define FUSED_SUM 64
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -532,43 +530,7 @@ struct FusedArgs {
     long long tensor_delta[2][3];
     u32 tensor_split;
     u32 tensor_pad;
-    // Summed loads (FUSED_SUM): a limb whose lift field is SUM_FLAG | D reads the D words
-    // src[e + j·sum_delta] (j < D) of each element e and transforms their sum mod q.
-    long long sum_delta;
 };
-
-// Summed loads: the sum of D <= SUM_MAX_TERMS partial limbs, sum_delta words apart (mod_down's
-// key product split over the digits, its partial products summed by the inverse NTT's first
-// pass). D·(q - 1) < 2^64 for q < 2^61, so the words are added in 64 bits and reduced once.
-#define SUM_FLAG 0x2000u
-#define SUM_COUNT_MASK 0xffu
-#define SUM_MAX_TERMS 8
-template <int E>
-__device__ __forceinline__ void sum_words(u64* w, const u64* gsrc, u32 shift, bool vec, u32 count,
-                                          long long delta, const Mod& m) {
-    u64 acc[E];
-#pragma unroll
-    for (int k = 0; k < E; k++) acc[k] = 0;
-#pragma unroll
-    for (u32 j = 0; j < SUM_MAX_TERMS; j++) {
-        if (j < count) {
-            const u64* g = gsrc + (long long)j * delta;
-            if (vec) {
-#pragma unroll
-                for (int k = 0; k < E / 2; k++) {
-                    const ulonglong2 v = load_last((const ulonglong2*)g + k);
-                    acc[2 * k] += v.x;
-                    acc[2 * k + 1] += v.y;
-                }
-            } else {
-#pragma unroll
-                for (int k = 0; k < E; k++) acc[k] += load_last(g + ((u64)k << shift));
-            }
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < E; k++) w[k] = reduce_u64(acc[k], m);
-}
 
 // Tensor-product loads: component c of (a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1) mod q at the E words
 // of a thread, element k at gsrc[k << shift] (consecutive words, 16-byte loads, with VEC; the
@@ -808,10 +770,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         if (r == 0) {
             const u64* gsrc = src + goff;
             u64 w[E];
-            if ((FUSED & FUSED_SUM) && (lift & SUM_FLAG)) {
-                sum_words<E>(w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO,
-                             lift & SUM_COUNT_MASK, fa.sum_delta, load_mod(slots, s));
-            } else if ((FUSED & FUSED_TENSOR) && (lift & TENSOR_FLAG)) {
+            if ((FUSED & FUSED_TENSOR) && (lift & TENSOR_FLAG)) {
                 tensor_words<E>(
                     w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO, lift & TENSOR_COMP_MASK,
                     fa.tensor_delta[s >= fa.tensor_split ? 1 : 0], load_mod(slots, s));
@@ -1168,19 +1127,6 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         else                                                                                     \
             ntt_pass_r8<S, false, true, FUSED_TENSOR>(src, dst, s, slots, twp, consts, logn, L,  \
                                                       logC, false, 0, fa, nullptr, 0, lift);     \
-    }                                                                                            \
-    /* The first inverse pass (L = 0) with summed loads (FUSED_SUM), never the last pass: */    \
-    /* `consts` is unused (the tensor kernel's arguments).                                 */    \
-    extern "C" __global__ void ntt_inv_sum_r8_##S(LimbList ll, const u64* slots,                 \
-                                                 const ulonglong2* twp, const u64* consts,       \
-                                                 u32 logn, u32 L, u32 logC, FusedArgs fa) {      \
-        pdl_wait();                                                                              \
-        u32 i = blockIdx.y;                                                                      \
-        const u64* src = (const u64*)ll.src[i];                                                  \
-        u64* dst = (u64*)ll.dst[i];                                                              \
-        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
-        ntt_pass_r8<S, false, true, FUSED_SUM>(src, dst, s, slots, twp, nullptr, logn, 0, logC,  \
-                                               false, 0, fa, nullptr, 0, lift);                  \
     }
 
 
@@ -1227,27 +1173,15 @@ struct KeyProdArgs {
     u32 prod_a_spc;
     u32 prod_b_spc;
     u32 prod_slots;
-    // Split over the digits (`split`, no product): grid row i is one digit's part of slot
-    // kl.slot[i], the digit `kl.own[i] & SPLIT_DIGIT_MASK` (owning the slot where SPLIT_OWN is
-    // set), and the block writes that digit's products ext_j·key_{2j+c} (c = 0, 1), reduced,
-    // to components 2j and 2j + 1 of `acc` (acc_spc slots each): partial sums that the
-    // inverse NTT's summed loads add up (FUSED_SUM).
-    u32 split;
+    u32 pad;
 };
-#define SPLIT_OWN 0x40000000u
-#define SPLIT_DIGIT_MASK 0xffffu
 template <int S>
 __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
                                                 const u64* slots, const ulonglong2* twp,
                                                 u32 logn, u32 logC) {
     extern __shared__ u64 sh[];
     const u32 s = kl.slot[blockIdx.y];
-    u32 own = kl.own[blockIdx.y];
-    u32 j_lo = 0;
-    if (ka.split) {
-        j_lo = own & SPLIT_DIGIT_MASK;
-        own = (own & SPLIT_OWN) ? j_lo : NO_DIGIT;
-    }
+    const u32 own = kl.own[blockIdx.y];
     const u64 n = 1ull << logn;
     const u32 T = blockDim.x;
     // The block's outputs are the E = 8T consecutive words from `base` (C sub-problems of 2^S,
@@ -1268,15 +1202,15 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     // would take 64 of them and leave a fifth of the warps.
     const u32 words = (8 * T * 9 / 8 + 1) & ~1u;
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
-    // Digit j's words σ(ext_j) of the block's outputs, output tid + T·i in y[i].
-    auto digit_words = [&](u32 j, u64 (&y)[8]) {
+    for (u32 j = 0; j < ka.digits; j++) {
+        u64 y[8];
         if (j == own) {
             const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
 #pragma unroll
             for (int i = 0; i < 8; i++) y[i] = in[li[i]];
         } else {
             // The previous digit's reads of the exchange buffer end first (block-uniform).
-            if (j > j_lo) __syncthreads();
+            if (j > 0) __syncthreads();
             const u64* e = (const u64*)ka.ext + ((u64)j * ka.ext_spc + s) * n;
             u64 x[8];
             ntt_pass_r8<S, false, false, false, false, true>(e, nullptr, s, slots, twp, nullptr,
@@ -1284,28 +1218,6 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
                                                               src_block);
             exchange_outputs(x, y, li);
         }
-    };
-    if (ka.split) {
-        // One digit: its two products reduced straight away (the launch gives no shared
-        // memory for sums).
-        u64 y[8];
-        digit_words(j_lo, y);
-        const Mod m = load_mod(slots, s);
-        const u64* k0 = (const u64*)ka.key + ((u64)(2 * j_lo) * ka.key_spc + s) * n + base +
-                        threadIdx.x;
-        const u64* k1 = k0 + (u64)ka.key_spc * n;
-        u64* o0 = (u64*)ka.acc + (2 * (u64)j_lo * ka.acc_spc + s) * n + base + threadIdx.x;
-        u64* o1 = o0 + (u64)ka.acc_spc * n;
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            o0[(u64)i * T] = mod_mul(y[i], load_once(k0 + (u64)i * T), m);
-            o1[(u64)i * T] = mod_mul(y[i], load_once(k1 + (u64)i * T), m);
-        }
-        return;
-    }
-    for (u32 j = 0; j < ka.digits; j++) {
-        u64 y[8];
-        digit_words(j, y);
         const u64* k0 = (const u64*)ka.key + ((u64)(2 * j) * ka.key_spc + s) * n + base +
                         threadIdx.x;
         const u64* k1 = k0 + (u64)ka.key_spc * n;

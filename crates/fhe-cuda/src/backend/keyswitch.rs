@@ -180,17 +180,6 @@ impl CudaBackend {
     }
 
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
-    /// Whether mod_down splits the side stream's key product of `pending` over the digits
-    /// ([`early_split_on`]): only without the rescale (whose top row the side stream also
-    /// forms), for at most `SUM_MAX_TERMS` digits, on rings whose inverse NTT sums on load.
-    fn early_split(&self, pending: &PendingRows<'_>, rescale: bool) -> bool {
-        !rescale
-            && pending.early_set.q_cnt == 0
-            && pending.args.digits <= kernels::ntt::SUM_MAX_TERMS
-            && kernels::ntt::summing_on_load(&self.cx())
-            && early_split_on(self.inner.ring.n(), self.inner.ring.p_count())
-    }
-
     pub(super) fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
         self.check(c)?;
         if component >= c.shape.components || c.shape.extended {
@@ -293,7 +282,7 @@ impl CudaBackend {
             prod_a_spc: product.map_or(0, |p| p.a.slots_per_component() as u32),
             prod_b_spc: product.map_or(0, |p| p.b.slots_per_component() as u32),
             prod_slots: product.map_or(0, |p| p.slots),
-            split: 0,
+            pad: 0,
         };
         Ok(match plan {
             Rows::All => {
@@ -693,23 +682,6 @@ impl CudaBackend {
             level,
             extended: false,
         })?;
-        // The side stream's key product split over the digits (`early_split_on`): their
-        // partial products, summed by the inverse NTT's first pass as it loads them.
-        let split = match &pending {
-            Some(p) if self.early_split(p, rescale) => {
-                let pc = r.p_count() as u64;
-                let buf =
-                    self.scratch_words(2 * p.args.digits as usize * pc as usize * n as usize)?;
-                Some(buf)
-            }
-            _ => None,
-        };
-        let split_ptr = split.as_ref().map(|b| b.device_ptr(self.s()));
-        // The partial buffer addressed by absolute slot (`ntt::key_product_split`): slot s of
-        // component k at base + 8·(k·p + s)·n, s counted from the first special slot.
-        let split_base = split_ptr
-            .as_ref()
-            .map(|(ptr, _)| ptr.wrapping_sub(8 * q_cap as u64 * n));
         // BGV's switch: (t mod q_s, shoup) by slot for the rescale's correction (uploaded before
         // the fork, which orders the side stream after it).
         let t_table = match rescale && t_mod != 1 {
@@ -775,13 +747,8 @@ impl CudaBackend {
         if let (Some(p), true) = (&pending, late_first) {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
-        let pc = r.p_count() as u32;
-        match (&pending, split_base) {
-            (Some(p), Some(base)) => {
-                kernels::ntt::key_product_split(&cx, &p.early, p.args, base, pc)?
-            }
-            (Some(p), None) => kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?,
-            (None, _) => {}
+        if let Some(p) = &pending {
+            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
         let lt = LimbSet {
             q_cnt: 0,
@@ -791,17 +758,6 @@ impl CudaBackend {
         for (x, y) in inv.iter_mut().zip(lt.limbs()) {
             x.dst = y.dst;
         }
-        // Split: each limb (component c, special slot s) is the sum of the digits' partial
-        // limbs 2j + c, read from the first and 2·p·n words apart.
-        let digits = pending.as_ref().map_or(0, |p| p.args.digits);
-        if let Some(base) = split_base {
-            for (i, l) in inv.iter_mut().enumerate() {
-                let c = i as u64 / pc as u64;
-                l.src = base + 8 * (c * pc as u64 + l.slot as u64) * n;
-                l.load = Load::Sum(digits);
-            }
-        }
-        let sum_delta = 2 * pc as i64 * n as i64;
         let top = LimbSet {
             q_lo: level as u32,
             q_cnt: 1,
@@ -821,22 +777,21 @@ impl CudaBackend {
             inv.extend(top.limbs());
         }
         let s_count = (r.q_count() + r.p_count()) as u64;
-        // The inverse NTT's final constants and offsets.
-        let pre_ptr = prescale.as_ref().as_ref().map(|p| p.device_ptr(self.s()));
-        let t_ptr = t_inverse.as_ref().map(|c| c.device_ptr(self.s()));
-        let (consts, offs) = match (&pre_ptr, &t_ptr) {
+        match (prescale.as_ref(), &t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
-            (Some((kp, _)), _) => (*kp, kp + 8 * 4 * s_count),
+            (Some(pre), _) => {
+                let (kp, _g) = pre.device_ptr(self.s());
+                kernels::ntt::inverse_list_prescaled_at(&cx, &inv, kp, kp + 8 * 4 * s_count)?;
+            }
             // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
             // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
             // output then carries t back, `RescaleTop::t_table`): both by the inverse NTT's
             // final constants.
-            (None, Some((kp, _))) => (*kp, 0),
-            (None, None) => (cx.t(cx.layout.ntt.ntt_consts), 0),
-        };
-        match split_base {
-            Some(_) => kernels::ntt::inverse_list_summing(&cx, &inv, consts, offs, sum_delta)?,
-            None => kernels::ntt::inverse_list_at(&cx, &inv, consts, offs)?,
+            (None, Some(consts)) => {
+                let (kp, _g) = consts.device_ptr(self.s());
+                kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
+            }
+            (None, None) => kernels::ntt::inverse_list(&cx, &inv)?,
         }
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
@@ -1034,15 +989,6 @@ fn product_in_key_product_pays(n: usize, special: usize) -> bool {
 /// off / on (A/B runs).
 fn early_first_on(special_primes: usize) -> bool {
     switch_forced!("FHE_MODDOWN_EARLY_FIRST").unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
-}
-
-/// Whether mod_down's side stream splits its key product over the digits (their partial
-/// products summed by the inverse NTT's first pass as it loads them,
-/// [`kernels::ntt::key_product_split`]) on a ring of degree `n` with `special` special primes,
-/// where the caller's conditions hold ([`CudaBackend::early_split`]). `FHE_EARLY_SPLIT=0` / `1`
-/// forces it off / on (A/B runs, tests of both paths).
-fn early_split_on(n: usize, special: usize) -> bool {
-    switch_forced!("FHE_EARLY_SPLIT").unwrap_or(n == 1 << 15 && special >= 2)
 }
 
 /// Most special primes for which mod_down runs its first forward pass early by default
