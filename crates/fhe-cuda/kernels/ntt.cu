@@ -234,16 +234,44 @@ struct F64ArithT {
 typedef F64ArithT<false> F64Arith;
 typedef F64ArithT<true> F64WideArith;
 
-// The S stages of a pass (see `ntt_pass`) on the C·2^S words already in shared memory `sh`,
-// sub-problems p0.. of the limb of slot s; ends with a barrier.
-__device__ __forceinline__ void ntt_sh_stages(u64* sh, u32 s, u64 q, const u64* __restrict__ w_tab,
-                                              const u64* __restrict__ ws_tab, const u64* consts,
-                                              u32 logn, u32 S, u32 L, u32 logC, bool inverse,
-                                              bool last, u32 p0) {
+// One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
+// `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
+// that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
+// shared memory C * 2^S words. Grid: x over groups of C sub-problems of a limb, y over limbs.
+__device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u64* slots,
+                                         const u64* __restrict__ tw,
+                                         const u64* __restrict__ tws, const u64* consts,
+                                         u32 logn, u32 S, u32 L, u32 logC, bool inverse,
+                                         bool last) {
+    extern __shared__ u64 sh[];
+    const u32 n = 1u << logn;
+    const u64 q = slots[s * SLOT_STRIDE];
     const u64 two_q = 2 * q;
+    const u64* __restrict__ w_tab = tw + (u64)s * n;
+    const u64* __restrict__ ws_tab = tws + (u64)s * n;
     const u32 C = 1u << logC;
     const u32 E = C << S;
     const bool strided = L > 0;
+    const u32 lmask = (1u << L) - 1;
+    const u32 p0 = blockIdx.x * C; // first sub-problem of the block
+
+    // Local index e -> global index.
+    auto global = [&](u32 e) -> u32 {
+        u32 c, mid;
+        if (strided) {
+            mid = e >> logC;
+            c = e & (C - 1);
+        } else {
+            c = e >> S;
+            mid = e & ((1u << S) - 1);
+        }
+        u32 p = p0 + c;
+        return ((p >> L) << (S + L)) | (mid << L) | (p & lmask);
+    };
+
+#pragma unroll 4
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[global(e)];
+    __syncthreads();
 
     const u32 rounds4 = S / 2;
     const bool odd = S & 1;
@@ -350,46 +378,6 @@ __device__ __forceinline__ void ntt_sh_stages(u64* sh, u32 s, u64 q, const u64* 
         __syncthreads();
     }
 
-}
-
-// One pass. Parameters: logn, S stages on bits [L, L+S), C = 2^logC sub-problems per block,
-// `strided` (L > 0: local index mid * C + c; else c * 2^S + mid), `inverse`, `last` (the pass
-// that ends the transform: canonical output). Block: any power-of-two thread count; dynamic
-// shared memory C * 2^S words. Grid: x over groups of C sub-problems of a limb, y over limbs.
-__device__ __forceinline__ void ntt_pass(const u64* src, u64* a, u32 s, const u64* slots,
-                                         const u64* __restrict__ tw,
-                                         const u64* __restrict__ tws, const u64* consts,
-                                         u32 logn, u32 S, u32 L, u32 logC, bool inverse,
-                                         bool last) {
-    extern __shared__ u64 sh[];
-    const u32 n = 1u << logn;
-    const u64 q = slots[s * SLOT_STRIDE];
-    const u64* __restrict__ w_tab = tw + (u64)s * n;
-    const u64* __restrict__ ws_tab = tws + (u64)s * n;
-    const u32 C = 1u << logC;
-    const u32 E = C << S;
-    const bool strided = L > 0;
-    const u32 lmask = (1u << L) - 1;
-    const u32 p0 = blockIdx.x * C; // first sub-problem of the block
-
-    // Local index e -> global index.
-    auto global = [&](u32 e) -> u32 {
-        u32 c, mid;
-        if (strided) {
-            mid = e >> logC;
-            c = e & (C - 1);
-        } else {
-            c = e >> S;
-            mid = e & ((1u << S) - 1);
-        }
-        u32 p = p0 + c;
-        return ((p >> L) << (S + L)) | (mid << L) | (p & lmask);
-    };
-
-#pragma unroll 4
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[global(e)];
-    __syncthreads();
-    ntt_sh_stages(sh, s, q, w_tab, ws_tab, consts, logn, S, L, logC, inverse, last, p0);
 #pragma unroll 4
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) a[global(e)] = sh[e];
 }
@@ -424,77 +412,6 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
     u32 i = blockIdx.y;
     ntt_pass((const u64*)ll.src[i], (u64*)ll.dst[i], ll.slot[i], slots, itw, itw_shoup, consts,
              logn, S, L, logC, true, false);
-}
-
-// The whole inverse NTT of a limb in one launch, on a cluster of CLUSTER_RANKS blocks that
-// together hold the limb in shared memory (Hopper's distributed shared memory), for
-// n = 2^logn with 2^(logn - 3) words a block: block `rank` of limb blockIdx.y first runs the
-// stages on bits [0, logn - 3) of the 2^(logn - 3) consecutive words from rank·2^(logn - 3)
-// (`ntt_sh_stages`, as the pass with L = 0), then, after a cluster barrier, thread t runs the
-// last three stages (bits logn - 3 .. logn - 1, the n^-1 scaling with `consts` included) on
-// column c = rank·2^(logn - 6) + t, the words c + k·2^(logn - 3) (k < 8) read from block k's
-// shared memory, and stores them, plus offs[slot] where `offs` is set (`ntt_inv_r8_S`'s
-// prescaled outputs). The same stages, twiddles and lazy ranges as the two-pass transform: the
-// same canonical words. Block: 2^(logn - 6) threads; dynamic shared memory 2^(logn - 3) words.
-#define CLUSTER_RANKS 8
-__device__ __forceinline__ void cluster_barrier() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-extern "C" __global__ void __cluster_dims__(CLUSTER_RANKS, 1, 1)
-    ntt_inv_cluster(LimbList ll, const u64* slots, const u64* itw, const u64* itw_shoup,
-                    const u64* consts, const u64* offs, u32 logn) {
-    extern __shared__ u64 sh[];
-    u32 rank;
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    const u32 i = blockIdx.y;
-    const u32 s = ll.slot[i];
-    const u32 n = 1u << logn;
-    const u32 S = logn - 3;
-    const u32 E = 1u << S;
-    const u64 q = slots[s * SLOT_STRIDE];
-    const u64* __restrict__ w_tab = itw + (u64)s * n;
-    const u64* __restrict__ ws_tab = itw_shoup + (u64)s * n;
-    pdl_wait();
-    const u64* src = (const u64*)ll.src[i] + ((u64)rank << S);
-#pragma unroll 4
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = src[e];
-    __syncthreads();
-    ntt_sh_stages(sh, s, q, w_tab, ws_tab, consts, logn, S, 0, 0, true, false, rank);
-    cluster_barrier();
-    const u32 col = (rank << (S - 3)) + threadIdx.x;
-    const u32 local = (u32)__cvta_generic_to_shared(sh + col);
-    u64 x[8];
-#pragma unroll
-    for (u32 k = 0; k < 8; k++) {
-        u32 remote;
-        asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(k));
-        asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(x[k]) : "r"(remote) : "memory");
-    }
-    // Every block's words are read before any block leaves (its shared memory must outlive
-    // the reads).
-    cluster_barrier();
-    const u64 two_q = 2 * q;
-#pragma unroll
-    for (int b = 0; b < 3; b++) {
-        const u32 bg = S + b; // the stage's bit of the global index
-#pragma unroll
-        for (int k0 = 0; k0 < 8; k0++) {
-            if (k0 & (1 << b)) continue;
-            const int k1 = k0 | (1 << b);
-            if (bg == logn - 1) {
-                inv_bf_last(x[k0], x[k1], consts + 4 * s, q, two_q);
-            } else {
-                const u32 j0 = col + ((u32)k0 << S);
-                const u32 t = (1u << (logn - 1 - bg)) + (j0 >> (bg + 1));
-                inv_bf(x[k0], x[k1], w_tab[t], ws_tab[t], q, two_q);
-            }
-        }
-    }
-    u64* dst = (u64*)ll.dst[i] + col;
-    const u64 off = offs ? offs[s] : 0;
-#pragma unroll
-    for (u32 k = 0; k < 8; k++) dst[(u64)k << S] = offs ? mod_add(x[k], off, q) : x[k];
 }
 #endif
 

@@ -1104,44 +1104,6 @@ pub(crate) fn inverse_list_prescaled_at(
     inverse_list_with(cx, limbs, consts, offs, 0, None)
 }
 
-/// Whether an inverse NTT of `limbs` limbs at n = 2^logn runs in one launch on clusters of
-/// blocks ([`inverse_cluster`]): `FHE_INV_CLUSTER` set (not `0`, an experiment), rings of
-/// 2^12..=2^15, at most `FHE_INV_CLUSTER_MAX_LIMBS` limbs (default 8).
-fn cluster_inverse_on(logn: u32, limbs: usize) -> bool {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let max = *MAX.get_or_init(|| {
-        std::env::var("FHE_INV_CLUSTER_MAX_LIMBS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(8)
-    });
-    switch_forced!("FHE_INV_CLUSTER").unwrap_or(false) && (12..=15).contains(&logn) && limbs <= max
-}
-
-/// The inverse NTT of each limb in one launch (`ntt_inv_cluster`): a cluster of
-/// `CLUSTER_RANKS` blocks a limb, which hold it in their shared memory; constants and offsets
-/// as [`inverse_list_with`].
-fn inverse_cluster(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result<()> {
-    let logn = cx.n.trailing_zeros();
-    let slots = cx.slots();
-    let (tw, tws) = (cx.t(cx.layout.ntt.inv), cx.t(cx.layout.ntt.inv_shoup));
-    let f = cx.dev.function("ntt", "ntt_inv_cluster")?;
-    for (list, count) in chunks(limbs) {
-        let cfg = LaunchConfig {
-            grid_dim: (CLUSTER_RANKS, count, 1),
-            block_dim: (1 << (logn - 6), 1, 1),
-            shared_mem_bytes: 8 << (logn - 3),
-        };
-        launch!(
-            cx.stream, f, cfg, &list, &slots, &tw, &tws, &consts, &offs, &logn
-        )?;
-    }
-    Ok(())
-}
-
-/// `CLUSTER_RANKS` of ntt.cu: the blocks of a cluster of [`inverse_cluster`].
-const CLUSTER_RANKS: u32 = 8;
-
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
 /// slot) and, unless 0, an offset by slot at `offs` added to the outputs (register-blocked
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
@@ -1163,9 +1125,6 @@ fn inverse_list_with(
     let twp = cx.t(cx.layout.ntt.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
-    if tensor.is_none() && copy_delta == 0 && cluster_inverse_on(logn, limbs.len()) {
-        return inverse_cluster(cx, limbs, consts, offs);
-    }
     for (mut list, count) in chunks(limbs) {
         // The first pass copies (or forms the tensor product), the second not.
         let mut copy = copy_delta;
