@@ -714,12 +714,7 @@ __device__ __forceinline__ void compacted_stage(const A& ar, typename A::V (&x)[
 // With KEEP the last round leaves the thread's 8 outputs in `keep` (element k at global index
 // goff + k) instead of storing them (the key product fused after the NTT), and the block
 // transforms the sub-problems of block index `block` instead of blockIdx.x.
-// With CLUSTER (`ntt_inv_cluster_15`) `src` is the block's own cluster data buffer of
-// 2^(logn - 3) words, and the first round reads element g from that buffer of block
-// g >> (logn - 3) of the cluster (distributed shared memory; a thread's 8 elements lie in one
-// block).
-template <class A, int S, bool STRIDED, bool INV, int FUSED, bool TOP, bool KEEP,
-          bool CLUSTER = false>
+template <class A, int S, bool STRIDED, bool INV, int FUSED, bool TOP, bool KEEP>
 __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u64* a, u32 s,
                                                  const u64* slots,
                                                  const ulonglong2* __restrict__ twp,
@@ -774,12 +769,6 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
         const u64 goff = gbase + ((u64)mbase << L);
         if (r == 0) {
             const u64* gsrc = src + goff;
-            if constexpr (CLUSTER) {
-                const u32 rank = (u32)(goff >> (logn - 3));
-                u64 remote;
-                asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"((u64)src), "r"(rank));
-                gsrc = (const u64*)remote + (goff - ((u64)rank << (logn - 3)));
-            }
             u64 w[E];
             if ((FUSED & FUSED_TENSOR) && (lift & TENSOR_FLAG)) {
                 tensor_words<E>(
@@ -1004,8 +993,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 // A register-blocked pass over limb slot `s`: `F64Arith` when its modulus is below
 // 2^NTT_F64_BITS, `F64WideArith` below 2^NTT_F64_WIDE_BITS, else `IntArith` (a block-uniform
 // branch; all give the same canonical outputs, and each accepts the others' intermediate words).
-template <int S, bool STRIDED, bool INV, int FUSED = 0, bool TOP = false, bool KEEP = false,
-          bool CLUSTER = false>
+template <int S, bool STRIDED, bool INV, int FUSED = 0, bool TOP = false, bool KEEP = false>
 __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const u64* slots,
                                             const ulonglong2* __restrict__ twp,
                                             const u64* consts, u32 logn, u32 L, u32 logC,
@@ -1014,14 +1002,14 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                             const u64* offs = nullptr, long long copy_delta = 0) {
 #if NTT_F64_BITS > 0
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
-        ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP, CLUSTER>(
+        ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
             keep, block, lift, offs, copy_delta);
         return;
     }
 #if NTT_F64_WIDE_BITS > NTT_F64_BITS
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_WIDE_BITS)) {
-        ntt_pass_r8_impl<F64WideArith, S, STRIDED, INV, FUSED, TOP, KEEP, CLUSTER>(
+        ntt_pass_r8_impl<F64WideArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64WideArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
             fa, keep, block, lift, offs, copy_delta);
         return;
@@ -1030,13 +1018,13 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #endif
 #if NTT_F64_BITS == 0 || NTT_F64_WIDE_BITS < TABLE_F64_BITS
     if (slots[s * SLOT_STRIDE] < (1ull << TABLE_F64_BITS)) {
-        ntt_pass_r8_impl<IntArithT<true>, S, STRIDED, INV, FUSED, TOP, KEEP, CLUSTER>(
+        ntt_pass_r8_impl<IntArithT<true>, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArithT<true>(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
             fa, keep, block, lift, offs, copy_delta);
         return;
     }
 #endif
-    ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP, CLUSTER>(
+    ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
             keep, block, lift, offs, copy_delta);
 }
@@ -1383,40 +1371,6 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
 #define NTT_S_MAX 11
 #endif
 #define NTT_INSTANTIATE(S) NTT_R8(S) NTT_KEYPROD(S) NTT_FINISH(S)
-
-// The whole inverse NTT of a limb of n = 2^15 in one launch, on a cluster of CLUSTER_RANKS blocks
-// of 512 threads that hold the limb in their shared memory (Hopper's distributed shared
-// memory): block `rank` (blockIdx.x) runs the first pass (bits [0, 7), L = 0) of its 32
-// sub-problems, the words rank·4096.. of the limb, into its `data`; after a cluster barrier it
-// runs the second pass (bits [7, 15) with the n^-1 stage, `consts` and `offs` as
-// `ntt_inv_r8_8`) on its 16 columns, reading each thread's 8 words from the block that holds
-// them, and stores the outputs. The same passes as ntt_inv_r8_7 then ntt_inv_r8_8: the same
-// words. Dynamic shared memory: the passes' exchange buffer (4608 words).
-#define CLUSTER_RANKS 8
-#define CLUSTER_WORDS 4096
-__device__ __forceinline__ void cluster_barrier() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-#if NTT_S_MIN <= 8 && 8 <= NTT_S_MAX
-extern "C" __global__ void __cluster_dims__(CLUSTER_RANKS, 1, 1) __launch_bounds__(512)
-    ntt_inv_cluster_15(LimbList ll, const u64* slots, const ulonglong2* twp, const u64* consts,
-                       const u64* offs) {
-    __shared__ u64 data[CLUSTER_WORDS];
-    pdl_wait();
-    const u32 i = blockIdx.y;
-    const u32 s = ll.slot[i];
-    // local[g] = data[g - rank·4096]: the first pass's outputs, global index g.
-    u64* local = data - (u64)blockIdx.x * CLUSTER_WORDS;
-    ntt_pass_r8<7, false, true>((const u64*)ll.src[i], local, s, slots, twp, consts, 15, 0, 5,
-                                false);
-    cluster_barrier();
-    ntt_pass_r8<8, true, true, 0, true, false, true>(data, (u64*)ll.dst[i], s, slots, twp, consts,
-                                                     15, 7, 4, false, 0, {}, nullptr, 0, 0, offs);
-    // No block leaves while another may still read its words.
-    cluster_barrier();
-}
-#endif
 #if NTT_S_MIN <= 3 && 3 <= NTT_S_MAX
 NTT_INSTANTIATE(3)
 #endif

@@ -1104,50 +1104,6 @@ pub(crate) fn inverse_list_prescaled_at(
     inverse_list_with(cx, limbs, consts, offs, 0, None)
 }
 
-/// Whether an inverse NTT of `limbs` limbs at n = 2^logn runs in one launch on clusters of
-/// blocks ([`inverse_cluster`]): `FHE_INV_CLUSTER` set (not `0`, an experiment), n = 2^15, at
-/// most `FHE_INV_CLUSTER_MAX_LIMBS` limbs (default 8).
-fn cluster_inverse_on(logn: u32, limbs: usize) -> bool {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let max = *MAX.get_or_init(|| {
-        std::env::var("FHE_INV_CLUSTER_MAX_LIMBS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(8)
-    });
-    switch_forced!("FHE_INV_CLUSTER").unwrap_or(false) && logn == 15 && limbs <= max
-}
-
-/// The inverse NTT of each limb at n = 2^15 in one launch (`ntt_inv_cluster_15`): a cluster of
-/// `CLUSTER_RANKS` blocks a limb holds it in their shared memory between the two register-blocked
-/// passes; constants and offsets as [`inverse_list_with`].
-fn inverse_cluster(cx: &Ctx, limbs: &[Limb], consts: u64, offs: u64) -> Result<()> {
-    let slots = cx.slots();
-    let twp = cx.t(cx.layout.ntt.inv_pair);
-    let f = cx.dev.function("ntt", "ntt_inv_cluster_15")?;
-    // The passes' exchange buffer (the first pass's, the larger): 4096 words padded by 1/8.
-    let dynamic = 8 * (CLUSTER_WORDS + CLUSTER_WORDS / 8);
-    f.set_attribute(
-        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        dynamic as i32,
-    )
-    .map_err(crate::error::Error::driver("cluster inverse NTT attribute"))?;
-    for (list, count) in chunks(limbs) {
-        let cfg = LaunchConfig {
-            grid_dim: (CLUSTER_RANKS, count, 1),
-            block_dim: (512, 1, 1),
-            shared_mem_bytes: dynamic,
-        };
-        launch!(cx.stream, f, cfg, &list, &slots, &twp, &consts, &offs)?;
-    }
-    Ok(())
-}
-
-/// `CLUSTER_RANKS` of ntt.cu: the blocks of a cluster of [`inverse_cluster`].
-const CLUSTER_RANKS: u32 = 8;
-/// `CLUSTER_WORDS` of ntt.cu: the words of a limb each block holds.
-const CLUSTER_WORDS: u32 = 4096;
-
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
 /// slot) and, unless 0, an offset by slot at `offs` added to the outputs (register-blocked
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
@@ -1169,9 +1125,6 @@ fn inverse_list_with(
     let twp = cx.t(cx.layout.ntt.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
-    if tensor.is_none() && copy_delta == 0 && cluster_inverse_on(logn, limbs.len()) {
-        return inverse_cluster(cx, limbs, consts, offs);
-    }
     for (mut list, count) in chunks(limbs) {
         // The first pass copies (or forms the tensor product), the second not.
         let mut copy = copy_delta;
