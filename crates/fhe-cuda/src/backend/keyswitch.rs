@@ -745,7 +745,7 @@ impl CudaBackend {
             kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
         if let (Some(p), true) = (&pending, late_first) {
-            kernels::ntt::key_product_rows_beside(&cx_main, &p.late, p.args)?;
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
         if let Some(p) = &pending {
             kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
@@ -872,7 +872,7 @@ impl CudaBackend {
         }
         if let (Some(p), Some(f)) = (pending, forked) {
             if !late_first {
-                kernels::ntt::key_product_rows_beside(&cx_main, &p.late, p.args)?;
+                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
             }
             f.join()?;
         }

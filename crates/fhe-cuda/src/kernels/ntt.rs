@@ -621,35 +621,6 @@ pub(crate) fn key_product_rows(
     rows: &[(u32, Option<u32>)],
     args: KeyProdArgs,
 ) -> Result<()> {
-    key_product_rows_padded(cx, rows, args, 0)
-}
-
-/// [`key_product_rows`] for the main stream's rows while the side stream's chain runs beside
-/// them (mod_down's fork): each block asks for `FHE_KEYPROD_BESIDE_SMEM` bytes of shared memory
-/// (an experiment, unset: as [`key_product_rows`]), which caps the blocks an SM holds and
-/// leaves the SMs' issue slots to the side stream's latency-bound launches.
-pub(crate) fn key_product_rows_beside(
-    cx: &Ctx,
-    rows: &[(u32, Option<u32>)],
-    args: KeyProdArgs,
-) -> Result<()> {
-    static SMEM: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let smem = *SMEM.get_or_init(|| {
-        std::env::var("FHE_KEYPROD_BESIDE_SMEM")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    });
-    key_product_rows_padded(cx, rows, args, smem)
-}
-
-/// [`key_product_rows`] with each block's shared memory raised to at least `smem` bytes.
-fn key_product_rows_padded(
-    cx: &Ctx,
-    rows: &[(u32, Option<u32>)],
-    args: KeyProdArgs,
-    smem: u32,
-) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
     let twp = cx.t(cx.layout.ntt.fwd_pair);
@@ -670,15 +641,6 @@ fn key_product_rows_padded(
             list.own[i] = own.unwrap_or(NO_DIGIT);
         }
         let f = cx.dev.function("ntt", R8_KEYPROD[last.s as usize - 3])?;
-        let mut cfg = cfg;
-        if smem > cfg.shared_mem_bytes {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
-            )
-            .map_err(crate::error::Error::driver("key product shared memory"))?;
-            cfg.shared_mem_bytes = smem;
-        }
         launch!(cx.stream, f, cfg, &list, &args, &slots, &twp, &logn, &log_c)?;
     }
     Ok(())
