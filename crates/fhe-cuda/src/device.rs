@@ -279,20 +279,6 @@ impl Device {
                     module: module.into(),
                 },
             })?;
-        // An experiment: every kernel's preferred shared-memory carve-out (percent) from
-        // `FHE_CARVEOUT`, unset: the driver's choice.
-        let only = std::env::var("FHE_CARVEOUT_ONLY").unwrap_or_default();
-        if let Some(pct) = std::env::var("FHE_CARVEOUT")
-            .ok()
-            .and_then(|v| v.parse::<i32>().ok())
-            .filter(|_| only.split(',').any(|p| function.starts_with(p)))
-        {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                pct,
-            )
-            .map_err(Error::driver("carve-out attribute"))?;
-        }
         self.functions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
