@@ -62,7 +62,6 @@ pub mod any;
 pub mod backend;
 pub mod device;
 pub mod error;
-mod green;
 pub mod kernel_cache;
 pub mod kernels;
 pub mod poly;

@@ -71,27 +71,6 @@ impl SideStream {
         })
     }
 
-    /// A stream of SM partition `part` ([`crate::green`]), at the highest priority, forked from
-    /// and joined to streams of `main_ctx`: `early` is recorded on the main stream, so it is
-    /// an event of `main_ctx`; `done` on this stream, so of the partition's context.
-    pub fn green(main_ctx: &Arc<CudaContext>, part: &crate::green::Partition) -> Result<Self> {
-        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
-            .map_err(Error::driver("stream priority range"))?;
-        let event = |ctx: &Arc<CudaContext>| {
-            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-                .map_err(Error::driver("event creation"))
-        };
-        let side = SideStream {
-            stream: part.stream(greatest)?,
-            early: event(main_ctx)?,
-            done: event(&part.ctx)?,
-        };
-        main_ctx
-            .bind_to_thread()
-            .map_err(Error::driver("context bind"))?;
-        Ok(side)
-    }
-
     /// The side stream waits for the work enqueued so far on `main`. The returned guard joins
     /// it back ([`Forked::join`]), and does so on drop too, so an error returned between the two
     /// never leaves side-stream work unordered with the main stream's later use of its buffers.

@@ -722,27 +722,15 @@ impl CudaBackend {
         }
         // A split first pass (its main part still to launch) forks the low-priority side
         // stream, so that the side stream's latency-bound launches do not hold that part back.
-        // With SM partitions (`crate::green`), the side chain runs on its own SMs and the main
-        // stream's rows on the others, each on a stream forked here.
-        let green = self.inner.green.as_ref().filter(|_| pending.is_some());
-        let side = match (&pending, &self.inner.side_low, green) {
-            (_, _, Some(g)) if crate::green::side_partitioned() => &g.side,
-            (Some(p), Some(low), _) if !p.late_first.is_empty() => low,
+        let side = match (&pending, &self.inner.side_low) {
+            (Some(p), Some(low)) if !p.late_first.is_empty() => low,
             _ => &self.inner.side,
         };
         let forked = match &pending {
             Some(_) => Some(side.fork(self.s())?),
             None => None,
         };
-        let forked_rows = match green {
-            Some(g) => Some(g.main.fork(self.s())?),
-            None => None,
-        };
         let cx_main = self.cx();
-        let cx_rows = match green {
-            Some(g) => self.cx_on(&g.main),
-            None => self.cx(),
-        };
         let cx = if pending.is_some() {
             self.cx_on(side)
         } else {
@@ -754,10 +742,10 @@ impl CudaBackend {
         let late_first = late_first_on();
         if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
             // The main stream's part of the first pass, where it was split off.
-            kernels::ntt::forward_key_product(&cx_rows, &p.late_first, &[], p.args)?;
+            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
         if let (Some(p), true) = (&pending, late_first) {
-            kernels::ntt::key_product_rows(&cx_rows, &p.late, p.args)?;
+            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
         if let Some(p) = &pending {
             kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
@@ -884,11 +872,8 @@ impl CudaBackend {
         }
         if let (Some(p), Some(f)) = (pending, forked) {
             if !late_first {
-                kernels::ntt::key_product_rows(&cx_rows, &p.late, p.args)?;
+                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
             }
-            f.join()?;
-        }
-        if let Some(f) = forked_rows {
             f.join()?;
         }
         let cx = cx_main;

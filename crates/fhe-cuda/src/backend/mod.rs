@@ -59,15 +59,6 @@ struct Inner {
     /// Its lowest-priority twin, for key switches whose mod_up first pass is split
     /// (`keyswitch::split_first_on`; rings where that is off have none).
     side_low: Option<SideStream>,
-    /// Where `FHE_GREEN_SIDE` partitions the SMs ([`crate::green`], an experiment): mod_down's
-    /// side chain on the small partition, the main stream's key-product rows on the rest.
-    green: Option<GreenStreams>,
-}
-
-/// The two partitioned streams of a key switch ([`crate::green`]).
-pub(crate) struct GreenStreams {
-    pub side: SideStream,
-    pub main: SideStream,
 }
 
 /// The device NTT tables of one plaintext modulus (one slot).
@@ -470,18 +461,10 @@ impl CudaBackend {
             true => Some(SideStream::new(device.context(), true)?),
             false => None,
         };
-        let green = match crate::green::partitions(device.context())? {
-            Some(g) => Some(GreenStreams {
-                side: SideStream::green(device.context(), &g.side)?,
-                main: SideStream::green(device.context(), &g.main)?,
-            }),
-            None => None,
-        };
         Ok(CudaBackend {
             inner: Arc::new(Inner {
                 side,
                 side_low,
-                green,
                 scratch: Scratch::new(stream.clone()),
                 device,
                 stream,

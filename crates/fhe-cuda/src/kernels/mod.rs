@@ -110,11 +110,6 @@ pub(crate) fn grid(items: u32, limbs: u32) -> LaunchConfig {
 /// Enqueues a copy of `words` u64 words from device address `src` to `dst` on `cx`'s stream.
 /// The caller guarantees both ranges are inside live device buffers that outlive the copy.
 pub(crate) fn copy_words(cx: &Ctx, src: u64, dst: u64, words: usize) -> crate::error::Result<()> {
-    // The stream may belong to an SM partition's context (`crate::green`).
-    cx.stream
-        .context()
-        .bind_to_thread()
-        .map_err(crate::error::Error::driver("device copy"))?;
     // SAFETY: cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) on the caller's live ranges (see
     // above), ordered on the stream like the kernels around it.
     unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, 8 * words, cx.stream.cu_stream()) }
