@@ -11,7 +11,10 @@
 //! modulus switch, a rotation and BFV's tensor with scale-and-round.
 //! `GPU_PERF_ONLY=prefix` times only the operations whose name starts with it;
 //! `GPU_PERF_TRACE=prefix` also prints one call's launch timeline of each of them
-//! (`fhe_cuda::trace`: kernel, stream, device start and end); `GPU_PERF_HOST=1` times each
+//! (`fhe_cuda::trace`: kernel, stream, device start and end); `GPU_PERF_LAUNCHES=prefix` prints
+//! the host time of each of their launches, averaged over the runs from an idle GPU
+//! (`fhe_cuda::launch_stats`: the operator's work before it, the wrapper, the driver call);
+//! `GPU_PERF_HOST=1` times each
 //! operation again from an idle GPU, with the host's enqueue time; `GPU_PERF_WALL=1` gives each
 //! operation's wall time (host clock, synchronize before and after) under three ways to wait:
 //! `Device::synchronize` (one `cuCtxSynchronize`), a synchronize of each of the pool's streams
@@ -126,6 +129,45 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
             line += &format!("  {label} {:.1}", w[runs / 2]);
         }
         println!("{line} us");
+    }
+    // GPU_PERF_LAUNCHES=prefix: the host time of each launch of the matching operations, from
+    // an idle GPU, averaged over `runs` calls (`fhe_cuda::launch_stats`).
+    if let Ok(p) = std::env::var("GPU_PERF_LAUNCHES")
+        && name.starts_with(&p)
+    {
+        let mut sum: Vec<(String, f64, f64, f64)> = Vec::new();
+        let mut tail = 0.0;
+        for _ in 0..runs {
+            be.synchronize().unwrap();
+            fhe_cuda::launch_stats::start();
+            f();
+            let (costs, t) = fhe_cuda::launch_stats::take();
+            tail += t;
+            for (i, c) in costs.into_iter().enumerate() {
+                if i == sum.len() {
+                    sum.push((c.kernel.clone(), 0.0, 0.0, 0.0));
+                }
+                sum[i].1 += c.before_us;
+                sum[i].2 += c.wrapper_us;
+                sum[i].3 += c.driver_us;
+            }
+        }
+        be.synchronize().unwrap();
+        let k = runs as f64;
+        let mut total = tail / k;
+        for (kernel, b, w, d) in &sum {
+            println!(
+                "  launch {kernel:<34} before {:>6.2}  wrapper {:>5.2}  driver {:>5.2} us",
+                b / k,
+                w / k,
+                d / k
+            );
+            total += (b + w + d) / k;
+        }
+        println!(
+            "  launches: after the last {:.2} us, call total {total:.2} us",
+            tail / k
+        );
     }
     // GPU_PERF_TRACE=prefix: one more call of each matching operation with its launch timeline.
     if let Ok(p) = std::env::var("GPU_PERF_TRACE")

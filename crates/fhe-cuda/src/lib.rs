@@ -64,6 +64,7 @@ pub mod device;
 pub mod error;
 pub mod kernel_cache;
 pub mod kernels;
+pub mod launch_stats;
 pub mod poly;
 pub mod scratch;
 mod side;

@@ -167,6 +167,7 @@ pub(crate) unsafe fn launch_raw(
     params: &mut [*mut std::ffi::c_void],
 ) -> Result<()> {
     use cudarc::driver::sys;
+    let entered = crate::launch_stats::enter();
     stream
         .context()
         .bind_to_thread()
@@ -189,6 +190,7 @@ pub(crate) unsafe fn launch_raw(
         numAttrs: u32::from(pdl_enabled(stream)),
     };
     let traced = crate::trace::before(stream)?;
+    let driver = entered.map(|_| std::time::Instant::now());
     // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attr` outlive
     // the call, and the caller guarantees `params`.
     unsafe {
@@ -201,6 +203,7 @@ pub(crate) unsafe fn launch_raw(
     }
     .result()
     .map_err(Error::driver("kernel launch"))?;
+    crate::launch_stats::record(f, entered, driver);
     crate::trace::after(stream, f, traced)
 }
 
