@@ -94,23 +94,14 @@ __device__ __forceinline__ u128 srq_dot(const u64 (&x)[SRQ_MAX], const u64* row,
         if (i < cnt) odd += (u128)x[i] * row[i];
     return a + odd;
 }
-// Component 2's word y of limb t also goes to pre_out (limb t at pre_out + t·n) as mod_up's
-// converted loads take it, (y + add_t)·mul_t (Shoup; pre = [add | mul | mul's companion] by
-// limb, `CudaBackend::mod_up_prescale`'s words), the words `elementwise_affine` would write.
-__device__ __forceinline__ void srq_prescaled(u64* pre_out, const u64* pre, u32 ql, u32 c, u32 t,
-                                              u64 n, u32 k, u64 y, u64 q) {
-    if (pre_out && c == 2)
-        pre_out[(u64)t * n + k] = mul_shoup(mod_add(y, pre[t], q), pre[ql + t], pre[2 * ql + t], q);
-}
 // b_qhatinv: (B/b_k)^-1 mod b_k then their Shoup companions; h: [j][k] (B/b_k) mod q_j; h_in:
 // ⌊B/2⌋ mod b_k; h_out: ⌊B/2⌋ mod q_j; bmodq: B mod q_j. out: component c's limb j at
-// out + (c·out_stride + j)·n words; unless pre_out is null, component 2 also prescaled there
-// (`srq_prescaled`). Grid: x over coefficients, z over the 3 components.
+// out + (c·out_stride + j)·n words. Grid: x over coefficients, z over the 3 components.
 extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
     scale_round_to_q(const u64* d, u32 n, u32 ql, u32 bl, const u64* qbhat, const u64* theta,
                      const u64* omega, const u64* tqinv, const u64* b_qhatinv, const u64* h,
                      const u64* h_in, const u64* h_out, const u64* bmodq, u64* out,
-                     u32 out_stride, const u64* slots, u64* pre_out, const u64* pre) {
+                     u32 out_stride, const u64* slots) {
     __shared__ u64 s_omega[SRQ_MAX * SRQ_MAX];
     __shared__ u64 s_h[SRQ_MAX * SRQ_MAX];
     for (u32 i = threadIdx.x; i < ql * bl; i += blockDim.x) {
@@ -154,9 +145,7 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
     for (u32 t = 0; t < ql; t++) {
         const Mod m = load_mod(slots, t);
         const u128 a = srq_dot(v, s_h + t * bl, bl, (u128)alpha * (m.q - bmodq[t]));
-        const u64 y = mod_sub(reduce_u128(a, m), h_out[t], m.q);
-        out[((u64)c * out_stride + t) * n + j] = y;
-        srq_prescaled(pre_out, pre, ql, c, t, n, j, y, m.q);
+        out[((u64)c * out_stride + t) * n + j] = mod_sub(reduce_u128(a, m), h_out[t], m.q);
     }
 }
 
@@ -204,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
                          const u64* theta, const u64* omega_frag, const u64* tqinv,
                          const u64* b_qhatinv, const u64* h_frag, const u64* h_in,
                          const u64* h_out, const u64* bmodq, u64* out, u32 out_stride,
-                         const u64* slots, u64* pre_out, const u64* pre) {
+                         const u64* slots) {
     constexpr int KC = SRQ_MAX / 4;
     extern __shared__ u64 srq_smem[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
@@ -317,6 +306,5 @@ extern "C" __global__ void __launch_bounds__(SRQ_MMA_BLOCK, SRQ_MMA_MIN_BLOCKS)
         const u64 y =
             mma_residue(lo, hi, (u128)sq[t][1] * (u32)alpha + sq[t][2], sq[t][0], sq[t][3]);
         out[((u64)c * out_stride + t) * n + k] = y;
-        srq_prescaled(pre_out, pre, ql, c, t, n, k, y, sq[t][0]);
     }
 }

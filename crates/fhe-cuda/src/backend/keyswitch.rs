@@ -632,23 +632,8 @@ impl CudaBackend {
         coeffs: &ScratchPoly<'_>,
         level: usize,
     ) -> Result<()> {
-        let (add, mul) = self.mod_up_prescale_scalars(level);
-        let lt = coeffs.limbs(self.s());
-        ew::affine(
-            &self.cx(),
-            lt,
-            src,
-            &ew::Scalars::new(&add)?,
-            &ew::Scalars::new(&mul)?,
-        )?;
-        Ok(())
-    }
-
-    /// The `(add, mul)` scalars of [`CudaBackend::mod_up_prescale`] by slot `0..=level`, as
-    /// `(value, Shoup companion)` pairs: `w = (x + add)·mul`, `(h_in, q̂^-1)` on the limbs of
-    /// the digits converted on load, `(0, 1)` on the others.
-    fn mod_up_prescale_scalars(&self, level: usize) -> (ShoupWords, ShoupWords) {
-        let convert = kernels::ntt::convert_on_load(&self.cx());
+        let cx = self.cx();
+        let convert = kernels::ntt::convert_on_load(&cx);
         let ring = &self.inner.ring;
         let ups = &self.inner.layout.mod_up[level];
         let mut add = vec![(0u64, 0u64); level + 1];
@@ -667,22 +652,15 @@ impl CudaBackend {
                 }
             }
         }
-        (add, mul)
-    }
-
-    /// [`CudaBackend::mod_up_prescale_scalars`] on the device as `[add | mul | mul's Shoup
-    /// companion]` by slot (`kernels::scale_round::Prescaled::table`), uploaded at first use.
-    pub(super) fn mod_up_prescale_table(&self, level: usize) -> Result<Arc<CudaSlice<u64>>> {
-        cached(&self.inner.mod_up_prescale_tables, level, || {
-            let (add, mul) = self.mod_up_prescale_scalars(level);
-            let words: Vec<u64> = add
-                .iter()
-                .map(|a| a.0)
-                .chain(mul.iter().map(|m| m.0))
-                .chain(mul.iter().map(|m| m.1))
-                .collect();
-            self.upload_words(&words)
-        })
+        let lt = coeffs.limbs(self.s());
+        ew::affine(
+            &cx,
+            lt,
+            src,
+            &ew::Scalars::new(&add)?,
+            &ew::Scalars::new(&mul)?,
+        )?;
+        Ok(())
     }
 
     /// `mod_down_into` (shapes checked here).

@@ -50,9 +50,6 @@ struct Inner {
     /// mod_down's prescaled inverse constants for converted loads (`tables::mod_down_prescale`),
     /// by `t` (1 for CKKS; uploaded once), `None` where the ring has no such rows.
     mod_down_prescale: Mutex<HashMap<u64, Arc<Option<CudaSlice<u64>>>>>,
-    /// mod_up's prescale words by level, for BFV's scale-and-round to write its product's
-    /// third component as mod_up takes it (`CudaBackend::mod_up_prescale_table`).
-    mod_up_prescale_tables: Mutex<HashMap<usize, Arc<CudaSlice<u64>>>>,
     /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
     /// The workspace of internal temporaries (this instance's stream only).
@@ -63,9 +60,6 @@ struct Inner {
     /// (`keyswitch::split_first_on`; rings where that is off have none).
     side_low: Option<SideStream>,
 }
-
-/// `(value, Shoup companion)` pairs by slot.
-type ShoupWords = Vec<(u64, u64)>;
 
 /// The device NTT tables of one plaintext modulus (one slot).
 struct PlainNtt {
@@ -241,45 +235,6 @@ impl CudaBackend {
             level: a.shape.level.min(b.shape.level),
             extended: false,
         })
-    }
-
-    /// `relinearize_from_coeff`, with mod_up's prescaled workspace of `c_2` already written
-    /// (`prescaled`: BFV's scale-and-round writes it, `kernels::scale_round::Prescaled`) or
-    /// written here.
-    fn relinearize_coeff_impl(
-        &self,
-        c: DevicePoly,
-        relin_key: &DevicePoly,
-        prescaled: Option<ScratchPoly<'_>>,
-    ) -> Result<DevicePoly> {
-        self.check(&c)?;
-        if c.shape.components != 3 || c.shape.extended {
-            return Err(shape_err(
-                "relinearize: a 3-component buffer over Q is needed",
-            ));
-        }
-        let level = c.shape.level;
-        // c_2's coefficient form prescaled takes the place of mod_up's inverse NTT
-        // (`relinearize_from` with `coeffs`; `prescaled`: already written). Where mod_down
-        // converts or lifts on load, c_0 and c_1 stay in coefficient form and reach the result
-        // through that first pass (`Addend::Coefficients`); elsewhere they go to NTT form first.
-        let all = Self::q_only(c.limbs(self.s()), 0, level as u32 + 1);
-        let coeffs = match prescaled {
-            Some(p) => p,
-            None => {
-                let p = self.scratch(Self::mod_up_coeffs_shape(level))?;
-                self.mod_up_prescale(all.components(2, 1), &p, level)?;
-                p
-            }
-        };
-        let addend = match bfv_coefficient_addend_on() && self.mod_down_adds_coefficients() {
-            true => Addend::Coefficients,
-            false => {
-                kernels::ntt::forward(&self.cx(), all.components(0, 2))?;
-                Addend::Ntt
-            }
-        };
-        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
     }
 
     /// A host table copied to the device.
@@ -531,7 +486,6 @@ impl CudaBackend {
                 t_tables: Mutex::new(HashMap::new()),
                 t_inverse_consts: Mutex::new(HashMap::new()),
                 mod_down_prescale: Mutex::new(HashMap::new()),
-                mod_up_prescale_tables: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
         })
@@ -1181,8 +1135,7 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, tables, true, None)
-            .map(|(c, _)| c)
+        self.tensor_scale_round_impl(a, b, tables, true)
     }
 
     fn automorphism_into(
@@ -1351,15 +1304,9 @@ impl Backend for CudaBackend {
         relin_key: &DevicePoly,
     ) -> Result<DevicePoly> {
         // The product's third component goes to mod_up in coefficient form, before any NTT of
-        // the product: written prescaled into mod_up's workspace by the scale-and-round itself
-        // where it can (`FHE_SR_PRESCALE=0` turns that off, A/B runs).
-        self.check_scale_round_inputs(a, b, tables)?;
-        let coeffs = match switch_on!("FHE_SR_PRESCALE") {
-            true => Some(self.scratch(Self::mod_up_coeffs_shape(tables.level()))?),
-            false => None,
-        };
-        let (c, written) = self.tensor_scale_round_impl(a, b, tables, false, coeffs.as_ref())?;
-        self.relinearize_coeff_impl(c, relin_key, coeffs.filter(|_| written))
+        // the product.
+        let c = self.tensor_scale_round_coeff(a, b, tables)?;
+        self.relinearize_from_coeff(c, relin_key)
     }
 
     fn tensor_scale_round_coeff(
@@ -1369,12 +1316,32 @@ impl Backend for CudaBackend {
         tables: &ScaleRoundTables,
     ) -> Result<DevicePoly> {
         self.check_scale_round_inputs(a, b, tables)?;
-        self.tensor_scale_round_impl(a, b, tables, false, None)
-            .map(|(c, _)| c)
+        self.tensor_scale_round_impl(a, b, tables, false)
     }
 
     fn relinearize_from_coeff(&self, c: DevicePoly, relin_key: &DevicePoly) -> Result<DevicePoly> {
-        self.relinearize_coeff_impl(c, relin_key, None)
+        self.check(&c)?;
+        if c.shape.components != 3 || c.shape.extended {
+            return Err(shape_err(
+                "relinearize: a 3-component buffer over Q is needed",
+            ));
+        }
+        let level = c.shape.level;
+        // c_2's coefficient form prescaled takes the place of mod_up's inverse NTT
+        // (`relinearize_from` with `coeffs`). Where mod_down converts or lifts on load, c_0 and
+        // c_1 stay in coefficient form and reach the result through that first pass
+        // (`Addend::Coefficients`); elsewhere they go to NTT form first.
+        let coeffs = self.scratch(Self::mod_up_coeffs_shape(level))?;
+        let all = Self::q_only(c.limbs(self.s()), 0, level as u32 + 1);
+        self.mod_up_prescale(all.components(2, 1), &coeffs, level)?;
+        let addend = match bfv_coefficient_addend_on() && self.mod_down_adds_coefficients() {
+            true => Addend::Coefficients,
+            false => {
+                kernels::ntt::forward(&self.cx(), all.components(0, 2))?;
+                Addend::Ntt
+            }
+        };
+        self.relinearize_from(c, relin_key, false, 1, Some(coeffs), addend)
     }
 
     fn rotate_hoisted_mod_t(

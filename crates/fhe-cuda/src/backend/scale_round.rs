@@ -61,18 +61,14 @@ impl CudaBackend {
 
     /// `tensor_scale_round` (inputs checked), the product's three components in NTT form when
     /// `ntt`, else in coefficient form, where the conversion back to Q leaves them
-    /// (`tensor_scale_round_coeff`). With `prescaled` (coefficient form only), the third
-    /// component also goes into that workspace as mod_up takes it
-    /// ([`CudaBackend::mod_up_prescale`]'s words) where the one-kernel conversion runs; the
-    /// returned flag says whether it did.
+    /// (`tensor_scale_round_coeff`).
     pub(super) fn tensor_scale_round_impl(
         &self,
         a: &DevicePoly,
         b: &DevicePoly,
         tables: &ScaleRoundTables,
         ntt: bool,
-        prescaled: Option<&ScratchPoly<'_>>,
-    ) -> Result<(DevicePoly, bool)> {
+    ) -> Result<DevicePoly> {
         let sr = self.sr_tables(tables)?;
         let lay = &sr.layout;
         let (ql, bl) = (lay.ql, lay.bl);
@@ -201,21 +197,8 @@ impl CudaBackend {
         })?;
         let op = out.ptr(self.s());
         let ospc = out.slots_per_component() as u64;
-        let mut written = false;
         if kernels::scale_round::to_q_fits(lay) {
-            let table = match prescaled.filter(|_| !ntt) {
-                Some(_) => Some(self.mod_up_prescale_table(ql - 1)?),
-                None => None,
-            };
-            let pre = match (prescaled, &table) {
-                (Some(w), Some(t)) => Some(kernels::scale_round::Prescaled {
-                    out: w.ptr(self.s()),
-                    table: t.device_ptr(self.s()).0,
-                }),
-                _ => None,
-            };
-            written = pre.is_some();
-            kernels::scale_round::to_q(&scx, lay, dp, op, ospc as u32, pre)?;
+            kernels::scale_round::to_q(&scx, lay, dp, op, ospc as u32)?;
         } else {
             let r = alloc(3 * bl * n)?;
             let (rp, _g4) = r.device_ptr(self.s());
@@ -230,6 +213,6 @@ impl CudaBackend {
         if ntt {
             kernels::ntt::forward(&self.cx(), out.limbs(self.s()))?;
         }
-        Ok((out, written))
+        Ok(out)
     }
 }

@@ -146,18 +146,10 @@ pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
 
 /// `scale_round_to_q`: the scale-and-round into `B` and the exact `B -> Q` conversion in one
 /// launch over the 3 components of `d` (`[3][ql + bl][n]`, coefficient form), writing component
-/// `c`'s limb `j` at `out + (c·out_stride + j)·n` words, and with `prescaled` component 2 also
-/// as mod_up takes it ([`Prescaled`]). The caller checks [`to_q_fits`].
+/// `c`'s limb `j` at `out + (c·out_stride + j)·n` words. The caller checks [`to_q_fits`].
 /// On sm_80 and later the sums run on the tensor cores (`scale_round_to_q_mma`, the same words;
 /// `FHE_BFV_MMA=0` keeps the integer kernel, A/B runs).
-pub(crate) fn to_q(
-    cx: &Ctx,
-    sr: &SrLayout,
-    d: u64,
-    out: u64,
-    out_stride: u32,
-    prescaled: Option<Prescaled>,
-) -> Result<()> {
+pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -> Result<()> {
     let mma = match (sr.omega_frag, sr.b_to_q.mma_frag) {
         (Some(o), Some(h))
             if switch_on!("FHE_BFV_MMA")
@@ -204,7 +196,6 @@ pub(crate) fn to_q(
         None => (omega, h, super::BLOCK, 0),
     };
     let slots = cx.slots();
-    let (pre_out, pre) = prescaled.map_or((0u64, 0u64), |p| (p.out, p.table));
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(block), 1, 3),
         block_dim: (block, 1, 1),
@@ -229,19 +220,8 @@ pub(crate) fn to_q(
         &bmodq,
         &out,
         &out_stride,
-        &slots,
-        &pre_out,
-        &pre
+        &slots
     )
-}
-
-/// Where [`to_q`] also writes component 2 prescaled for mod_up's converted loads: the workspace
-/// (limb `t` at `out + 8·t·n`) and the `[add | mul | mul's Shoup companion]` words by limb
-/// (`CudaBackend::mod_up_prescale`'s scalars), so that no `elementwise_affine` launch is needed.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Prescaled {
-    pub out: u64,
-    pub table: u64,
 }
 
 #[cfg(test)]
