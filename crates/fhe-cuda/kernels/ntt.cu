@@ -1157,8 +1157,6 @@ struct KeyProdList {
 // add P·(c_0, c_1) of the product of the ciphertexts prod_a and prod_b (2 components,
 // prod_a_spc / prod_b_spc slots each; `p_mod_q`: P mod q by slot), so that mod_down's finish
 // yields c_c + (acc_c - conv_c)·P^-1 without reading c_0, c_1 (`FinishArgs::prod_slots`).
-// With `own_from_prod` too, the input component is the product's c_2 = a_1·b_1, never written:
-// a row's own digit forms its words from prod_a and prod_b instead of reading `input`.
 struct KeyProdArgs {
     u64 ext;
     u64 key;
@@ -1175,7 +1173,7 @@ struct KeyProdArgs {
     u32 prod_a_spc;
     u32 prod_b_spc;
     u32 prod_slots;
-    u32 own_from_prod;
+    u32 pad;
 };
 template <int S>
 __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const KeyProdArgs& ka,
@@ -1206,14 +1204,7 @@ __device__ __forceinline__ void ntt_key_product(const KeyProdList& kl, const Key
     ulonglong2* sums = (ulonglong2*)(sh + words) + threadIdx.x;
     for (u32 j = 0; j < ka.digits; j++) {
         u64 y[8];
-        if (j == own && ka.own_from_prod) {
-            // c_2 = a_1·b_1 mod q, the canonical words the tensor would have written.
-            const Mod m = load_mod(slots, s);
-            const u64* a1 = (const u64*)ka.prod_a + ((u64)ka.prod_a_spc + s) * n + src_base;
-            const u64* b1 = (const u64*)ka.prod_b + ((u64)ka.prod_b_spc + s) * n + src_base;
-#pragma unroll
-            for (int i = 0; i < 8; i++) y[i] = mod_mul(a1[li[i]], b1[li[i]], m);
-        } else if (j == own) {
+        if (j == own) {
             const u64* in = (const u64*)ka.input + (u64)s * n + src_base;
 #pragma unroll
             for (int i = 0; i < 8; i++) y[i] = in[li[i]];

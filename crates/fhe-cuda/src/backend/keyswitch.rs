@@ -179,18 +179,6 @@ impl CudaBackend {
             && kernels::ntt::finish_fusable(&cx)
     }
 
-    /// Whether [`CudaBackend::mul_relin_mod_t`], where the key product adds `c_0`, `c_1` and
-    /// without the rescale, also leaves the product's `c_2` unwritten ([`Product::c2_on_load`]):
-    /// where mod_up's first inverse pass forms tensor products as it loads
-    /// ([`kernels::ntt::tensor_on_load`]) and a second pass takes the prescaled constants.
-    /// `FHE_C2_ON_LOAD=0` turns it off (A/B runs).
-    pub(super) fn c2_on_load(&self) -> bool {
-        let cx = self.cx();
-        switch_on!("FHE_C2_ON_LOAD")
-            && kernels::ntt::tensor_on_load(&cx)
-            && kernels::ntt::two_passes(&cx)
-    }
-
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
     pub(super) fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
         self.check(c)?;
@@ -213,7 +201,7 @@ impl CudaBackend {
         component: usize,
         ext: &mut DevicePoly,
     ) -> Result<()> {
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, None, None)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, None)?;
         kernels::ntt::forward_list(&self.cx(), &fwd)?;
         Ok(())
     }
@@ -250,9 +238,7 @@ impl CudaBackend {
         // through the same passes as the raised ones (first pass from the component, last pass
         // in the key product), so the key product reads no limb of the input.
         let input_in_coefficients = coeffs.is_some();
-        let c2_from = product.filter(|p| p.c2_on_load);
-        let (mut fwd, workspace) =
-            self.mod_up_convert(c, component, ext, false, coeffs, c2_from)?;
+        let (mut fwd, workspace) = self.mod_up_convert(c, component, ext, false, coeffs)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let n = self.inner.ring.n() as u64;
         let cspc = c.slots_per_component() as u64;
@@ -296,7 +282,7 @@ impl CudaBackend {
             prod_a_spc: product.map_or(0, |p| p.a.slots_per_component() as u32),
             prod_b_spc: product.map_or(0, |p| p.b.slots_per_component() as u32),
             prod_slots: product.map_or(0, |p| p.slots),
-            own_from_prod: u32::from(c2_from.is_some()),
+            pad: 0,
         };
         Ok(match plan {
             Rows::All => {
@@ -345,9 +331,7 @@ impl CudaBackend {
     ///
     /// With `coeffs`, a workspace of `mod_up`'s coefficient form that already holds it
     /// ([`CudaBackend::mod_up_prescale`]: BFV's product hands over its third component before
-    /// its NTT), the inverse NTT is skipped. With `c2_from` (multiply + relinearize,
-    /// [`Product::c2_on_load`]) the component is the product's `c_2 = a_1·b_1`, which the
-    /// inverse NTT's first pass forms as it loads the operands (`c` is not read).
+    /// its NTT), the inverse NTT is skipped.
     fn mod_up_convert<'a>(
         &'a self,
         c: &DevicePoly,
@@ -355,7 +339,6 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         copy_digits: bool,
         coeffs: Option<ScratchPoly<'a>>,
-        c2_from: Option<Product<'_>>,
     ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'a>)> {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
@@ -377,44 +360,12 @@ impl CudaBackend {
         };
         let lt = tmp.limbs(self.s());
         let lc = c.like(self.s(), &lt).components(component as u32, 1);
-        let prescaled = convert && ups.iter().any(|up| up.row0.is_some());
-        if let (false, Some(p)) = (given, c2_from) {
-            // a_1·b_1 of slot s, loaded from the operands (`src` at a_0's limb of the slot,
-            // which a component-2 load does not read).
-            let la = p.a.like(self.s(), &lt).components(0, 1);
-            let lb = p.b.like(self.s(), &lt).components(0, 1);
-            let words = |x: u64| x as i64 / 8;
-            let n = self.inner.ring.n() as u64;
-            let d = [
-                words(la.spc as u64 * n * 8),
-                words(lb.ptr.wrapping_sub(la.ptr)),
-                words(
-                    lb.ptr
-                        .wrapping_sub(la.ptr)
-                        .wrapping_add(lb.spc as u64 * n * 8),
-                ),
-            ];
-            let at = kernels::ntt::TensorDeltas {
-                delta: [d, d],
-                split: u32::MAX,
-            };
-            let inv: Vec<kernels::ntt::Limb> = la
-                .limbs()
-                .into_iter()
-                .zip(lt.limbs())
-                .map(|(x, y)| kernels::ntt::Limb {
-                    dst: y.dst,
-                    load: Load::Tensor(2),
-                    ..x
-                })
-                .collect();
-            kernels::ntt::inverse_tensor(&cx, &inv, at, prescaled.then_some(level))?;
-        } else if !given {
+        if !given {
             let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
             for (x, y) in inv.iter_mut().zip(lt.limbs()) {
                 x.dst = y.dst;
             }
-            if prescaled {
+            if convert && ups.iter().any(|up| up.row0.is_some()) {
                 kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
             } else {
                 kernels::ntt::inverse_list(&cx, &inv)?;

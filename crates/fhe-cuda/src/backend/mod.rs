@@ -70,16 +70,12 @@ struct PlainNtt {
 /// Multiply + relinearize with the product's first two components formed by the key product
 /// ([`CudaBackend::mul_relin_mod_t`]): the operands, and the Q slots below which the key
 /// product's rows add `P·(c_0, c_1)` (all the output's slots, or all but the top one, which the
-/// rescale reads from the tensor's output). With `c2_on_load` the product's `c_2 = a_1·b_1` is
-/// not written either: mod_up's inverse NTT forms it as it loads (`Load::Tensor(2)`) and the
-/// key product's own digits from the operands (`KeyProdArgs::own_from_prod`), so no tensor
-/// launch is left.
+/// rescale reads from the tensor's output).
 #[derive(Clone, Copy)]
 pub(crate) struct Product<'p> {
     a: &'p DevicePoly,
     b: &'p DevicePoly,
     slots: u32,
-    c2_on_load: bool,
 }
 
 /// How the `c_0`, `c_1` that a relinearization adds its key switch to reach mod_down's last
@@ -208,19 +204,6 @@ impl CudaBackend {
     /// two components written only at slots from `c01_from` (0: everywhere; below it they are
     /// left for the key product, [`Product`]).
     fn tensor_from(&self, a: &DevicePoly, b: &DevicePoly, c01_from: u32) -> Result<DevicePoly> {
-        // Every active limb is written (but c_0, c_1 below `c01_from`); the inactive ones are
-        // zero, as on the CPU.
-        let out = self.product_buffer(a, b)?;
-        let lo = out.limbs(self.s()).components(0, 1);
-        let la = a.like(self.s(), &lo);
-        let lb = b.like(self.s(), &lo);
-        ew::tensor_from(&self.cx(), lo, la, lb, c01_from)?;
-        Ok(out)
-    }
-
-    /// The 3-component buffer of the product of `a` and `b` (checked: two 2-component
-    /// ciphertexts over Q) at their lower level, its inactive slots zeroed.
-    fn product_buffer(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
         self.check(a)?;
         self.check(b)?;
         if a.shape.components != 2
@@ -230,11 +213,19 @@ impl CudaBackend {
         {
             return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
         }
-        self.alloc_zero_inactive(Shape {
+        let level = a.shape.level.min(b.shape.level);
+        // Every active limb is written (but c_0, c_1 below `c01_from`); the inactive ones are
+        // zero, as on the CPU.
+        let out = self.alloc_zero_inactive(Shape {
             components: 3,
-            level: a.shape.level.min(b.shape.level),
+            level,
             extended: false,
-        })
+        })?;
+        let lo = out.limbs(self.s()).components(0, 1);
+        let la = a.like(self.s(), &lo);
+        let lb = b.like(self.s(), &lo);
+        ew::tensor_from(&self.cx(), lo, la, lb, c01_from)?;
+        Ok(out)
     }
 
     /// A host table copied to the device.
@@ -1112,19 +1103,8 @@ impl Backend for CudaBackend {
         }
         let level = a.shape.level.min(b.shape.level);
         let slots = level as u32 + u32::from(!rescale);
-        // Without the rescale no slot of c_0, c_1 is read, so with c_2 formed where it is read
-        // the tensor has nothing left to write: the buffer is only the output's.
-        let c2_on_load = !rescale && self.c2_on_load();
-        let c = match c2_on_load {
-            true => self.product_buffer(a, b)?,
-            false => self.tensor_from(a, b, slots)?,
-        };
-        let product = Product {
-            a,
-            b,
-            slots,
-            c2_on_load,
-        };
+        let c = self.tensor_from(a, b, slots)?;
+        let product = Product { a, b, slots };
         self.relinearize_from(c, relin_key, rescale, t, None, Addend::Product(product))
     }
 

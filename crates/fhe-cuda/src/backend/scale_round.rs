@@ -177,7 +177,7 @@ impl CudaBackend {
                     }
                 })
                 .collect();
-            kernels::ntt::inverse_tensor(&scx, &limbs, deltas, None)?;
+            kernels::ntt::inverse_tensor(&scx, &limbs, deltas)?;
         } else {
             ew::tensor_pairs(
                 &scx,

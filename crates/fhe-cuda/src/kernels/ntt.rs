@@ -564,9 +564,7 @@ pub(crate) struct KeyProdArgs {
     pub prod_b_spc: u32,
     /// The rows of slots below this one add `P·(c_0, c_1)` of the product.
     pub prod_slots: u32,
-    /// Nonzero: the input component is the product's `c_2 = a_1·b_1`, not written; a row's own
-    /// digit forms its words from `prod_a`, `prod_b` ([`Load::Tensor`]'s twin in mod_up).
-    pub own_from_prod: u32,
+    pub pad: u32,
 }
 // SAFETY: plain repr(C) fields (5 u64, 4 u32, 3 u64, 4 u32) matching `struct KeyProdArgs` of
 // ntt.cu.
@@ -1040,15 +1038,8 @@ pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {
 
 /// Inverse NTT of tensor-product limbs (`Load::Tensor`, needs [`tensor_on_load`]): the first
 /// pass forms each limb's component of the product as it loads (`ntt_inv_tensor_r8_S`), so the
-/// product is never written in NTT form; the outputs go to the limbs' `dst`. With
-/// `prescaled_at` (a level), the last pass's constants and offsets are mod_up's prescaled ones
-/// ([`inverse_list_prescaled`]), which needs a second pass ([`two_passes`]).
-pub(crate) fn inverse_tensor(
-    cx: &Ctx,
-    limbs: &[Limb],
-    at: TensorDeltas,
-    prescaled_at: Option<usize>,
-) -> Result<()> {
+/// product is never written in NTT form; the outputs go to the limbs' `dst`.
+pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Result<()> {
     if !tensor_on_load(cx) {
         return Err(crate::error::Error::Unsupported {
             what: "tensor-product loads where the first inverse pass is not register-blocked"
@@ -1060,20 +1051,7 @@ pub(crate) fn inverse_tensor(
         tensor_split: at.split,
         ..FusedArgs::default()
     };
-    let (consts, offs) = match prescaled_at {
-        // The tensor pass takes no offsets: they must go to a plain last pass.
-        Some(_) if !two_passes(cx) => {
-            return Err(crate::error::Error::Unsupported {
-                what: "prescaled tensor-product loads on a ring of one NTT pass".into(),
-            });
-        }
-        Some(level) => {
-            let p = cx.layout.mod_up_prescale[level];
-            (cx.t(p.consts), cx.t(p.offs))
-        }
-        None => (cx.t(cx.layout.ntt.ntt_consts), 0),
-    };
-    inverse_list_with(cx, limbs, consts, offs, 0, Some(&fa))
+    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0, Some(&fa))
 }
 
 /// [`inverse_list`] with other final constants (`[c, shoup, c', shoup]` by slot at device
