@@ -9,7 +9,7 @@
 //! after the host's first launch returns, and a chain of short kernels can outrun the host's
 //! launches. This says where that host time goes; it adds two clock reads a launch.
 
-use cudarc::driver::{CudaFunction, sys};
+use cudarc::driver::CudaFunction;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -28,7 +28,8 @@ pub struct LaunchCost {
 }
 
 struct Raw {
-    function: u64,
+    /// The launched function (a clone holds its module, so its name can be read later).
+    function: CudaFunction,
     enter: Instant,
     driver: Instant,
     done: Instant,
@@ -64,7 +65,7 @@ pub fn take() -> (Vec<LaunchCost>, f64) {
         .iter()
         .map(|r| {
             let c = LaunchCost {
-                kernel: crate::trace::kernel_name(r.function as sys::CUfunction),
+                kernel: crate::trace::kernel_name(&r.function),
                 before_us: us(last, r.enter),
                 wrapper_us: us(r.enter, r.driver),
                 driver_us: us(r.driver, r.done),
@@ -86,7 +87,7 @@ pub(crate) fn record(f: &CudaFunction, enter: Option<Instant>, driver: Option<In
     if let (Some(enter), Some(driver)) = (enter, driver) {
         let done = Instant::now();
         log().1.push(Raw {
-            function: f.cu_function() as u64,
+            function: f.clone(),
             enter,
             driver,
             done,

@@ -141,7 +141,7 @@ pub(crate) fn after(
         .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(Error::driver("trace event record"))?;
     log().push(Pending {
-        kernel: kernel_name(f.cu_function()),
+        kernel: kernel_name(f),
         stream: stream.cu_stream() as u64,
         start,
         end,
@@ -151,13 +151,11 @@ pub(crate) fn after(
 }
 
 /// The name of a loaded kernel (`cuFuncGetName`), or `?` where the driver does not give it.
-/// `f` must be a handle of a module that is still loaded (the device keeps its modules for
-/// its lifetime).
-pub(crate) fn kernel_name(f: sys::CUfunction) -> String {
+pub(crate) fn kernel_name(f: &CudaFunction) -> String {
     let mut name: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: cuFuncGetName(&name, hfunc) on a live function handle (above); on success `name`
-    // points at a NUL-terminated string owned by the driver, copied at once.
-    let ok = unsafe { sys::cuFuncGetName(&mut name, f) }.result();
+    // SAFETY: cuFuncGetName(&name, hfunc) on a live function handle (`f` holds its module);
+    // on success `name` points at a NUL-terminated string owned by the driver, copied at once.
+    let ok = unsafe { sys::cuFuncGetName(&mut name, f.cu_function()) }.result();
     if ok.is_err() || name.is_null() {
         return "?".into();
     }
