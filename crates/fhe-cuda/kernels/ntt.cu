@@ -492,7 +492,8 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // lifted loads, the coefficient-form output subtracted (`FusedArgs::coef_delta`,
 // `ntt_fwd_convert_coef_r8_S`, BFV's relinearization of a coefficient-form product only);
 // FUSED_RESCALE: the rescale's modes; FUSED_TENSOR (the
-// inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below).
+// inverse kernel `ntt_inv_tensor_r8_S`): tensor-product loads (TENSOR_FLAG below); FUSED_ADD
+// (the inverse kernel `ntt_inv_add_r8_S`): scaled-sum loads (ADD_FLAG below).
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
 // three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
@@ -504,6 +505,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define FUSED_RESCALE 8
 #define FUSED_COEF 16
 #define FUSED_TENSOR 32
+#define FUSED_ADD 64
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -530,6 +532,12 @@ struct FusedArgs {
     long long tensor_delta[2][3];
     u32 tensor_split;
     u32 tensor_pad;
+    // Scaled-sum loads (FUSED_ADD): a limb whose lift field is ADD_FLAG | c reads x at its src
+    // and b at src + add_delta[c] (words) and transforms b + x·k mod q, k the (value, shoup)
+    // pair of its slot at add_consts: mod_down's rescaled top limb out + acc·P^-1
+    // (`keyswitch_mod_down_top`).
+    long long add_delta[2];
+    u64 add_consts;
 };
 
 // Tensor-product loads: component c of (a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1) mod q at the E words
@@ -572,6 +580,21 @@ __device__ __forceinline__ void tensor_words(u64 (&w)[E], const u64* gsrc, u32 s
 #pragma unroll
         for (int k = 0; k < E; k++) w[k] = mod_mul(x[k], y[k], m);
     }
+}
+
+// Scaled-sum loads: w[k] = b_k + x_k·k mod q (Shoup, canonical) for x_k at gsrc and b_k at
+// gsrc + delta, element k at [k << shift] (16-byte loads with VEC): the words of
+// `keyswitch_mod_down_top`.
+#define ADD_FLAG 0x2000u
+#define ADD_COMP_MASK 0x1u
+template <int E>
+__device__ __forceinline__ void add_scaled_words(u64 (&w)[E], const u64* gsrc, u32 shift, bool vec,
+                                                 long long delta, const u64* k, u64 q) {
+    u64 x[E], b[E];
+    tensor_load<E>(x, gsrc, shift, vec);
+    tensor_load<E>(b, gsrc + delta, shift, vec);
+#pragma unroll
+    for (int i = 0; i < E; i++) w[i] = mod_add(b[i], mul_shoup(x[i], k[0], k[1], q), q);
 }
 
 // The converted words of a limb (CONVERT_FLAG): w[k] holds source 0's word at the element's
@@ -774,6 +797,10 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 tensor_words<E>(
                     w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO, lift & TENSOR_COMP_MASK,
                     fa.tensor_delta[s >= fa.tensor_split ? 1 : 0], load_mod(slots, s));
+            } else if ((FUSED & FUSED_ADD) && (lift & ADD_FLAG)) {
+                add_scaled_words<E>(w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO,
+                                    fa.add_delta[lift & ADD_COMP_MASK],
+                                    (const u64*)fa.add_consts + 2 * s, q);
             } else if (!STRIDED && lo == 0 && NTT_VEC_IO) {
                 // The thread's 8 elements are consecutive words (64-byte aligned): 4 16-byte
                 // loads instead of 8.
@@ -1067,6 +1094,23 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 #ifndef NTT_CONVERT_MAXNREG
 #define NTT_CONVERT_MAXNREG 64
 #endif
+// The first inverse pass (L = 0) `NAME` for S stages whose loads take the paths of the set F
+// (FUSED_TENSOR or FUSED_ADD) on the limbs whose slot word says so, plain loads on the others.
+#define NTT_INV_LOADING(NAME, S, F)                                                              \
+    extern "C" __global__ void NAME(LimbList ll, const u64* slots, const ulonglong2* twp,        \
+                                    const u64* consts, u32 logn, u32 L, u32 logC, FusedArgs fa) {\
+        pdl_wait();                                                                              \
+        u32 i = blockIdx.y;                                                                      \
+        const u64* src = (const u64*)ll.src[i];                                                  \
+        u64* dst = (u64*)ll.dst[i];                                                              \
+        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
+        if (S == logn)                                                                           \
+            ntt_pass_r8<S, false, true, F, true>(src, dst, s, slots, twp, consts, logn, L, logC, \
+                                                 false, 0, fa, nullptr, 0, lift);                \
+        else                                                                                     \
+            ntt_pass_r8<S, false, true, F>(src, dst, s, slots, twp, consts, logn, L, logC,       \
+                                           false, 0, fa, nullptr, 0, lift);                      \
+    }
 #define NTT_R8(S)                                                                                \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \
                                              const ulonglong2* twp, u32 logn, u32 L, u32 logC,   \
@@ -1111,23 +1155,10 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
             ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
                                         false, 0, {}, nullptr, 0, 0, nullptr, copy_delta);       \
     }                                                                                            \
-    /* The first inverse pass (L = 0) with tensor-product loads (FUSED_TENSOR): BFV's product. */\
-    extern "C" __global__ void ntt_inv_tensor_r8_##S(LimbList ll, const u64* slots,              \
-                                                    const ulonglong2* twp, const u64* consts,    \
-                                                    u32 logn, u32 L, u32 logC, FusedArgs fa) {   \
-        pdl_wait();                                                                              \
-        u32 i = blockIdx.y;                                                                      \
-        const u64* src = (const u64*)ll.src[i];                                                  \
-        u64* dst = (u64*)ll.dst[i];                                                              \
-        const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
-        if (S == logn)                                                                           \
-            ntt_pass_r8<S, false, true, FUSED_TENSOR, true>(src, dst, s, slots, twp, consts,     \
-                                                            logn, L, logC, false, 0, fa,         \
-                                                            nullptr, 0, lift);                   \
-        else                                                                                     \
-            ntt_pass_r8<S, false, true, FUSED_TENSOR>(src, dst, s, slots, twp, consts, logn, L,  \
-                                                      logC, false, 0, fa, nullptr, 0, lift);     \
-    }
+    /* The first inverse pass (L = 0) with tensor-product loads (FUSED_TENSOR): BFV's product; */\
+    /* with scaled-sum loads (FUSED_ADD): mod_down's rescaled top limb. */                       \
+    NTT_INV_LOADING(ntt_inv_tensor_r8_##S, S, FUSED_TENSOR)                                      \
+    NTT_INV_LOADING(ntt_inv_add_r8_##S, S, FUSED_ADD)
 
 
 // ---------------------------------------------------------------------------------------------

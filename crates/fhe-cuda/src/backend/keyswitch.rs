@@ -765,18 +765,40 @@ impl CudaBackend {
             ..lt
         };
         let lo = out.limbs(self.s());
+        // With the rescale, the top limb w = out + acc·P^-1 (both components) joins the
+        // inverse NTT: formed by its first pass as it loads (`Load::AddScaled`), or by
+        // `keyswitch_mod_down_top` first where that pass cannot.
+        let mut top_add = None;
         if rescale {
             let top_out = Self::q_only(lo, level as u32, 1);
-            kernels::keyswitch::mod_down_top(
-                &cx,
-                top,
-                top_out,
-                acc.like(self.s(), &top_out),
-                level,
-            )?;
-            inv.extend(top.limbs());
+            let top_acc = acc.like(self.s(), &top_out);
+            if kernels::ntt::add_on_load(&cx) {
+                let (a, o) = (top_acc.limbs(), top_out.limbs());
+                let mut delta = [0i64; 2];
+                for (c, ((t, a), o)) in top.limbs().iter().zip(&a).zip(&o).enumerate() {
+                    delta[c] = (o.src as i64 - a.src as i64) / 8;
+                    inv.push(kernels::ntt::Limb {
+                        src: a.src,
+                        dst: t.dst,
+                        slot: t.slot,
+                        load: kernels::ntt::Load::AddScaled(c as u32),
+                    });
+                }
+                top_add = Some(kernels::ntt::AddScaled {
+                    delta,
+                    consts: cx.t(cx.layout.p_inv[level]),
+                });
+            } else {
+                kernels::keyswitch::mod_down_top(&cx, top, top_out, top_acc, level)?;
+                inv.extend(top.limbs());
+            }
         }
         let s_count = (r.q_count() + r.p_count()) as u64;
+        let plain_consts = cx.t(cx.layout.ntt.ntt_consts);
+        // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
+        // programmatic launch (`rescale_inverse_pdl`).
+        let inv_guard =
+            (rescale && pending.is_some() && !rescale_inverse_pdl(r.n())).then(kernels::pdl_off);
         match (prescale.as_ref(), &t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
             (Some(pre), _) => {
@@ -789,10 +811,17 @@ impl CudaBackend {
             // final constants.
             (None, Some(consts)) => {
                 let (kp, _g) = consts.device_ptr(self.s());
-                kernels::ntt::inverse_list_consts(&cx, &inv, kp)?;
+                match top_add {
+                    Some(add) => kernels::ntt::inverse_adding(&cx, &inv, kp, add)?,
+                    None => kernels::ntt::inverse_list_consts(&cx, &inv, kp)?,
+                }
             }
-            (None, None) => kernels::ntt::inverse_list(&cx, &inv)?,
+            (None, None) => match top_add {
+                Some(add) => kernels::ntt::inverse_adding(&cx, &inv, plain_consts, add)?,
+                None => kernels::ntt::inverse_list(&cx, &inv)?,
+            },
         }
+        drop(inv_guard);
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
         let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
         let tspc = tmp.slots_per_component() as u64;
@@ -994,6 +1023,18 @@ fn early_first_on(special_primes: usize) -> bool {
 /// Most special primes for which mod_down runs its first forward pass early by default
 /// ([`early_first_on`]).
 const EARLY_FIRST_MAX_SPECIAL: usize = 2;
+
+/// Whether mod_down's inverse NTT, in a key switch with the rescale whose mod_down chain runs on
+/// the side stream beside the main stream's key product, is launched programmatically (its
+/// blocks scheduled while the side stream's key product drains). At n = 2^16 it is not: those
+/// blocks then sit on SMs, waiting, while the main stream's key product needs them. On the H100
+/// (PERF.md, thirty-third session): N16_L24_D3 mul_relin_rescale 337 → 320 µs, PHANTOM_N16
+/// 493 → 476, while at n = 2^15 the launch without it cost 0.5–1% (CKKS CAT, CAT_COMPAT, BGV
+/// PHANTOM_INT multiply + relinearize with the switch). `FHE_MODDOWN_INV_PDL=0` / `=1` forces
+/// it off / on (A/B runs).
+fn rescale_inverse_pdl(n: usize) -> bool {
+    switch_forced!("FHE_MODDOWN_INV_PDL").unwrap_or(n < 1 << 16)
+}
 
 /// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
 /// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).

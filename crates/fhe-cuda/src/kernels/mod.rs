@@ -152,6 +152,27 @@ fn pdl_enabled(stream: &CudaStream) -> bool {
     }
 }
 
+thread_local! {
+    /// Set while a [`PdlOff`] guard of this thread is alive.
+    static PDL_OFF_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, this thread's launches go without programmatic dependent launch ([`pdl_off`]).
+pub(crate) struct PdlOff(bool);
+
+/// This thread's launches go without programmatic dependent launch until the guard drops: each
+/// kernel's blocks are scheduled only once the previous kernel of its stream has completed, so
+/// none sit on an SM waiting for it.
+pub(crate) fn pdl_off() -> PdlOff {
+    PdlOff(PDL_OFF_HERE.with(|c| c.replace(true)))
+}
+
+impl Drop for PdlOff {
+    fn drop(&mut self) {
+        PDL_OFF_HERE.with(|c| c.set(self.0));
+    }
+}
+
 /// Launches `f` on `stream` with `cuLaunchKernelEx`. On Hopper and later the launch allows
 /// programmatic stream serialization: the kernel may be scheduled while the previous kernel of
 /// the stream drains, and every kernel begins with `pdl_wait()` (common.cuh), which holds it
@@ -187,7 +208,7 @@ pub(crate) unsafe fn launch_raw(
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
         attrs: &mut attr,
-        numAttrs: u32::from(pdl_enabled(stream)),
+        numAttrs: u32::from(pdl_enabled(stream) && !PDL_OFF_HERE.with(|c| c.get())),
     };
     let traced = crate::trace::before(stream)?;
     let driver = entered.map(|_| std::time::Instant::now());

@@ -51,6 +51,19 @@ pub(crate) enum Load {
     /// mod the limb's prime, `a_0` at `src` and the other operands at the launch's
     /// [`TensorDeltas`]; only the first pass of [`inverse_tensor`] loads so.
     Tensor(u32),
+    /// `AddScaled(c)`: `b + x·k mod q` for `x` at `src`, `b` at the launch's [`AddScaled`]
+    /// delta `c` (0 or 1) and `k` its constant of the limb's slot; only the first pass of
+    /// [`inverse_adding`] loads so.
+    AddScaled(u32),
+}
+
+/// Where [`inverse_adding`] finds the addends of its `Load::AddScaled(c)` limbs and their
+/// multiplier: `b` at `delta[c]` words from the limb's `src`, `k` as `(value, shoup)` pairs by
+/// slot at device address `consts`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AddScaled {
+    pub delta: [i64; 2],
+    pub consts: u64,
 }
 
 /// Where [`inverse_tensor`] finds a limb's operands `a_1`, `b_0`, `b_1`, in words from its `src`
@@ -125,6 +138,8 @@ const LIFT_SLOT_MASK: u32 = (1 << LIFT_SHIFT) - 1;
 const CONVERT_FLAG: u32 = 0x8000;
 /// `TENSOR_FLAG` of ntt.cu, in the load field, with the component below it.
 const TENSOR_FLAG: u32 = 0x4000;
+/// `ADD_FLAG` of ntt.cu, in the load field, with the addend's delta index below it.
+const ADD_FLAG: u32 = 0x2000;
 
 /// A limb's slot word in a `LimbList`: its slot, and above `LIFT_SHIFT` one plus a lifted limb's
 /// source slot, `CONVERT_FLAG` with a converted limb's row, or `TENSOR_FLAG` with a product
@@ -136,10 +151,12 @@ fn slot_word(l: &Limb) -> u32 {
         Load::Lift(f) => f + 1,
         Load::Convert(row) | Load::ConvertExact(row) => CONVERT_FLAG | row,
         Load::Tensor(c) => TENSOR_FLAG | c,
+        Load::AddScaled(c) => ADD_FLAG | c,
     };
     debug_assert!(l.slot <= LIFT_SLOT_MASK && field <= LIFT_SLOT_MASK);
     debug_assert!(!matches!(l.load, Load::Lift(f) if f + 1 >= TENSOR_FLAG));
     debug_assert!(!matches!(l.load, Load::Tensor(c) if c > 2));
+    debug_assert!(!matches!(l.load, Load::AddScaled(c) if c > 1));
     debug_assert!(!matches!(l.load, Load::Convert(r) | Load::ConvertExact(r) if r >= CONVERT_FLAG));
     l.slot | field << LIFT_SHIFT
 }
@@ -301,6 +318,8 @@ const R8_FWD_RESCALE: [&str; 9] = r8_names!("ntt_fwd_rescale_r8_");
 const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
 /// The first inverse pass with tensor-product loads (`ntt_inv_tensor_r8_S`, [`inverse_tensor`]).
 const R8_INV_TENSOR: [&str; 9] = r8_names!("ntt_inv_tensor_r8_");
+/// The first inverse pass with scaled-sum loads (`ntt_inv_add_r8_S`, [`inverse_adding`]).
+const R8_INV_ADD: [&str; 9] = r8_names!("ntt_inv_add_r8_");
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
 fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
     let i = (p.s as usize).checked_sub(3).filter(|_| r8(p))?;
@@ -873,9 +892,13 @@ struct FusedArgs {
     /// [`TensorDeltas::split`].
     tensor_split: u32,
     tensor_pad: u32,
+    /// [`AddScaled::delta`] of the scaled-sum loads.
+    add_delta: [i64; 2],
+    /// [`AddScaled::consts`].
+    add_consts: u64,
 }
-// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64, an i64 array, 2 u32)
-// matching `struct FusedArgs` of ntt.cu.
+// SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64, an i64 array, 2 u32,
+// an i64 array, u64) matching `struct FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
 /// `MAX_FUSED_SLOTS` of ntt.cu.
@@ -895,6 +918,8 @@ impl Default for FusedArgs {
             tensor_delta: [[0; 3]; 2],
             tensor_split: 0,
             tensor_pad: 0,
+            add_delta: [0; 2],
+            add_consts: 0,
         }
     }
 }
@@ -1031,9 +1056,24 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
 /// Whether [`inverse_tensor`] can run on this ring (its first inverse pass is register-blocked)
 /// and `FHE_TENSOR_ON_LOAD` is not `0` (A/B timing runs).
 pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {
+    switch_on!("FHE_TENSOR_ON_LOAD") && first_inverse_blocked(cx)
+}
+
+/// Whether the first pass of this ring's inverse NTT is register-blocked (the loading copies
+/// of it, [`inverse_tensor`] and [`inverse_adding`], exist only so).
+fn first_inverse_blocked(cx: &Ctx) -> bool {
     let [p0, p1] = passes(cx.n.trailing_zeros());
     let first = if p1.s == 0 { p0 } else { p1 };
-    switch_on!("FHE_TENSOR_ON_LOAD") && plain_kernel(first, true).is_some()
+    plain_kernel(first, true).is_some()
+}
+
+/// Whether [`inverse_adding`] can run on this ring and `FHE_TOP_ON_LOAD` is not `0` (A/B
+/// timing runs: mod_down then forms its rescaled top limb with `keyswitch_mod_down_top`).
+/// mod_down with the rescale forms that limb, `out + acc·P^-1`, as its inverse NTT loads it,
+/// which saves a latency-bound launch on the side stream's chain (PERF.md, thirty-third
+/// session: `ks_mod_down_rescale` 3–10% faster on the H100).
+pub(crate) fn add_on_load(cx: &Ctx) -> bool {
+    switch_on!("FHE_TOP_ON_LOAD") && first_inverse_blocked(cx)
 }
 
 /// Inverse NTT of tensor-product limbs (`Load::Tensor`, needs [`tensor_on_load`]): the first
@@ -1051,7 +1091,31 @@ pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Resu
         tensor_split: at.split,
         ..FusedArgs::default()
     };
-    inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0, Some(&fa))
+    inverse_list_with(
+        cx,
+        limbs,
+        cx.t(cx.layout.ntt.ntt_consts),
+        0,
+        0,
+        Some((&R8_INV_TENSOR, &fa)),
+    )
+}
+
+/// Inverse NTT whose `Load::AddScaled` limbs transform `b + x·k` (needs [`add_on_load`]): the
+/// first pass forms it as it loads (`ntt_inv_add_r8_S`), the other limbs load plainly; the last
+/// stage's constants at `consts` as for [`inverse_list_consts`].
+pub(crate) fn inverse_adding(cx: &Ctx, limbs: &[Limb], consts: u64, add: AddScaled) -> Result<()> {
+    if !first_inverse_blocked(cx) {
+        return Err(crate::error::Error::Unsupported {
+            what: "scaled-sum loads where the first inverse pass is not register-blocked".into(),
+        });
+    }
+    let fa = FusedArgs {
+        add_delta: add.delta,
+        add_consts: add.consts,
+        ..FusedArgs::default()
+    };
+    inverse_list_with(cx, limbs, consts, 0, 0, Some((&R8_INV_ADD, &fa)))
 }
 
 /// [`inverse_list`] with other final constants (`[c, shoup, c', shoup]` by slot at device
@@ -1109,15 +1173,15 @@ pub(crate) fn inverse_list_prescaled_at(
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
 /// [`convert_on_load`]).
 /// `copy_delta` (words, 0 for none) goes to the register-blocked first pass (see
-/// [`inverse_list_copying`]). With `tensor` the first pass is the tensor-product one
-/// ([`inverse_tensor`]).
+/// [`inverse_list_copying`]). With `loading` the first pass is that family's loading kernel
+/// with those arguments ([`inverse_tensor`], [`inverse_adding`]).
 fn inverse_list_with(
     cx: &Ctx,
     limbs: &[Limb],
     consts: u64,
     offs: u64,
     copy_delta: i64,
-    tensor: Option<&FusedArgs>,
+    loading: Option<(&[&'static str; 9], &FusedArgs)>,
 ) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let slots = cx.slots();
@@ -1126,9 +1190,9 @@ fn inverse_list_with(
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
     for (mut list, count) in chunks(limbs) {
-        // The first pass copies (or forms the tensor product), the second not.
+        // The first pass copies (or forms its loads), the second not.
         let mut copy = copy_delta;
-        let mut tensor = tensor;
+        let mut loading = loading;
         for p in [p1, p0] {
             if p.s == 0 {
                 continue;
@@ -1141,8 +1205,8 @@ fn inverse_list_with(
                         .map(|w| w & LIFT_SLOT_MASK),
                 );
                 let (log_c, cfg) = config_r8(logn, p, count, f64);
-                if let Some(fa) = tensor.take() {
-                    let f8 = cx.dev.function("ntt", R8_INV_TENSOR[p.s as usize - 3])?;
+                if let Some((names, fa)) = loading.take() {
+                    let f8 = cx.dev.function("ntt", names[p.s as usize - 3])?;
                     launch!(
                         cx.stream, f8, cfg, &list, &slots, &twp, &consts, &logn, &p.l, &log_c, fa
                     )?;
@@ -1614,6 +1678,9 @@ mod tests {
         }
         for (i, name) in R8_INV_TENSOR.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_tensor_r8_{}", i + 3));
+        }
+        for (i, name) in R8_INV_ADD.iter().enumerate() {
+            assert_eq!(*name, format!("ntt_inv_add_r8_{}", i + 3));
         }
     }
 
