@@ -582,9 +582,9 @@ __device__ __forceinline__ void tensor_words(u64 (&w)[E], const u64* gsrc, u32 s
     }
 }
 
-// Scaled-sum loads: w[k] = b_k + x_k·k mod q (Shoup, canonical) for x_k at gsrc and b_k at
-// gsrc + delta, element k at [k << shift] (16-byte loads with VEC): the words of
-// `keyswitch_mod_down_top`.
+// Scaled-sum loads: w[i] = b_i + x_i·c mod q (Shoup, canonical; c = k[0], its companion k[1])
+// for x_i at gsrc and b_i at gsrc + delta, element i at [i << shift] (16-byte loads with VEC):
+// the words of `keyswitch_mod_down_top`.
 #define ADD_FLAG 0x2000u
 #define ADD_COMP_MASK 0x1u
 template <int E>

@@ -1029,8 +1029,9 @@ const EARLY_FIRST_MAX_SPECIAL: usize = 2;
 /// blocks scheduled while the side stream's key product drains). At n = 2^16 it is not: those
 /// blocks then sit on SMs, waiting, while the main stream's key product needs them. On the H100
 /// (PERF.md, thirty-third session): N16_L24_D3 mul_relin_rescale 337 → 320 µs, PHANTOM_N16
-/// 493 → 476, while at n = 2^15 the launch without it cost 0.5–1% (CKKS CAT, CAT_COMPAT, BGV
-/// PHANTOM_INT multiply + relinearize with the switch). `FHE_MODDOWN_INV_PDL=0` / `=1` forces
+/// 493 → 476 against the same path launched programmatically, while at n = 2^15 the launch
+/// without it cost 0.5–1% (CKKS CAT, CAT_COMPAT, BGV PHANTOM_INT multiply + relinearize with
+/// the switch). `FHE_MODDOWN_INV_PDL=0` / `=1` forces
 /// it off / on (A/B runs).
 fn rescale_inverse_pdl(n: usize) -> bool {
     switch_forced!("FHE_MODDOWN_INV_PDL").unwrap_or(n < 1 << 16)
