@@ -16,11 +16,20 @@ typedef unsigned __int128 u128;
 // previous grid has completed and its writes are visible (so stream order holds), then allows the
 // next kernel to be launched, whose blocks take the SM room this grid's finished blocks free and
 // wait in turn. What overlaps is the launch and block scheduling with this grid's tail. A no-op
-// without programmatic launch or before sm_90.
+// without programmatic launch or before sm_90. `PDL_RELEASE_EARLY=0` (A/B runs only, through
+// `FHE_NVRTC_OPTS_<MODULE>`) leaves the release to each block's exit: the next kernel is then
+// launched once this grid's last blocks have finished, and none of its blocks wait on an SM:
+// shorter back to back, longer from an idle GPU, where the early release hides the next
+// launch's processing (PERF.md, thirty-fourth session).
+#ifndef PDL_RELEASE_EARLY
+#define PDL_RELEASE_EARLY 1
+#endif
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#if PDL_RELEASE_EARLY
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 #endif
 }
 
