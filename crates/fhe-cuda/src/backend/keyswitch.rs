@@ -794,7 +794,6 @@ impl CudaBackend {
             }
         }
         let s_count = (r.q_count() + r.p_count()) as u64;
-        let plain_consts = cx.t(cx.layout.ntt.ntt_consts);
         // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
         // programmatic launch (`rescale_inverse_pdl`).
         let inv_guard =
@@ -817,7 +816,10 @@ impl CudaBackend {
                 }
             }
             (None, None) => match top_add {
-                Some(add) => kernels::ntt::inverse_adding(&cx, &inv, plain_consts, add)?,
+                Some(add) => {
+                    let plain = cx.t(cx.layout.ntt.ntt_consts);
+                    kernels::ntt::inverse_adding(&cx, &inv, plain, add)?
+                }
                 None => kernels::ntt::inverse_list(&cx, &inv)?,
             },
         }
