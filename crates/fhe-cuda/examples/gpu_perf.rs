@@ -13,7 +13,8 @@
 //! `GPU_PERF_TRACE=prefix` also prints one call's launch timeline of each of them
 //! (`fhe_cuda::trace`: kernel, stream, device start and end); `GPU_PERF_LAUNCHES=prefix` prints
 //! the host time of each of their launches, averaged over the runs from an idle GPU
-//! (`fhe_cuda::launch_stats`: the operator's work before it, the wrapper, the driver call);
+//! (`fhe_cuda::launch_stats`: the operator's work before it, the wrapper, the driver call, and
+//! when the launch returned, from the call's start);
 //! `GPU_PERF_HOST=1` times each
 //! operation again from an idle GPU, with the host's enqueue time; `GPU_PERF_WALL=1` gives each
 //! operation's wall time (host clock, synchronize before and after) under three ways to wait:
@@ -155,9 +156,11 @@ fn time(be: &CudaBackend, name: &str, mut f: impl FnMut()) -> f64 {
         be.synchronize().unwrap();
         let k = runs as f64;
         let mut total = tail / k;
+        let mut at = 0.0;
         for (kernel, b, w, d) in &sum {
+            at += (b + w + d) / k;
             println!(
-                "  launch {kernel:<34} before {:>6.2}  wrapper {:>5.2}  driver {:>5.2} us",
+                "  launch {kernel:<34} before {:>6.2}  wrapper {:>5.2}  driver {:>5.2} us  done at {at:>6.2}",
                 b / k,
                 w / k,
                 d / k

@@ -538,6 +538,10 @@ struct FusedArgs {
     // (`keyswitch_mod_down_top`).
     long long add_delta[2];
     u64 add_consts;
+    // The loading inverse passes (NTT_INV_LOADING) also store the words they form at
+    // src + load_copy_delta (words; 0: no copy): multiply + relinearize's c_2 = a_1·b_1 in NTT
+    // form, which its key product reads, written by the pass that forms it for mod_up.
+    long long load_copy_delta;
 };
 
 // Tensor-product loads: component c of (a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1) mod q at the E words
@@ -822,7 +826,8 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             }
             if (INV && copy_delta) {
                 // The input words also go to src + copy_delta (the out-of-place rescale's
-                // dropped limb, which keeps its input words).
+                // dropped limb, which keeps its input words; or the words a loading pass
+                // formed, `FusedArgs::load_copy_delta`).
                 u64* gcp = (u64*)gsrc + copy_delta;
                 if (!STRIDED && lo == 0 && NTT_VEC_IO) {
 #pragma unroll
@@ -1106,10 +1111,12 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
         const u32 s = ll.slot[i] & LIFT_SLOT_MASK, lift = ll.slot[i] >> LIFT_SHIFT;              \
         if (S == logn)                                                                           \
             ntt_pass_r8<S, false, true, F, true>(src, dst, s, slots, twp, consts, logn, L, logC, \
-                                                 false, 0, fa, nullptr, 0, lift);                \
+                                                 false, 0, fa, nullptr, 0, lift, nullptr,        \
+                                                 fa.load_copy_delta);                            \
         else                                                                                     \
             ntt_pass_r8<S, false, true, F>(src, dst, s, slots, twp, consts, logn, L, logC,       \
-                                           false, 0, fa, nullptr, 0, lift);                      \
+                                           false, 0, fa, nullptr, 0, lift, nullptr,              \
+                                           fa.load_copy_delta);                                  \
     }
 #define NTT_R8(S)                                                                                \
     extern "C" __global__ void ntt_fwd_r8_##S(LimbList ll, const u64* slots,                     \

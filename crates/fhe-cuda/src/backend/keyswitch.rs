@@ -179,6 +179,18 @@ impl CudaBackend {
             && kernels::ntt::finish_fusable(&cx)
     }
 
+    /// Whether [`CudaBackend::mul_relin_mod_t`], where the key product adds `c_0`, `c_1` and
+    /// without the rescale, forms the product's `c_2` in mod_up's first inverse pass
+    /// ([`Product::c2_on_load`]) instead of a tensor launch before it: where that pass forms
+    /// tensor products as it loads ([`kernels::ntt::tensor_on_load`]) and a second pass takes
+    /// the prescaled constants. `FHE_C2_ON_LOAD=0` turns it off (A/B runs).
+    pub(super) fn c2_on_load(&self) -> bool {
+        let cx = self.cx();
+        switch_on!("FHE_C2_ON_LOAD")
+            && kernels::ntt::tensor_on_load(&cx)
+            && kernels::ntt::two_passes(&cx)
+    }
+
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
     pub(super) fn mod_up_shape(&self, c: &DevicePoly, component: usize) -> Result<Shape> {
         self.check(c)?;
@@ -201,7 +213,7 @@ impl CudaBackend {
         component: usize,
         ext: &mut DevicePoly,
     ) -> Result<()> {
-        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, None)?;
+        let (fwd, _tmp) = self.mod_up_convert(c, component, ext, true, None, None)?;
         kernels::ntt::forward_list(&self.cx(), &fwd)?;
         Ok(())
     }
@@ -238,7 +250,9 @@ impl CudaBackend {
         // through the same passes as the raised ones (first pass from the component, last pass
         // in the key product), so the key product reads no limb of the input.
         let input_in_coefficients = coeffs.is_some();
-        let (mut fwd, workspace) = self.mod_up_convert(c, component, ext, false, coeffs)?;
+        let c2_from = product.filter(|p| p.c2_on_load);
+        let (mut fwd, workspace) =
+            self.mod_up_convert(c, component, ext, false, coeffs, c2_from)?;
         let ups = &self.inner.layout.mod_up[c.shape.level];
         let n = self.inner.ring.n() as u64;
         let cspc = c.slots_per_component() as u64;
@@ -331,7 +345,10 @@ impl CudaBackend {
     ///
     /// With `coeffs`, a workspace of `mod_up`'s coefficient form that already holds it
     /// ([`CudaBackend::mod_up_prescale`]: BFV's product hands over its third component before
-    /// its NTT), the inverse NTT is skipped.
+    /// its NTT), the inverse NTT is skipped. With `c2_from` (multiply + relinearize,
+    /// [`Product::c2_on_load`]) the component is the product's `c_2 = a_1·b_1`, not yet
+    /// written: the inverse NTT's first pass forms it as it loads the operands and also stores
+    /// it into `c`'s limbs, where the key product's own digits read it.
     fn mod_up_convert<'a>(
         &'a self,
         c: &DevicePoly,
@@ -339,6 +356,7 @@ impl CudaBackend {
         ext: &mut DevicePoly,
         copy_digits: bool,
         coeffs: Option<ScratchPoly<'a>>,
+        c2_from: Option<Product<'_>>,
     ) -> Result<(Vec<kernels::ntt::Limb>, ScratchPoly<'a>)> {
         let level = c.shape.level;
         let ups = &self.inner.layout.mod_up[level];
@@ -360,19 +378,46 @@ impl CudaBackend {
         };
         let lt = tmp.limbs(self.s());
         let lc = c.like(self.s(), &lt).components(component as u32, 1);
-        if !given {
-            let mut inv: Vec<kernels::ntt::Limb> = lc.limbs();
-            for (x, y) in inv.iter_mut().zip(lt.limbs()) {
-                x.dst = y.dst;
-            }
-            if convert && ups.iter().any(|up| up.row0.is_some()) {
+        let n = self.inner.ring.n() as u64;
+        let prescaled = convert && ups.iter().any(|up| up.row0.is_some());
+        if let (false, Some(p)) = (given, c2_from) {
+            // a_1·b_1 of slot s, loaded from the operands (`src` at a_0's limb of the slot,
+            // which a component-2 load does not read) and stored at c_2's limb too: both
+            // offsets are the same for every slot (the buffers' slots are n words apart).
+            let la = p.a.like(self.s(), &lt).components(0, 1);
+            let lb = p.b.like(self.s(), &lt).components(0, 1);
+            let words = |x: u64| x as i64 / 8;
+            let plane = |l: &LimbSet| (l.spc as u64 * n) as i64;
+            let ab = words(lb.ptr.wrapping_sub(la.ptr));
+            let d = [plane(&la), ab, ab + plane(&lb)];
+            let at = kernels::ntt::TensorDeltas {
+                delta: [d, d],
+                split: u32::MAX,
+            };
+            let copy = words(lc.ptr.wrapping_sub(la.ptr)) + component as i64 * plane(&lc);
+            let inv: Vec<kernels::ntt::Limb> = la
+                .limb_iter()
+                .zip(lt.limb_iter())
+                .map(|(x, y)| kernels::ntt::Limb {
+                    dst: y.dst,
+                    load: Load::Tensor(2),
+                    ..x
+                })
+                .collect();
+            kernels::ntt::inverse_tensor(&cx, &inv, at, prescaled.then_some(level), copy)?;
+        } else if !given {
+            let inv: Vec<kernels::ntt::Limb> = lc
+                .limb_iter()
+                .zip(lt.limb_iter())
+                .map(|(x, y)| kernels::ntt::Limb { dst: y.dst, ..x })
+                .collect();
+            if prescaled {
                 kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
             } else {
                 kernels::ntt::inverse_list(&cx, &inv)?;
             }
         }
         let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
-        let n = self.inner.ring.n() as u64;
         let spc = ext.slots_per_component() as u64;
         let le = ext.limbs(self.s());
         let cspc = c.slots_per_component() as u64;
@@ -431,33 +476,33 @@ impl CudaBackend {
             )?;
             j0 += run;
         }
-        // The converted limbs go back to NTT form.
-        let mut fwd = Vec::new();
+        // The converted limbs go back to NTT form. (Built without temporaries: the GPU may be
+        // waiting for this list, from an idle start.)
+        let raised = (level + 1 + le.p_cnt as usize) * ups.len();
+        let mut fwd = Vec::with_capacity(raised + if copy_digits { level + 1 } else { 0 });
         // Digits converted on load whose own limbs are copied: (digit, first slot, primes).
         let mut own_copies: Vec<(usize, usize, usize)> = Vec::new();
         for (j, up) in ups.iter().enumerate() {
             let (lo, cnt) = (up.digit.start as u32, up.digit.len() as u32);
             let comp = le.components(j as u32, 1);
-            let mut targets = Self::q_only(comp, 0, lo).limbs();
-            targets.extend(
-                LimbSet {
-                    q_lo: lo + cnt,
-                    q_cnt: level as u32 + 1 - lo - cnt,
-                    ..comp
-                }
-                .limbs(),
-            );
+            let above = LimbSet {
+                q_lo: lo + cnt,
+                q_cnt: level as u32 + 1 - lo - cnt,
+                ..comp
+            };
+            let targets = Self::q_only(comp, 0, lo)
+                .limb_iter()
+                .chain(above.limb_iter());
             let src = tp + 8 * lo as u64 * n;
             if lift && cnt == 1 {
                 // Read from the digit's coefficient-form limb and lifted; its own limb, where
                 // copied, is the transform of its inverse (the same canonical words).
-                if copy_digits {
-                    targets.extend(Self::q_only(comp, lo, 1).limbs());
-                }
-                targets.iter_mut().for_each(|l| {
-                    l.src = src;
-                    l.load = Load::Lift(lo);
-                });
+                let own = Self::q_only(comp, lo, u32::from(copy_digits)).limb_iter();
+                fwd.extend(targets.chain(own).map(|l| kernels::ntt::Limb {
+                    src,
+                    load: Load::Lift(lo),
+                    ..l
+                }));
             } else if let Some(row0) = up.row0.filter(|_| convert) {
                 // Converted from the digit's prescaled coefficient-form limbs; its own limbs,
                 // where wanted, are copies of the input's.
@@ -466,18 +511,22 @@ impl CudaBackend {
                 }
                 // The raised limbs come in the conversion's target order (the other Q slots,
                 // then P); the search is only a fallback.
-                for (i, l) in targets.iter_mut().enumerate() {
+                for (i, l) in targets.enumerate() {
                     let slot = l.slot as usize;
                     let t = match up.targets.get(i) {
                         Some(&s) if s == slot => Some(i),
                         _ => up.targets.iter().position(|&s| s == slot),
                     };
                     let t = t.ok_or_else(|| shape_err("mod_up: a raised limb is no target"))?;
-                    l.src = src;
-                    l.load = Load::Convert(row0 + t as u32);
+                    fwd.push(kernels::ntt::Limb {
+                        src,
+                        load: Load::Convert(row0 + t as u32),
+                        ..l
+                    });
                 }
+            } else {
+                fwd.extend(targets);
             }
-            fwd.extend(targets);
         }
         copy_own_limbs(&cx, lc, &le, &own_copies)?;
         Ok((fwd, tmp))
@@ -947,12 +996,7 @@ impl CudaBackend {
         }
         // BGV: the final multiplier of the converted part carries t.
         let tp = if t_mod != 1 {
-            let table = self
-                .inner
-                .ring
-                .mod_down_table(level)
-                .ok_or_else(|| shape_err("mod_down needs special primes"))?;
-            let pairs = self.times_t(t_mod, 0..level + 1, |s| table.p_inv[s].value);
+            let pairs = self.level_times_t(t_mod, level, LevelConst::SpecialInverse)?;
             Some(ew::Scalars::new(&pairs)?)
         } else {
             None

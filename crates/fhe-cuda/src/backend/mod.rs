@@ -47,6 +47,9 @@ struct Inner {
     t_tables: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
     /// The inverse NTT's constants with `t^-1` folded in, by `t` (uploaded once).
     t_inverse_consts: Mutex<HashMap<u64, Arc<CudaSlice<u64>>>>,
+    /// BGV's level constants with `t` folded in ([`CudaBackend::level_times_t`]), by `t`,
+    /// level and kind (computed once: they are needed on the host before a launch).
+    level_times_t: Mutex<HashMap<(u64, usize, LevelConst), Arc<ShoupPairs>>>,
     /// mod_down's prescaled inverse constants for converted loads (`tables::mod_down_prescale`),
     /// by `t` (1 for CKKS; uploaded once), `None` where the ring has no such rows.
     mod_down_prescale: Mutex<HashMap<u64, Arc<Option<CudaSlice<u64>>>>>,
@@ -70,12 +73,15 @@ struct PlainNtt {
 /// Multiply + relinearize with the product's first two components formed by the key product
 /// ([`CudaBackend::mul_relin_mod_t`]): the operands, and the Q slots below which the key
 /// product's rows add `P·(c_0, c_1)` (all the output's slots, or all but the top one, which the
-/// rescale reads from the tensor's output).
+/// rescale reads from the tensor's output). With `c2_on_load` no tensor launch is left: mod_up's
+/// inverse NTT forms the product's `c_2 = a_1·b_1` as it loads the operands (`Load::Tensor(2)`)
+/// and stores it for the key product's own digits.
 #[derive(Clone, Copy)]
 pub(crate) struct Product<'p> {
     a: &'p DevicePoly,
     b: &'p DevicePoly,
     slots: u32,
+    c2_on_load: bool,
 }
 
 /// How the `c_0`, `c_1` that a relinearization adds its key switch to reach mod_down's last
@@ -195,6 +201,18 @@ fn cached<K: Eq + std::hash::Hash, V>(
     Ok(v)
 }
 
+/// `(w, shoup(w))` constants by slot.
+type ShoupPairs = Vec<(u64, u64)>;
+
+/// Which level constants [`CudaBackend::level_times_t`] scales by `t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum LevelConst {
+    /// The rescale's `q_l^-1 mod q_s` for the slots below `l`.
+    RescaleInverse,
+    /// mod_down's `P^-1 mod q_s` for the slots up to `l`.
+    SpecialInverse,
+}
+
 fn drv(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
     move |e| Error::from(CudaError::driver(op)(e))
 }
@@ -204,6 +222,19 @@ impl CudaBackend {
     /// two components written only at slots from `c01_from` (0: everywhere; below it they are
     /// left for the key product, [`Product`]).
     fn tensor_from(&self, a: &DevicePoly, b: &DevicePoly, c01_from: u32) -> Result<DevicePoly> {
+        // Every active limb is written (but c_0, c_1 below `c01_from`); the inactive ones are
+        // zero, as on the CPU.
+        let out = self.product_buffer(a, b)?;
+        let lo = out.limbs(self.s()).components(0, 1);
+        let la = a.like(self.s(), &lo);
+        let lb = b.like(self.s(), &lo);
+        ew::tensor_from(&self.cx(), lo, la, lb, c01_from)?;
+        Ok(out)
+    }
+
+    /// The 3-component buffer of the product of `a` and `b` (checked: two 2-component
+    /// ciphertexts over Q) at their lower level, its inactive slots zeroed.
+    fn product_buffer(&self, a: &DevicePoly, b: &DevicePoly) -> Result<DevicePoly> {
         self.check(a)?;
         self.check(b)?;
         if a.shape.components != 2
@@ -213,19 +244,11 @@ impl CudaBackend {
         {
             return Err(shape_err("tensor needs two 2-component ciphertexts over Q"));
         }
-        let level = a.shape.level.min(b.shape.level);
-        // Every active limb is written (but c_0, c_1 below `c01_from`); the inactive ones are
-        // zero, as on the CPU.
-        let out = self.alloc_zero_inactive(Shape {
+        self.alloc_zero_inactive(Shape {
             components: 3,
-            level,
+            level: a.shape.level.min(b.shape.level),
             extended: false,
-        })?;
-        let lo = out.limbs(self.s()).components(0, 1);
-        let la = a.like(self.s(), &lo);
-        let lb = b.like(self.s(), &lo);
-        ew::tensor_from(&self.cx(), lo, la, lb, c01_from)?;
-        Ok(out)
+        })
     }
 
     /// A host table copied to the device.
@@ -476,6 +499,7 @@ impl CudaBackend {
                 decoders: Mutex::new(HashMap::new()),
                 t_tables: Mutex::new(HashMap::new()),
                 t_inverse_consts: Mutex::new(HashMap::new()),
+                level_times_t: Mutex::new(HashMap::new()),
                 mod_down_prescale: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
@@ -697,6 +721,32 @@ impl CudaBackend {
             .collect()
     }
 
+    /// [`CudaBackend::times_t`] of a level's constants `kind` (the rescale's `q_l^-1` by slot
+    /// below `l`, or mod_down's `P^-1` by slot up to `l`), computed at first use: each is a
+    /// Shoup division per slot, on the host between two launches of the operator.
+    pub(super) fn level_times_t(
+        &self,
+        t: u64,
+        level: usize,
+        kind: LevelConst,
+    ) -> Result<Arc<ShoupPairs>> {
+        cached(&self.inner.level_times_t, (t, level, kind), || {
+            let r = &self.inner.ring;
+            Ok(match kind {
+                LevelConst::RescaleInverse => {
+                    let k = r.rescale_constants(level);
+                    self.times_t(t, 0..level, |s| k[s].value)
+                }
+                LevelConst::SpecialInverse => {
+                    let table = r
+                        .mod_down_table(level)
+                        .ok_or_else(|| shape_err("mod_down needs special primes"))?;
+                    self.times_t(t, 0..level + 1, |s| table.p_inv[s].value)
+                }
+            })
+        })
+    }
+
     /// Rescales every component of `a` by its top prime, preserving a message mod `t` when
     /// `t != 1` (`t·⌊t^-1·a / q_l⌉`, [`Backend::rescale_mod_t`]): the `t^-1` goes on the copied
     /// top limb and the `t` into the final multiplier.
@@ -741,8 +791,7 @@ impl CudaBackend {
             let consts = self.t_inverse_consts(t_mod)?;
             let (kp, _g) = consts.device_ptr(self.s());
             kernels::ntt::inverse_list_copying(&cx, &inv, Some(kp), copy_delta)?;
-            let k = self.inner.ring.rescale_constants(level);
-            Some(self.times_t(t_mod, 0..level, |s| k[s].value))
+            Some(self.level_times_t(t_mod, level, LevelConst::RescaleInverse)?)
         } else {
             kernels::ntt::inverse_list_copying(&cx, &inv, None, copy_delta)?;
             None
@@ -750,9 +799,8 @@ impl CudaBackend {
         let tops = top_t.limbs();
         let per = level;
         let fused: Vec<kernels::ntt::RescaleLimb> = low_t
-            .limbs()
-            .iter()
-            .zip(low_a.limbs())
+            .limb_iter()
+            .zip(low_a.limb_iter())
             .enumerate()
             .map(|(idx, (tl, al))| kernels::ntt::RescaleLimb {
                 top: tops[idx / per].dst,
@@ -761,7 +809,13 @@ impl CudaBackend {
                 slot: al.slot,
             })
             .collect();
-        if !kernels::ntt::forward_rescale(&cx, &fused, level, tq.as_deref(), src_delta)? {
+        if !kernels::ntt::forward_rescale(
+            &cx,
+            &fused,
+            level,
+            tq.as_deref().map(Vec::as_slice),
+            src_delta,
+        )? {
             if src_delta != 0 {
                 return Err(shape_err("an out-of-place rescale needs the fused passes"));
             }
@@ -1103,8 +1157,20 @@ impl Backend for CudaBackend {
         }
         let level = a.shape.level.min(b.shape.level);
         let slots = level as u32 + u32::from(!rescale);
-        let c = self.tensor_from(a, b, slots)?;
-        let product = Product { a, b, slots };
+        // Without the rescale no slot of c_0, c_1 is read, so with c_2 formed by mod_up's first
+        // pass the tensor has nothing left to write: one launch fewer at the head of a chain
+        // that, from an idle GPU, waits on the host's launches.
+        let c2_on_load = !rescale && self.c2_on_load();
+        let c = match c2_on_load {
+            true => self.product_buffer(a, b)?,
+            false => self.tensor_from(a, b, slots)?,
+        };
+        let product = Product {
+            a,
+            b,
+            slots,
+            c2_on_load,
+        };
         self.relinearize_from(c, relin_key, rescale, t, None, Addend::Product(product))
     }
 

@@ -177,7 +177,7 @@ impl CudaBackend {
                     }
                 })
                 .collect();
-            kernels::ntt::inverse_tensor(&scx, &limbs, deltas)?;
+            kernels::ntt::inverse_tensor(&scx, &limbs, deltas, None, 0)?;
         } else {
             ew::tensor_pairs(
                 &scx,

@@ -78,54 +78,91 @@ pub(crate) struct TensorDeltas {
 impl LimbSet {
     /// The limbs of the set, in place.
     pub(crate) fn limbs(&self) -> Vec<Limb> {
+        self.limb_iter().collect()
+    }
+
+    /// The limbs of the set, in place, in the order of [`LimbSet::limbs`]: component by
+    /// component, the `Q` slots then the special ones (no allocation).
+    pub(crate) fn limb_iter(self) -> impl ExactSizeIterator<Item = Limb> {
         let per = self.q_cnt + self.p_cnt;
-        (0..self.count())
-            .map(|idx| {
-                let c = self.comp_lo + idx / per;
-                let a = idx % per;
-                let slot = if a < self.q_cnt {
-                    self.q_lo + a
-                } else {
-                    self.p_lo + a - self.q_cnt
-                };
-                let p = self.ptr + 8 * ((c as u64 * self.spc as u64 + slot as u64) * self.n as u64);
-                Limb {
-                    src: p,
-                    dst: p,
-                    slot,
-                    load: Load::Plain,
-                }
-            })
-            .collect()
+        let (n, spc, ptr) = (self.n as u64, self.spc as u64, self.ptr);
+        (0..self.count()).map(move |idx| {
+            let c = self.comp_lo + idx / per;
+            let a = idx % per;
+            let slot = if a < self.q_cnt {
+                self.q_lo + a
+            } else {
+                self.p_lo + a - self.q_cnt
+            };
+            let p = ptr + 8 * ((c as u64 * spc + slot as u64) * n);
+            Limb {
+                src: p,
+                dst: p,
+                slot,
+                load: Load::Plain,
+            }
+        })
     }
 }
 
+/// An empty launch list.
+const EMPTY_LIST: LimbList = LimbList {
+    src: [0; MAX_LIST],
+    dst: [0; MAX_LIST],
+    slot: [0; MAX_LIST],
+};
+
+/// Slots below this bound are ordered by [`chunks`] with a counting sort on the stack.
+const COUNTING_SLOTS: usize = 256;
+
 /// The launches of `limbs`: at most `MAX_LIST` limbs each, ordered by slot, so that limbs of
 /// one prime (the components of a ciphertext, the digits of a raised polynomial) run side by
-/// side and read that prime's twiddle table from L2 instead of DRAM. The order of the limbs
-/// does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs).
+/// side and read that prime's twiddle table from L2 instead of DRAM. Limbs of one slot keep
+/// their given order (a stable counting sort, written straight into the lists: this runs on
+/// the host before every NTT launch, where the GPU may be waiting for it). The order of the
+/// limbs does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs).
 fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
     let sort = switch_on!("FHE_NTT_SORT");
-    let mut limbs = limbs.to_vec();
-    if sort {
-        limbs.sort_by_key(|l| l.slot);
-    }
-    limbs
-        .chunks(MAX_LIST)
-        .map(|ch| {
-            let mut l = LimbList {
-                src: [0; MAX_LIST],
-                dst: [0; MAX_LIST],
-                slot: [0; MAX_LIST],
-            };
-            for (i, x) in ch.iter().enumerate() {
-                l.src[i] = x.src;
-                l.dst[i] = x.dst;
-                l.slot[i] = slot_word(x);
-            }
-            (l, ch.len() as u32)
+    let mut out: Vec<(LimbList, u32)> = (0..limbs.len().div_ceil(MAX_LIST))
+        .map(|c| {
+            (
+                EMPTY_LIST,
+                (limbs.len() - c * MAX_LIST).min(MAX_LIST) as u32,
+            )
         })
-        .collect()
+        .collect();
+    let mut put = |k: usize, x: &Limb| {
+        let (list, i) = (&mut out[k / MAX_LIST].0, k % MAX_LIST);
+        list.src[i] = x.src;
+        list.dst[i] = x.dst;
+        list.slot[i] = slot_word(x);
+    };
+    let sorted = limbs.is_sorted_by_key(|l| l.slot);
+    if !sort || sorted {
+        limbs.iter().enumerate().for_each(|(k, x)| put(k, x));
+    } else if limbs.iter().all(|l| (l.slot as usize) < COUNTING_SLOTS) {
+        // Position of each slot's first limb: a prefix sum of the counts.
+        let mut next = [0u32; COUNTING_SLOTS];
+        let mut top = 0;
+        for l in limbs {
+            next[l.slot as usize] += 1;
+            top = top.max(l.slot as usize);
+        }
+        let mut sum = 0;
+        for c in next[..=top].iter_mut() {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for x in limbs {
+            let k = &mut next[x.slot as usize];
+            put(*k as usize, x);
+            *k += 1;
+        }
+    } else {
+        let mut order: Vec<&Limb> = limbs.iter().collect();
+        order.sort_by_key(|l| l.slot);
+        order.iter().enumerate().for_each(|(k, x)| put(k, x));
+    }
+    out
 }
 
 /// `LIFT_SHIFT` of ntt.cu: a slot word's bits from here up (the load field) hold one plus a
@@ -471,7 +508,8 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
     let exact = limbs
         .iter()
         .any(|l| matches!(l.load, Load::ConvertExact(_)));
-    for (mut list, count) in chunks(limbs) {
+    let ch = chunks(limbs);
+    for (mut list, count) in ch {
         let mut lifted = list.slot[..count as usize]
             .iter()
             .any(|&w| w >> LIFT_SHIFT != 0);
@@ -896,9 +934,12 @@ struct FusedArgs {
     add_delta: [i64; 2],
     /// [`AddScaled::consts`].
     add_consts: u64,
+    /// The loading inverse passes also store the words they form at `src + load_copy_delta`
+    /// words (0: no copy; [`inverse_tensor`]'s `copy_delta`).
+    load_copy_delta: i64,
 }
 // SAFETY: plain repr(C) fields (u64, 2 u32, u64, i64, 2 arrays of u64, i64, an i64 array, 2 u32,
-// an i64 array, u64) matching `struct FusedArgs` of ntt.cu.
+// an i64 array, u64, i64) matching `struct FusedArgs` of ntt.cu.
 unsafe impl DeviceRepr for FusedArgs {}
 
 /// `MAX_FUSED_SLOTS` of ntt.cu.
@@ -920,6 +961,7 @@ impl Default for FusedArgs {
             tensor_pad: 0,
             add_delta: [0; 2],
             add_consts: 0,
+            load_copy_delta: 0,
         }
     }
 }
@@ -1078,8 +1120,18 @@ pub(crate) fn add_on_load(cx: &Ctx) -> bool {
 
 /// Inverse NTT of tensor-product limbs (`Load::Tensor`, needs [`tensor_on_load`]): the first
 /// pass forms each limb's component of the product as it loads (`ntt_inv_tensor_r8_S`), so the
-/// product is never written in NTT form; the outputs go to the limbs' `dst`.
-pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Result<()> {
+/// product need not be written in NTT form; the outputs go to the limbs' `dst`. With
+/// `prescaled_at` (a level), the last pass's constants and offsets are mod_up's prescaled ones
+/// ([`inverse_list_prescaled`]), which needs a second pass ([`two_passes`]). With `copy_delta`
+/// (words, 0 for none) the first pass also stores the product words it forms at
+/// `src + copy_delta`.
+pub(crate) fn inverse_tensor(
+    cx: &Ctx,
+    limbs: &[Limb],
+    at: TensorDeltas,
+    prescaled_at: Option<usize>,
+    copy_delta: i64,
+) -> Result<()> {
     if !tensor_on_load(cx) {
         return Err(crate::error::Error::Unsupported {
             what: "tensor-product loads where the first inverse pass is not register-blocked"
@@ -1089,16 +1141,23 @@ pub(crate) fn inverse_tensor(cx: &Ctx, limbs: &[Limb], at: TensorDeltas) -> Resu
     let fa = FusedArgs {
         tensor_delta: at.delta,
         tensor_split: at.split,
+        load_copy_delta: copy_delta,
         ..FusedArgs::default()
     };
-    inverse_list_with(
-        cx,
-        limbs,
-        cx.t(cx.layout.ntt.ntt_consts),
-        0,
-        0,
-        Some((&R8_INV_TENSOR, &fa)),
-    )
+    let (consts, offs) = match prescaled_at {
+        // The tensor pass takes no offsets: they must go to a plain last pass.
+        Some(_) if !two_passes(cx) => {
+            return Err(crate::error::Error::Unsupported {
+                what: "prescaled tensor-product loads on a ring of one NTT pass".into(),
+            });
+        }
+        Some(level) => {
+            let p = cx.layout.mod_up_prescale[level];
+            (cx.t(p.consts), cx.t(p.offs))
+        }
+        None => (cx.t(cx.layout.ntt.ntt_consts), 0),
+    };
+    inverse_list_with(cx, limbs, consts, offs, 0, Some((&R8_INV_TENSOR, &fa)))
 }
 
 /// Inverse NTT whose `Load::AddScaled` limbs transform `b + x·k` (needs [`add_on_load`]): the
@@ -1238,6 +1297,61 @@ fn inverse_list_with(
 mod tests {
     use super::*;
     use crate::kernels::xorshift;
+
+    /// `chunks` lists every limb once, ordered by slot and stable within a slot (as a stable
+    /// sort would), in lists of at most `MAX_LIST`, with each list's count; the counting sort,
+    /// the already-sorted path and the fallback for large slots alike.
+    #[test]
+    fn chunks_is_a_stable_sort_by_slot() {
+        let mut rng = xorshift(7);
+        for (len, slots) in [
+            (0usize, 4u64),
+            (1, 1),
+            (5, 3),
+            (26, 14),
+            (98, 16),
+            (128, 30),
+            (300, 40),
+            (200, 600),
+        ] {
+            for presorted in [false, true] {
+                let mut limbs: Vec<Limb> = (0..len)
+                    .map(|i| Limb {
+                        src: 1000 + i as u64,
+                        dst: 5000 + i as u64,
+                        slot: (rng() % slots) as u32,
+                        load: if i % 3 == 0 {
+                            Load::Lift(2)
+                        } else {
+                            Load::Plain
+                        },
+                    })
+                    .collect();
+                if presorted {
+                    limbs.sort_by_key(|l| l.slot);
+                }
+                let mut want = limbs.clone();
+                want.sort_by_key(|l| l.slot);
+                let got = chunks(&limbs);
+                assert_eq!(got.len(), len.div_ceil(MAX_LIST));
+                let mut k = 0;
+                for (list, count) in &got {
+                    assert_eq!(*count as usize, (len - k).min(MAX_LIST));
+                    for i in 0..*count as usize {
+                        let w = &want[k];
+                        assert_eq!(
+                            (list.src[i], list.dst[i]),
+                            (w.src, w.dst),
+                            "len {len} at {k}"
+                        );
+                        assert_eq!(list.slot[i], slot_word(w));
+                        k += 1;
+                    }
+                }
+                assert_eq!(k, len);
+            }
+        }
+    }
 
     /// The launches' mirrors of ntt.cu's FP64 bounds ([`NTT_F64_BITS`], [`NTT_F64_WIDE_BITS`])
     /// equal the kernel source's defaults, so block shapes follow the butterflies that run.
