@@ -1399,55 +1399,6 @@ __device__ __forceinline__ void ntt_finish(const FinishArgs& fa, const u64* slot
     }
 
 // ---------------------------------------------------------------------------------------------
-// Both passes of a two-pass inverse NTT in one launch (`ntt_inv_coop_r8_S`: S1 = S stages over
-// the low bits then S0 = S strided, the TOP pass; `ntt_inv_coop_odd_r8_S`: S1 = S - 1), with a
-// grid-wide barrier between them instead of a kernel boundary. From an idle GPU the head of an
-// operator's chain waits for the host's launches (3-5 µs of driver time each, longer than an
-// inverse pass over a few limbs), so one launch fewer there shortens the wall time. Launched
-// cooperatively (every block resident at once, or the launch fails and the caller takes the
-// two launches) with 256-thread blocks: 2^(logn - 11) blocks a limb in both passes. Only for
-// out-of-place lists: the second pass reads what other blocks wrote, which no SM read before
-// the barrier, so no stale L1 line can serve it. `bar`: two zeroed words (count, generation)
-// owned by the stream, reused by every launch (a launch waits for its predecessor's completion
-// in pdl_wait before it touches them).
-__device__ __forceinline__ void grid_barrier(unsigned int* bar) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile unsigned int* gen = bar + 1;
-        const unsigned int g = *gen;
-        const unsigned int blocks = gridDim.x * gridDim.y;
-        __threadfence();
-        if (atomicAdd(bar, 1u) == blocks - 1) {
-            atomicExch(bar, 0u);
-            __threadfence();
-            atomicAdd(bar + 1, 1u);
-        } else {
-            while (*gen == g) __nanosleep(20);
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-#define NTT_INV_COOP(NAME, S0, S1)                                                               \
-    extern "C" __global__ void __launch_bounds__(256)                                            \
-        NAME(LimbList ll, const u64* slots, const ulonglong2* twp, const u64* consts,            \
-             const u64* offs, u32 logn, long long copy_delta, unsigned int* bar) {               \
-        constexpr int LOW = (S1), HIGH = (S0);                                                   \
-        pdl_wait();                                                                              \
-        const u32 i = blockIdx.y;                                                                \
-        u64* dst = (u64*)ll.dst[i];                                                              \
-        ntt_pass_r8<LOW, false, true>((const u64*)ll.src[i], dst, ll.slot[i], slots, twp,        \
-                                      consts, logn, 0, 11 - LOW, false, 0, {}, nullptr, 0, 0,    \
-                                      nullptr, copy_delta);                                      \
-        grid_barrier(bar);                                                                       \
-        ntt_pass_r8<HIGH, true, true, 0, true>(dst, dst, ll.slot[i], slots, twp, consts, logn,   \
-                                               LOW, 11 - HIGH, false, 0, {}, nullptr, 0, 0,      \
-                                               offs);                                            \
-    }
-#define NTT_COOP(S)                                                                              \
-    NTT_INV_COOP(ntt_inv_coop_r8_##S, S, S) NTT_INV_COOP(ntt_inv_coop_odd_r8_##S, S, S - 1)
-
-// ---------------------------------------------------------------------------------------------
 // Instantiations. The module is compiled in parts, one per S (kernels::units): each part defines
 // NTT_S_MIN = NTT_S_MAX = S, and the part of S = 3 also the generic passes (NTT_GENERIC), so
 // NVRTC compiles the parts in parallel. Without the defines one program holds every kernel.
@@ -1458,7 +1409,6 @@ __device__ __forceinline__ void grid_barrier(unsigned int* bar) {
 #define NTT_S_MAX 11
 #endif
 #define NTT_INSTANTIATE(S) NTT_R8(S) NTT_KEYPROD(S) NTT_FINISH(S)
-#define NTT_INSTANTIATE_COOP(S) NTT_INSTANTIATE(S) NTT_COOP(S)
 #if NTT_S_MIN <= 3 && 3 <= NTT_S_MAX
 NTT_INSTANTIATE(3)
 #endif
@@ -1472,13 +1422,13 @@ NTT_INSTANTIATE(5)
 NTT_INSTANTIATE(6)
 #endif
 #if NTT_S_MIN <= 7 && 7 <= NTT_S_MAX
-NTT_INSTANTIATE_COOP(7)
+NTT_INSTANTIATE(7)
 #endif
 #if NTT_S_MIN <= 8 && 8 <= NTT_S_MAX
-NTT_INSTANTIATE_COOP(8)
+NTT_INSTANTIATE(8)
 #endif
 #if NTT_S_MIN <= 9 && 9 <= NTT_S_MAX
-NTT_INSTANTIATE_COOP(9)
+NTT_INSTANTIATE(9)
 #endif
 #if NTT_S_MIN <= 10 && 10 <= NTT_S_MAX
 NTT_INSTANTIATE(10)

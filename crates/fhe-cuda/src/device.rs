@@ -60,8 +60,6 @@ pub struct Device {
     loads: Mutex<ModuleLoads>,
     kernel_cache: Option<KernelCache>,
     functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
-    /// [`Device::resident_blocks`] by function and block shape.
-    resident: Mutex<HashMap<(&'static str, u32, u32), u32>>,
 }
 
 /// Whether the CUDA driver library can be loaded (without it cudarc would panic).
@@ -127,7 +125,6 @@ impl Device {
             loads: Mutex::new(ModuleLoads::default()),
             kernel_cache: KernelCache::from_env(),
             functions: Mutex::new(HashMap::new()),
-            resident: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -287,43 +284,6 @@ impl Device {
             .unwrap_or_else(|e| e.into_inner())
             .insert((module, function), f.clone());
         Ok(f)
-    }
-
-    /// How many blocks of `threads` threads and `smem` bytes of dynamic shared memory of kernel
-    /// `function` of `module` the whole device holds at once (blocks an SM times SMs; computed
-    /// once): the largest grid a cooperative launch of it may have.
-    pub fn resident_blocks(
-        &self,
-        module: &'static str,
-        function: &'static str,
-        threads: u32,
-        smem: u32,
-    ) -> Result<u32> {
-        let key = (function, threads, smem);
-        if let Some(&b) = self
-            .resident
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
-            return Ok(b);
-        }
-        let f = self.function(module, function)?;
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(threads, smem as usize, None)
-            .map_err(Error::driver("occupancy"))?;
-        let sms = self
-            .ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )
-            .map_err(Error::driver("device attribute"))?;
-        let b = per_sm * sms.max(0) as u32;
-        self.resident
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, b);
-        Ok(b)
     }
 
     fn pool_attr(&self, attr: CUmemPool_attribute) -> Result<u64> {

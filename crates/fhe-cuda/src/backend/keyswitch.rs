@@ -411,17 +411,11 @@ impl CudaBackend {
                 .zip(lt.limb_iter())
                 .map(|(x, y)| kernels::ntt::Limb { dst: y.dst, ..x })
                 .collect();
-            let (consts, offs) = match prescaled {
-                true => {
-                    let p = cx.layout.mod_up_prescale[level];
-                    (cx.t(p.consts), cx.t(p.offs))
-                }
-                false => (cx.t(cx.layout.ntt.ntt_consts), 0),
-            };
-            self.inverse_main(&inv, consts, offs, 0, || match prescaled {
-                true => kernels::ntt::inverse_list_prescaled(&cx, &inv, level),
-                false => kernels::ntt::inverse_list(&cx, &inv),
-            })?;
+            if prescaled {
+                kernels::ntt::inverse_list_prescaled(&cx, &inv, level)?;
+            } else {
+                kernels::ntt::inverse_list(&cx, &inv)?;
+            }
         }
         let (tp, ep, cptr) = (tmp.ptr(self.s()), ext.ptr(self.s()), c.ptr(self.s()));
         let spc = ext.slots_per_component() as u64;

@@ -50,9 +50,6 @@ struct Inner {
     /// BGV's level constants with `t` folded in ([`CudaBackend::level_times_t`]), by `t`,
     /// level and kind (computed once: they are needed on the host before a launch).
     level_times_t: Mutex<HashMap<(u64, usize, LevelConst), Arc<ShoupPairs>>>,
-    /// The grid-wide barrier of this stream's cooperative inverse NTTs (two words, zeroed;
-    /// [`kernels::ntt::inverse_list_coop`]).
-    coop_barrier: CudaSlice<u32>,
     /// mod_down's prescaled inverse constants for converted loads (`tables::mod_down_prescale`),
     /// by `t` (1 for CKKS; uploaded once), `None` where the ring has no such rows.
     mod_down_prescale: Mutex<HashMap<u64, Arc<Option<CudaSlice<u64>>>>>,
@@ -481,9 +478,6 @@ impl CudaBackend {
         let tables = stream
             .clone_htod(&host)
             .map_err(CudaError::driver("table upload"))?;
-        let coop_barrier = stream
-            .alloc_zeros::<u32>(2)
-            .map_err(CudaError::driver("barrier alloc"))?;
         let side = SideStream::new(device.context(), false)?;
         // The side stream of a split first pass forks before the main stream's part of it.
         let side_low = match keyswitch::split_first_on(n) {
@@ -506,7 +500,6 @@ impl CudaBackend {
                 t_tables: Mutex::new(HashMap::new()),
                 t_inverse_consts: Mutex::new(HashMap::new()),
                 level_times_t: Mutex::new(HashMap::new()),
-                coop_barrier,
                 mod_down_prescale: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
             }),
@@ -728,25 +721,6 @@ impl CudaBackend {
             .collect()
     }
 
-    /// The main stream's inverse NTT of the out-of-place limbs `inv` (last-stage constants at
-    /// `consts`, offsets at `offs` or 0, the first pass copying its inputs `copy_delta` words
-    /// away or not) in one cooperative launch where [`kernels::ntt::inverse_list_coop`] applies,
-    /// else by `two_launches`.
-    fn inverse_main(
-        &self,
-        inv: &[kernels::ntt::Limb],
-        consts: u64,
-        offs: u64,
-        copy_delta: i64,
-        two_launches: impl FnOnce() -> crate::error::Result<()>,
-    ) -> Result<()> {
-        let (bar, _g) = self.inner.coop_barrier.device_ptr(self.s());
-        if !kernels::ntt::inverse_list_coop(&self.cx(), inv, consts, offs, copy_delta, bar)? {
-            two_launches()?;
-        }
-        Ok(())
-    }
-
     /// [`CudaBackend::times_t`] of a level's constants `kind` (the rescale's `q_l^-1` by slot
     /// below `l`, or mod_down's `P^-1` by slot up to `l`), computed at first use: each is a
     /// Shoup division per slot, on the host between two launches of the operator.
@@ -813,17 +787,14 @@ impl CudaBackend {
             x.dst = y.dst;
         }
         let copy_delta = if copy_top { -src_delta } else { 0 };
-        let t_consts = (t_mod != 1)
-            .then(|| self.t_inverse_consts(t_mod))
-            .transpose()?;
-        let kp = t_consts.as_ref().map(|c| c.device_ptr(self.s()).0);
-        let consts = kp.unwrap_or_else(|| cx.t(cx.layout.ntt.ntt_consts));
-        self.inverse_main(&inv, consts, 0, copy_delta, || {
-            kernels::ntt::inverse_list_copying(&cx, &inv, kp, copy_delta)
-        })?;
-        let tq = match t_mod {
-            1 => None,
-            _ => Some(self.level_times_t(t_mod, level, LevelConst::RescaleInverse)?),
+        let tq = if t_mod != 1 {
+            let consts = self.t_inverse_consts(t_mod)?;
+            let (kp, _g) = consts.device_ptr(self.s());
+            kernels::ntt::inverse_list_copying(&cx, &inv, Some(kp), copy_delta)?;
+            Some(self.level_times_t(t_mod, level, LevelConst::RescaleInverse)?)
+        } else {
+            kernels::ntt::inverse_list_copying(&cx, &inv, None, copy_delta)?;
+            None
         };
         let tops = top_t.limbs();
         let per = level;

@@ -155,23 +155,6 @@ fn pdl_enabled(stream: &CudaStream) -> bool {
 thread_local! {
     /// Set while a [`PdlOff`] guard of this thread is alive.
     static PDL_OFF_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Set while a [`Cooperative`] guard of this thread is alive.
-    static COOPERATIVE_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// While alive, this thread's launches are cooperative ([`cooperative`]).
-pub(crate) struct Cooperative(bool);
-
-/// This thread's launches are cooperative until the guard drops: every block of the grid is
-/// resident at once (the driver fails the launch otherwise), as a grid-wide barrier needs.
-pub(crate) fn cooperative() -> Cooperative {
-    Cooperative(COOPERATIVE_HERE.with(|c| c.replace(true)))
-}
-
-impl Drop for Cooperative {
-    fn drop(&mut self) {
-        COOPERATIVE_HERE.with(|c| c.set(self.0));
-    }
 }
 
 /// While alive, this thread's launches go without programmatic dependent launch ([`pdl_off`]).
@@ -210,21 +193,11 @@ pub(crate) unsafe fn launch_raw(
         .context()
         .bind_to_thread()
         .map_err(Error::driver("kernel launch"))?;
-    // SAFETY: a zeroed attribute value is valid plain data; the fields set below are the ones
-    // the attribute ids select.
-    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-    let mut count = 0;
-    if pdl_enabled(stream) && !PDL_OFF_HERE.with(|c| c.get()) {
-        attrs[count].id =
-            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attrs[count].value.programmaticStreamSerializationAllowed = 1;
-        count += 1;
-    }
-    if COOPERATIVE_HERE.with(|c| c.get()) {
-        attrs[count].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[count].value.cooperative = 1;
-        count += 1;
-    }
+    // SAFETY: a zeroed attribute value is valid plain data; the field set below is the one the
+    // attribute id selects.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -234,12 +207,12 @@ pub(crate) unsafe fn launch_raw(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: attrs.as_mut_ptr(),
-        numAttrs: count as u32,
+        attrs: &mut attr,
+        numAttrs: u32::from(pdl_enabled(stream) && !PDL_OFF_HERE.with(|c| c.get())),
     };
     let traced = crate::trace::before(stream)?;
     let driver = entered.map(|_| std::time::Instant::now());
-    // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attrs` outlive
+    // SAFETY: the function handle is alive (`f` borrows its module), `config` and `attr` outlive
     // the call, and the caller guarantees `params`.
     unsafe {
         sys::cuLaunchKernelEx(

@@ -357,13 +357,6 @@ const R8_INV: [&str; 9] = r8_names!("ntt_inv_r8_");
 const R8_INV_TENSOR: [&str; 9] = r8_names!("ntt_inv_tensor_r8_");
 /// The first inverse pass with scaled-sum loads (`ntt_inv_add_r8_S`, [`inverse_adding`]).
 const R8_INV_ADD: [&str; 9] = r8_names!("ntt_inv_add_r8_");
-/// Both inverse passes in one cooperative launch ([`inverse_list_coop`]), by the strided pass's
-/// S = 7..=9: the low pass of S stages (`ntt_inv_coop_r8_S`) or of S - 1 (`_odd_`).
-const R8_INV_COOP: [[&str; 2]; 3] = [
-    ["ntt_inv_coop_r8_7", "ntt_inv_coop_odd_r8_7"],
-    ["ntt_inv_coop_r8_8", "ntt_inv_coop_odd_r8_8"],
-    ["ntt_inv_coop_r8_9", "ntt_inv_coop_odd_r8_9"],
-];
 /// The plain register-blocked kernel of pass `p`, or `None` for the shared-memory pass.
 fn plain_kernel(p: Pass, inverse: bool) -> Option<&'static str> {
     let i = (p.s as usize).checked_sub(3).filter(|_| r8(p))?;
@@ -1234,93 +1227,6 @@ pub(crate) fn inverse_list_prescaled_at(
     inverse_list_with(cx, limbs, consts, offs, 0, None)
 }
 
-/// Threads a block of [`inverse_list_coop`]'s kernels (`__launch_bounds__` of ntt.cu).
-const COOP_THREADS: u32 = 256;
-
-/// The inverse NTT of `limbs` (last-stage constants at `consts`, offsets at `offs` or 0, the
-/// first pass copying its inputs `copy_delta` words away or not, as [`inverse_list_with`]) in
-/// one cooperative launch of both passes (`ntt_inv_coop_r8_S`, a grid-wide barrier between
-/// them at the two words at `bar`, zeroed, which only this stream's launches use). From an
-/// idle GPU a chain's first kernels wait for the host's launches, so one launch fewer at its
-/// head shortens the wall time (PERF.md, thirty-fifth session). Returns `false`, with nothing
-/// enqueued, where it does not apply: one-pass rings or strided passes outside 7..=9 stages,
-/// more than one launch list, a limb read where another is written (the second pass must read
-/// only words no SM read before the barrier), a grid the device cannot hold at once, a driver
-/// that refused such a launch before, or `FHE_NTT_COOP=0` (A/B runs).
-pub(crate) fn inverse_list_coop(
-    cx: &Ctx,
-    limbs: &[Limb],
-    consts: u64,
-    offs: u64,
-    copy_delta: i64,
-    bar: u64,
-) -> Result<bool> {
-    let logn = cx.n.trailing_zeros();
-    let [p0, p1] = passes(logn);
-    let applies = switch_on!("FHE_NTT_COOP")
-        && !COOP_REFUSED.load(std::sync::atomic::Ordering::Relaxed)
-        && p1.s != 0
-        && (7..=9).contains(&p0.s)
-        && (p0.s == p1.s || p0.s == p1.s + 1)
-        && !limbs.is_empty()
-        && limbs.len() <= MAX_LIST
-        && !limbs.iter().any(|w| limbs.iter().any(|r| r.src == w.dst));
-    if !applies {
-        return Ok(false);
-    }
-    let name = R8_INV_COOP[p0.s as usize - 7][usize::from(p0.s != p1.s)];
-    // Both passes run 2^(logn - 11) blocks a limb at COOP_THREADS threads (11 - S sub-problems
-    // of S stages a block); the larger pass's exchange buffer.
-    let per_limb = 1u32 << (logn - 11);
-    let words = |p: Pass| {
-        let (sz, c) = (1u32 << p.s, 1u32 << (11 - p.s));
-        if p.l > 0 {
-            sz * (c + 1)
-        } else {
-            c * sz + c * sz / 8
-        }
-    };
-    let smem = 8 * words(p0).max(words(p1));
-    let blocks = per_limb * limbs.len() as u32;
-    if blocks > cx.dev.resident_blocks("ntt", name, COOP_THREADS, smem)? {
-        return Ok(false);
-    }
-    let (list, count) = chunks(limbs).pop().expect("one launch list");
-    let cfg = LaunchConfig {
-        grid_dim: (per_limb, count, 1),
-        block_dim: (COOP_THREADS, 1, 1),
-        shared_mem_bytes: smem,
-    };
-    let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.inv_pair));
-    let f = cx.dev.function("ntt", name)?;
-    let _coop = super::cooperative();
-    let launched = launch!(
-        cx.stream,
-        f,
-        cfg,
-        &list,
-        &slots,
-        &twp,
-        &consts,
-        &offs,
-        &logn,
-        &copy_delta,
-        &bar
-    );
-    match launched {
-        Ok(()) => Ok(true),
-        // A driver that refuses the launch (cooperative with programmatic serialization, say)
-        // enqueues nothing: the two launches run instead, from now on.
-        Err(_) => {
-            COOP_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
-            Ok(false)
-        }
-    }
-}
-
-/// Set once a cooperative inverse launch was refused ([`inverse_list_coop`]).
-static COOP_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// [`inverse_list`] with the last stage's constants at `consts` (`[c0, shoup, c2, shoup]` by
 /// slot) and, unless 0, an offset by slot at `offs` added to the outputs (register-blocked
 /// passes only; the others ignore it, so the callers of a nonzero `offs` check
@@ -1889,10 +1795,6 @@ mod tests {
         }
         for (i, name) in R8_INV_ADD.iter().enumerate() {
             assert_eq!(*name, format!("ntt_inv_add_r8_{}", i + 3));
-        }
-        for (i, [even, odd]) in R8_INV_COOP.iter().enumerate() {
-            assert_eq!(*even, format!("ntt_inv_coop_r8_{}", i + 7));
-            assert_eq!(*odd, format!("ntt_inv_coop_odd_r8_{}", i + 7));
         }
     }
 
