@@ -386,15 +386,13 @@ impl CudaBackend {
             // offsets are the same for every slot (the buffers' slots are n words apart).
             let la = p.a.like(self.s(), &lt).components(0, 1);
             let lb = p.b.like(self.s(), &lt).components(0, 1);
-            let words = |x: u64| x as i64 / 8;
-            let plane = |l: &LimbSet| (l.spc as u64 * n) as i64;
-            let ab = words(lb.ptr.wrapping_sub(la.ptr));
-            let d = [plane(&la), ab, ab + plane(&lb)];
+            let d = kernels::ntt::TensorDeltas::operands(&la, &lb);
             let at = kernels::ntt::TensorDeltas {
                 delta: [d, d],
                 split: u32::MAX,
             };
-            let copy = words(lc.ptr.wrapping_sub(la.ptr)) + component as i64 * plane(&lc);
+            let copy =
+                kernels::word_offset(la.ptr, lc.ptr) + component as i64 * lc.spc as i64 * n as i64;
             let inv: Vec<kernels::ntt::Limb> = la
                 .limb_iter()
                 .zip(lt.limb_iter())
@@ -825,7 +823,7 @@ impl CudaBackend {
                 let (a, o) = (top_acc.limbs(), top_out.limbs());
                 let mut delta = [0i64; 2];
                 for (c, ((t, a), o)) in top.limbs().iter().zip(&a).zip(&o).enumerate() {
-                    delta[c] = (o.src as i64 - a.src as i64) / 8;
+                    delta[c] = kernels::word_offset(a.src, o.src);
                     inv.push(kernels::ntt::Limb {
                         src: a.src,
                         dst: t.dst,
@@ -944,7 +942,7 @@ impl CudaBackend {
                 if lo.spc != lc.spc {
                     return Err(shape_err("mod_down: output and conversion laid out unlike"));
                 }
-                let delta = (lo.ptr as i64 - lc.ptr as i64) / 8;
+                let delta = kernels::word_offset(lc.ptr, lo.ptr);
                 kernels::ntt::forward_finish_first_adding(&cx, l, delta)?;
             }
             _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,

@@ -775,7 +775,7 @@ impl CudaBackend {
             ptr: a.ptr(self.s()),
             ..src
         };
-        let src_delta = (src.ptr.wrapping_sub(all_a.ptr) as i64) / 8;
+        let src_delta = kernels::word_offset(all_a.ptr, src.ptr);
         let top_t = Self::q_only(all_t, level as u32, 1);
         let low_t = Self::q_only(all_t, 0, level as u32);
         let low_a = Self::q_only(all_a, 0, level as u32);

@@ -145,19 +145,13 @@ impl CudaBackend {
             // The product formed by the inverse NTT's first pass as it loads (never written in
             // NTT form): a_0 of slot s at the input's limb (Q) or ext's (B), a_1, b_0, b_1 at
             // fixed distances from it in each part.
-            let words = |x: u64| x as i64 / 8;
             let deltas = kernels::ntt::TensorDeltas {
                 delta: [
-                    [
-                        words(qa.spc as u64 * w),
-                        words(qb.ptr.wrapping_sub(qa.ptr)),
-                        words(qb.ptr.wrapping_sub(qa.ptr).wrapping_add(qb.spc as u64 * w)),
-                    ],
-                    [
-                        words(total as u64 * w),
-                        words(b_ext - ep),
-                        words(b_ext - ep + total as u64 * w),
-                    ],
+                    kernels::ntt::TensorDeltas::operands(&qa, &qb),
+                    kernels::ntt::TensorDeltas::operands(
+                        &set(ep, total, 2, ql, bl),
+                        &set(b_ext, total, 2, ql, bl),
+                    ),
                 ],
                 split: ql as u32,
             };

@@ -95,6 +95,12 @@ impl LimbSet {
     }
 }
 
+/// The distance in u64 words from device address `from` to `to` (negative when `to` is lower):
+/// the kernels' per-launch offsets between buffers.
+pub(crate) fn word_offset(from: u64, to: u64) -> i64 {
+    (to.wrapping_sub(from) as i64) / 8
+}
+
 /// Threads per block of the element-wise launches.
 pub(crate) const BLOCK: u32 = 256;
 

@@ -75,6 +75,17 @@ pub(crate) struct TensorDeltas {
     pub split: u32,
 }
 
+impl TensorDeltas {
+    /// One part's `[a_1, b_0, b_1]` deltas for the operands whose first components' limbs are
+    /// the sets `a` and `b` (a buffer's components are `spc·n` words apart; a limb of slot s
+    /// sits at the same slot offset in both).
+    pub(crate) fn operands(a: &LimbSet, b: &LimbSet) -> [i64; 3] {
+        let plane = |l: &LimbSet| l.spc as i64 * l.n as i64;
+        let ab = super::word_offset(a.ptr, b.ptr);
+        [plane(a), ab, ab + plane(b)]
+    }
+}
+
 impl LimbSet {
     /// The limbs of the set, in place.
     pub(crate) fn limbs(&self) -> Vec<Limb> {
@@ -1297,6 +1308,36 @@ fn inverse_list_with(
 mod tests {
     use super::*;
     use crate::kernels::xorshift;
+
+    /// The operands' deltas point from `a_0`'s limb of a slot at `a_1`'s, `b_0`'s and `b_1`'s limb
+    /// of that slot, whichever buffer lies lower.
+    #[test]
+    fn tensor_operand_deltas_reach_each_operand() {
+        let set = |ptr: u64, spc: u32| LimbSet {
+            ptr,
+            n: 1 << 12,
+            spc,
+            comp_lo: 0,
+            comps: 2,
+            q_lo: 0,
+            q_cnt: 3,
+            p_lo: 0,
+            p_cnt: 0,
+        };
+        for (pa, pb) in [(1u64 << 40, (1u64 << 40) + (1 << 30)), (1 << 41, 1 << 40)] {
+            let (a, b) = (set(pa, 5), set(pb, 7));
+            let d = TensorDeltas::operands(&a, &b);
+            let at = |base: u64, words: i64| base.wrapping_add_signed(8 * words);
+            let limb =
+                |l: &LimbSet, c: u64, s: u64| l.ptr + 8 * (c * l.spc as u64 + s) * l.n as u64;
+            for s in 0..3 {
+                let a0 = limb(&a, 0, s);
+                assert_eq!(at(a0, d[0]), limb(&a, 1, s));
+                assert_eq!(at(a0, d[1]), limb(&b, 0, s));
+                assert_eq!(at(a0, d[2]), limb(&b, 1, s));
+            }
+        }
+    }
 
     /// `chunks` lists every limb once, ordered by slot and stable within a slot (as a stable
     /// sort would), in lists of at most `MAX_LIST`, with each list's count; the counting sort,
