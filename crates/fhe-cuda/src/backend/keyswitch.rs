@@ -769,8 +769,8 @@ impl CudaBackend {
         }
         // A split first pass (its main part still to launch) forks the low-priority side
         // stream, so that the side stream's latency-bound launches do not hold that part back.
-        let side = match (&pending, &self.inner.side_low) {
-            (Some(p), Some(low)) if !p.late_first.is_empty() => low,
+        let side = match &pending {
+            Some(p) if !p.late_first.is_empty() => &self.inner.side_low,
             _ => &self.inner.side,
         };
         let forked = match &pending {

@@ -59,9 +59,10 @@ struct Inner {
     scratch: Scratch,
     /// The stream on which a key switch's `mod_down` starts early ([`crate::side`]).
     side: SideStream,
-    /// Its lowest-priority twin, for key switches whose mod_up first pass is split
-    /// (`keyswitch::split_first_on`; rings where that is off have none).
-    side_low: Option<SideStream>,
+    /// Its lowest-priority twin: for key switches whose mod_up first pass is split
+    /// (`keyswitch::split_first_on`), and for the `Q` part of BFV's product beside its lift to
+    /// `B` (`scale_round`).
+    side_low: SideStream,
 }
 
 /// The device NTT tables of one plaintext modulus (one slot).
@@ -479,11 +480,7 @@ impl CudaBackend {
             .clone_htod(&host)
             .map_err(CudaError::driver("table upload"))?;
         let side = SideStream::new(device.context(), false)?;
-        // The side stream of a split first pass forks before the main stream's part of it.
-        let side_low = match keyswitch::split_first_on(n) {
-            true => Some(SideStream::new(device.context(), true)?),
-            false => None,
-        };
+        let side_low = SideStream::new(device.context(), true)?;
         Ok(CudaBackend {
             inner: Arc::new(Inner {
                 side,

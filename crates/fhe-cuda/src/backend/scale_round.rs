@@ -6,6 +6,12 @@
 
 use super::*;
 
+/// Whether BFV's product runs the `Q` part of its tensor on the low-priority side stream beside
+/// the lift to `B` (`FHE_BFV_PRODUCT_SPLIT=0` keeps it on the main stream, for A/B runs).
+fn product_split_on() -> bool {
+    switch_on!("FHE_BFV_PRODUCT_SPLIT")
+}
+
 impl CudaBackend {
     /// The device tables of `t`, uploaded at first use.
     fn sr_tables(&self, t: &ScaleRoundTables) -> Result<Arc<SrDevice>> {
@@ -105,10 +111,68 @@ impl CudaBackend {
             p_lo: 0,
             p_cnt: 0,
         };
+        let square = std::ptr::eq(a, b);
+        let inputs: &[&DevicePoly] = if square { &[a] } else { &[a, b] };
+        let lifted = 2 * inputs.len() as u32;
+        let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
+        let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
+        let (qa, qb) = (q_of(a), q_of(b));
+        // The tensor over Q ∪ B, formed by its inverse NTT's first pass as it loads (never
+        // written in NTT form) where that pass can: a_0 of slot s at the input's limb (Q) or
+        // ext's (B), a_1, b_0, b_1 at fixed distances from it in each part.
+        let on_load = kernels::ntt::tensor_on_load(&scx);
+        let deltas = kernels::ntt::TensorDeltas {
+            delta: [
+                kernels::ntt::TensorDeltas::operands(&qa, &qb),
+                kernels::ntt::TensorDeltas::operands(
+                    &set(ep, total, 2, ql, bl),
+                    &set(b_ext, total, 2, ql, bl),
+                ),
+            ],
+            split: ql as u32,
+        };
+        let product_limbs = |slots: std::ops::Range<u32>| -> Vec<kernels::ntt::Limb> {
+            (0..3u32)
+                .flat_map(|c| slots.clone().map(move |s| (c, s)))
+                .map(|(c, s)| kernels::ntt::Limb {
+                    src: if (s as usize) < ql {
+                        qa.ptr + s as u64 * w
+                    } else {
+                        ep + s as u64 * w
+                    },
+                    dst: dp + (c as u64 * total as u64 + s as u64) * w,
+                    slot: s,
+                    load: kernels::ntt::Load::Tensor(c),
+                })
+                .collect()
+        };
+        let (q_slots, b_slots) = (0..ql as u32, ql as u32..total as u32);
+        // The Q part of that product reads only the inputs: for two inputs it runs first, on
+        // the lowest-priority side stream, beside the lift to B below (latency-bound launches
+        // that leave SMs idle), and is joined back before the rounding (the guard joins on an
+        // early return too). A square's shorter lift measured no gain (PERF.md, thirty-sixth
+        // session).
+        let q_part = if on_load && !square && product_split_on() {
+            let side = &self.inner.side_low;
+            let forked = side.fork(self.s())?;
+            let on_side = Ctx {
+                stream: &side.stream,
+                ..scx
+            };
+            kernels::ntt::inverse_tensor(
+                &on_side,
+                &product_limbs(q_slots.clone()),
+                deltas,
+                None,
+                0,
+            )?;
+            Some(forked)
+        } else {
+            None
+        };
         // Step 1: coefficient form of the inputs (out of place), exact centred lift to B of
         // every input component in one launch (tmp holds them ql limbs apart, ext total limbs
         // apart), NTT of the B limbs. A square (`b` is `a`) lifts its one input once.
-        let inputs: &[&DevicePoly] = if std::ptr::eq(a, b) { &[a] } else { &[a, b] };
         let mut inv = Vec::new();
         for (x, p) in inputs.iter().enumerate() {
             let src = Self::q_only(p.limbs(self.s()), 0, ql as u32);
@@ -120,7 +184,6 @@ impl CudaBackend {
         }
         kernels::ntt::inverse_list(&scx, &inv)?;
         let nw = n as u64;
-        let lifted = 2 * inputs.len() as u32;
         let strides = ConvStrides {
             input: ql as u64 * nw,
             out: total as u64 * nw,
@@ -138,40 +201,15 @@ impl CudaBackend {
         kernels::ntt::forward(&scx, set(ep, total, lifted, ql, bl))?;
         // Step 2: tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from ext),
         // back to coefficient form (the product formed as the inverse NTT loads, where it can).
-        let b_ext = ep + (lifted as u64 - 2) * total as u64 * w;
-        let q_of = |p: &DevicePoly| Self::q_only(p.limbs(self.s()), 0, ql as u32).components(0, 1);
-        let (qa, qb) = (q_of(a), q_of(b));
-        if kernels::ntt::tensor_on_load(&scx) {
-            // The product formed by the inverse NTT's first pass as it loads (never written in
-            // NTT form): a_0 of slot s at the input's limb (Q) or ext's (B), a_1, b_0, b_1 at
-            // fixed distances from it in each part.
-            let deltas = kernels::ntt::TensorDeltas {
-                delta: [
-                    kernels::ntt::TensorDeltas::operands(&qa, &qb),
-                    kernels::ntt::TensorDeltas::operands(
-                        &set(ep, total, 2, ql, bl),
-                        &set(b_ext, total, 2, ql, bl),
-                    ),
-                ],
-                split: ql as u32,
+        if on_load {
+            let limbs = match &q_part {
+                Some(_) => product_limbs(b_slots),
+                None => product_limbs(q_slots.start..b_slots.end),
             };
-            let limbs: Vec<_> = (0..3u32)
-                .flat_map(|c| (0..total as u32).map(move |s| (c, s)))
-                .map(|(c, s)| {
-                    let a0 = if (s as usize) < ql {
-                        qa.ptr + s as u64 * w
-                    } else {
-                        ep + s as u64 * w
-                    };
-                    kernels::ntt::Limb {
-                        src: a0,
-                        dst: dp + (c as u64 * total as u64 + s as u64) * w,
-                        slot: s,
-                        load: kernels::ntt::Load::Tensor(c),
-                    }
-                })
-                .collect();
             kernels::ntt::inverse_tensor(&scx, &limbs, deltas, None, 0)?;
+            if let Some(forked) = q_part {
+                forked.join()?;
+            }
         } else {
             ew::tensor_pairs(
                 &scx,
