@@ -1,9 +1,10 @@
 //! [`SideStream`]: a backend's second, high-priority stream, on which a key switch's `mod_down`
 //! starts while the key product is still running on the main stream (and on which hoisted
 //! rotations of several keys run key product `j + 1` while mod_down `j` runs on the main stream,
-//! `CudaBackend::hoisted_rotations`, with the same fork and join). At N = 2^16 and above a
-//! lowest-priority twin serves the key switches whose mod_up first pass is split, so that the
-//! side stream forks before the main stream's part of that pass.
+//! `CudaBackend::hoisted_rotations`, with the same fork and join). A lowest-priority twin serves
+//! the key switches whose mod_up first pass is split (N = 2^16 and above), so that the side
+//! stream forks before the main stream's part of that pass, and runs the `Q` part of BFV's
+//! product beside its lift to `B` (`backend/scale_round.rs`).
 //!
 //! # Why
 //!
