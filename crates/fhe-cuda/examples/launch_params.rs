@@ -40,6 +40,9 @@ fn source() -> String {
     s
 }
 
+/// One launch of `f` over `blocks` blocks of 128 threads, configured as the library's
+/// `kernels::launch_raw` configures its launches (programmatic stream serialization when `pdl`)
+/// but without its wrappers, so that only the driver's cost is timed.
 fn launch(
     f: &CudaFunction,
     stream: sys::CUstream,

@@ -1,8 +1,8 @@
 //! BFV's ciphertext product with scale-and-round on the device (`Backend::tensor_scale_round`):
 //! the auxiliary basis `B`'s tables uploaded once per tables object, the inputs lifted to `B` in
-//! one conversion launch, the tensor over `Q ∪ B` formed by the first pass of its inverse NTT,
-//! the rounding kernel (`scale_round.cu`) and the conversion back to `Q` (the method in
-//! `fhe_math::scale_round`).
+//! one conversion launch, the tensor over `Q ∪ B` formed by the first pass of its inverse NTT
+//! (its `Q` part on the lowest-priority side stream, beside the lift), the rounding kernel
+//! (`scale_round.cu`) and the conversion back to `Q` (the method in `fhe_math::scale_round`).
 
 use super::*;
 
