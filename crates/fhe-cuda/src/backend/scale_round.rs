@@ -113,12 +113,13 @@ impl CudaBackend {
         let inputs: &[&DevicePoly] = if square { &[a] } else { &[a, b] };
         // The product's Q part reads only the inputs: for two inputs it runs on the
         // lowest-priority side stream beside the lift to B, joined back before the rounding.
-        let q_part = match kernels::ntt::tensor_on_load(&scx) && !square && product_split_on() {
+        let on_load = kernels::ntt::tensor_on_load(&scx);
+        let q_part = match on_load && !square && product_split_on() {
             true => Some(self.product_q_part_beside(&scx, &pb)?),
             false => None,
         };
         self.lift_inputs_to_b(&scx, lay, &pb, inputs)?;
-        self.product_to_coefficients(&scx, &pb, q_part)?;
+        self.product_to_coefficients(&scx, &pb, on_load, q_part)?;
         self.round_product_to_q(&scx, lay, &pb, ntt)
     }
 
@@ -183,17 +184,19 @@ impl CudaBackend {
     }
 
     /// Step 2: the tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from `ext`)
-    /// in coefficient form in `prod`: formed by its inverse NTT's first pass as it loads, where
-    /// that pass can (never written in NTT form), the Q part already launched where `q_part`
-    /// holds its side stream (joined here); else one tensor launch, then the inverse NTT.
+    /// in coefficient form in `prod`: with `on_load` ([`kernels::ntt::tensor_on_load`]) formed
+    /// by its inverse NTT's first pass as it loads (never written in NTT form), the Q part
+    /// already launched where `q_part` holds its side stream (joined here); else one tensor
+    /// launch, then the inverse NTT.
     fn product_to_coefficients(
         &self,
         scx: &Ctx,
         pb: &ProductBuffers,
+        on_load: bool,
         q_part: Option<crate::side::Forked<'_>>,
     ) -> Result<()> {
         let (ql, bl, total) = (pb.ql, pb.bl, pb.total());
-        if kernels::ntt::tensor_on_load(scx) {
+        if on_load {
             let first = if q_part.is_some() { ql } else { 0 };
             let limbs = pb.product_limbs(first..total);
             kernels::ntt::inverse_tensor(scx, &limbs, pb.deltas(), None, 0)?;
