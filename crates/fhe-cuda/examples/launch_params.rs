@@ -10,6 +10,11 @@
 //! `CHAIN` (default 4) kernels a chain, `BLOCKS` (64) blocks of 128 threads a kernel,
 //! `PDL=all|rest|none` which launches allow programmatic dependent launch (`rest`: all but the
 //! first), `PLAIN=1` launches those without it through `cuLaunchKernel`.
+//!
+//! A last table times the same chains as a CUDA graph captured from the stream launches: the
+//! wall time from idle of `cuGraphLaunch` alone, and with every kernel node's parameters set
+//! again before each launch (`cuGraphExecKernelNodeSetParams`, what a graph replayed on new
+//! buffers would cost), against the stream launches.
 
 use cudarc::driver::{CudaContext, CudaFunction, DevicePtr, sys};
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
@@ -209,6 +214,136 @@ fn main() {
                 median(wall),
                 median(b2b)
             );
+        }
+    }
+    graph_chains(&module, &stream, out_ptr, chain, blocks, &pdl_of);
+}
+
+/// The chains of `main` as a captured CUDA graph: wall time from idle (synchronize, host calls,
+/// synchronize) of the stream launches, of `cuGraphLaunch`, and of `cuGraphLaunch` after every
+/// node's parameters were set again, and the host time of those calls.
+fn graph_chains(
+    module: &std::sync::Arc<cudarc::driver::CudaModule>,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    out_ptr: sys::CUdeviceptr,
+    chain: usize,
+    blocks: u32,
+    pdl_of: &dyn Fn(usize) -> bool,
+) {
+    let cu_stream = stream.cu_stream();
+    for iters in [200i32, 2000] {
+        for b in [64usize, 3840] {
+            let f = module.load_function(&format!("k{b}")).unwrap();
+            let mut p = vec![7u64; b / 8];
+            let mut o = out_ptr;
+            let mut it = iters;
+            let mut params: Vec<*mut c_void> = vec![
+                p.as_mut_ptr() as *mut c_void,
+                &mut o as *mut _ as *mut c_void,
+                &mut it as *mut _ as *mut c_void,
+            ];
+            stream.synchronize().unwrap();
+            let mut graph: sys::CUgraph = std::ptr::null_mut();
+            let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+            // SAFETY: capture of this thread's launches on `cu_stream`, ended below; the graph
+            // and its instance live to the end of this iteration and are destroyed there.
+            unsafe {
+                sys::cuStreamBeginCapture_v2(
+                    cu_stream,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+                .result()
+                .expect("capture");
+                for k in 0..chain {
+                    launch(&f, cu_stream, &mut params, blocks, pdl_of(k));
+                }
+                sys::cuStreamEndCapture(cu_stream, &mut graph)
+                    .result()
+                    .expect("end capture");
+                sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0)
+                    .result()
+                    .expect("instantiate");
+            }
+            let mut count = 0usize;
+            // SAFETY: first call asks for the count, the second fills `nodes` of that length.
+            let nodes = unsafe {
+                sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count)
+                    .result()
+                    .unwrap();
+                let mut nodes = vec![std::ptr::null_mut(); count];
+                sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count)
+                    .result()
+                    .unwrap();
+                nodes
+            };
+            let node_params = sys::CUDA_KERNEL_NODE_PARAMS {
+                func: f.cu_function(),
+                gridDimX: blocks,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: 128,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: 0,
+                kernelParams: params.as_mut_ptr(),
+                extra: std::ptr::null_mut(),
+                kern: std::ptr::null_mut(),
+                ctx: std::ptr::null_mut(),
+            };
+            let (mut w_stream, mut w_graph, mut w_set) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut h_graph, mut h_set) = (Vec::new(), Vec::new());
+            for rep in 0..300 {
+                stream.synchronize().unwrap();
+                let t0 = Instant::now();
+                for k in 0..chain {
+                    launch(&f, cu_stream, &mut params, blocks, pdl_of(k));
+                }
+                stream.synchronize().unwrap();
+                let ws = t0.elapsed().as_secs_f64() * 1e6;
+                let t0 = Instant::now();
+                // SAFETY: the instance made above, on the stream it was captured from.
+                unsafe { sys::cuGraphLaunch(exec, cu_stream) }
+                    .result()
+                    .unwrap();
+                let hg = t0.elapsed().as_secs_f64() * 1e6;
+                stream.synchronize().unwrap();
+                let wg = t0.elapsed().as_secs_f64() * 1e6;
+                let t0 = Instant::now();
+                for &node in &nodes {
+                    // SAFETY: each node is a kernel node of `f`; the parameters are its three
+                    // arguments, as captured.
+                    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &node_params) }
+                        .result()
+                        .unwrap();
+                }
+                // SAFETY: as above.
+                unsafe { sys::cuGraphLaunch(exec, cu_stream) }
+                    .result()
+                    .unwrap();
+                let hs = t0.elapsed().as_secs_f64() * 1e6;
+                stream.synchronize().unwrap();
+                let wset = t0.elapsed().as_secs_f64() * 1e6;
+                if rep >= 20 {
+                    w_stream.push(ws);
+                    w_graph.push(wg);
+                    w_set.push(wset);
+                    h_graph.push(hg);
+                    h_set.push(hs);
+                }
+            }
+            println!(
+                "graph params {b:5} B  iters {iters:5}  chain {chain} ({count} nodes)  from idle (wall): stream launches {:6.2}  graph {:6.2}  graph after set-params {:6.2} us  host: graph launch {:5.2}  set-params + launch {:5.2} us",
+                median(w_stream),
+                median(w_graph),
+                median(w_set),
+                median(h_graph),
+                median(h_set)
+            );
+            // SAFETY: nothing uses the instance or the graph after this (synchronized above).
+            unsafe {
+                sys::cuGraphExecDestroy(exec).result().unwrap();
+                sys::cuGraphDestroy(graph).result().unwrap();
+            }
         }
     }
 }
