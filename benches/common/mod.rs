@@ -1,4 +1,4 @@
-//! Settings shared by the integer-scheme CPU benchmarks (`bgv_cpu`, `bfv_cpu`).
+//! Settings shared by the integer-scheme CPU benchmarks (`bgv_cpu`, `bfv_cpu`) and `math_parts`.
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};

@@ -105,6 +105,16 @@ fn launch(
     .expect("launch");
 }
 
+/// The kernel parameter array of a `k{size}` launch: pointers to its three arguments (the
+/// parameter struct's words, the output pointer, the iteration count), valid while they live.
+fn kernel_params(p: &mut [u64], o: &mut sys::CUdeviceptr, it: &mut i32) -> Vec<*mut c_void> {
+    vec![
+        p.as_mut_ptr() as *mut c_void,
+        o as *mut _ as *mut c_void,
+        it as *mut _ as *mut c_void,
+    ]
+}
+
 /// The median, `NaN` for no samples.
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -164,11 +174,7 @@ fn main() {
             let mut p = vec![7u64; b / 8];
             let mut o = out_ptr;
             let mut it = iters;
-            let mut params: Vec<*mut c_void> = vec![
-                p.as_mut_ptr() as *mut c_void,
-                &mut o as *mut _ as *mut c_void,
-                &mut it as *mut _ as *mut c_void,
-            ];
+            let mut params = kernel_params(&mut p, &mut o, &mut it);
             let mut host = Vec::new();
             let mut first = Vec::new();
             let mut wall = Vec::new();
@@ -190,11 +196,7 @@ fn main() {
                 let idle = t0.elapsed().as_secs_f64() * 1e6;
                 // The same chain queued behind a long kernel: back to back.
                 let mut long_it = 200_000i32;
-                let mut lp: Vec<*mut c_void> = vec![
-                    p.as_mut_ptr() as *mut c_void,
-                    &mut o as *mut _ as *mut c_void,
-                    &mut long_it as *mut _ as *mut c_void,
-                ];
+                let mut lp = kernel_params(&mut p, &mut o, &mut long_it);
                 launch(&f, cu_stream, &mut lp, 1, true);
                 e0.record(&stream).unwrap();
                 for k in 0..chain {
@@ -237,11 +239,7 @@ fn graph_chains(
             let mut p = vec![7u64; b / 8];
             let mut o = out_ptr;
             let mut it = iters;
-            let mut params: Vec<*mut c_void> = vec![
-                p.as_mut_ptr() as *mut c_void,
-                &mut o as *mut _ as *mut c_void,
-                &mut it as *mut _ as *mut c_void,
-            ];
+            let mut params = kernel_params(&mut p, &mut o, &mut it);
             stream.synchronize().unwrap();
             let mut graph: sys::CUgraph = std::ptr::null_mut();
             let mut exec: sys::CUgraphExec = std::ptr::null_mut();

@@ -745,50 +745,6 @@ mod tests {
         }
     }
 
-    /// Timings: `cargo test --release -p fhe-math decoder_tests::timing -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "timing, run by hand"]
-    fn timing() {
-        use std::time::Instant;
-        let n = 1usize << 15;
-        let b = RnsBasis::new(basis(BASES[4])).unwrap(); // 60 + 13 × 50 bits
-        let dec = CrtDecoder::new(b.moduli(), Modulus::new(65537).unwrap()).unwrap();
-        let limbs: Vec<Vec<u64>> = b
-            .moduli()
-            .iter()
-            .enumerate()
-            .map(|(i, q)| {
-                (0..n as u64)
-                    .map(|c| (c * 0x9e37_79b9_7f4a_7c15 + i as u64 * 77) % q.value())
-                    .collect()
-            })
-            .collect();
-        let refs: Vec<&[u64]> = limbs.iter().map(|v| v.as_slice()).collect();
-        let mut out = vec![0u64; n];
-        let reps = 20;
-        let time = |name: &str, f: &mut dyn FnMut()| {
-            f();
-            let t = Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            println!(
-                "{name}, N = 2^15, 14 limbs, {} threads: {:.3} ms",
-                rayon::current_num_threads(),
-                t.elapsed().as_secs_f64() * 1e3 / reps as f64
-            );
-        };
-        time("scale_round", &mut || {
-            dec.scale_round(&refs, &mut out);
-        });
-        time("centred_mod_t", &mut || {
-            dec.centred_mod_t(&refs, 3, &mut out);
-        });
-        time("exact_max_log2", &mut || {
-            dec.exact_max_log2(&refs, true);
-        });
-    }
-
     #[test]
     fn zero_and_tiny() {
         let b = RnsBasis::new(basis(BASES[2])).unwrap();
