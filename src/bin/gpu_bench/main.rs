@@ -25,6 +25,7 @@
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
 mod integer;
+mod ntt_batch;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -49,7 +50,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 #[command(about = "Times CKKS operators on the CUDA backend (event and synchronized wall time)")]
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
-    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13).
+    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
+    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -76,9 +78,12 @@ struct Args {
     copy_mib: usize,
 }
 
-/// `(Some("bgv" | "bfv"), rest)` for an integer-scheme preset name, else `(None, name)`.
+/// `(Some("bgv" | "bfv" | "ntt"), rest)` for an integer-scheme or batched-NTT preset name, else
+/// `(None, name)`.
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
-    if let Some(rest) = name.strip_prefix("bgv:") {
+    if let Some(rest) = name.strip_prefix("ntt:") {
+        (Some("ntt"), rest)
+    } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
         (Some("bfv"), rest)
@@ -93,9 +98,10 @@ fn preset(name: &str) -> R<ParametersLiteral> {
         "CAT_COMPAT" => CAT_COMPAT,
         "N16_L24_D3" => N16_L24_D3,
         "PHANTOM_N16" => PHANTOM_N16,
+        "N13" => ckks::params::N13,
         other => {
             return Err(format!(
-                "unknown preset {other:?} (known: CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16)"
+                "unknown preset {other:?} (known: CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13)"
             )
             .into());
         }
@@ -693,6 +699,7 @@ fn run(args: &Args) -> R<()> {
     let presets: Vec<String> = args.presets.iter().map(|s| s.trim().to_string()).collect();
     for p in &presets {
         match scheme_of(p) {
+            (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -729,6 +736,7 @@ fn run(args: &Args) -> R<()> {
     for (i, p) in presets.iter().enumerate() {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
+            (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
