@@ -2,14 +2,15 @@
 # CPU comparison, in one run: our criterion bench `ckks_cpu` (N13 and CAT) against OpenFHE
 # (PyPI wheel, benchmarks/peers/openfhe_ckks_params.py, FIXEDMANUAL) at the same parameter sets.
 #
-# Writes benchmarks/results/cpu_<TAG>.json and cpu_<TAG>.md (op | ours ms | OpenFHE ms | ratio),
-# raw logs under benchmarks/results/raw/cpu_<TAG>/.
+# Writes benchmarks/results/<TAG>_cpu_<COMMIT>_ckks_vs_openfhe.json and .md
+# (op | ours ms | OpenFHE ms | ratio), raw logs under $RAW_DIR (default target/cpu_compare/<TAG>).
 #
 # Usage (from anywhere in the repository):
 #   benchmarks/cpu_compare.sh
 # Environment:
-#   TAG           output name suffix (default: today's date, YYYY-MM-DD)
-#   OPENFHE_PY    Python 3.10 with the openfhe wheel (default /work/venv-openfhe/bin/python)
+#   TAG           output name prefix (default: today's date, YYYY-MM-DD)
+#   RAW_DIR       where the raw logs go (default: $CARGO_TARGET_DIR/cpu_compare/<TAG>)
+#   OPENFHE_PY    Python 3.10 with the openfhe wheel (default: python3.10 on the PATH)
 #   OMP1          1 (default) also runs OpenFHE with OMP_NUM_THREADS=1; 0 skips it
 #   SKIP_OURS     1 reuses the criterion estimates already on disk (no cargo bench)
 #   SKIP_OPENFHE  1 reuses raw OpenFHE JSON already in the raw folder
@@ -24,11 +25,13 @@ set -euo pipefail
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 cd "$ROOT"
 TAG=${TAG:-$(date +%F)}
-PY=${OPENFHE_PY:-/work/venv-openfhe/bin/python}
+PY=${OPENFHE_PY:-python3.10}
 OMP_THREADS=${OMP_THREADS:-2}
 OMP1=${OMP1:-1}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-RAW=benchmarks/results/raw/cpu_$TAG
+COMMIT=$(git rev-parse --short=7 HEAD)
+RAW=$(realpath -m "${RAW_DIR:-$TARGET/cpu_compare/$TAG}")
+OUT=benchmarks/results/${TAG}_cpu_${COMMIT}_ckks_vs_openfhe
 mkdir -p "$RAW"
 LOADS="$RAW/uptime.txt"
 REPORT_ONLY=0
@@ -52,7 +55,7 @@ run_openfhe() { # set threads reps keygen_reps
     stamp "openfhe $set omp$threads start"
     (cd benchmarks/peers && OMP_NUM_THREADS=$threads "$PY" openfhe_ckks_params.py "$set" \
         --tech FIXEDMANUAL --reps "$reps" --keygen-reps "$kreps" --chain 0 \
-        --out "$ROOT/$out") > "$RAW/openfhe_${set}_omp${threads}.log" 2>&1 \
+        --out "$out") > "$RAW/openfhe_${set}_omp${threads}.log" 2>&1 \
         || echo "openfhe $set omp$threads failed (see log)"
     stamp "openfhe $set omp$threads end"
 }
@@ -67,6 +70,5 @@ fi
 stamp "end"
 
 python3 benchmarks/cpu_compare_report.py --tag "$TAG" --criterion "$TARGET/criterion" \
-    --raw "$RAW" --omp "$OMP_THREADS" --out-json "benchmarks/results/cpu_$TAG.json" \
-    --out-md "benchmarks/results/cpu_$TAG.md"
-echo "wrote benchmarks/results/cpu_$TAG.json and benchmarks/results/cpu_$TAG.md"
+    --raw "$RAW" --omp "$OMP_THREADS" --out-json "$OUT.json" --out-md "$OUT.md"
+echo "wrote $OUT.json and $OUT.md"

@@ -2,9 +2,8 @@
 """OpenFHE (PyPI `openfhe` wheel, CPU) CKKS precision and timing at OUR parameter sets.
 
 The wheel ships a cpython-310 extension only, so run it with Python 3.10:
-  ~/.pyenv/versions/3.10.13/bin/python -m venv /work/venv-openfhe
-  /work/venv-openfhe/bin/pip install openfhe numpy
-  OMP_NUM_THREADS=2 /work/venv-openfhe/bin/python benchmarks/peers/openfhe_ckks_params.py n13 --out r.json
+  python3.10 -m venv "$VENV" && "$VENV/bin/pip" install openfhe numpy
+  OMP_NUM_THREADS=2 "$VENV/bin/python" benchmarks/peers/openfhe_ckks_params.py n13 --out r.json
 
 Parameter sets (scale 2^40 = scaling mod size 40, first modulus 60 bits, HYBRID key switching,
 full slots N/2, public-key encryption, ternary secret as OpenFHE's default UNIFORM_TERNARY):
