@@ -3,7 +3,7 @@
 //! library launches them) from an idle GPU, for kernels whose only difference is the size of
 //! their by-value parameter struct. A measuring tool for PERF.md, not a test.
 //!
-//! `cargo run --release -p fhe-cuda --example launch_params` (needs a CUDA device). Each line
+//! `cargo run --release --bin launch_params` (needs a CUDA device). Each line
 //! gives, for one parameter size and kernel length, the median host time of the chain's first
 //! launch (right after a synchronize) and of the others, the wall time of the chain from an idle
 //! GPU (synchronize, launches, synchronize) and its event time queued behind a long kernel.

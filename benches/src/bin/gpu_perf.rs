@@ -2,7 +2,7 @@
 //! dnum 3): NTT / inverse NTT of a 2×25-limb buffer, the key-switching parts, `mul_relin` with
 //! rescale and a one-key `rotate_hoisted`. CUDA-event time per call, median of 50 after warm-up.
 //!
-//! `cargo run --release -p fhe-cuda --example gpu_perf` on a machine with a GPU;
+//! `cargo run --release --bin gpu_perf` on a machine with a GPU;
 //! `GPU_PERF_PRESET=CAT_COMPAT` (or `CAT`, `PHANTOM_N16`, `N16_L24_D3_P50`: N16_L24_D3 with
 //! eight special primes of 50 bits) times another CKKS preset (the op
 //! names keep the N16_L24_D3 limb counts); `GPU_PERF_PRESET=int:PHANTOM_INT` (or
