@@ -6,10 +6,11 @@
 // same words (checked). No shared memory, no global traffic inside the loop: this is the
 // arithmetic ceiling, not an NTT.
 //
-// On the GPU machine (nvcc is there, no Rust needed):
+// On a machine with an NVIDIA GPU and nvcc (no Rust needed):
 //   nvcc -O3 -arch=sm_90 -o ntt_butterfly benchmarks/micro/ntt_butterfly.cu && ./ntt_butterfly
-// Measured on an NVIDIA H200 (2026-11-23, PERF.md): forward int 697 G butterflies/s, f64 1723;
-// inverse int 685, f64 1497; 0 mismatches of 17.3 M words each way.
+// Measured on an NVIDIA H200 (2026-11-23, benchmarks/results/2026-11-23_h200_6e8af07_ntt_butterfly_micro.txt):
+// forward int 697.8 G butterflies/s, f64 1702.8; inverse int 686.9, f64 1498.7; 0 mismatches of
+// 17.3 M words each way.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
