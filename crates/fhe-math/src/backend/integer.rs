@@ -262,7 +262,7 @@ pub trait IntegerBackend: KeySwitchBackend {
 
 /// The default body of [`IntegerBackend::mod_down_into_mod_t`]: `t^{-1}` on `acc` and `out`,
 /// [`KeySwitchBackend::mod_down_into`], then `t`.
-fn scaled_mod_down_into_mod_t<B: RingBackend + KeySwitchBackend + ?Sized>(
+fn scaled_mod_down_into_mod_t<B: RingBackend + KeySwitchBackend>(
     be: &B,
     acc: &mut B::Poly,
     out: &mut B::Poly,

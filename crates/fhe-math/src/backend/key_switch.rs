@@ -108,7 +108,7 @@ pub trait KeySwitchBackend: RingBackend {
 
 /// The relinearization of a 3-component `c` with the key switch of `c_2` finished by `finish`
 /// (`finish(acc, out)` adds `⌊acc / P⌉` to `out`, however the caller's variant does it).
-pub(super) fn relinearize_with<B: KeySwitchBackend + ?Sized>(
+pub(super) fn relinearize_with<B: KeySwitchBackend>(
     be: &B,
     mut c: B::Poly,
     relin_key: &B::Poly,
@@ -129,7 +129,7 @@ pub(super) fn relinearize_with<B: KeySwitchBackend + ?Sized>(
 
 /// Hoisted rotations of `c` sharing one `mod_up`, each key switch finished by `finish` (as in
 /// [`relinearize_with`]) onto `(σ_g(c_0), 0)`.
-pub(super) fn rotate_hoisted_with<B: KeySwitchBackend + ?Sized>(
+pub(super) fn rotate_hoisted_with<B: KeySwitchBackend>(
     be: &B,
     c: &B::Poly,
     keys: &[(u64, &B::Poly)],

@@ -310,7 +310,7 @@ pub fn centered_q0_host(ring: &RingContext, p: &RnsPoly) -> Result<Vec<Option<i6
 /// The default body of [`RingBackend::linear_combination`]: each output from
 /// [`RingBackend::zeros`], then for each input a [`RingBackend::duplicate`] scaled by
 /// [`RingBackend::mul_scalar_assign`] and added by [`RingBackend::add_assign`].
-pub fn linear_combination_default<B: RingBackend + ?Sized>(
+pub fn linear_combination_default<B: RingBackend>(
     be: &B,
     inputs: &[&B::Poly],
     coeffs: &[u64],
