@@ -1,4 +1,5 @@
-//! [`CpuBackend`]: the reference implementation of [`Backend`], parallel over limbs with rayon.
+//! [`CpuBackend`]: the reference implementation of the backend traits ([`crate::Backend`]),
+//! parallel over limbs with rayon.
 //!
 //! It is the ground truth the CUDA backend is tested against bit for bit, and the fallback for
 //! machines without a GPU.
