@@ -414,4 +414,30 @@ mod tests {
         assert!(!any.is_gpu());
         assert!(any.as_cuda().is_none());
     }
+
+    // The list-taking forward (`bufs`): the CPU side's linear combination, bit for bit.
+    #[test]
+    fn cpu_side_forwards_linear_combination() {
+        let r = ring();
+        let any = AnyBackend::cpu(r.clone());
+        let cpu = CpuBackend::new(r.clone());
+        let shape = Shape {
+            components: 2,
+            level: 1,
+            extended: false,
+        };
+        let sample = |i| {
+            any.sample_uniform(&Seed([3; 32]), Domain::Other, i, shape)
+                .unwrap()
+        };
+        let (a, b) = (sample(0), sample(2));
+        let coeffs: Vec<u64> = (0..2 * 2 * 2).map(|k| 1000 + k as u64).collect();
+        let got = any.linear_combination(&[&a, &b], &coeffs, 2).unwrap();
+        let (ca, cb) = (any.download(&a).unwrap(), any.download(&b).unwrap());
+        let want = cpu.linear_combination(&[&ca, &cb], &coeffs, 2).unwrap();
+        assert_eq!(got.len(), 2);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(&any.download(g).unwrap(), w);
+        }
+    }
 }

@@ -149,8 +149,9 @@ fn describe(e: &cudarc::driver::DriverError) -> String {
 impl From<Error> for fhe_math::Error {
     /// Out of memory, launch failures and kernel faults, and a missing GPU keep their kind
     /// ([`fhe_math::Error::OutOfDeviceMemory`], [`fhe_math::Error::DeviceFault`],
-    /// [`fhe_math::Error::NoDevice`]); math errors pass through; the rest is
-    /// [`fhe_math::Error::Backend`].
+    /// [`fhe_math::Error::NoDevice`]), as does a limit of the device implementation
+    /// ([`fhe_math::Error::Unsupported`]); math errors pass through; the rest (a kernel that
+    /// does not compile, another driver error) is [`fhe_math::Error::Backend`].
     fn from(e: Error) -> Self {
         match e {
             Error::Math(m) => m,
@@ -169,6 +170,7 @@ impl From<Error> for fhe_math::Error {
             | Error::Unavailable { .. } => fhe_math::Error::NoDevice {
                 reason: e.to_string(),
             },
+            Error::Unsupported { what } => fhe_math::Error::Unsupported { what },
             other => fhe_math::Error::Backend {
                 message: other.to_string(),
             },
@@ -303,6 +305,14 @@ mod tests {
             fhe_math::Error::from(classify(R::CUDA_ERROR_INVALID_VALUE)),
             fhe_math::Error::Backend { .. }
         ));
+        assert_eq!(
+            fhe_math::Error::from(Error::Unsupported {
+                what: "N = 2^18".into()
+            }),
+            fhe_math::Error::Unsupported {
+                what: "N = 2^18".into()
+            }
+        );
         let shape = fhe_math::Error::ShapeMismatch { what: "x".into() };
         assert_eq!(fhe_math::Error::from(Error::Math(shape.clone())), shape);
     }

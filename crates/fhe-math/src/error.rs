@@ -86,6 +86,13 @@ pub enum Error {
         /// Why the GPU cannot be used.
         reason: String,
     },
+    /// The parameters exceed a limit of the backend's implementation (e.g. a ring degree or a
+    /// limb count a device kernel does not support).
+    #[error("unsupported by the backend: {what}")]
+    Unsupported {
+        /// What exceeds the limit.
+        what: String,
+    },
     /// Any other backend (device) failure.
     #[error("backend error: {message}")]
     Backend {
