@@ -18,7 +18,8 @@
 
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use gpufhe::ckks::{self, Context, Encoder, Evaluator, Parameters, ParametersLiteral};
-use gpufhe::math::{Backend, CpuBackend};
+use gpufhe::math::CpuBackend;
+use gpufhe::math::backend::prelude::*;
 use gpufhe::rlwe::{Ciphertext, encrypt};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -12,7 +12,8 @@
 
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use gpufhe::ckks::{self, Context, Encoder, Evaluator, Parameters, ParametersLiteral};
-use gpufhe::math::{Backend, Shape};
+use gpufhe::math::Shape;
+use gpufhe::math::backend::prelude::*;
 use gpufhe::rlwe::encrypt;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

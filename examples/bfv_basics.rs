@@ -10,7 +10,7 @@ use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::testing::{mul_slots, random_values, rotate_rows, swap_rows};
 use gpufhe::bfv::{Ciphertext, Context, Decryptor, Evaluator, params};
 use gpufhe::cuda::AnyBackend;
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -11,7 +11,7 @@ use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::testing::{mul_mod, mul_slots, random_values, rotate_rows, swap_rows, zip_with};
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, params};
 use gpufhe::cuda::AnyBackend;
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

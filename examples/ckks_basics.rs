@@ -8,7 +8,7 @@
 
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, params};
 use gpufhe::cuda::AnyBackend;
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 use gpufhe::math::fft::Complex64;
 use gpufhe::rlwe::{Ciphertext, encrypt};
 use std::time::Instant;

@@ -163,7 +163,7 @@ fn fused_multiply_matches_separate_steps() {
         .rescale(&f.eval.mul_relin(&cx, &cy, &f.rlk).unwrap())
         .unwrap();
     let be = f.ctx.backend();
-    use gpufhe::math::Backend;
+    use gpufhe::math::backend::prelude::*;
     assert_eq!(
         be.download(&fused.poly).unwrap(),
         be.download(&separate.poly).unwrap()

@@ -14,7 +14,7 @@ use gpufhe::bfv::testing::{
 };
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
 use gpufhe::cuda::CudaBackend;
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = params::new(lit).unwrap();

@@ -14,7 +14,7 @@ use gpufhe::bgv::testing::{
 };
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::CudaBackend;
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();

@@ -11,8 +11,9 @@ use gpufhe::ckks::params::{CAT, CAT_COMPAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::CudaBackend;
+use gpufhe::math::RnsPoly;
+use gpufhe::math::backend::prelude::*;
 use gpufhe::math::fft::Complex64;
-use gpufhe::math::{Backend, RnsPoly};
 use gpufhe::rlwe::encrypt;
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {

@@ -29,7 +29,7 @@ use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use cudarc::driver::sys::CUevent_flags;
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::ScaleRoundTables;
-use fhe_math::backend::Backend;
+use fhe_math::backend::prelude::*;
 use fhe_math::poly::Shape;
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};

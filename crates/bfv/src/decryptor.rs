@@ -102,6 +102,7 @@ mod tests {
     use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};
     use bgv::decryptor::MIN_BUDGET_BITS;
+    use fhe_math::backend::RingBackend;
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
     use num_bigint::BigUint;

@@ -8,7 +8,7 @@ use bgv::testing::{
     zip_with,
 };
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};
-use fhe_math::backend::Backend;
+use fhe_math::backend::{Backend, RingBackend};
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use std::collections::BTreeMap;

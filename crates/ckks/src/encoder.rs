@@ -310,6 +310,7 @@ mod tests {
     use super::*;
     use crate::params::{Parameters, TEST_N11_INSECURE};
     use fhe_math::CpuBackend;
+    use fhe_math::backend::RingBackend;
 
     /// Encoding against an independent host lift (`rem_euclid` per limb, then the NTT), and
     /// decoding (centred residues mod `q_0`, CRT fallback) against `decode_host` and the input:

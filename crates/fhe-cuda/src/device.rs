@@ -335,8 +335,8 @@ impl Device {
     }
 
     /// Waits for all work on the device (`cuCtxSynchronize`: every stream of the pool, and any
-    /// other stream of the shared context) and reports asynchronous errors (kernel faults,
-    /// out-of-memory) as [`Error::Driver`].
+    /// other stream of the shared context) and reports asynchronous errors by kind
+    /// ([`Error::KernelFault`], [`Error::OutOfMemory`], ..., see [`Error::from_driver`]).
     ///
     /// One driver call, not one per stream of the pool: on an H200 a synchronized call returns
     /// 4–5 µs sooner (`gpu_perf`'s `GPU_PERF_WALL=1` compares the two).

@@ -555,7 +555,7 @@ pub(crate) fn mod_down_prescale(ring: &RingContext, t: u64) -> Option<Vec<u64>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_math::backend::Backend;
+    use fhe_math::backend::prelude::*;
     use fhe_math::cpu::CpuBackend;
     use fhe_math::poly::Shape;
     use fhe_math::primes::ntt_primes;

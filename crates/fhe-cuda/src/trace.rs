@@ -18,7 +18,7 @@
 //!
 //! ```no_run
 //! # fn demo(be: &fhe_cuda::CudaBackend, a: &fhe_cuda::DevicePoly) -> fhe_cuda::Result<()> {
-//! use fhe_math::backend::Backend;
+//! use fhe_math::backend::prelude::*;
 //! fhe_cuda::trace::start();
 //! let mut x = be.duplicate(a)?;
 //! be.ntt(&mut x)?;

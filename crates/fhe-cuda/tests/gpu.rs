@@ -3,7 +3,7 @@
 //! returning to its baseline. All need a CUDA device; the device helper panics without one.
 
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::backend::Backend;
+use fhe_math::backend::prelude::*;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::primes::ntt_primes;

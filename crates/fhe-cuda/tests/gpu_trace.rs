@@ -2,7 +2,7 @@
 //! so the other GPU tests' launches would mix into it.
 
 use fhe_cuda::{CudaBackend, trace};
-use fhe_math::backend::Backend;
+use fhe_math::backend::prelude::*;
 use fhe_math::poly::Shape;
 use fhe_math::primes::ntt_primes;
 use fhe_math::ring::RingContext;

@@ -1,9 +1,10 @@
-//! [`CpuBackend`]: the reference implementation of [`Backend`], parallel over limbs with rayon.
+//! [`CpuBackend`]: the reference implementation of the backend traits ([`crate::Backend`]),
+//! parallel over limbs with rayon.
 //!
 //! It is the ground truth the CUDA backend is tested against bit for bit, and the fallback for
 //! machines without a GPU.
 
-use crate::backend::Backend;
+use crate::backend::{IntegerBackend, KeySwitchBackend, RingBackend, check_linear_combination};
 use crate::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use crate::error::{Error, Result};
 use crate::poly::{RnsPoly, Shape};
@@ -135,7 +136,7 @@ impl CpuBackend {
     }
 }
 
-impl Backend for CpuBackend {
+impl RingBackend for CpuBackend {
     type Poly = RnsPoly;
 
     fn ring(&self) -> &Arc<RingContext> {
@@ -161,16 +162,6 @@ impl Backend for CpuBackend {
 
     fn download(&self, p: &RnsPoly) -> Result<RnsPoly> {
         Ok(p.clone())
-    }
-
-    fn decode_mod_t(
-        &self,
-        p: &RnsPoly,
-        decoder: &CrtDecoder,
-        mode: DecodeMode,
-    ) -> Result<(Vec<u64>, NoiseFraction)> {
-        // The buffer is already on the host: no copy.
-        crate::backend::decode_mod_t_host(&self.ring, p, decoder, mode)
     }
 
     fn duplicate(&self, p: &RnsPoly) -> Result<RnsPoly> {
@@ -430,6 +421,92 @@ impl Backend for CpuBackend {
         a.set_level(level - 1)
     }
 
+    fn sample_uniform(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
+        let mut p = self.zeros(shape)?;
+        let ring = &self.ring;
+        par_limbs_mut(&mut p).for_each(|(c, s, x)| {
+            if !x.is_empty() {
+                sampler::uniform_limb(
+                    seed,
+                    domain,
+                    poly_index + c as u32,
+                    s as u16,
+                    ring.modulus(s),
+                    x,
+                );
+            }
+        });
+        Ok(p)
+    }
+
+    fn sample_ternary(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
+        self.sample_small(shape, |c, v| {
+            sampler::ternary(seed, domain, poly_index + c as u32, v)
+        })
+    }
+
+    fn sample_gaussian(
+        &self,
+        seed: &Seed,
+        domain: Domain,
+        poly_index: u32,
+        shape: Shape,
+    ) -> Result<RnsPoly> {
+        self.sample_small(shape, |c, v| {
+            sampler::gaussian(seed, domain, poly_index + c as u32, v)
+        })
+    }
+    /// One pass over the output limbs (rayon), each summing its products with every input.
+    fn linear_combination(
+        &self,
+        inputs: &[&RnsPoly],
+        coeffs: &[u64],
+        outputs: usize,
+    ) -> Result<Vec<RnsPoly>> {
+        for p in inputs {
+            self.check(p)?;
+        }
+        let shapes: Vec<Shape> = inputs.iter().map(|p| p.shape()).collect();
+        let shape = check_linear_combination(&self.ring, &shapes, coeffs, outputs)?;
+        let active = crate::backend::active_slot_count(&self.ring, shape);
+        let ring = &self.ring;
+        (0..outputs)
+            .map(|j| {
+                let row = &coeffs[j * inputs.len() * active..(j + 1) * inputs.len() * active];
+                let mut out = ring.zeros(shape)?;
+                let q_cap = out.q_capacity();
+                par_limbs_mut(&mut out).for_each(|(c, s, x)| {
+                    if x.is_empty() {
+                        return;
+                    }
+                    let m = ring.modulus(s);
+                    let slot = active_index(s, shape.level, q_cap);
+                    for (input, w) in inputs.iter().zip(row.chunks(active)) {
+                        let (w, ws) = (w[slot], m.shoup(w[slot]));
+                        for (xi, &yi) in x.iter_mut().zip(input.limb(c, s)) {
+                            *xi = m.add(*xi, m.mul_shoup(yi, w, ws));
+                        }
+                    }
+                });
+                Ok(out)
+            })
+            .collect()
+    }
+}
+
+impl KeySwitchBackend for CpuBackend {
     fn mod_up(&self, c: &RnsPoly, component: usize) -> Result<RnsPoly> {
         self.check(c)?;
         if component >= c.components() || c.shape().extended {
@@ -591,53 +668,17 @@ impl Backend for CpuBackend {
         }
         Ok(())
     }
+}
 
-    fn sample_uniform(
+impl IntegerBackend for CpuBackend {
+    fn decode_mod_t(
         &self,
-        seed: &Seed,
-        domain: Domain,
-        poly_index: u32,
-        shape: Shape,
-    ) -> Result<RnsPoly> {
-        let mut p = self.zeros(shape)?;
-        let ring = &self.ring;
-        par_limbs_mut(&mut p).for_each(|(c, s, x)| {
-            if !x.is_empty() {
-                sampler::uniform_limb(
-                    seed,
-                    domain,
-                    poly_index + c as u32,
-                    s as u16,
-                    ring.modulus(s),
-                    x,
-                );
-            }
-        });
-        Ok(p)
-    }
-
-    fn sample_ternary(
-        &self,
-        seed: &Seed,
-        domain: Domain,
-        poly_index: u32,
-        shape: Shape,
-    ) -> Result<RnsPoly> {
-        self.sample_small(shape, |c, v| {
-            sampler::ternary(seed, domain, poly_index + c as u32, v)
-        })
-    }
-
-    fn sample_gaussian(
-        &self,
-        seed: &Seed,
-        domain: Domain,
-        poly_index: u32,
-        shape: Shape,
-    ) -> Result<RnsPoly> {
-        self.sample_small(shape, |c, v| {
-            sampler::gaussian(seed, domain, poly_index + c as u32, v)
-        })
+        p: &RnsPoly,
+        decoder: &CrtDecoder,
+        mode: DecodeMode,
+    ) -> Result<(Vec<u64>, NoiseFraction)> {
+        // The buffer is already on the host: no copy.
+        crate::backend::decode_mod_t_host(&self.ring, p, decoder, mode)
     }
 }
 

@@ -63,7 +63,37 @@ pub enum Error {
         /// Where the buffer lives.
         buffer: &'static str,
     },
-    /// A backend (device) failure.
+    /// The device ran out of memory (an allocation of a buffer, a table or a workspace).
+    #[error("cannot allocate device memory in {operation}: out of device memory")]
+    OutOfDeviceMemory {
+        /// What was being done.
+        operation: String,
+    },
+    /// A kernel could not be launched (too many resources asked, a timeout) or faulted while
+    /// running (an illegal address, an uncorrectable ECC error, ...), reported at the launch or
+    /// at the next synchronizing call. After a fault the device context is unusable.
+    #[error("device fault in {operation}: {message}")]
+    DeviceFault {
+        /// What was being done (for an asynchronous fault: the call that reported it).
+        operation: String,
+        /// The device's description of the fault.
+        message: String,
+    },
+    /// No usable GPU: no driver library, no device, a driver too old for the toolkit, or no
+    /// run-time compiler for the kernels.
+    #[error("no usable GPU: {reason}")]
+    NoDevice {
+        /// Why the GPU cannot be used.
+        reason: String,
+    },
+    /// The parameters exceed a limit of the backend's implementation (e.g. a ring degree or a
+    /// limb count a device kernel does not support).
+    #[error("unsupported by the backend: {what}")]
+    Unsupported {
+        /// What exceeds the limit.
+        what: String,
+    },
+    /// Any other backend (device) failure.
     #[error("backend error: {message}")]
     Backend {
         /// What failed.

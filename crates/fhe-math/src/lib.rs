@@ -24,7 +24,7 @@ pub mod security;
 #[cfg(test)]
 mod test_util;
 
-pub use backend::Backend;
+pub use backend::{Backend, IntegerBackend, KeySwitchBackend, RingBackend};
 pub use cpu::CpuBackend;
 pub use error::{Error, Result};
 pub use modulus::Modulus;

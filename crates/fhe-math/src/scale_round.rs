@@ -25,7 +25,7 @@
 //!
 //! Every step is integer arithmetic with a fixed order of exact sums, so any backend that
 //! follows this contract gives the same bits. The default body of
-//! [`crate::Backend::tensor_scale_round`] runs [`ScaleRoundTables::tensor_scale_round_host`]
+//! [`crate::IntegerBackend::tensor_scale_round`] runs [`ScaleRoundTables::tensor_scale_round_host`]
 //! on the host; the CUDA backend overrides it with device kernels that upload these tables
 //! (`fhe-cuda`'s `kernels/scale_round.cu` and the exact basis conversion) and give the same bits.
 //!

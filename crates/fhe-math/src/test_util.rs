@@ -13,3 +13,14 @@ pub(crate) fn rand_poly(seed: u64, n: usize, q: u64) -> Vec<u64> {
         })
         .collect()
 }
+
+/// The ring of the backend tests: N = 2^10, q_0 of 60 bits and four 40-bit primes, one special
+/// prime, two digits.
+pub(crate) fn backend_ring() -> std::sync::Arc<crate::ring::RingContext> {
+    use crate::primes::ntt_primes;
+    let n = 1 << 10;
+    let mut qs = ntt_primes(60, 2 * n as u64, 1, &[]).unwrap();
+    qs.extend(ntt_primes(40, 2 * n as u64, 4, &qs).unwrap());
+    let ps = ntt_primes(60, 2 * n as u64, 1, &qs).unwrap();
+    crate::ring::RingContext::new(n, &qs, &ps, vec![0..3, 3..5]).unwrap()
+}

@@ -322,6 +322,7 @@ pub fn apply_galois_hoisted_mod_t<B: Backend>(
 mod tests {
     use super::*;
     use crate::keys::KeyGenerator;
+    use fhe_math::backend::RingBackend;
     use fhe_math::cpu::CpuBackend;
     use fhe_math::poly::Shape;
     use fhe_math::primes::ntt_primes;

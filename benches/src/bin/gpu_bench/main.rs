@@ -33,7 +33,7 @@ use clap::Parser;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::Backend;
+use fhe_math::backend::prelude::*;
 use fhe_math::fft::Complex64;
 use fhe_math::poly::Shape;
 use rlwe::{Ciphertext, encrypt};

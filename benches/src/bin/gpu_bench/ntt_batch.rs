@@ -4,7 +4,7 @@
 
 use super::{PresetResult, R, Row, Timer, log_timing};
 use gpufhe::cuda::{CudaBackend, Device};
-use gpufhe::math::Backend;
+use gpufhe::math::backend::prelude::*;
 use gpufhe::math::poly::Shape;
 use gpufhe::math::primes::ntt_primes;
 use gpufhe::math::ring::RingContext;

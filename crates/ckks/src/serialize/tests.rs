@@ -1,7 +1,7 @@
 use crate::error::Error;
 use crate::params::{N13, TEST_N11_INSECURE};
 use crate::{Context, Encoder, Evaluator, Parameters, ParametersLiteral};
-use fhe_math::backend::Backend;
+use fhe_math::backend::RingBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::fft::Complex64;
 use fhe_math::poly::RnsPoly;

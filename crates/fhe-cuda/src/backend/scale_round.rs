@@ -7,12 +7,6 @@
 use super::*;
 use crate::kernels::scale_round::SrLayout;
 
-/// Whether BFV's product runs the `Q` part of its tensor on the low-priority side stream beside
-/// the lift to `B` (`FHE_BFV_PRODUCT_SPLIT=0` keeps it on the main stream, for A/B runs).
-fn product_split_on() -> bool {
-    switch_on!("FHE_BFV_PRODUCT_SPLIT")
-}
-
 impl CudaBackend {
     /// The device tables of `t`, uploaded at first use.
     fn sr_tables(&self, t: &ScaleRoundTables) -> Result<Arc<SrDevice>> {
@@ -114,7 +108,7 @@ impl CudaBackend {
         // The product's Q part reads only the inputs: for two inputs it runs on the
         // lowest-priority side stream beside the lift to B, joined back before the rounding.
         let on_load = kernels::ntt::tensor_on_load(&scx);
-        let q_part = match on_load && !square && product_split_on() {
+        let q_part = match on_load && !square {
             true => Some(self.product_q_part_beside(&scx, &pb)?),
             false => None,
         };

@@ -1,6 +1,7 @@
 use super::*;
 use crate::encrypt;
 use crate::wire::{FORMAT_VERSION, MAGIC};
+use fhe_math::backend::RingBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::primes::ntt_primes;
 use proptest::prelude::*;
