@@ -38,8 +38,11 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let n = 1usize << log_n;
     dev.synchronize()?;
     dev.reset_pool_peak()?;
-    let q = ntt_primes(50, 2 * n as u64, limbs, &[])?;
-    let ring = RingContext::new(n, &q, &[], std::iter::once(0..limbs).collect())?;
+    // One special prime besides the `limbs` ciphertext primes: the ring's key-switching tables
+    // need a target basis even though only the ciphertext limbs are transformed here.
+    let primes = ntt_primes(50, 2 * n as u64, limbs + 1, &[])?;
+    let (q, p) = primes.split_at(limbs);
+    let ring = RingContext::new(n, q, p, std::iter::once(0..limbs).collect())?;
     let be = CudaBackend::new(dev.clone(), ring)?;
     let shape = Shape {
         components: batch,
