@@ -100,6 +100,13 @@ impl<B: Backend> Encoder<B> {
         if !(scale.is_finite() && scale >= 1.0) {
             return Err(Error::InvalidScale { scale });
         }
+        rlwe::ciphertext::check_scale(self.ctx.backend().ring(), level, scale).map_err(
+            |problem| Error::ScaleOutOfRange {
+                op: "encode",
+                subject: "the",
+                problem,
+            },
+        )?;
         let n = params.n();
         let mut coeffs = vec![0f64; n];
         self.fft.encode(values, slots, &mut coeffs)?;

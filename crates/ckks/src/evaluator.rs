@@ -4,6 +4,10 @@
 //! a product at level `l` has `Δ_l²`, and rescaling it gives `Δ_l² / q_l = Δ_{l-1}`. Operands of
 //! an addition must agree in level and scale (relative tolerance 2^-40 for f64 round-off);
 //! [`Evaluator::drop_to_level`] aligns levels by a constant multiply and rescale.
+//!
+//! Every result's scale is checked against its level ([`rlwe::ciphertext::check_scale`]): a
+//! product whose scale reaches the remaining modulus `Q_l` (or overflows f64), and a rescale
+//! that would bring the scale below 1, are [`Error::ScaleOutOfRange`] instead of garbage.
 
 use crate::context::Context;
 use crate::encoder::Encoder;
@@ -14,7 +18,7 @@ use fhe_math::galois;
 use rlwe::{Ciphertext, GaloisKeys, Plaintext, RelinKey, keyswitch};
 
 /// Relative tolerance on scale agreement: only f64 round-off.
-pub const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 40) as f64;
+pub const SCALE_TOLERANCE: f64 = rlwe::ciphertext::SCALE_TOLERANCE;
 
 /// Generator of the slot rotation group (`X -> X^(5^k)` rotates slots left by `k`).
 pub const ROTATION_GENERATOR: u64 = 5;
@@ -44,6 +48,24 @@ impl<B: Backend> Evaluator<B> {
 
     fn fingerprint(&self) -> u64 {
         self.ctx.params().fingerprint()
+    }
+
+    /// Checks that a result (`subject`) of `op` at `level` can carry `scale`.
+    fn check_scale(
+        &self,
+        op: &'static str,
+        subject: &'static str,
+        level: usize,
+        scale: f64,
+    ) -> Result<f64> {
+        rlwe::ciphertext::check_scale(self.be().ring(), level, scale).map_err(|problem| {
+            Error::ScaleOutOfRange {
+                op,
+                subject,
+                problem,
+            }
+        })?;
+        Ok(scale)
     }
 
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
@@ -164,14 +186,20 @@ impl<B: Backend> Evaluator<B> {
     /// `a ⊗ b`: the 3-component product (scale `Δ_a·Δ_b`), not relinearized.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;
+        let scale = self.product_scale("multiply", a.meta.level, a.meta.scale, b.meta.scale)?;
         let poly = self.be().tensor(&a.poly, &b.poly)?;
         let mut meta = a.meta;
-        meta.scale = a.meta.scale * b.meta.scale;
+        meta.scale = scale;
         Ok(Ciphertext {
             poly,
             meta,
             seed: None,
         })
+    }
+
+    /// The scale `sa·sb` of a product at `level`, checked against `Q_level`.
+    fn product_scale(&self, op: &'static str, level: usize, sa: f64, sb: f64) -> Result<f64> {
+        self.check_scale(op, "the product's", level, sa * sb)
     }
 
     fn check_mul(&self, op: &'static str, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
@@ -210,8 +238,9 @@ impl<B: Backend> Evaluator<B> {
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;
+        let scale = self.product_scale("multiply", a.meta.level, a.meta.scale, b.meta.scale)?;
         let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, false)?;
-        out.meta.scale = a.meta.scale * b.meta.scale;
+        out.meta.scale = scale;
         Ok(out)
     }
 
@@ -228,8 +257,10 @@ impl<B: Backend> Evaluator<B> {
             return Err(Error::CannotRescale);
         }
         let q_l = self.ctx.params().moduli_q()[level] as f64;
+        let product = self.product_scale("multiply", level, a.meta.scale, b.meta.scale)?;
+        let scale = self.check_scale("rescale", "the result's", level - 1, product / q_l)?;
         let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, true)?;
-        out.meta.scale = a.meta.scale * b.meta.scale / q_l;
+        out.meta.scale = scale;
         Ok(out)
     }
 
@@ -253,7 +284,8 @@ impl<B: Backend> Evaluator<B> {
             return Err(Error::CannotRescale);
         }
         let mut meta = a.meta;
-        meta.scale /= self.ctx.params().moduli_q()[level] as f64;
+        let scale = a.meta.scale / self.ctx.params().moduli_q()[level] as f64;
+        meta.scale = self.check_scale("rescale", "the result's", level - 1, scale)?;
         meta.level = level - 1;
         Ok(meta)
     }
@@ -278,9 +310,15 @@ impl<B: Backend> Evaluator<B> {
                 right: p.meta.level,
             });
         }
+        let scale = self.product_scale(
+            "multiply by a plaintext",
+            a.meta.level,
+            a.meta.scale,
+            p.meta.scale,
+        )?;
         let mut out = a.duplicate(self.be())?;
         self.be().mul_plain_assign(&mut out.poly, &p.poly)?;
-        out.meta.scale *= p.meta.scale;
+        out.meta.scale = scale;
         out.seed = None;
         Ok(out)
     }
@@ -297,8 +335,9 @@ impl<B: Backend> Evaluator<B> {
                 scale: delta,
             });
         }
+        let scale = self.product_scale("multiply by a constant", level, a.meta.scale, delta)?;
         let mut out = self.mul_int_raw(a, v as i64)?;
-        out.meta.scale *= delta;
+        out.meta.scale = scale;
         Ok(out)
     }
 

@@ -4,6 +4,50 @@ use fhe_math::backend::Backend;
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::Seed;
 
+use crate::error::ScaleError;
+
+/// Relative tolerance on scale comparisons: only f64 round-off (2^-40).
+pub const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// `log2 Q_l`, the bits of the modulus `q_0·…·q_level` of `ring` (`level` clamped to the top).
+pub fn log2_modulus(ring: &RingContext, level: usize) -> f64 {
+    (0..=level.min(ring.max_level()))
+        .map(|s| (ring.modulus(s).value() as f64).log2())
+        .sum()
+}
+
+/// Checks that `scale` can be carried at `level` of `ring`: finite, at least 1 (up to
+/// [`SCALE_TOLERANCE`]) and below `Q_level`. Integer schemes carry 1.0, which always passes.
+pub fn check_scale(
+    ring: &RingContext,
+    level: usize,
+    scale: f64,
+) -> std::result::Result<(), ScaleError> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(ScaleError::NotFinite { scale });
+    }
+    if scale < 1.0 - SCALE_TOLERANCE {
+        return Err(ScaleError::BelowOne { scale });
+    }
+    let log2_scale = scale.log2();
+    // Cheap lower bound of log2 Q_l first (each q_s >= 2^floor(log2 q_s)).
+    let floor_bits: u32 = (0..=level.min(ring.max_level()))
+        .map(|s| 63 - ring.modulus(s).value().leading_zeros())
+        .sum();
+    if log2_scale < f64::from(floor_bits) {
+        return Ok(());
+    }
+    let log2_modulus = log2_modulus(ring, level);
+    if log2_scale >= log2_modulus {
+        return Err(ScaleError::ExceedsModulus {
+            log2_scale,
+            level,
+            log2_modulus,
+        });
+    }
+    Ok(())
+}
+
 /// Metadata carried by every ciphertext and plaintext.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Meta {

@@ -12,5 +12,5 @@ pub mod serialize;
 pub mod wire;
 
 pub use ciphertext::{Ciphertext, Meta, Plaintext};
-pub use error::{Error, Result};
+pub use error::{Error, Result, ScaleError};
 pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKey, SecretKey, SwitchingKey};
