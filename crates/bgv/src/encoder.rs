@@ -51,9 +51,10 @@ impl<B: Backend> Encoder<B> {
             })
     }
 
-    /// Encodes signed `values` (reduced mod `t`) in the slots, at `level`.
+    /// Encodes signed `values` (each in the centred range `(-t/2, t/2]`) in the slots, at
+    /// `level`.
     pub fn encode_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
-        let v = self.ctx.plain().reduce_signed(values);
+        let v = self.ctx.plain().signed_to_unsigned(values)?;
         self.encode(&v, level)
     }
 
@@ -63,13 +64,14 @@ impl<B: Backend> Encoder<B> {
         self.lift(coeffs, level)
     }
 
-    /// Coefficient encoding of signed values (reduced mod `t`).
+    /// Coefficient encoding of signed values (each in the centred range `(-t/2, t/2]`).
     pub fn encode_unbatch_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
-        let v = self.ctx.plain().reduce_signed(values);
+        let v = self.ctx.plain().signed_to_unsigned(values)?;
         self.encode_unbatch(&v, level)
     }
 
-    /// Lifts a message polynomial (`N` coefficients in `[0, t)`) to a plaintext at `level`.
+    /// Lifts a message polynomial (`N` coefficients, each in `[0, t)`) to a plaintext at
+    /// `level`.
     pub fn lift(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
         self.check_level(level)?;
         let plain = self.ctx.plain();
@@ -80,6 +82,7 @@ impl<B: Backend> Encoder<B> {
                 slots: n,
             });
         }
+        plain.check_message(&coeffs)?;
         let centred: Vec<i64> = coeffs.iter().map(|&c| plain.center(c)).collect();
         // The backend reduces the centred coefficients into every limb (on the GPU only the
         // 8·N bytes of `centred` cross).
