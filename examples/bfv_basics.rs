@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{name:<24} {:>9.2} ms  budget {budget:>6.1} bits (bound {:>6.1})  {}",
             secs * 1e3,
-            ctx.noise().capacity() - ct.noise_bits,
+            ctx.noise().capacity() - ct.noise_bits(),
             if ok { "ok" } else { "WRONG" }
         );
         exact &= ok;

@@ -58,7 +58,10 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             "{name}: differs from the plaintext computation on {}",
             be.device_name()
         );
-        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((
+            name.to_string(),
+            active_limbs(be, ct.inner().poly()).unwrap(),
+        ));
     };
     keep("encrypt_pk", &cx, &x);
     keep("encrypt_sk", &cy, &y);
@@ -212,7 +215,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         // The measured budget (decoded on the backend) must have the CPU's bits too.
         let budget = dec.noise_budget(ct).unwrap().to_bits();
         out.push((format!("{name}: noise budget"), vec![budget]));
-        out.push((name, active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((name, active_limbs(be, ct.inner().poly()).unwrap()));
     };
     let tensor = eval.mul(&cx, &cy).unwrap();
     keep(
@@ -281,7 +284,7 @@ fn gpu_bfv_tensor_scale_round_matches_host_path_n15() {
         .unwrap();
     // The default body: inverse NTT of copies, download, host reference, upload, NTT.
     let tables = ctx.tables();
-    let (a, b) = (&cx.inner.poly, &cy.inner.poly);
+    let (a, b) = (cx.inner().poly(), cy.inner().poly());
     let host_path = {
         let mut ac = be.duplicate(a).unwrap();
         be.intt(&mut ac).unwrap();

@@ -61,7 +61,10 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             let budget = dec.noise_budget(ct).unwrap().to_bits();
             out.push((format!("{name}: noise budget"), vec![budget]));
         }
-        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((
+            name.to_string(),
+            active_limbs(be, ct.inner().poly()).unwrap(),
+        ));
     };
     keep("encrypt_pk", &cx, Some(&x));
     keep("encrypt_sk", &cy, Some(&y));

@@ -109,15 +109,11 @@ impl<B: Backend> Encoder<B> {
             .sum();
         self.ctx.backend().ntt(&mut poly)?;
         Ok(Plaintext {
-            inner: rlwe::Plaintext {
+            inner: rlwe::Plaintext::new(
+                self.ctx.backend(),
                 poly,
-                meta: Meta {
-                    level,
-                    scale: 1.0,
-                    ntt: true,
-                    fingerprint: params.fingerprint(),
-                },
-            },
+                Meta::new(level, 1.0, true, params.fingerprint()),
+            )?,
             coeffs,
             norm_bits: norm.max(1.0).log2(),
         })

@@ -131,7 +131,7 @@ pub fn measure<B: Backend>(ctx: &Context<B>, seed: u64, chain: bool) -> Result<P
         let mut worst = f64::INFINITY;
         for _ in 0..10 {
             let factor = rng.unit_complex(slots);
-            let cf = encrypt::encrypt_pk(be, &pk, &enc.encode(&factor, ct.meta.level)?)?;
+            let cf = encrypt::encrypt_pk(be, &pk, &enc.encode(&factor, ct.level())?)?;
             ct = eval.mul_relin_rescale(&ct, &cf, &rlk)?;
             want = want.iter().zip(&factor).map(|(a, b)| a * b).collect();
             worst = worst.min(precision_bits(&decrypt(&ct)?, &want));

@@ -155,7 +155,7 @@ fn infinite_product_scales_are_errors() {
                 assert!(e.to_string().contains("not finite"), "{e}")
             }
             Err(e) => panic!("expected ScaleOutOfRange, got {e:?}"),
-            Ok(ct) => panic!("a product of scale {} was accepted", ct.meta.scale),
+            Ok(ct) => panic!("a product of scale {} was accepted", ct.scale()),
         }
     }
 }
@@ -180,5 +180,5 @@ fn rescaling_below_scale_one_is_an_error() {
     let prod = s.eval.mul_relin(&b, &b, &s.rlk).unwrap();
     let r = s.eval.rescale(&prod).unwrap();
     let want = s.ctx.params().scale(top - 1).unwrap();
-    assert!((r.meta.scale / want - 1.0).abs() < 1e-9);
+    assert!((r.scale() / want - 1.0).abs() < 1e-9);
 }
