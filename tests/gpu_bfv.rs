@@ -8,13 +8,13 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::params::{self, N13};
-use gpufhe::bfv::testing::{
-    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
-    swap_rows,
-};
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
 use gpufhe::cuda::CudaBackend;
 use gpufhe::math::Backend;
+use test_support::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = params::new(lit).unwrap();

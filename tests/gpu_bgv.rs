@@ -8,13 +8,13 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::{CAT, CAT_COMPAT, N13, ParametersLiteral};
-use gpufhe::bgv::testing::{
-    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
-    swap_rows,
-};
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::CudaBackend;
 use gpufhe::math::Backend;
+use test_support::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();

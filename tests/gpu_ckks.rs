@@ -6,7 +6,6 @@
 mod common;
 
 use common::{assert_bit_identical, cuda_backend};
-use gpufhe::bgv::testing::{SeededKeys, seed, seeded_galois_keys};
 use gpufhe::ckks::params::{CAT, CAT_COMPAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -14,6 +13,7 @@ use gpufhe::cuda::CudaBackend;
 use gpufhe::math::fft::Complex64;
 use gpufhe::math::{Backend, RnsPoly};
 use gpufhe::rlwe::encrypt;
+use test_support::{SeededKeys, seed, seeded_galois_keys};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();

@@ -99,7 +99,6 @@ mod tests {
     use super::*;
     use crate::Error;
     use crate::params::{self, N13, TEST_N11_INSECURE};
-    use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Evaluator, ParametersLiteral};
     use bgv::decryptor::MIN_BUDGET_BITS;
     use fhe_math::cpu::CpuBackend;
@@ -107,6 +106,7 @@ mod tests {
     use num_bigint::BigUint;
     use num_traits::{ToPrimitive, Zero};
     use rlwe::{PublicKey, RelinKey};
+    use test_support::{SeededKeys, mul_slots, random_values, seed};
 
     fn log2_big(x: &BigUint) -> f64 {
         if x.is_zero() {

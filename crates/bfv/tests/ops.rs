@@ -5,12 +5,12 @@
 
 use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
-use bfv::testing::{
-    SeededKeys, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows, zip_with,
-};
 use bfv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, ParametersLiteral};
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use test_support::{
+    SeededKeys, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows, zip_with,
+};
 
 type B = CpuBackend;
 

@@ -214,12 +214,12 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{N13, Parameters, ParametersLiteral, TEST_N11_INSECURE};
-    use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Encoder, Evaluator};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
     use num_traits::Zero;
     use rlwe::{PublicKey, RelinKey};
+    use test_support::{SeededKeys, mul_slots, random_values, seed};
 
     /// The previous decryption, kept as the reference: switch a copy down to level 0 one level
     /// at a time (the factor times `q_l^{-1} mod t` per switch), lift limb 0 centred, and check

@@ -361,7 +361,7 @@ mod tests {
         fn round_trip_and_rotations(seed in any::<u64>(), step in -600i64..600) {
             let n = 1024;
             let pm = PlainModulus::new(n, 65537).unwrap();
-            let v = crate::testing::random_values(seed, n, 65537);
+            let v = test_support::random_values(seed, n, 65537);
             let c = pm.encode_slots(&v).unwrap();
             prop_assert_eq!(pm.decode_slots(&c).unwrap(), v.clone());
             let slots = pm.slots("test").unwrap();

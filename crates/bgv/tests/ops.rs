@@ -3,15 +3,15 @@
 
 use bgv::RowRotations;
 use bgv::params::{N13, ParametersLiteral, TEST_N11_INSECURE};
-use bgv::testing::{
-    SeededKeys, active_limbs, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows,
-    zip_with,
-};
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};
 use fhe_math::backend::Backend;
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use std::collections::BTreeMap;
+use test_support::{
+    SeededKeys, active_limbs, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows,
+    zip_with,
+};
 
 struct Setup<B: Backend> {
     ctx: Context<B>,
@@ -563,7 +563,7 @@ fn encrypted_batching_properties() {
     let steps: Vec<i64> = (0..).map(|i| 1i64 << i).take_while(|&s| s < half).collect();
     let s = Setup::new(ctx, &steps);
     let (n, t) = (s.ctx.params().n(), s.t());
-    let mut rng = bgv::testing::SplitMix::new(2024);
+    let mut rng = test_support::SplitMix::new(2024);
     for case in 0..8u64 {
         let v = random_values(1000 + case, n, t);
         let c = s.encrypt(&v, 90 + case as u8);
