@@ -428,6 +428,8 @@ impl Parameters {
     }
 }
 
+rlwe::impl_prime_chain!(Parameters);
+
 #[cfg(test)]
 mod tests {
     use super::*;

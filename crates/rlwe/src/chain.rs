@@ -167,6 +167,64 @@ pub fn check_rebuilt(stored: ChainId<'_>, rebuilt: ChainId<'_>) -> Result<(), St
     Ok(())
 }
 
+/// The prime chain of a scheme's parameter set: what building its ring and binding a backend
+/// to it need (implemented by `ckks::Parameters` and `bgv::Parameters`).
+pub trait PrimeChain {
+    /// The ring degree `N`.
+    fn n(&self) -> usize;
+    /// The ciphertext primes `q_0 … q_L`.
+    fn moduli_q(&self) -> &[u64];
+    /// The special primes `p_0 … p_{K-1}`.
+    fn moduli_p(&self) -> &[u64];
+    /// The key-switching digits (ranges of indices into the ciphertext primes).
+    fn digits(&self) -> Vec<Range<usize>>;
+}
+
+/// Implements [`PrimeChain`] for a parameter type by its inherent methods of the same names
+/// (`n`, `moduli_q`, `moduli_p`, `digits`).
+#[macro_export]
+macro_rules! impl_prime_chain {
+    ($params:ty) => {
+        impl $crate::chain::PrimeChain for $params {
+            fn n(&self) -> usize {
+                <$params>::n(self)
+            }
+
+            fn moduli_q(&self) -> &[u64] {
+                <$params>::moduli_q(self)
+            }
+
+            fn moduli_p(&self) -> &[u64] {
+                <$params>::moduli_p(self)
+            }
+
+            fn digits(&self) -> Vec<std::ops::Range<usize>> {
+                <$params>::digits(self)
+            }
+        }
+    };
+}
+
+/// The RNS ring of a parameter set (primes, NTT tables, key-switching tables).
+pub fn ring_of(chain: &impl PrimeChain) -> fhe_math::Result<std::sync::Arc<RingContext>> {
+    RingContext::new(
+        chain.n(),
+        chain.moduli_q(),
+        chain.moduli_p(),
+        chain.digits(),
+    )
+}
+
+/// Whether `backend` computes on the ring of `chain` ([`ring_matches`]).
+pub fn backend_fits<B: fhe_math::backend::Backend>(backend: &B, chain: &impl PrimeChain) -> bool {
+    ring_matches(
+        backend.ring(),
+        chain.n(),
+        chain.moduli_q(),
+        chain.moduli_p(),
+    )
+}
+
 /// Whether `ring` has degree `n` and exactly the ciphertext primes `moduli_q` and the special
 /// primes `moduli_p` (a backend bound to a parameter set must compute on its ring).
 pub fn ring_matches(ring: &RingContext, n: usize, moduli_q: &[u64], moduli_p: &[u64]) -> bool {
