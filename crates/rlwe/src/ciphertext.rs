@@ -145,8 +145,8 @@ fn check_buffer(
 
 /// Runs `f` on `poly` and checks the result against `new`; when the buffer does not agree
 /// with `new` (whatever `f` returned), `meta` stays, the buffer is replaced by zeros of its
-/// former shape if it no longer agrees with `meta` either, and the error is returned. Shared by [`Ciphertext::modify`] and
-/// [`Plaintext::modify`].
+/// former shape if it no longer agrees with `meta` either, and the error is returned. Shared by
+/// [`Ciphertext::modify`] and [`Plaintext::modify`].
 #[allow(clippy::too_many_arguments)]
 fn modify_checked<B: Backend, E: Into<crate::Error>>(
     backend: &B,
@@ -188,9 +188,12 @@ fn modify_checked<B: Backend, E: Into<crate::Error>>(
     }
 }
 
-/// The read accessors shared by [`Ciphertext`] and [`Plaintext`] (fields `poly` and `meta`).
-macro_rules! buffer_accessors {
-    ($what:literal) => {
+/// The accessors and checked changes shared by [`Ciphertext`] and [`Plaintext`] (fields `poly`
+/// and `meta`): `$what` names the buffer's content in the docs, `$op` the change in errors,
+/// `$components` the component counts allowed, and `$on_change` runs before any change (a
+/// ciphertext drops its seed there).
+macro_rules! buffer_methods {
+    ($what:literal, $op:literal, $components:expr, $on_change:expr) => {
         #[doc = concat!("The ", $what, " on the backend.")]
         pub fn poly(&self) -> &B::Poly {
             &self.poly
@@ -224,6 +227,31 @@ macro_rules! buffer_accessors {
         /// The buffer and the metadata.
         pub fn into_parts(self) -> (B::Poly, Meta) {
             (self.poly, self.meta)
+        }
+
+        /// Changes the buffer with `f` and the metadata to `meta` (same fingerprint and form),
+        /// then checks them as `new` does. When they disagree, the metadata is kept (and a
+        /// buffer that no longer fits it is reset to zeros of its former shape), so the object
+        /// stays consistent. A ciphertext's seed is cleared.
+        pub fn modify<E: Into<crate::Error>>(
+            &mut self,
+            backend: &B,
+            meta: Meta,
+            f: impl FnOnce(&mut B::Poly) -> std::result::Result<(), E>,
+        ) -> crate::Result<()> {
+            ($on_change)(&mut *self);
+            let (poly, old) = (&mut self.poly, &mut self.meta);
+            modify_checked(backend, $op, poly, old, meta, $components, f)
+        }
+
+        #[doc = concat!("Brings the ", $what, " to NTT form (`ntt`) or coefficient form, ")]
+        /// transforming the data and the flag together (nothing to do when already there).
+        pub fn set_form(&mut self, backend: &B, ntt: bool) -> crate::Result<()> {
+            if self.meta.ntt != ntt {
+                ($on_change)(&mut *self);
+                set_form(backend, &mut self.poly, &mut self.meta, ntt)?;
+            }
+            Ok(())
         }
     };
 }
@@ -291,7 +319,12 @@ impl<B: Backend> Ciphertext<B> {
         })
     }
 
-    buffer_accessors!("components");
+    buffer_methods!(
+        "components",
+        "change a ciphertext",
+        2..=3,
+        |c: &mut Self| { c.seed = None }
+    );
 
     /// For a fresh secret-key ciphertext, the seed `c_1` was expanded from.
     pub fn seed(&self) -> Option<&Seed> {
@@ -301,38 +334,6 @@ impl<B: Backend> Ciphertext<B> {
     /// Number of components (2, or 3 before relinearization).
     pub fn components(&self, backend: &B) -> usize {
         backend.shape(&self.poly).components
-    }
-
-    /// Changes the buffer with `f` and the metadata to `meta` (same fingerprint and form), then
-    /// checks them as [`Ciphertext::new`] does. When they disagree, the metadata is kept (and a
-    /// buffer that no longer fits it is reset to zeros of its former shape), so the ciphertext
-    /// stays consistent. Clears the seed.
-    pub fn modify<E: Into<crate::Error>>(
-        &mut self,
-        backend: &B,
-        meta: Meta,
-        f: impl FnOnce(&mut B::Poly) -> std::result::Result<(), E>,
-    ) -> crate::Result<()> {
-        self.seed = None;
-        modify_checked(
-            backend,
-            "change a ciphertext",
-            &mut self.poly,
-            &mut self.meta,
-            meta,
-            2..=3,
-            f,
-        )
-    }
-
-    /// Brings the components to NTT form (`ntt`) or coefficient form, transforming the data
-    /// and the flag together (nothing to do when already there).
-    pub fn set_form(&mut self, backend: &B, ntt: bool) -> crate::Result<()> {
-        if self.meta.ntt != ntt {
-            self.seed = None;
-            set_form(backend, &mut self.poly, &mut self.meta, ntt)?;
-        }
-        Ok(())
     }
 
     /// A copy on the same backend.
@@ -382,34 +383,12 @@ impl<B: Backend> Plaintext<B> {
         Ok(Plaintext { poly, meta })
     }
 
-    buffer_accessors!("coefficients");
-
-    /// Changes the buffer with `f` and the metadata to `meta`, checked as
-    /// [`Ciphertext::modify`] does.
-    pub fn modify<E: Into<crate::Error>>(
-        &mut self,
-        backend: &B,
-        meta: Meta,
-        f: impl FnOnce(&mut B::Poly) -> std::result::Result<(), E>,
-    ) -> crate::Result<()> {
-        modify_checked(
-            backend,
-            "change a plaintext",
-            &mut self.poly,
-            &mut self.meta,
-            meta,
-            1..=1,
-            f,
-        )
-    }
-
-    /// Brings the polynomial to NTT form (`ntt`) or coefficient form, data and flag together.
-    pub fn set_form(&mut self, backend: &B, ntt: bool) -> crate::Result<()> {
-        if self.meta.ntt != ntt {
-            set_form(backend, &mut self.poly, &mut self.meta, ntt)?;
-        }
-        Ok(())
-    }
+    buffer_methods!(
+        "coefficients",
+        "change a plaintext",
+        1..=1,
+        |_: &mut Self| {}
+    );
 
     /// A copy on the same backend.
     pub fn duplicate(&self, backend: &B) -> fhe_math::Result<Self> {
