@@ -60,8 +60,9 @@ impl<B: Backend> Encoder<B> {
 
     /// Coefficient encoding: `values[i]` (each `< t`) is coefficient `i` (any `t >= 2`).
     pub fn encode_unbatch(&self, values: &[u64], level: usize) -> Result<Plaintext<B>> {
+        // `encode_coeffs` checks every value against `t`.
         let coeffs = self.ctx.plain().encode_coeffs(values)?;
-        self.lift(coeffs, level)
+        self.lift_message(coeffs, level)
     }
 
     /// Coefficient encoding of signed values (each in the centred range `(-t/2, t/2]`).
@@ -73,6 +74,13 @@ impl<B: Backend> Encoder<B> {
     /// Lifts a message polynomial (`N` coefficients, each in `[0, t)`) to a plaintext at
     /// `level`.
     pub fn lift(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
+        self.ctx.plain().check_message(&coeffs)?;
+        self.lift_message(coeffs, level)
+    }
+
+    /// [`Encoder::lift`] of coefficients already known to be below `t` (checked by the caller,
+    /// or reduced mod `t`).
+    pub(crate) fn lift_message(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
         self.check_level(level)?;
         let plain = self.ctx.plain();
         let n = self.ctx.params().n();
@@ -82,7 +90,6 @@ impl<B: Backend> Encoder<B> {
                 slots: n,
             });
         }
-        plain.check_message(&coeffs)?;
         let centred: Vec<i64> = coeffs.iter().map(|&c| plain.center(c)).collect();
         // The backend reduces the centred coefficients into every limb (on the GPU only the
         // 8·N bytes of `centred` cross).

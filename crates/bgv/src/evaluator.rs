@@ -366,7 +366,8 @@ impl<B: Backend> Evaluator<B> {
         }
         let tm = self.ctx.plain().modulus();
         let scaled: Vec<u64> = p.coeffs.iter().map(|&c| tm.mul(c, factor)).collect();
-        Ok(Some(self.encoder.lift(scaled, level)?))
+        // Products mod t: below t already.
+        Ok(Some(self.encoder.lift_message(scaled, level)?))
     }
 
     fn add_plain_impl(
