@@ -9,8 +9,8 @@ mod common;
 use common::quick_group;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpufhe::bfv::RowRotations;
-use gpufhe::bfv::testing::random_values;
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral, Security, params};
+use test_support::random_values;
 
 /// OpenFHE's `bfv15` shape with our prime selection.
 const OPENFHE_BFV15: ParametersLiteral = ParametersLiteral {

@@ -11,8 +11,8 @@ use common::quick_group;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::Security;
-use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, ParametersLiteral};
+use test_support::random_values;
 
 /// OpenFHE's `bgv15` shape with our prime selection.
 const OPENFHE_BGV15: ParametersLiteral = ParametersLiteral {

@@ -43,7 +43,7 @@ fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, samples: us
     let gkey = &gk.keys[&g1].poly;
     let cx = encrypt::encrypt_pk(be, &pk, &enc.encode_real(&x, top).unwrap()).unwrap();
     let c3 = eval.mul(&cx, &cx).unwrap();
-    let ext = be.mod_up(&c3.poly, 2).unwrap();
+    let ext = be.mod_up(c3.poly(), 2).unwrap();
     let acc_shape = Shape {
         components: 2,
         level: top,
@@ -56,12 +56,12 @@ fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, samples: us
     };
     let mut acc = be.zeros(acc_shape).unwrap();
     be.key_product(&ext, &rlk.0.poly, None, &mut acc).unwrap();
-    let limb: Vec<u64> = cx.poly.limb(0, 0).to_vec();
+    let limb: Vec<u64> = cx.poly().limb(0, 0).to_vec();
     let t0 = &ring.mod_up_tables(top)[0];
     let digit_in: Vec<Vec<u64>> = t0
         .digit_slots
         .clone()
-        .map(|s| cx.poly.limb(0, s).to_vec())
+        .map(|s| cx.poly().limb(0, s).to_vec())
         .collect();
     println!(
         "INFO|parts/{name}|N {n}, {} Q limbs, {} P limbs, {} digits, device {}",
@@ -92,16 +92,16 @@ fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, samples: us
     });
     g.bench_function("ntt_ciphertext", |b| {
         b.iter_batched_ref(
-            || cx.poly.clone(),
+            || cx.poly().clone(),
             |p| be.ntt(p).unwrap(),
             BatchSize::LargeInput,
         )
     });
     g.bench_function("tensor", |b| {
-        b.iter(|| be.tensor(black_box(&cx.poly), &cx.poly).unwrap())
+        b.iter(|| be.tensor(black_box(cx.poly()), cx.poly()).unwrap())
     });
     g.bench_function("mod_up", |b| {
-        b.iter(|| be.mod_up(black_box(&c3.poly), 2).unwrap())
+        b.iter(|| be.mod_up(black_box(c3.poly()), 2).unwrap())
     });
     g.bench_function("basis_convert_one_digit", |b| {
         let inputs: Vec<&[u64]> = digit_in.iter().map(|v| v.as_slice()).collect();
@@ -138,13 +138,16 @@ fn bench_set(c: &mut Criterion, name: &str, lit: &ParametersLiteral, samples: us
     g.bench_function("automorphism", |b| {
         b.iter_batched_ref(
             || be.zeros(out_shape).unwrap(),
-            |o| be.automorphism_into(black_box(&cx.poly), g1, o, 2).unwrap(),
+            |o| {
+                be.automorphism_into(black_box(cx.poly()), g1, o, 2)
+                    .unwrap()
+            },
             BatchSize::LargeInput,
         )
     });
     g.bench_function("rescale", |b| {
         b.iter_batched_ref(
-            || cx.poly.clone(),
+            || cx.poly().clone(),
             |p| be.rescale(p).unwrap(),
             BatchSize::LargeInput,
         )

@@ -7,11 +7,11 @@
 //! when every decrypted result equals the same computation on plaintext mod t.
 
 use gpufhe::bfv::RowRotations;
-use gpufhe::bfv::testing::{mul_slots, random_values, rotate_rows, swap_rows};
 use gpufhe::bfv::{Ciphertext, Context, Decryptor, Evaluator, params};
 use gpufhe::cuda::AnyBackend;
 use gpufhe::math::backend::prelude::*;
 use std::time::Instant;
+use test_support::{mul_slots, random_values, rotate_rows, swap_rows};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let params = params::new(&params::CAT)?;
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{name:<24} {:>9.2} ms  budget {budget:>6.1} bits (bound {:>6.1})  {}",
             secs * 1e3,
-            ctx.noise().capacity() - ct.noise_bits,
+            ctx.noise().capacity() - ct.noise_bits(),
             if ok { "ok" } else { "WRONG" }
         );
         exact &= ok;

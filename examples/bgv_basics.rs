@@ -8,11 +8,11 @@
 //! when every decrypted result equals the same computation on plaintext mod t.
 
 use gpufhe::bgv::RowRotations;
-use gpufhe::bgv::testing::{mul_mod, mul_slots, random_values, rotate_rows, swap_rows, zip_with};
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, params};
 use gpufhe::cuda::AnyBackend;
 use gpufhe::math::backend::prelude::*;
 use std::time::Instant;
+use test_support::{mul_mod, mul_slots, random_values, rotate_rows, swap_rows, zip_with};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let params = Parameters::new(&params::CAT)?;

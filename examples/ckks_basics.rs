@@ -10,7 +10,7 @@ use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, params};
 use gpufhe::cuda::AnyBackend;
 use gpufhe::math::backend::prelude::*;
 use gpufhe::math::fft::Complex64;
-use gpufhe::rlwe::{Ciphertext, encrypt};
+use gpufhe::rlwe::Ciphertext;
 use std::time::Instant;
 
 fn precision_bits(got: &[Complex64], want: &[Complex64]) -> f64 {
@@ -42,7 +42,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = Context::with_backend(params, backend)?;
     let encoder = Encoder::new(&ctx)?;
     let eval = Evaluator::new(&ctx)?;
-    let backend = ctx.backend();
 
     let t = Instant::now();
     let keygen = ctx.key_generator();
@@ -62,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let top = ctx.params().max_level();
     let decrypt = |ct: &Ciphertext<_>| -> Result<Vec<Complex64>, Box<dyn std::error::Error>> {
-        Ok(encoder.decode(&encrypt::decrypt(backend, &sk, ct)?)?)
+        Ok(encoder.decode(&ctx.decrypt(&sk, ct)?)?)
     };
     let mut worst = f64::INFINITY;
     let mut report = |step: &str, got: &[Complex64], want: &[Complex64]| {
@@ -71,8 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{step:<28} precision {bits:6.2} bits");
     };
 
-    let cx = encrypt::encrypt_pk(backend, &pk, &encoder.encode(&x, top)?)?;
-    let cy = encrypt::encrypt_pk(backend, &pk, &encoder.encode(&y, top)?)?;
+    let cx = ctx.encrypt_pk(&pk, &encoder.encode(&x, top)?)?;
+    let cy = ctx.encrypt_pk(&pk, &encoder.encode(&y, top)?)?;
     report("encrypt + decrypt", &decrypt(&cx)?, &x);
 
     let xy: Vec<Complex64> = x.iter().zip(&y).map(|(a, b)| a * b).collect();

@@ -8,13 +8,13 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bfv::RowRotations;
 use gpufhe::bfv::params::{self, N13};
-use gpufhe::bfv::testing::{
-    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
-    swap_rows,
-};
 use gpufhe::bfv::{Context, Decryptor, Evaluator, ParametersLiteral};
 use gpufhe::cuda::CudaBackend;
 use gpufhe::math::backend::prelude::*;
+use test_support::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = params::new(lit).unwrap();
@@ -58,7 +58,10 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             "{name}: differs from the plaintext computation on {}",
             be.device_name()
         );
-        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((
+            name.to_string(),
+            active_limbs(be, ct.inner().poly()).unwrap(),
+        ));
     };
     keep("encrypt_pk", &cx, &x);
     keep("encrypt_sk", &cy, &y);
@@ -212,7 +215,7 @@ fn switched_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
         // The measured budget (decoded on the backend) must have the CPU's bits too.
         let budget = dec.noise_budget(ct).unwrap().to_bits();
         out.push((format!("{name}: noise budget"), vec![budget]));
-        out.push((name, active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((name, active_limbs(be, ct.inner().poly()).unwrap()));
     };
     let tensor = eval.mul(&cx, &cy).unwrap();
     keep(
@@ -281,7 +284,7 @@ fn gpu_bfv_tensor_scale_round_matches_host_path_n15() {
         .unwrap();
     // The default body: inverse NTT of copies, download, host reference, upload, NTT.
     let tables = ctx.tables();
-    let (a, b) = (&cx.inner.poly, &cy.inner.poly);
+    let (a, b) = (cx.inner().poly(), cy.inner().poly());
     let host_path = {
         let mut ac = be.duplicate(a).unwrap();
         be.intt(&mut ac).unwrap();

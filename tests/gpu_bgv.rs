@@ -8,13 +8,13 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::bgv::RowRotations;
 use gpufhe::bgv::params::{CAT, CAT_COMPAT, N13, ParametersLiteral};
-use gpufhe::bgv::testing::{
-    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
-    swap_rows,
-};
 use gpufhe::bgv::{Context, Decryptor, Encoder, Evaluator, Parameters, context::ring_for};
 use gpufhe::cuda::CudaBackend;
 use gpufhe::math::backend::prelude::*;
+use test_support::{
+    SeededKeys, active_limbs, mul_slots, random_values, rotate_rows, seed, seeded_galois_keys,
+    swap_rows,
+};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();
@@ -61,7 +61,10 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, Vec<u64>)> {
             let budget = dec.noise_budget(ct).unwrap().to_bits();
             out.push((format!("{name}: noise budget"), vec![budget]));
         }
-        out.push((name.to_string(), active_limbs(be, &ct.inner.poly).unwrap()));
+        out.push((
+            name.to_string(),
+            active_limbs(be, ct.inner().poly()).unwrap(),
+        ));
     };
     keep("encrypt_pk", &cx, Some(&x));
     keep("encrypt_sk", &cy, Some(&y));

@@ -6,7 +6,6 @@
 mod common;
 
 use common::{assert_bit_identical, cuda_backend};
-use gpufhe::bgv::testing::{SeededKeys, seed, seeded_galois_keys};
 use gpufhe::ckks::params::{CAT, CAT_COMPAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
 use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -15,6 +14,7 @@ use gpufhe::math::RnsPoly;
 use gpufhe::math::backend::prelude::*;
 use gpufhe::math::fft::Complex64;
 use gpufhe::rlwe::encrypt;
+use test_support::{SeededKeys, seed, seeded_galois_keys};
 
 fn gpu_context(lit: &ParametersLiteral) -> Context<CudaBackend> {
     let params = Parameters::new(lit).unwrap();
@@ -66,48 +66,53 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
     let cy = encrypt::encrypt_sk_with_seeds(be, &sk, &py, seed(31), &seed(32)).unwrap();
     let mut out = Vec::new();
     let mut keep = |name: &str, p: &B::Poly| out.push((name.to_string(), be.download(p).unwrap()));
-    keep("encode", &px.poly);
-    keep("encrypt_pk", &cx.poly);
-    keep("encrypt_sk", &cy.poly);
-    keep("decrypt", &encrypt::decrypt(be, &sk, &cx).unwrap().poly);
-    keep("add", &eval.add(&cx, &cy).unwrap().poly);
-    keep("sub", &eval.sub(&cx, &cy).unwrap().poly);
-    keep("negate", &eval.negate(&cx).unwrap().poly);
-    keep("add_plain", &eval.add_plain(&cx, &py).unwrap().poly);
+    keep("encode", px.poly());
+    keep("encrypt_pk", cx.poly());
+    keep("encrypt_sk", cy.poly());
+    keep("decrypt", encrypt::decrypt(be, &sk, &cx).unwrap().poly());
+    keep("add", eval.add(&cx, &cy).unwrap().poly());
+    keep("sub", eval.sub(&cx, &cy).unwrap().poly());
+    keep("negate", eval.negate(&cx).unwrap().poly());
+    keep("add_plain", eval.add_plain(&cx, &py).unwrap().poly());
     keep(
         "add_const",
-        &eval.add_const(&cx, Complex64::new(0.5, 0.25)).unwrap().poly,
+        eval.add_const(&cx, Complex64::new(0.5, 0.25))
+            .unwrap()
+            .poly(),
     );
     let prod = eval.mul(&cx, &cy).unwrap();
-    keep("mul", &prod.poly);
-    keep("square", &eval.square(&cx).unwrap().poly);
+    keep("mul", prod.poly());
+    keep("square", eval.square(&cx).unwrap().poly());
     let relin = eval.relinearize(prod, &rlk).unwrap();
-    keep("relinearize", &relin.poly);
-    keep("rescale", &eval.rescale(&relin).unwrap().poly);
+    keep("relinearize", relin.poly());
+    keep("rescale", eval.rescale(&relin).unwrap().poly());
     keep(
         "mul_relin_rescale",
-        &eval.mul_relin_rescale(&cx, &cy, &rlk).unwrap().poly,
+        eval.mul_relin_rescale(&cx, &cy, &rlk).unwrap().poly(),
     );
-    keep("mul_relin", &eval.mul_relin(&cx, &cy, &rlk).unwrap().poly);
-    keep("mul_plain", &eval.mul_plain(&cx, &py).unwrap().poly);
-    keep("mul_const", &eval.mul_const(&cx, 0.3).unwrap().poly);
-    keep("mul_int", &eval.mul_int(&cx, -7).unwrap().poly);
+    keep("mul_relin", eval.mul_relin(&cx, &cy, &rlk).unwrap().poly());
+    keep("mul_plain", eval.mul_plain(&cx, &py).unwrap().poly());
+    keep("mul_const", eval.mul_const(&cx, 0.3).unwrap().poly());
+    keep("mul_int", eval.mul_int(&cx, -7).unwrap().poly());
     keep(
         "drop_to_level",
-        &eval.drop_to_level(&cx, top - 2).unwrap().poly,
+        eval.drop_to_level(&cx, top - 2).unwrap().poly(),
     );
-    keep("rotate_1", &eval.rotate(&cx, 1, &gk).unwrap().poly);
-    keep("rotate_7_composed", &eval.rotate(&cx, 7, &gk).unwrap().poly);
-    keep("conjugate", &eval.conjugate(&cx, &gk).unwrap().poly);
+    keep("rotate_1", eval.rotate(&cx, 1, &gk).unwrap().poly());
+    keep(
+        "rotate_7_composed",
+        eval.rotate(&cx, 7, &gk).unwrap().poly(),
+    );
+    keep("conjugate", eval.conjugate(&cx, &gk).unwrap().poly());
     for (i, ct) in eval
         .rotate_hoisted(&cx, &[1, 2, 5], &gk)
         .unwrap()
         .iter()
         .enumerate()
     {
-        keep(&format!("rotate_hoisted_{i}"), &ct.poly);
+        keep(&format!("rotate_hoisted_{i}"), ct.poly());
     }
-    keep("inner_sum_8", &eval.inner_sum(&cx, 8, &gk).unwrap().poly);
+    keep("inner_sum_8", eval.inner_sum(&cx, 8, &gk).unwrap().poly());
     keep("galois_key", &gk.keys.values().next().unwrap().poly);
     keep("relin_key", &rlk.0.poly);
     keep("public_key", &pk.poly);

@@ -151,8 +151,10 @@ impl<B: Backend> Context<B> {
                     self.level()
                 ),
             })?;
-        let mut p = pt.inner.duplicate(self.backend())?;
-        self.backend().mul_scalar_assign(&mut p.poly, delta)?;
+        let mut p = pt.inner().duplicate(self.backend())?;
+        p.modify(self.backend(), p.meta(), |q| {
+            self.backend().mul_scalar_assign(q, delta)
+        })?;
         Ok(p)
     }
 
@@ -171,11 +173,7 @@ impl<B: Backend> Context<B> {
     ) -> Result<Ciphertext<B>> {
         let p = self.scaled(pt)?;
         let inner = encrypt::encrypt_pk_with_seed(self.backend(), pk, &p, seed)?;
-        Ok(Ciphertext {
-            inner,
-            factor: 1,
-            noise_bits: self.noise.fresh_public(),
-        })
+        Ciphertext::new(&self.inner, inner, 1, self.noise.fresh_public())
     }
 
     /// Secret-key encryption with fresh randomness (`c_1` stays seeded for serialization).
@@ -193,11 +191,7 @@ impl<B: Backend> Context<B> {
     ) -> Result<Ciphertext<B>> {
         let p = self.scaled(pt)?;
         let inner = encrypt::encrypt_sk_with_seeds(self.backend(), sk, &p, seed_a, seed_e)?;
-        Ok(Ciphertext {
-            inner,
-            factor: 1,
-            noise_bits: self.noise.fresh_secret(),
-        })
+        Ciphertext::new(&self.inner, inner, 1, self.noise.fresh_secret())
     }
 
     /// Serializes a ciphertext (`bgv`'s wire format under the BFV fingerprint).
@@ -209,13 +203,13 @@ impl<B: Backend> Context<B> {
     /// residues, factor 1).
     pub fn ciphertext_from_bytes(&self, bytes: &[u8]) -> Result<Ciphertext<B>> {
         let ct = Ciphertext::from_bytes(&self.inner, bytes)?;
-        if ct.factor != 1 || ct.level() > self.level() {
+        if ct.factor() != 1 || ct.level() > self.level() {
             return Err(rlwe::Error::Malformed {
                 what: "ciphertext",
                 reason: format!(
                     "a BFV ciphertext has factor 1 and a level in 0..={} (got factor {}, level {})",
                     self.level(),
-                    ct.factor,
+                    ct.factor(),
                     ct.level()
                 ),
             }

@@ -22,7 +22,7 @@
 //!
 //! # Forms
 //!
-//! Ciphertexts are in NTT form (`inner.meta.ntt`) except the unrelinearized products of
+//! Ciphertexts are in NTT form (`inner.is_ntt()`) except the unrelinearized products of
 //! [`Evaluator::mul`] and [`Evaluator::square`] (3 components), which stay in coefficient form,
 //! where the scale-and-round ends: the forward NTT of their three components is skipped, and
 //! [`Evaluator::relinearize`] starts its key switch from that form
@@ -75,15 +75,15 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn check_ct(&self, op: &'static str, a: &Ciphertext<B>) -> Result<()> {
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        if a.level() > self.ctx.level() || a.factor != 1 {
+        self.check_own(op, a.inner().fingerprint())?;
+        if a.level() > self.ctx.level() || a.factor() != 1 {
             return Err(Error::InvalidArgument {
                 op,
                 reason: format!(
                     "not a BFV ciphertext (level {}, factor {}; BFV uses levels 0..={} and \
                      factor 1)",
                     a.level(),
-                    a.factor,
+                    a.factor(),
                     self.ctx.level()
                 ),
             });
@@ -111,20 +111,12 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a` transformed in place to NTT form (`ntt`) or coefficient form (no-op when it is).
     fn set_form(&self, a: &mut Ciphertext<B>, ntt: bool) -> Result<()> {
-        if a.inner.meta.ntt != ntt {
-            match ntt {
-                true => self.be().ntt(&mut a.inner.poly)?,
-                false => self.be().intt(&mut a.inner.poly)?,
-            }
-            a.inner.meta.ntt = ntt;
-            a.inner.seed = None;
-        }
-        Ok(())
+        a.set_form(self.be(), ntt)
     }
 
     /// A copy of `a` in the given form, `None` when `a` is in that form already (use `a`).
     fn in_form(&self, a: &Ciphertext<B>, ntt: bool) -> Result<Option<Ciphertext<B>>> {
-        if a.inner.meta.ntt == ntt {
+        if a.inner().is_ntt() == ntt {
             return Ok(None);
         }
         let mut c = a.duplicate(self.be())?;
@@ -140,11 +132,11 @@ impl<B: Backend> Evaluator<B> {
         p: &Plaintext<B>,
         level: usize,
     ) -> Result<Option<Plaintext<B>>> {
-        self.check_own(op, p.inner.meta.fingerprint)?;
+        self.check_own(op, p.inner().fingerprint())?;
         match p.level().cmp(&level) {
             std::cmp::Ordering::Equal => Ok(None),
             std::cmp::Ordering::Greater => {
-                Ok(Some(self.ctx.encoder().lift(p.coeffs.clone(), level)?))
+                Ok(Some(self.ctx.encoder().lift(p.coeffs().to_vec(), level)?))
             }
             std::cmp::Ordering::Less => Err(Error::LevelMismatch {
                 op,
@@ -175,17 +167,15 @@ impl<B: Backend> Evaluator<B> {
         if level == 0 {
             return Err(Error::CannotModSwitch);
         }
-        let bits =
-            self.ctx
-                .noise()
-                .after_mod_switch(a.noise_bits, level, a.inner.components(self.be()));
+        let bits = self.ctx.noise().after_mod_switch(
+            a.noise_bits(),
+            level,
+            a.inner().components(self.be()),
+        );
         self.check_noise(op, bits, level - 1)?;
         self.set_form(a, true)?;
-        self.be().rescale(&mut a.inner.poly)?;
-        a.noise_bits = bits;
-        a.inner.meta.level = level - 1;
-        a.inner.seed = None;
-        Ok(())
+        let meta = a.inner().meta().with_level(level - 1);
+        a.modify(self.be(), meta, bits, |p| self.be().rescale(p))
     }
 
     /// Switches down to `level` (`Q_l -> Q_level`, one prime at a time; no-op at that level;
@@ -246,7 +236,7 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B>> {
         self.check_pair(op, a, b)?;
         let capacity = self.ctx.noise().capacity_at(a.level());
-        let converted = self.in_form(b, a.inner.meta.ntt)?;
+        let converted = self.in_form(b, a.inner().is_ntt())?;
         let b = converted.as_ref().unwrap_or(b);
         combine_checked_new(self.be(), op, a, b, subtract, capacity)
     }
@@ -270,7 +260,7 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<()> {
         self.check_pair(op, a, b)?;
         let capacity = self.ctx.noise().capacity_at(a.level());
-        let converted = self.in_form(b, a.inner.meta.ntt)?;
+        let converted = self.in_form(b, a.inner().is_ntt())?;
         let b = converted.as_ref().unwrap_or(b);
         combine_checked(self.be(), op, a, b, subtract, capacity)
     }
@@ -279,8 +269,9 @@ impl<B: Backend> Evaluator<B> {
     pub fn negate(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.check_ct("negate", a)?;
         let mut out = a.duplicate(self.be())?;
-        self.be().neg_assign(&mut out.inner.poly)?;
-        out.inner.seed = None;
+        out.modify(self.be(), a.inner().meta(), a.noise_bits(), |p| {
+            self.be().neg_assign(p)
+        })?;
         Ok(out)
     }
 
@@ -294,20 +285,21 @@ impl<B: Backend> Evaluator<B> {
         self.check_ct(op, a)?;
         let lifted = self.plain_at(op, p, a.level())?;
         let p = lifted.as_ref().unwrap_or(p);
-        let bits = self.ctx.noise().after_add_plain(a.noise_bits, p.norm_bits);
+        let bits = self
+            .ctx
+            .noise()
+            .after_add_plain(a.noise_bits(), p.norm_bits());
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
         let mut scaled = self.ctx.scaled(p)?;
         if negate {
-            be.neg_assign(&mut scaled.poly)?;
+            scaled.modify(be, scaled.meta(), |q| be.neg_assign(q))?;
         }
-        if !a.inner.meta.ntt {
-            be.intt(&mut scaled.poly)?;
-        }
+        scaled.set_form(be, a.inner().is_ntt())?;
         let mut out = a.duplicate(be)?;
-        be.add_component_assign(&mut out.inner.poly, 0, &scaled.poly)?;
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        out.modify(be, a.inner().meta(), bits, |c| {
+            be.add_component_assign(c, 0, scaled.poly())
+        })?;
         Ok(out)
     }
 
@@ -330,14 +322,14 @@ impl<B: Backend> Evaluator<B> {
         self.check_ct(op, a)?;
         let lifted = self.plain_at(op, p, a.level())?;
         let p = lifted.as_ref().unwrap_or(p);
-        let bits = a.noise_bits + p.norm_bits;
+        let bits = a.noise_bits() + p.norm_bits();
         self.check_noise(op, bits, a.level())?;
         let mut out = a.duplicate(self.be())?;
         self.set_form(&mut out, true)?;
-        self.be()
-            .mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        let meta = out.inner().meta();
+        out.modify(self.be(), meta, bits, |c| {
+            self.be().mul_plain_assign(c, p.inner().poly())
+        })?;
         Ok(out)
     }
 
@@ -347,14 +339,14 @@ impl<B: Backend> Evaluator<B> {
         self.check_ct(op, a)?;
         let plain = self.ctx.plain();
         let c = plain.center(plain.modulus().reduce_i64(k));
-        let bits = a.noise_bits + (c.unsigned_abs().max(1) as f64).log2();
+        let bits = a.noise_bits() + (c.unsigned_abs().max(1) as f64).log2();
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
         let scalars = scalar_residues(be.ring(), a.level(), c);
         let mut out = a.duplicate(be)?;
-        be.mul_scalar_assign(&mut out.inner.poly, &scalars)?;
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        out.modify(be, a.inner().meta(), bits, |c| {
+            be.mul_scalar_assign(c, &scalars)
+        })?;
         Ok(out)
     }
 
@@ -376,42 +368,29 @@ impl<B: Backend> Evaluator<B> {
     ) -> Result<Ciphertext<B>> {
         let op = "multiply";
         self.check_pair(op, a, b)?;
-        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
+        check_two_components(self.be(), op, a.inner().poly(), b.inner().poly())?;
         let level = a.level();
         let noise = self.ctx.noise();
-        let mut bits = noise.after_mul_at(a.noise_bits, b.noise_bits, level);
+        let mut bits = noise.after_mul_at(a.noise_bits(), b.noise_bits(), level);
         self.check_noise(op, bits, level)?;
         let tables = self.ctx.tables_at(level)?;
         // Two-component ciphertexts are in NTT form (only products of `mul` are not).
         let (ca, cb) = (self.in_form(a, true)?, self.in_form(b, true)?);
         let (a, b) = (ca.as_ref().unwrap_or(a), cb.as_ref().unwrap_or(b));
-        let (pa, pb) = (&a.inner.poly, &b.inner.poly);
+        let (pa, pb) = (a.inner().poly(), b.inner().poly());
         let poly = match rlk {
             None => self.be().tensor_scale_round_coeff(pa, pb, tables)?,
             Some(rlk) => {
                 bits = noise.after_key_switch_at(bits, level);
                 self.check_noise("relinearize", bits, level)?;
-                rlwe::error::check_same(
-                    "relinearize",
-                    a.inner.meta.fingerprint,
-                    rlk.0.fingerprint,
-                )?;
+                rlwe::error::check_same("relinearize", a.inner().fingerprint(), rlk.0.fingerprint)?;
                 self.be()
                     .tensor_scale_round_relin(pa, pb, tables, &rlk.0.poly)?
             }
         };
-        Ok(Ciphertext {
-            inner: rlwe::Ciphertext {
-                poly,
-                meta: rlwe::Meta {
-                    ntt: rlk.is_some(),
-                    ..a.inner.meta
-                },
-                seed: None,
-            },
-            factor: 1,
-            noise_bits: bits,
-        })
+        let meta = a.inner().meta().with_ntt(rlk.is_some());
+        let inner = rlwe::Ciphertext::new(self.be(), poly, meta)?;
+        Ciphertext::new(self.ctx.bgv(), inner, 1, bits)
     }
 
     /// `a²` (3 components).
@@ -427,14 +406,10 @@ impl<B: Backend> Evaluator<B> {
         let bits = self
             .ctx
             .noise()
-            .after_key_switch_at(a.noise_bits, a.level());
+            .after_key_switch_at(a.noise_bits(), a.level());
         self.check_noise(op, bits, a.level())?;
-        let inner = keyswitch::relinearize(self.be(), a.inner, rlk, false)?;
-        Ok(Ciphertext {
-            inner,
-            factor: 1,
-            noise_bits: bits,
-        })
+        let inner = keyswitch::relinearize(self.be(), a.into_parts().0, rlk, false)?;
+        Ciphertext::new(self.ctx.bgv(), inner, 1, bits)
     }
 
     /// `a·b` relinearized, in one backend call (`Backend::tensor_scale_round_relin`: the GPU
@@ -478,18 +453,13 @@ impl<B: Backend> bgv::RowRotations<B> for Evaluator<B> {
         let bits = self
             .ctx
             .noise()
-            .after_key_switch_at(a.noise_bits, a.level());
+            .after_key_switch_at(a.noise_bits(), a.level());
         self.check_noise(op, bits, a.level())?;
         let converted = self.in_form(a, true)?;
         let a = converted.as_ref().unwrap_or(a);
-        let out = keyswitch::apply_galois_hoisted(self.be(), &a.inner, keys)?;
-        Ok(out
-            .into_iter()
-            .map(|inner| Ciphertext {
-                inner,
-                factor: 1,
-                noise_bits: bits,
-            })
-            .collect())
+        let out = keyswitch::apply_galois_hoisted(self.be(), a.inner(), keys)?;
+        out.into_iter()
+            .map(|inner| Ciphertext::new(self.ctx.bgv(), inner, 1, bits))
+            .collect()
     }
 }

@@ -37,7 +37,6 @@ pub mod noise;
 
 pub use bgv::encoding::{PlainModulus, PrimeFieldSlots, SlotStructure};
 pub use bgv::params::{ParametersLiteral, Security};
-pub use bgv::testing;
 pub use bgv::{Ciphertext, Encoder, Error, Parameters, Plaintext, Result, RowRotations};
 pub use context::Context;
 pub use decryptor::Decryptor;

@@ -5,12 +5,12 @@
 
 use bfv::RowRotations;
 use bfv::params::{self, N13, TEST_N11_INSECURE};
-use bfv::testing::{
-    SeededKeys, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows, zip_with,
-};
 use bfv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, ParametersLiteral};
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use test_support::{
+    SeededKeys, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows, zip_with,
+};
 
 type B = CpuBackend;
 
@@ -60,7 +60,7 @@ impl Setup {
         let got = dec.decrypt(ct).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(got == want, "{name}: wrong result");
         let measured = dec.noise_budget(ct).unwrap();
-        let bound = self.ctx.noise().capacity_at(ct.level()) - ct.noise_bits;
+        let bound = self.ctx.noise().capacity_at(ct.level()) - ct.noise_bits();
         assert!(
             measured >= bound,
             "{name}: measured budget {measured:.1} below the analytic {bound:.1}"
@@ -177,7 +177,7 @@ fn every_operator_is_exact_on_coefficient_form_products_n13() {
     let s = Setup::new(&N13, &[]);
     let (n, t) = (s.ctx.params().n(), s.t());
     let mulm = |x: u64, y: u64| ((x as u128 * y as u128) % t as u128) as u64;
-    let ntt = |ct: &Ciphertext<B>| ct.inner.meta.ntt;
+    let ntt = |ct: &Ciphertext<B>| ct.inner().is_ntt();
     let a = random_values(11, n, t);
     let b = random_values(12, n, t);
     let ca = s.encrypt(&a, 60);
@@ -450,7 +450,7 @@ fn multiply_switch_chain_is_exact() {
             println!(
                 "{name}: depth {depth} at level {}, measured budget {left:.1} bits, bound {:.1}",
                 acc.level(),
-                s.ctx.noise().capacity_at(acc.level()) - acc.noise_bits
+                s.ctx.noise().capacity_at(acc.level()) - acc.noise_bits()
             );
         }
         println!("{name}: depth reached with switching {depth}");
@@ -518,15 +518,15 @@ fn level_errors_and_align() {
     // noise of a product.
     let prod = e.mul_relin(&ca, &cb, &s.rlk).unwrap();
     let sw = e.mod_switch(&prod).unwrap();
-    assert!(sw.noise_bits < prod.noise_bits);
+    assert!(sw.noise_bits() < prod.noise_bits());
     let dec = Decryptor::new(&s.ctx, &s.sk);
     let measured_before = dec.noise_budget(&prod).unwrap();
     let measured_after = dec.noise_budget(&sw).unwrap();
     println!(
         "product: measured budget {measured_before:.1} -> {measured_after:.1} bits after the switch; \
          bound {:.1} -> {:.1}",
-        s.ctx.noise().capacity_at(prod.level()) - prod.noise_bits,
-        s.ctx.noise().capacity_at(sw.level()) - sw.noise_bits
+        s.ctx.noise().capacity_at(prod.level()) - prod.noise_bits(),
+        s.ctx.noise().capacity_at(sw.level()) - sw.noise_bits()
     );
     s.check(
         "switched product",
@@ -565,7 +565,7 @@ fn serialization_at_a_lower_level() {
             let bytes = s.ctx.ciphertext_to_bytes(ct).unwrap();
             let back = s.ctx.ciphertext_from_bytes(&bytes).unwrap();
             assert_eq!(back.level(), level);
-            assert_eq!(back.noise_bits, ct.noise_bits);
+            assert_eq!(back.noise_bits(), ct.noise_bits());
             assert_eq!(
                 dec.decrypt_coeffs(&back).unwrap(),
                 dec.decrypt_coeffs(ct).unwrap()

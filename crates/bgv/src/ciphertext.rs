@@ -22,25 +22,106 @@ use fhe_math::sampler::Seed;
 use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
-/// A BGV ciphertext.
+/// A BGV ciphertext (also BFV's, with factor 1).
+///
+/// Its fields are private: [`Ciphertext::new`] checks them, and the RLWE part keeps its own
+/// metadata consistent ([`rlwe::Ciphertext`]).
 pub struct Ciphertext<B: Backend> {
-    /// The RLWE ciphertext (NTT form).
-    pub inner: rlwe::Ciphertext<B>,
+    /// The RLWE ciphertext (NTT form; BFV products may be in coefficient form).
+    pub(crate) inner: rlwe::Ciphertext<B>,
     /// The correction factor `f` (mod `t`): the ciphertext decrypts to `f·m`.
-    pub factor: u64,
+    pub(crate) factor: u64,
     /// log2 of the analytic bound on `‖c_0 + c_1·s‖` (see [`crate::noise`]).
-    pub noise_bits: f64,
+    pub(crate) noise_bits: f64,
 }
 
 impl<B: Backend> Ciphertext<B> {
+    /// A ciphertext of `ctx` from its RLWE part, correction factor `f` and noise bound (log2):
+    /// an error unless `inner` was made under `ctx`'s parameters, at scale 1, `factor` is
+    /// invertible modulo `t` (and below it) and the bound is finite.
+    pub fn new(
+        ctx: &Context<B>,
+        inner: rlwe::Ciphertext<B>,
+        factor: u64,
+        noise_bits: f64,
+    ) -> Result<Self> {
+        let op = "build a ciphertext";
+        rlwe::error::check_same(op, inner.fingerprint(), ctx.params().fingerprint())?;
+        let invalid = |reason: String| Error::InvalidArgument { op, reason };
+        if inner.scale() != 1.0 {
+            return Err(invalid(format!(
+                "scale {} (BGV/BFV ciphertexts have scale 1)",
+                inner.scale()
+            )));
+        }
+        let t = ctx.plain().modulus();
+        if factor == 0 || factor >= t.value() || t.inv(factor).is_err() {
+            return Err(invalid(format!("factor {factor} is not invertible mod t")));
+        }
+        if !noise_bits.is_finite() {
+            return Err(invalid("the noise bound is not finite".into()));
+        }
+        Ok(Ciphertext {
+            inner,
+            factor,
+            noise_bits,
+        })
+    }
+
+    /// The RLWE ciphertext.
+    pub fn inner(&self) -> &rlwe::Ciphertext<B> {
+        &self.inner
+    }
+
+    /// The RLWE ciphertext, its correction factor and noise bound.
+    pub fn into_parts(self) -> (rlwe::Ciphertext<B>, u64, f64) {
+        (self.inner, self.factor, self.noise_bits)
+    }
+
+    /// The correction factor `f` (mod `t`): the ciphertext decrypts to `f·m`.
+    pub fn factor(&self) -> u64 {
+        self.factor
+    }
+
+    /// log2 of the analytic bound on `‖c_0 + c_1·s‖` (see [`crate::noise`]).
+    pub fn noise_bits(&self) -> f64 {
+        self.noise_bits
+    }
+
     /// The level `l` (limbs `q_0..q_l`).
     pub fn level(&self) -> usize {
-        self.inner.meta.level
+        self.inner.level()
     }
 
     /// Number of components (2, or 3 before relinearization).
     pub fn components(&self, backend: &B) -> usize {
-        backend.shape(&self.inner.poly).components
+        self.inner.components(backend)
+    }
+
+    /// Changes the RLWE part with [`rlwe::Ciphertext::modify`] (buffer by `f`, metadata to
+    /// `meta`, both checked) and the noise bound to `noise_bits` (finite).
+    pub fn modify<E: Into<rlwe::Error>>(
+        &mut self,
+        backend: &B,
+        meta: rlwe::Meta,
+        noise_bits: f64,
+        f: impl FnOnce(&mut B::Poly) -> std::result::Result<(), E>,
+    ) -> Result<()> {
+        if !noise_bits.is_finite() {
+            return Err(Error::InvalidArgument {
+                op: "change a ciphertext",
+                reason: "the noise bound is not finite".into(),
+            });
+        }
+        self.inner.modify(backend, meta, f)?;
+        self.noise_bits = noise_bits;
+        Ok(())
+    }
+
+    /// Brings the RLWE part to NTT form (`ntt`) or coefficient form
+    /// ([`rlwe::Ciphertext::set_form`]).
+    pub fn set_form(&mut self, backend: &B, ntt: bool) -> Result<()> {
+        Ok(self.inner.set_form(backend, ntt)?)
     }
 
     /// A copy on the same backend.
@@ -62,16 +143,16 @@ impl<B: Backend> Ciphertext<B> {
         let be = ctx.backend();
         // The wire holds NTT form: a BFV ciphertext in coefficient form is transformed on a
         // copy (and loads in NTT form).
-        let host = match self.inner.meta.ntt {
-            true => be.download(&self.inner.poly)?,
+        let host = match self.inner.is_ntt() {
+            true => be.download(self.inner.poly())?,
             false => {
-                let mut c = be.duplicate(&self.inner.poly)?;
+                let mut c = be.duplicate(self.inner.poly())?;
                 be.ntt(&mut c)?;
                 be.download(&c)?
             }
         };
         let components = host.components();
-        let stored = if self.inner.seed.is_some() {
+        let stored = if self.inner.seed().is_some() {
             1
         } else {
             components
@@ -84,12 +165,12 @@ impl<B: Backend> Ciphertext<B> {
             }
         }
         let w = CiphertextWire {
-            fingerprint: self.inner.meta.fingerprint,
+            fingerprint: self.inner.fingerprint(),
             level: level as u32,
             components: components as u8,
             factor: self.factor,
             noise_bits: self.noise_bits,
-            seed: self.inner.seed.clone(),
+            seed: self.inner.seed().cloned(),
             data,
         };
         Ok(wire::encode(BlobKind::Ciphertext, &w)?)
@@ -166,22 +247,14 @@ impl<B: Backend> Ciphertext<B> {
                 host.limb_mut(c, s).copy_from_slice(src);
             }
         }
-        let mut poly = be.upload(&host)?;
-        if let Some(seed) = &w.seed {
-            let c1 = rlwe::encrypt::expand_seeded_c1(be, seed, level)?;
-            be.copy_component(&c1, 0, &mut poly, 1)?;
-        }
+        let poly = be.upload(&host)?;
+        let meta = rlwe::Meta::new(level, 1.0, true, w.fingerprint);
+        let inner = match w.seed {
+            Some(seed) => rlwe::Ciphertext::with_seeded_c1(be, poly, meta, seed)?,
+            None => rlwe::Ciphertext::new(be, poly, meta)?,
+        };
         Ok(Ciphertext {
-            inner: rlwe::Ciphertext {
-                poly,
-                meta: rlwe::Meta {
-                    level,
-                    scale: 1.0,
-                    ntt: true,
-                    fingerprint: w.fingerprint,
-                },
-                seed: w.seed,
-            },
+            inner,
             factor: w.factor,
             noise_bits: w.noise_bits,
         })
@@ -202,19 +275,37 @@ struct CiphertextWire {
 
 /// A BGV plaintext at a level: the lifted polynomial on the backend (NTT form) and the message
 /// coefficients mod `t` on the host.
+///
+/// Built only by the [`crate::Encoder`] (its fields are private), so the lifted polynomial,
+/// the coefficients and the norm always describe one message.
 pub struct Plaintext<B: Backend> {
     /// The lifted polynomial: centred coefficients of `m` reduced mod `q_0..q_l`, NTT form.
-    pub inner: rlwe::Plaintext<B>,
+    pub(crate) inner: rlwe::Plaintext<B>,
     /// The message coefficients in `[0, t)` (`N` of them).
-    pub coeffs: Vec<u64>,
+    pub(crate) coeffs: Vec<u64>,
     /// `log2 ‖m‖_1` of the centred coefficients (at least 0): the noise growth of a
     /// multiplication by this plaintext.
-    pub norm_bits: f64,
+    pub(crate) norm_bits: f64,
 }
 
 impl<B: Backend> Plaintext<B> {
     /// The level it is encoded at.
     pub fn level(&self) -> usize {
-        self.inner.meta.level
+        self.inner.level()
+    }
+
+    /// The lifted polynomial (RLWE plaintext, NTT form).
+    pub fn inner(&self) -> &rlwe::Plaintext<B> {
+        &self.inner
+    }
+
+    /// The message coefficients in `[0, t)` (`N` of them).
+    pub fn coeffs(&self) -> &[u64] {
+        &self.coeffs
+    }
+
+    /// `log2 ‖m‖_1` of the centred coefficients (at least 0).
+    pub fn norm_bits(&self) -> f64 {
+        self.norm_bits
     }
 }

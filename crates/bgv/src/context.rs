@@ -16,12 +16,7 @@ use std::sync::Arc;
 
 /// The RNS ring of a parameter set (primes, NTT tables, key-switching tables).
 pub fn ring_for(params: &Parameters) -> Result<Arc<RingContext>> {
-    Ok(RingContext::new(
-        params.n(),
-        params.moduli_q(),
-        params.moduli_p(),
-        params.digits(),
-    )?)
+    Ok(rlwe::chain::ring_of(params)?)
 }
 
 /// BGV parameters with the backend that computes on them.
@@ -44,13 +39,7 @@ impl Context<CpuBackend> {
 impl<B: Backend> Context<B> {
     /// A context on an already built backend; the backend's ring must be this parameter set's.
     pub fn with_backend(params: Arc<Parameters>, backend: B) -> Result<Self> {
-        let same = rlwe::chain::ring_matches(
-            backend.ring(),
-            params.n(),
-            params.moduli_q(),
-            params.moduli_p(),
-        );
-        if !same {
+        if !rlwe::chain::backend_fits(&backend, params.as_ref()) {
             return Err(Error::BackendMismatch);
         }
         let plain = PlainModulus::new(params.n(), params.t())?;

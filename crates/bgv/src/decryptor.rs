@@ -65,7 +65,7 @@ impl DecoderCache {
         ntt: Option<&NttTable>,
     ) -> Result<Vec<u64>> {
         let v = phase_on_backend(backend, sk, ct)?;
-        let dec = self.get(ct.meta.level)?;
+        let dec = self.get(ct.level())?;
         let (out, f) = match ntt {
             Some(ntt) => backend.decode_mod_t_ntt(&v, dec, mode, ntt)?,
             None => backend.decode_mod_t(&v, dec, mode)?,
@@ -108,8 +108,8 @@ pub fn phase_on_backend<B: Backend>(
     ct: &rlwe::Ciphertext<B>,
 ) -> Result<B::Poly> {
     let mut pt = rlwe::encrypt::decrypt(backend, sk, ct)?;
-    backend.intt(&mut pt.poly)?;
-    Ok(pt.poly)
+    pt.set_form(backend, false)?;
+    Ok(pt.into_parts().0)
 }
 
 /// [`Error::NoiseBudgetExhausted`] when a decoding found `max|ν| > Q/4` (budget below 1 bit).
@@ -214,12 +214,12 @@ impl<'a, B: Backend> Decryptor<'a, B> {
 mod tests {
     use super::*;
     use crate::params::{N13, Parameters, ParametersLiteral, TEST_N11_INSECURE};
-    use crate::testing::{SeededKeys, mul_slots, random_values, seed};
     use crate::{Encoder, Evaluator};
     use fhe_math::cpu::CpuBackend;
     use fhe_math::rns::RnsBasis;
     use num_traits::Zero;
     use rlwe::{PublicKey, RelinKey};
+    use test_support::{SeededKeys, mul_slots, random_values, seed};
 
     /// The previous decryption, kept as the reference: switch a copy down to level 0 one level
     /// at a time (the factor times `q_l^{-1} mod t` per switch), lift limb 0 centred, and check
@@ -233,10 +233,12 @@ mod tests {
         let t = d.ctx.plain().modulus();
         let mut low = ct.inner.duplicate(be)?;
         let mut factor = ct.factor;
-        while low.meta.level > 0 {
-            rlwe::keyswitch::mod_switch_mod_t(be, &mut low.poly, t.value())?;
-            factor = t.mul(factor, params.q_inv_mod_t(low.meta.level)?);
-            low.meta.level -= 1;
+        while low.level() > 0 {
+            factor = t.mul(factor, params.q_inv_mod_t(low.level())?);
+            let meta = low.meta().with_level(low.level() - 1);
+            low.modify(be, meta, |p| {
+                rlwe::keyswitch::mod_switch_mod_t(be, p, t.value())
+            })?;
         }
         let v = d.phase(&low)?;
         let q0 = Modulus::new(params.moduli_q()[0])?;

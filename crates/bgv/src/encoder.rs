@@ -51,26 +51,36 @@ impl<B: Backend> Encoder<B> {
             })
     }
 
-    /// Encodes signed `values` (reduced mod `t`) in the slots, at `level`.
+    /// Encodes signed `values` (each in the centred range `(-t/2, t/2]`) in the slots, at
+    /// `level`.
     pub fn encode_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
-        let v = self.ctx.plain().reduce_signed(values);
+        let v = self.ctx.plain().signed_to_unsigned(values)?;
         self.encode(&v, level)
     }
 
     /// Coefficient encoding: `values[i]` (each `< t`) is coefficient `i` (any `t >= 2`).
     pub fn encode_unbatch(&self, values: &[u64], level: usize) -> Result<Plaintext<B>> {
+        // `encode_coeffs` checks every value against `t`.
         let coeffs = self.ctx.plain().encode_coeffs(values)?;
-        self.lift(coeffs, level)
+        self.lift_message(coeffs, level)
     }
 
-    /// Coefficient encoding of signed values (reduced mod `t`).
+    /// Coefficient encoding of signed values (each in the centred range `(-t/2, t/2]`).
     pub fn encode_unbatch_signed(&self, values: &[i64], level: usize) -> Result<Plaintext<B>> {
-        let v = self.ctx.plain().reduce_signed(values);
+        let v = self.ctx.plain().signed_to_unsigned(values)?;
         self.encode_unbatch(&v, level)
     }
 
-    /// Lifts a message polynomial (`N` coefficients in `[0, t)`) to a plaintext at `level`.
+    /// Lifts a message polynomial (`N` coefficients, each in `[0, t)`) to a plaintext at
+    /// `level`.
     pub fn lift(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
+        self.ctx.plain().check_message(&coeffs)?;
+        self.lift_message(coeffs, level)
+    }
+
+    /// [`Encoder::lift`] of coefficients already known to be below `t` (checked by the caller,
+    /// or reduced mod `t`).
+    pub(crate) fn lift_message(&self, coeffs: Vec<u64>, level: usize) -> Result<Plaintext<B>> {
         self.check_level(level)?;
         let plain = self.ctx.plain();
         let n = self.ctx.params().n();
@@ -106,15 +116,11 @@ impl<B: Backend> Encoder<B> {
             .sum();
         self.ctx.backend().ntt(&mut poly)?;
         Ok(Plaintext {
-            inner: rlwe::Plaintext {
+            inner: rlwe::Plaintext::new(
+                self.ctx.backend(),
                 poly,
-                meta: Meta {
-                    level,
-                    scale: 1.0,
-                    ntt: true,
-                    fingerprint: params.fingerprint(),
-                },
-            },
+                Meta::new(level, 1.0, true, params.fingerprint()),
+            )?,
             coeffs,
             norm_bits: norm.max(1.0).log2(),
         })

@@ -224,18 +224,35 @@ impl PlainModulus {
                 slots: room,
             });
         }
-        if let Some(&v) = values.iter().find(|&&v| v >= self.t()) {
-            return Err(Error::ValueOutOfRange {
-                value: v,
-                t: self.t(),
-            });
-        }
-        Ok(())
+        self.check_message(values)
     }
 
-    /// Reduces signed values into `[0, t)`.
+    /// Reduces signed values into `[0, t)` (any `i64`; encodings use [`Self::signed_to_unsigned`],
+    /// which refuses values outside the centred range instead).
     pub fn reduce_signed(&self, values: &[i64]) -> Vec<u64> {
         values.iter().map(|&v| self.t.reduce_i64(v)).collect()
+    }
+
+    /// The representatives in `[0, t)` of signed values in the centred range `(-t/2, t/2]`
+    /// (the inverse of [`Self::center`]); [`Error::SignedValueOutOfRange`] for any other value.
+    pub fn signed_to_unsigned(&self, values: &[i64]) -> Result<Vec<u64>> {
+        let t = self.t();
+        let inside = |v: i64| {
+            let twice = 2 * i128::from(v);
+            twice > -i128::from(t) && twice <= i128::from(t)
+        };
+        if let Some(&value) = values.iter().find(|&&v| !inside(v)) {
+            return Err(Error::SignedValueOutOfRange { value, t });
+        }
+        Ok(self.reduce_signed(values))
+    }
+
+    /// Checks message coefficients: each below `t` ([`Error::ValueOutOfRange`] otherwise).
+    pub fn check_message(&self, coeffs: &[u64]) -> Result<()> {
+        match coeffs.iter().find(|&&v| v >= self.t()) {
+            Some(&value) => Err(Error::ValueOutOfRange { value, t: self.t() }),
+            None => Ok(()),
+        }
     }
 
     /// The centred representative of `x mod t` in `(-t/2, t/2]`.
@@ -322,13 +339,7 @@ impl PlainModulus {
                 slots: self.n,
             });
         }
-        if let Some(&v) = coeffs.iter().find(|&&v| v >= self.t()) {
-            return Err(Error::ValueOutOfRange {
-                value: v,
-                t: self.t(),
-            });
-        }
-        Ok(())
+        self.check_message(coeffs)
     }
 }
 
@@ -350,7 +361,7 @@ mod tests {
         fn round_trip_and_rotations(seed in any::<u64>(), step in -600i64..600) {
             let n = 1024;
             let pm = PlainModulus::new(n, 65537).unwrap();
-            let v = crate::testing::random_values(seed, n, 65537);
+            let v = test_support::random_values(seed, n, 65537);
             let c = pm.encode_slots(&v).unwrap();
             prop_assert_eq!(pm.decode_slots(&c).unwrap(), v.clone());
             let slots = pm.slots("test").unwrap();

@@ -61,6 +61,14 @@ pub enum Error {
         /// The plaintext modulus.
         t: u64,
     },
+    /// A value outside the centred range `(-t/2, t/2]` given to a signed encoding.
+    #[error("cannot encode {value}: it is outside the centred range (-t/2, t/2] of t = {t}")]
+    SignedValueOutOfRange {
+        /// The value.
+        value: i64,
+        /// The plaintext modulus.
+        t: u64,
+    },
     /// Batching needs a prime `t ≡ 1 (mod 2N)`.
     #[error("cannot {op}: batching needs a prime t ≡ 1 (mod 2N), got t = {t} with N = {n}")]
     NoBatching {

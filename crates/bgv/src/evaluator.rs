@@ -75,10 +75,10 @@ pub fn combine_checked<B: Backend>(
 ) -> Result<()> {
     let bits = add_bits(a.noise_bits, b.noise_bits);
     check_capacity(op, bits, capacity, a.level())?;
-    rlwe::ciphertext::combine_components(backend, &mut a.inner.poly, &b.inner.poly, subtract)?;
-    a.noise_bits = bits;
-    a.inner.seed = None;
-    Ok(())
+    let meta = a.inner.meta();
+    a.modify(backend, meta, bits, |p| {
+        rlwe::ciphertext::combine_components(backend, p, b.inner.poly(), subtract)
+    })
 }
 
 /// [`combine_checked`] as a new ciphertext (`a` unchanged): one pass on a backend that
@@ -94,13 +94,9 @@ pub fn combine_checked_new<B: Backend>(
     let bits = add_bits(a.noise_bits, b.noise_bits);
     check_capacity(op, bits, capacity, a.level())?;
     let poly =
-        rlwe::ciphertext::combined_components(backend, &a.inner.poly, &b.inner.poly, subtract)?;
+        rlwe::ciphertext::combined_components(backend, a.inner.poly(), b.inner.poly(), subtract)?;
     Ok(Ciphertext {
-        inner: rlwe::Ciphertext {
-            poly,
-            meta: a.inner.meta,
-            seed: None,
-        },
+        inner: rlwe::Ciphertext::new(backend, poly, a.inner.meta())?,
         factor: a.factor,
         noise_bits: bits,
     })
@@ -154,15 +150,10 @@ impl<B: Backend> Evaluator<B> {
         let (factor, bits) = self.mod_switch_factors(a)?;
         // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the switch's own
         // passes instead of copying it first).
-        let poly = keyswitch::mod_switched_mod_t(self.be(), &a.inner.poly, self.t())?;
-        let mut meta = a.inner.meta;
-        meta.level -= 1;
+        let poly = keyswitch::mod_switched_mod_t(self.be(), a.inner.poly(), self.t())?;
+        let meta = a.inner.meta().with_level(a.level() - 1);
         Ok(Ciphertext {
-            inner: rlwe::Ciphertext {
-                poly,
-                meta,
-                seed: None,
-            },
+            inner: rlwe::Ciphertext::new(self.be(), poly, meta)?,
             factor,
             noise_bits: bits,
         })
@@ -171,18 +162,18 @@ impl<B: Backend> Evaluator<B> {
     /// In-place [`Evaluator::mod_switch`].
     pub fn mod_switch_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
         let (factor, bits) = self.mod_switch_factors(a)?;
-        keyswitch::mod_switch_mod_t(self.be(), &mut a.inner.poly, self.t())?;
+        let meta = a.inner.meta().with_level(a.level() - 1);
+        a.modify(self.be(), meta, bits, |p| {
+            keyswitch::mod_switch_mod_t(self.be(), p, self.t())
+        })?;
         a.factor = factor;
-        a.noise_bits = bits;
-        a.inner.meta.level -= 1;
-        a.inner.seed = None;
         Ok(())
     }
 
     /// The correction factor and the noise bound of `a` switched down one level; an error at
     /// level 0 or where the bound would exceed the capacity.
     fn mod_switch_factors(&self, a: &Ciphertext<B>) -> Result<(u64, f64)> {
-        self.check_own("switch modulus", a.inner.meta.fingerprint)?;
+        self.check_own("switch modulus", a.inner.fingerprint())?;
         let level = a.level();
         if level == 0 {
             return Err(Error::CannotModSwitch);
@@ -229,10 +220,11 @@ impl<B: Backend> Evaluator<B> {
 
     fn mul_int_raw(&self, a: &mut Ciphertext<B>, c: i64) -> Result<()> {
         let scalars = scalar_residues(self.be().ring(), a.level(), c);
-        self.be().mul_scalar_assign(&mut a.inner.poly, &scalars)?;
-        a.noise_bits += (c.unsigned_abs().max(1) as f64).log2();
-        a.inner.seed = None;
-        Ok(())
+        let bits = a.noise_bits + (c.unsigned_abs().max(1) as f64).log2();
+        let meta = a.inner.meta();
+        a.modify(self.be(), meta, bits, |p| {
+            self.be().mul_scalar_assign(p, &scalars)
+        })
     }
 
     /// Brings two ciphertexts to a common level (switching the higher one down) and a common
@@ -319,8 +311,8 @@ impl<B: Backend> Evaluator<B> {
             self.combine(&mut out, b, subtract, op)?;
             return Ok(out);
         }
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        self.check_own(op, b.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
+        self.check_own(op, b.inner.fingerprint())?;
         let capacity = self.ctx.noise().capacity(a.level());
         combine_checked_new(self.be(), op, a, b, subtract, capacity)
     }
@@ -343,8 +335,8 @@ impl<B: Backend> Evaluator<B> {
         subtract: bool,
         op: &'static str,
     ) -> Result<()> {
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        self.check_own(op, b.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
+        self.check_own(op, b.inner.fingerprint())?;
         let b2 = self.align_pair(a, b)?;
         let b = b2.as_ref().unwrap_or(b);
         let capacity = self.ctx.noise().capacity(a.level());
@@ -353,10 +345,11 @@ impl<B: Backend> Evaluator<B> {
 
     /// `-a`.
     pub fn negate(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        self.check_own("negate", a.inner.meta.fingerprint)?;
+        self.check_own("negate", a.inner.fingerprint())?;
         let mut out = a.duplicate(self.be())?;
-        self.be().neg_assign(&mut out.inner.poly)?;
-        out.inner.seed = None;
+        out.modify(self.be(), a.inner.meta(), a.noise_bits, |p| {
+            self.be().neg_assign(p)
+        })?;
         Ok(out)
     }
 
@@ -373,7 +366,8 @@ impl<B: Backend> Evaluator<B> {
         }
         let tm = self.ctx.plain().modulus();
         let scaled: Vec<u64> = p.coeffs.iter().map(|&c| tm.mul(c, factor)).collect();
-        Ok(Some(self.encoder.lift(scaled, level)?))
+        // Products mod t: below t already.
+        Ok(Some(self.encoder.lift_message(scaled, level)?))
     }
 
     fn add_plain_impl(
@@ -383,23 +377,23 @@ impl<B: Backend> Evaluator<B> {
         negate: bool,
         op: &'static str,
     ) -> Result<Ciphertext<B>> {
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        self.check_own(op, p.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
+        self.check_own(op, p.inner.fingerprint())?;
         let scaled = self.plain_for(p, a.factor, a.level())?;
         let p = scaled.as_ref().unwrap_or(p);
         let bits = add_bits(a.noise_bits, p.norm_bits);
         self.check_noise(op, bits, a.level())?;
         let be = self.be();
         let mut out = a.duplicate(be)?;
-        if negate {
-            let mut neg = be.duplicate(&p.inner.poly)?;
-            be.neg_assign(&mut neg)?;
-            be.add_component_assign(&mut out.inner.poly, 0, &neg)?;
-        } else {
-            be.add_component_assign(&mut out.inner.poly, 0, &p.inner.poly)?;
-        }
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        out.modify(be, a.inner.meta(), bits, |c| {
+            if negate {
+                let mut neg = be.duplicate(p.inner.poly())?;
+                be.neg_assign(&mut neg)?;
+                be.add_component_assign(c, 0, &neg)
+            } else {
+                be.add_component_assign(c, 0, p.inner.poly())
+            }
+        })?;
         Ok(out)
     }
 
@@ -420,23 +414,23 @@ impl<B: Backend> Evaluator<B> {
     /// it is above it. Noise: `B·‖p‖_1`.
     pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
         let op = "multiply by a plaintext";
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        self.check_own(op, p.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
+        self.check_own(op, p.inner.fingerprint())?;
         let level = a.level().min(p.level());
         let mut out = self.mod_switch_to(a, level)?;
         let bits = out.noise_bits + p.norm_bits;
         self.check_noise(op, bits, level)?;
-        self.be()
-            .mul_plain_assign(&mut out.inner.poly, &p.inner.poly)?;
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        let meta = out.inner.meta();
+        out.modify(self.be(), meta, bits, |c| {
+            self.be().mul_plain_assign(c, p.inner.poly())
+        })?;
         Ok(out)
     }
 
     /// `a · k` for an integer constant `k` (reduced mod `t`, used centred).
     pub fn mul_scalar(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
         let op = "multiply by a constant";
-        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
         let plain = self.ctx.plain();
         let c = plain.center(plain.modulus().reduce_i64(k));
         let mut out = a.duplicate(self.be())?;
@@ -449,7 +443,7 @@ impl<B: Backend> Evaluator<B> {
     /// by the factor).
     pub fn add_scalar(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
         let op = "add a constant";
-        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
         let plain = self.ctx.plain();
         let tm = plain.modulus();
         let v = plain.center(tm.mul(tm.reduce_i64(k), a.factor));
@@ -458,22 +452,18 @@ impl<B: Backend> Evaluator<B> {
         let be = self.be();
         let scalars = scalar_residues(be.ring(), a.level(), v);
         let mut out = a.duplicate(be)?;
-        be.add_scalar_assign(&mut out.inner.poly, 0, &scalars)?;
-        out.noise_bits = bits;
-        out.inner.seed = None;
+        out.modify(be, a.inner.meta(), bits, |c| {
+            be.add_scalar_assign(c, 0, &scalars)
+        })?;
         Ok(out)
     }
 
     /// `a ⊗ b`: the 3-component tensor product, not relinearized, at the common level.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.with_factors(a, b, |a, b, factor, bits| {
-            let poly = self.be().tensor(&a.inner.poly, &b.inner.poly)?;
+            let poly = self.be().tensor(a.inner.poly(), b.inner.poly())?;
             Ok(Ciphertext {
-                inner: rlwe::Ciphertext {
-                    poly,
-                    meta: a.inner.meta,
-                    seed: None,
-                },
+                inner: rlwe::Ciphertext::new(self.be(), poly, a.inner.meta())?,
                 factor,
                 noise_bits: bits,
             })
@@ -489,9 +479,9 @@ impl<B: Backend> Evaluator<B> {
         f: impl FnOnce(&Ciphertext<B>, &Ciphertext<B>, u64, f64) -> Result<R>,
     ) -> Result<R> {
         let op = "multiply";
-        self.check_own(op, a.inner.meta.fingerprint)?;
-        self.check_own(op, b.inner.meta.fingerprint)?;
-        check_two_components(self.be(), op, &a.inner.poly, &b.inner.poly)?;
+        self.check_own(op, a.inner.fingerprint())?;
+        self.check_own(op, b.inner.fingerprint())?;
+        check_two_components(self.be(), op, a.inner.poly(), b.inner.poly())?;
         let level = a.level().min(b.level());
         let a2;
         let a = if a.level() > level {
@@ -533,7 +523,7 @@ impl<B: Backend> Evaluator<B> {
         rlk: &RelinKey<B>,
         mod_switch: bool,
     ) -> Result<Ciphertext<B>> {
-        self.check_own("relinearize", a.inner.meta.fingerprint)?;
+        self.check_own("relinearize", a.inner.fingerprint())?;
         let (factor, bits) = self.relin_factors(a.factor, a.noise_bits, a.level(), mod_switch)?;
         let inner = keyswitch::relinearize_mod_t(self.be(), a.inner, rlk, self.t(), mod_switch)?;
         Ok(Ciphertext {
@@ -651,7 +641,7 @@ impl<B: Backend> crate::rotations::RowRotations<B> for Evaluator<B> {
         keys: &[(u64, &SwitchingKey<B>)],
         op: &'static str,
     ) -> Result<Vec<Ciphertext<B>>> {
-        self.check_own(op, a.inner.meta.fingerprint)?;
+        self.check_own(op, a.inner.fingerprint())?;
         let level = a.level();
         let bits = self.ctx.noise().after_key_switch(a.noise_bits, level);
         self.check_noise(op, bits, level)?;

@@ -24,7 +24,6 @@ pub mod evaluator;
 pub mod noise;
 pub mod params;
 pub mod rotations;
-pub mod testing;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::Context;

@@ -24,7 +24,6 @@ use std::sync::Arc;
 use fhe_math::Modulus;
 use fhe_math::primes::{is_prime, ntt_primes};
 use rlwe::chain;
-use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -310,16 +309,6 @@ impl Parameters {
         chain::fnv1a(h, &self.literal.plaintext_modulus.to_le_bytes())
     }
 
-    /// The ring degree `N`.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// log2 of the ring degree.
-    pub fn log_n(&self) -> u32 {
-        self.literal.log_n
-    }
-
     /// The plaintext modulus `t`.
     pub fn t(&self) -> u64 {
         self.literal.plaintext_modulus
@@ -328,26 +317,6 @@ impl Parameters {
     /// Whether `t` is a prime `≡ 1 (mod 2N)`: `N` SIMD slots in `Z_t`.
     pub fn batching(&self) -> bool {
         self.batching
-    }
-
-    /// The top level `L`; a ciphertext at level `l` has limbs `0..=l`.
-    pub fn max_level(&self) -> usize {
-        self.moduli_q.len() - 1
-    }
-
-    /// The chain's identity (primes and fingerprint), as `rlwe::chain::check_rebuilt` compares it.
-    pub fn chain_id(&self) -> chain::ChainId<'_> {
-        chain::ChainId::new(&self.moduli_q, &self.moduli_p, self.fingerprint)
-    }
-
-    /// The ciphertext primes `q_0 … q_L` (index = level of the prime).
-    pub fn moduli_q(&self) -> &[u64] {
-        &self.moduli_q
-    }
-
-    /// The special primes `p_0 … p_{K-1}`.
-    pub fn moduli_p(&self) -> &[u64] {
-        &self.moduli_p
     }
 
     /// `q_l^{-1} mod t`: the factor a modulus switch from level `l` multiplies the plaintext by.
@@ -361,35 +330,12 @@ impl Parameters {
         Ok(self.q_inv_mod_t[level])
     }
 
-    /// The key-switching digits: ranges of indices into [`moduli_q`](Self::moduli_q).
-    pub fn digits(&self) -> Vec<Range<usize>> {
-        self.digits.clone()
-    }
-
-    /// The number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.literal.dnum
-    }
-
-    /// log2 Q.
-    pub fn log2_q(&self) -> f64 {
-        self.log2_q
-    }
-
     /// log2 of `Q_l = q_0 ⋯ q_l`.
     pub fn log2_q_at(&self, level: usize) -> f64 {
         chain::log2_product(&self.moduli_q[..=level.min(self.max_level())])
     }
 
-    /// log2 P.
-    pub fn log2_p(&self) -> f64 {
-        self.log2_p
-    }
-
-    /// log2 QP (what the security bound limits).
-    pub fn log2_qp(&self) -> f64 {
-        self.log2_q + self.log2_p
-    }
+    rlwe::chain_parameter_accessors!();
 
     /// A 64-bit FNV-1a fingerprint of the scheme tag, ring degree, primes, dnum and `t`, to
     /// detect objects loaded with other parameters (not a cryptographic hash).
@@ -401,36 +347,14 @@ impl Parameters {
     pub fn scheme_tag(&self) -> [u8; 4] {
         self.tag
     }
-
-    /// The literal these parameters were built from.
-    pub fn literal(&self) -> &ParametersLiteral {
-        &self.literal
-    }
-
-    /// The security requirement they were checked against.
-    pub fn security(&self) -> Security {
-        self.literal.security
-    }
-
-    /// Serializes as an [`rlwe::wire`] blob of kind [`BlobKind::Parameters`].
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        Ok(wire::encode(
-            BlobKind::Parameters,
-            &ParametersWire::from(self.clone()),
-        )?)
-    }
-
-    /// Reads a parameters blob (at most [`MAX_PARAMETERS_BLOB`] bytes), rebuilds the
-    /// parameters from the stored literal and tag and checks the stored primes and fingerprint.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Parameters>> {
-        let w: ParametersWire = wire::decode(BlobKind::Parameters, bytes, MAX_PARAMETERS_BLOB)?;
-        Ok(Arc::new(Parameters::try_from(w)?))
-    }
 }
+
+rlwe::impl_prime_chain!(Parameters);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rlwe::wire::{self, BlobKind};
 
     const PRESETS: [(&str, ParametersLiteral); 5] = [
         ("CAT", CAT),

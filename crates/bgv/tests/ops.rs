@@ -3,15 +3,15 @@
 
 use bgv::RowRotations;
 use bgv::params::{N13, ParametersLiteral, TEST_N11_INSECURE};
-use bgv::testing::{
-    SeededKeys, active_limbs, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows,
-    zip_with,
-};
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Error, Evaluator, Parameters};
 use fhe_math::backend::{Backend, RingBackend};
 use fhe_math::cpu::CpuBackend;
 use rlwe::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use std::collections::BTreeMap;
+use test_support::{
+    SeededKeys, active_limbs, random_values, rotate_rows, seed, seeded_galois_keys, swap_rows,
+    zip_with,
+};
 
 struct Setup<B: Backend> {
     ctx: Context<B>,
@@ -69,9 +69,9 @@ impl<B: Backend> Setup<B> {
         );
         let measured = self.dec().noise_bits(ct).unwrap();
         assert!(
-            measured <= ct.noise_bits,
+            measured <= ct.noise_bits(),
             "{name}: measured noise 2^{measured:.1} above the bound 2^{:.1}",
-            ct.noise_bits
+            ct.noise_bits()
         );
     }
 }
@@ -148,7 +148,7 @@ fn every_operator(lit: &ParametersLiteral) {
     s.check("relinearize", &relin, &xy);
     let ms = ev.mod_switch(&relin).unwrap();
     assert_eq!(ms.level(), top - 1);
-    assert_ne!(ms.factor, 1);
+    assert_ne!(ms.factor(), 1);
     s.check("mod_switch", &ms, &xy);
     let mr = ev.mul_relin(&cx, &cy, &s.rlk).unwrap();
     assert_eq!(mr.level(), top - 1);
@@ -156,17 +156,20 @@ fn every_operator(lit: &ParametersLiteral) {
     // The fused relinearize + switch equals the two steps, bit for bit.
     let be = s.ctx.backend();
     assert_eq!(
-        active_limbs(be, &mr.inner.poly).unwrap(),
-        active_limbs(be, &ms.inner.poly).unwrap()
+        active_limbs(be, mr.inner().poly()).unwrap(),
+        active_limbs(be, ms.inner().poly()).unwrap()
     );
     // Without the switch: relinearize(mul) in one call, bit for bit, with its metadata.
     let nr = ev.mul_relin_no_switch(&cx, &cy, &s.rlk).unwrap();
     assert_eq!(nr.level(), top);
-    assert_eq!((nr.factor, nr.noise_bits), (relin.factor, relin.noise_bits));
+    assert_eq!(
+        (nr.factor(), nr.noise_bits()),
+        (relin.factor(), relin.noise_bits())
+    );
     s.check("mul_relin_no_switch", &nr, &xy);
     assert_eq!(
-        active_limbs(be, &nr.inner.poly).unwrap(),
-        active_limbs(be, &relin.inner.poly).unwrap()
+        active_limbs(be, nr.inner().poly()).unwrap(),
+        active_limbs(be, relin.inner().poly()).unwrap()
     );
     s.check(
         "square_relin",
@@ -206,7 +209,7 @@ fn every_operator(lit: &ParametersLiteral) {
         &zip_with(&zip_with(&x, &x, mul), &x, add),
     );
     let (a2, b2) = ev.align(&cx, &mr).unwrap();
-    assert_eq!((a2.level(), a2.factor), (b2.level(), b2.factor));
+    assert_eq!((a2.level(), a2.factor()), (b2.level(), b2.factor()));
     // pow
     let p5 = ev.pow(&cx, 5, &s.rlk).unwrap();
     s.check(
@@ -243,8 +246,8 @@ fn every_operator(lit: &ParametersLiteral) {
         s.check(&format!("hoisted {k}"), r, &rotate_rows(&x, *k));
         let single = ev.rotate_rows(&cx, *k, &s.gk).unwrap();
         assert_eq!(
-            active_limbs(be, &r.inner.poly).unwrap(),
-            active_limbs(be, &single.inner.poly).unwrap(),
+            active_limbs(be, r.inner().poly()).unwrap(),
+            active_limbs(be, single.inner().poly()).unwrap(),
             "hoisted {k} differs from the single rotation"
         );
     }
@@ -385,10 +388,12 @@ fn exhausted_budget_is_an_error() {
             &seed(61),
             fhe_math::sampler::Domain::PublicA,
             9,
-            be.shape(&c.inner.poly),
+            be.shape(c.inner().poly()),
         )
         .unwrap();
-    be.add_assign(&mut c.inner.poly, &junk).unwrap();
+    let (meta, bits) = (c.inner().meta(), c.noise_bits());
+    c.modify(be, meta, bits, |p| be.add_assign(p, &junk))
+        .unwrap();
     assert!(matches!(
         s.dec().decrypt(&c),
         Err(Error::NoiseBudgetExhausted { .. })
@@ -437,11 +442,11 @@ fn serialization_round_trip_and_malformed_input() {
         let bytes = ct.to_bytes(&s.ctx).unwrap();
         let back = Ciphertext::from_bytes(&s.ctx, &bytes).unwrap();
         assert_eq!(back.level(), ct.level());
-        assert_eq!(back.factor, ct.factor);
-        assert_eq!(back.noise_bits, ct.noise_bits);
+        assert_eq!(back.factor(), ct.factor());
+        assert_eq!(back.noise_bits(), ct.noise_bits());
         assert_eq!(
-            active_limbs(be, &back.inner.poly).unwrap(),
-            active_limbs(be, &ct.inner.poly).unwrap()
+            active_limbs(be, back.inner().poly()).unwrap(),
+            active_limbs(be, ct.inner().poly()).unwrap()
         );
         assert_eq!(
             s.dec().decrypt(&back).unwrap(),
@@ -558,7 +563,7 @@ fn encrypted_batching_properties() {
     let steps: Vec<i64> = (0..).map(|i| 1i64 << i).take_while(|&s| s < half).collect();
     let s = Setup::new(ctx, &steps);
     let (n, t) = (s.ctx.params().n(), s.t());
-    let mut rng = bgv::testing::SplitMix::new(2024);
+    let mut rng = test_support::SplitMix::new(2024);
     for case in 0..8u64 {
         let v = random_values(1000 + case, n, t);
         let c = s.encrypt(&v, 90 + case as u8);

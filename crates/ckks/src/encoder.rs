@@ -100,6 +100,13 @@ impl<B: Backend> Encoder<B> {
         if !(scale.is_finite() && scale >= 1.0) {
             return Err(Error::InvalidScale { scale });
         }
+        rlwe::ciphertext::check_scale(self.ctx.backend().ring(), level, scale).map_err(
+            |problem| Error::ScaleOutOfRange {
+                op: "encode",
+                subject: "the",
+                problem,
+            },
+        )?;
         let n = params.n();
         let mut coeffs = vec![0f64; n];
         self.fft.encode(values, slots, &mut coeffs)?;
@@ -133,15 +140,11 @@ impl<B: Backend> Encoder<B> {
             }
         };
         backend.ntt(&mut poly)?;
-        Ok(Plaintext {
+        Ok(Plaintext::new(
+            backend,
             poly,
-            meta: Meta {
-                level,
-                scale,
-                ntt: true,
-                fingerprint: params.fingerprint(),
-            },
-        })
+            Meta::new(level, scale, true, params.fingerprint()),
+        )?)
     }
 
     /// Decodes a plaintext into `N/2` complex values.
@@ -152,23 +155,23 @@ impl<B: Backend> Encoder<B> {
     /// Decodes a plaintext into `slots` complex values.
     pub fn decode_slots(&self, pt: &Plaintext<B>, slots: usize) -> Result<Vec<Complex64>> {
         let params = self.ctx.params();
-        if pt.meta.fingerprint != params.fingerprint() {
+        if pt.fingerprint() != params.fingerprint() {
             return Err(rlwe::Error::ParameterMismatch {
                 op: "decode",
-                left: pt.meta.fingerprint,
+                left: pt.fingerprint(),
                 right: params.fingerprint(),
             }
             .into());
         }
         let backend = self.ctx.backend();
         let coeff_form;
-        let poly = if pt.meta.ntt {
-            let mut p = backend.duplicate(&pt.poly)?;
+        let poly = if pt.is_ntt() {
+            let mut p = backend.duplicate(pt.poly())?;
             backend.intt(&mut p)?;
             coeff_form = p;
             &coeff_form
         } else {
-            &pt.poly
+            pt.poly()
         };
         // Only the centred residues mod q_0 cross; the full limbs only when some coefficient is
         // not congruent to them (then it needs the CRT).
@@ -179,7 +182,7 @@ impl<B: Backend> Encoder<B> {
             Some(backend.download(poly)?)
         };
         let level = backend.shape(poly).level;
-        self.finish_decode(&small, host.as_ref(), level, pt.meta.scale, slots)
+        self.finish_decode(&small, host.as_ref(), level, pt.scale(), slots)
     }
 
     /// Decodes a host polynomial (coefficient form) with the given scale.
@@ -351,10 +354,10 @@ mod tests {
                     .map(|&c| ((c * scale).round() as i128).rem_euclid(q) as u64)
                     .collect();
                 ring.ntt(s).forward(&mut want);
-                assert_eq!(pt.poly.limb(0, s), &want[..], "level {level} slot {s}");
+                assert_eq!(pt.poly().limb(0, s), &want[..], "level {level} slot {s}");
             }
             let got = enc.decode(&pt).unwrap();
-            let mut host = be.duplicate(&pt.poly).unwrap();
+            let mut host = be.duplicate(pt.poly()).unwrap();
             be.intt(&mut host).unwrap();
             let small = be.download_centered_q0(&host).unwrap();
             let all_small = small.iter().all(Option::is_some);

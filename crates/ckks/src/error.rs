@@ -93,6 +93,17 @@ pub enum Error {
         /// Scale of the second operand.
         right: f64,
     },
+    /// A scale the level cannot carry: an operand's, or the result's of a product or rescale
+    /// (not finite, below 1, or not below the modulus `Q_l` of the level).
+    #[error("cannot {op}: {subject} {problem}")]
+    ScaleOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// Whose scale: "the product's", "the result's", "the operand's", ...
+        subject: &'static str,
+        /// What is wrong with it.
+        problem: rlwe::ScaleError,
+    },
     /// Rescale at level 0.
     #[error("cannot rescale: ciphertext is at level 0")]
     CannotRescale,

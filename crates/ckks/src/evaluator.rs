@@ -4,6 +4,10 @@
 //! a product at level `l` has `Δ_l²`, and rescaling it gives `Δ_l² / q_l = Δ_{l-1}`. Operands of
 //! an addition must agree in level and scale (relative tolerance 2^-40 for f64 round-off);
 //! [`Evaluator::drop_to_level`] aligns levels by a constant multiply and rescale.
+//!
+//! Every result's scale is checked against its level ([`rlwe::ciphertext::check_scale`]): a
+//! product whose scale reaches the remaining modulus `Q_l` (or overflows f64), and a rescale
+//! that would bring the scale below 1, are [`Error::ScaleOutOfRange`] instead of garbage.
 
 use crate::context::Context;
 use crate::encoder::Encoder;
@@ -14,7 +18,7 @@ use fhe_math::galois;
 use rlwe::{Ciphertext, GaloisKeys, Plaintext, RelinKey, keyswitch};
 
 /// Relative tolerance on scale agreement: only f64 round-off.
-pub const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 40) as f64;
+pub const SCALE_TOLERANCE: f64 = rlwe::ciphertext::SCALE_TOLERANCE;
 
 /// Generator of the slot rotation group (`X -> X^(5^k)` rotates slots left by `k`).
 pub const ROTATION_GENERATOR: u64 = 5;
@@ -46,25 +50,62 @@ impl<B: Backend> Evaluator<B> {
         self.ctx.params().fingerprint()
     }
 
+    /// Checks that a result (`subject`) of `op` at `level` can carry `scale`.
+    fn check_scale(
+        &self,
+        op: &'static str,
+        subject: &'static str,
+        level: usize,
+        scale: f64,
+    ) -> Result<f64> {
+        rlwe::ciphertext::check_scale(self.be().ring(), level, scale).map_err(|problem| {
+            Error::ScaleOutOfRange {
+                op,
+                subject,
+                problem,
+            }
+        })?;
+        Ok(scale)
+    }
+
+    /// A copy of `a` with metadata `meta`, its buffer changed by `f` (checked as
+    /// [`Ciphertext::modify`] does).
+    fn mapped(
+        &self,
+        a: &Ciphertext<B>,
+        meta: rlwe::Meta,
+        f: impl FnOnce(&mut B::Poly) -> fhe_math::Result<()>,
+    ) -> Result<Ciphertext<B>> {
+        let mut out = a.duplicate(self.be())?;
+        out.modify(self.be(), meta, f)?;
+        Ok(out)
+    }
+
+    /// Sets the scale of `ct` (checked against its level).
+    fn set_scale(&self, ct: &mut Ciphertext<B>, scale: f64) -> Result<()> {
+        let meta = ct.meta().with_scale(scale);
+        Ok(ct.modify(self.be(), meta, |_| Ok::<(), rlwe::Error>(()))?)
+    }
+
     fn check_own(&self, op: &'static str, fp: u64) -> Result<()> {
         Ok(rlwe::error::check_same(op, fp, self.fingerprint())?)
     }
 
     fn check_pair(&self, op: &'static str, a: &rlwe::Meta, b: &rlwe::Meta) -> Result<()> {
-        self.check_own(op, a.fingerprint)?;
-        self.check_own(op, b.fingerprint)?;
-        if a.level != b.level {
+        self.check_own(op, a.fingerprint())?;
+        self.check_own(op, b.fingerprint())?;
+        if a.level() != b.level() {
             return Err(Error::LevelMismatch {
                 op,
-                left: a.level,
-                right: b.level,
+                left: a.level(),
+                right: b.level(),
             });
         }
-        if !scales_match(a.scale, b.scale) {
+        if !scales_match(a.scale(), b.scale()) {
             return Err(Error::ScaleMismatch {
                 op,
-                left: a.scale,
-                right: b.scale,
+                left: a.scale(),
+                right: b.scale(),
             });
         }
         Ok(())
@@ -72,25 +113,25 @@ impl<B: Backend> Evaluator<B> {
 
     /// `a + b`.
     pub fn add(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        self.check_pair("add", &a.meta, &b.meta)?;
+        self.check_pair("add", &a.meta(), &b.meta())?;
         self.combined(a, b, false)
     }
 
     /// `a += b` (the result has as many components as the larger operand).
     pub fn add_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
-        self.check_pair("add", &a.meta, &b.meta)?;
+        self.check_pair("add", &a.meta(), &b.meta())?;
         self.combine(a, b, false)
     }
 
     /// `a - b`.
     pub fn sub(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        self.check_pair("subtract", &a.meta, &b.meta)?;
+        self.check_pair("subtract", &a.meta(), &b.meta())?;
         self.combined(a, b, true)
     }
 
     /// `a -= b`.
     pub fn sub_assign(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
-        self.check_pair("subtract", &a.meta, &b.meta)?;
+        self.check_pair("subtract", &a.meta(), &b.meta())?;
         self.combine(a, b, true)
     }
 
@@ -101,47 +142,39 @@ impl<B: Backend> Evaluator<B> {
         b: &Ciphertext<B>,
         subtract: bool,
     ) -> Result<Ciphertext<B>> {
-        let poly = rlwe::ciphertext::combined_components(self.be(), &a.poly, &b.poly, subtract)?;
-        Ok(Ciphertext {
-            poly,
-            meta: a.meta,
-            seed: None,
-        })
+        let poly = rlwe::ciphertext::combined_components(self.be(), a.poly(), b.poly(), subtract)?;
+        Ok(Ciphertext::new(self.be(), poly, a.meta())?)
     }
 
     fn combine(&self, a: &mut Ciphertext<B>, b: &Ciphertext<B>, subtract: bool) -> Result<()> {
-        rlwe::ciphertext::combine_components(self.be(), &mut a.poly, &b.poly, subtract)?;
-        a.seed = None;
+        let be = self.be();
+        a.modify(be, a.meta(), |p| {
+            rlwe::ciphertext::combine_components(be, p, b.poly(), subtract)
+        })?;
         Ok(())
     }
 
     /// `-a`.
     pub fn negate(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut out = a.duplicate(self.be())?;
-        self.be().neg_assign(&mut out.poly)?;
-        out.seed = None;
-        Ok(out)
+        self.mapped(a, a.meta(), |p| self.be().neg_assign(p))
     }
 
     /// `a + p` for a plaintext at the same level and scale.
     pub fn add_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
-        self.check_pair("add a plaintext", &a.meta, &p.meta)?;
-        let mut out = a.duplicate(self.be())?;
-        self.be().add_component_assign(&mut out.poly, 0, &p.poly)?;
-        out.seed = None;
-        Ok(out)
+        self.check_pair("add a plaintext", &a.meta(), &p.meta())?;
+        self.mapped(a, a.meta(), |c| {
+            self.be().add_component_assign(c, 0, p.poly())
+        })
     }
 
     /// `a - p` for a plaintext at the same level and scale.
     pub fn sub_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
-        self.check_pair("subtract a plaintext", &a.meta, &p.meta)?;
+        self.check_pair("subtract a plaintext", &a.meta(), &p.meta())?;
         let mut neg = p.duplicate(self.be())?;
-        self.be().neg_assign(&mut neg.poly)?;
-        let mut out = a.duplicate(self.be())?;
-        self.be()
-            .add_component_assign(&mut out.poly, 0, &neg.poly)?;
-        out.seed = None;
-        Ok(out)
+        neg.modify(self.be(), p.meta(), |q| self.be().neg_assign(q))?;
+        self.mapped(a, a.meta(), |c| {
+            self.be().add_component_assign(c, 0, neg.poly())
+        })
     }
 
     /// `a + c` for a complex constant `c` (in every slot), at `a`'s scale.
@@ -149,11 +182,10 @@ impl<B: Backend> Evaluator<B> {
         let slots = self.encoder.max_slots();
         let p = self
             .encoder
-            .encode_with(&vec![c; slots], a.meta.level, a.meta.scale, slots)?;
-        let mut out = a.duplicate(self.be())?;
-        self.be().add_component_assign(&mut out.poly, 0, &p.poly)?;
-        out.seed = None;
-        Ok(out)
+            .encode_with(&vec![c; slots], a.level(), a.scale(), slots)?;
+        self.mapped(a, a.meta(), |c| {
+            self.be().add_component_assign(c, 0, p.poly())
+        })
     }
 
     /// `a - c` for a complex constant `c` (in every slot), at `a`'s scale.
@@ -164,31 +196,35 @@ impl<B: Backend> Evaluator<B> {
     /// `a ⊗ b`: the 3-component product (scale `Δ_a·Δ_b`), not relinearized.
     pub fn mul(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;
-        let poly = self.be().tensor(&a.poly, &b.poly)?;
-        let mut meta = a.meta;
-        meta.scale = a.meta.scale * b.meta.scale;
-        Ok(Ciphertext {
+        let scale = self.product_scale("multiply", a.level(), a.scale(), b.scale())?;
+        let poly = self.be().tensor(a.poly(), b.poly())?;
+        Ok(Ciphertext::new(
+            self.be(),
             poly,
-            meta,
-            seed: None,
-        })
+            a.meta().with_scale(scale),
+        )?)
+    }
+
+    /// The scale `sa·sb` of a product at `level`, checked against `Q_level`.
+    fn product_scale(&self, op: &'static str, level: usize, sa: f64, sb: f64) -> Result<f64> {
+        self.check_scale(op, "the product's", level, sa * sb)
     }
 
     fn check_mul(&self, op: &'static str, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<()> {
-        self.check_own(op, a.meta.fingerprint)?;
-        self.check_own(op, b.meta.fingerprint)?;
-        if a.meta.level != b.meta.level {
+        self.check_own(op, a.fingerprint())?;
+        self.check_own(op, b.fingerprint())?;
+        if a.level() != b.level() {
             return Err(Error::LevelMismatch {
                 op,
-                left: a.meta.level,
-                right: b.meta.level,
+                left: a.level(),
+                right: b.level(),
             });
         }
         Ok(rlwe::ciphertext::check_two_components(
             self.be(),
             op,
-            &a.poly,
-            &b.poly,
+            a.poly(),
+            b.poly(),
         )?)
     }
 
@@ -210,8 +246,9 @@ impl<B: Backend> Evaluator<B> {
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;
+        let scale = self.product_scale("multiply", a.level(), a.scale(), b.scale())?;
         let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, false)?;
-        out.meta.scale = a.meta.scale * b.meta.scale;
+        self.set_scale(&mut out, scale)?;
         Ok(out)
     }
 
@@ -223,13 +260,15 @@ impl<B: Backend> Evaluator<B> {
         rlk: &RelinKey<B>,
     ) -> Result<Ciphertext<B>> {
         self.check_mul("multiply", a, b)?;
-        let level = a.meta.level;
+        let level = a.level();
         if level == 0 {
             return Err(Error::CannotRescale);
         }
         let q_l = self.ctx.params().moduli_q()[level] as f64;
+        let product = self.product_scale("multiply", level, a.scale(), b.scale())?;
+        let scale = self.check_scale("rescale", "the result's", level - 1, product / q_l)?;
         let mut out = keyswitch::mul_relinearize(self.be(), a, b, rlk, true)?;
-        out.meta.scale = a.meta.scale * b.meta.scale / q_l;
+        self.set_scale(&mut out, scale)?;
         Ok(out)
     }
 
@@ -238,57 +277,49 @@ impl<B: Backend> Evaluator<B> {
         let meta = self.rescaled_meta(a)?;
         // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the rescale's own
         // passes instead of copying it first).
-        let poly = self.be().rescaled_mod_t(&a.poly, 1)?;
-        Ok(Ciphertext {
-            poly,
-            meta,
-            seed: None,
-        })
+        let poly = self.be().rescaled_mod_t(a.poly(), 1)?;
+        Ok(Ciphertext::new(self.be(), poly, meta)?)
     }
 
     /// `a`'s metadata after a rescale (level `l - 1`, scale `Δ / q_l`); an error at level 0.
     fn rescaled_meta(&self, a: &Ciphertext<B>) -> Result<rlwe::Meta> {
-        let level = a.meta.level;
+        let level = a.level();
         if level == 0 {
             return Err(Error::CannotRescale);
         }
-        let mut meta = a.meta;
-        meta.scale /= self.ctx.params().moduli_q()[level] as f64;
-        meta.level = level - 1;
-        Ok(meta)
+        let scale = a.scale() / self.ctx.params().moduli_q()[level] as f64;
+        let scale = self.check_scale("rescale", "the result's", level - 1, scale)?;
+        Ok(a.meta().with_level(level - 1).with_scale(scale))
     }
 
     /// In-place [`Evaluator::rescale`].
     pub fn rescale_assign(&self, a: &mut Ciphertext<B>) -> Result<()> {
         let meta = self.rescaled_meta(a)?;
-        self.be().rescale(&mut a.poly)?;
-        a.meta = meta;
-        a.seed = None;
-        Ok(())
+        Ok(a.modify(self.be(), meta, |p| self.be().rescale(p))?)
     }
 
     /// `a ⊙ p` for a plaintext at `a`'s level (scale multiplies; rescale afterwards).
     pub fn mul_plain(&self, a: &Ciphertext<B>, p: &Plaintext<B>) -> Result<Ciphertext<B>> {
-        self.check_own("multiply by a plaintext", a.meta.fingerprint)?;
-        self.check_own("multiply by a plaintext", p.meta.fingerprint)?;
-        if a.meta.level != p.meta.level {
+        self.check_own("multiply by a plaintext", a.fingerprint())?;
+        self.check_own("multiply by a plaintext", p.fingerprint())?;
+        if a.level() != p.level() {
             return Err(Error::LevelMismatch {
                 op: "multiply by a plaintext",
-                left: a.meta.level,
-                right: p.meta.level,
+                left: a.level(),
+                right: p.level(),
             });
         }
-        let mut out = a.duplicate(self.be())?;
-        self.be().mul_plain_assign(&mut out.poly, &p.poly)?;
-        out.meta.scale *= p.meta.scale;
-        out.seed = None;
-        Ok(out)
+        let scale =
+            self.product_scale("multiply by a plaintext", a.level(), a.scale(), p.scale())?;
+        self.mapped(a, a.meta().with_scale(scale), |c| {
+            self.be().mul_plain_assign(c, p.poly())
+        })
     }
 
     /// `a · c` for a real constant, encoded at the level's scale `Δ_l` (scale multiplies by
     /// `round(c·Δ_l)/c`, i.e. by `Δ_l` up to rounding; rescale afterwards).
     pub fn mul_const(&self, a: &Ciphertext<B>, c: f64) -> Result<Ciphertext<B>> {
-        let level = a.meta.level;
+        let level = a.level();
         let delta = self.ctx.params().scale(level)?;
         let v = (c * delta).round();
         if !v.is_finite() || v.abs() >= 2f64.powi(62) {
@@ -297,14 +328,15 @@ impl<B: Backend> Evaluator<B> {
                 scale: delta,
             });
         }
+        let scale = self.product_scale("multiply by a constant", level, a.scale(), delta)?;
         let mut out = self.mul_int_raw(a, v as i64)?;
-        out.meta.scale *= delta;
+        self.set_scale(&mut out, scale)?;
         Ok(out)
     }
 
     /// `a · c` for a complex constant, encoded at the level's scale (rescale afterwards).
     pub fn mul_const_complex(&self, a: &Ciphertext<B>, c: Complex64) -> Result<Ciphertext<B>> {
-        let level = a.meta.level;
+        let level = a.level();
         let slots = self.encoder.max_slots();
         let delta = self.ctx.params().scale(level)?;
         let p = self
@@ -319,31 +351,29 @@ impl<B: Backend> Evaluator<B> {
     }
 
     fn mul_int_raw(&self, a: &Ciphertext<B>, k: i64) -> Result<Ciphertext<B>> {
-        self.check_own("multiply by a constant", a.meta.fingerprint)?;
+        self.check_own("multiply by a constant", a.fingerprint())?;
         let be = self.be();
-        let scalars = rlwe::ciphertext::scalar_residues(be.ring(), a.meta.level, k);
-        let mut out = a.duplicate(be)?;
-        be.mul_scalar_assign(&mut out.poly, &scalars)?;
-        out.seed = None;
-        Ok(out)
+        let scalars = rlwe::ciphertext::scalar_residues(be.ring(), a.level(), k);
+        self.mapped(a, a.meta(), |p| be.mul_scalar_assign(p, &scalars))
     }
 
     /// Brings a rescaled ciphertext down to `level` keeping the ladder scale: at each step,
     /// multiply by `round(Δ_l)` and rescale by `q_l`, so the scale goes `Δ_l -> Δ_{l-1}` up to
     /// rounding (one level consumed per step, never a bare limb drop).
     pub fn drop_to_level(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
-        if level > a.meta.level {
+        if level > a.level() {
             return Err(Error::LevelMismatch {
                 op: "drop to a level",
-                left: a.meta.level,
+                left: a.level(),
                 right: level,
             });
         }
         let mut out = a.duplicate(self.be())?;
-        while out.meta.level > level {
-            let delta = self.ctx.params().scale(out.meta.level)?;
+        while out.level() > level {
+            let delta = self.ctx.params().scale(out.level())?;
             let mut t = self.mul_int_raw(&out, delta.round() as i64)?;
-            t.meta.scale *= delta.round();
+            let scale = t.scale() * delta.round();
+            self.set_scale(&mut t, scale)?;
             self.rescale_assign(&mut t)?;
             out = t;
         }
@@ -356,7 +386,7 @@ impl<B: Backend> Evaluator<B> {
         a: &Ciphertext<B>,
         b: &Ciphertext<B>,
     ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
-        let level = a.meta.level.min(b.meta.level);
+        let level = a.level().min(b.level());
         Ok((self.drop_to_level(a, level)?, self.drop_to_level(b, level)?))
     }
 

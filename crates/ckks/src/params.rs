@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 use fhe_math::primes::ntt_prime_nearest;
 use rlwe::chain;
-use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -305,39 +304,9 @@ impl Parameters {
         h
     }
 
-    /// The ring degree `N`.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// log2 of the ring degree.
-    pub fn log_n(&self) -> u32 {
-        self.literal.log_n
-    }
-
     /// The number of slots, `N / 2`.
     pub fn slots(&self) -> usize {
         self.n / 2
-    }
-
-    /// The top level `L`; a ciphertext at level `l` has limbs `0..=l`.
-    pub fn max_level(&self) -> usize {
-        self.moduli_q.len() - 1
-    }
-
-    /// The chain's identity (primes and fingerprint), as `rlwe::chain::check_rebuilt` compares it.
-    pub fn chain_id(&self) -> chain::ChainId<'_> {
-        chain::ChainId::new(&self.moduli_q, &self.moduli_p, self.fingerprint)
-    }
-
-    /// The ciphertext primes `q_0 … q_L` (index = level of the prime).
-    pub fn moduli_q(&self) -> &[u64] {
-        &self.moduli_q
-    }
-
-    /// The special primes `p_0 … p_{K-1}`.
-    pub fn moduli_p(&self) -> &[u64] {
-        &self.moduli_p
     }
 
     /// The scale `Δ_level` used to encode at `level`; `Δ_{l-1} = Δ_l² / q_l`.
@@ -353,31 +322,7 @@ impl Parameters {
         &self.scales
     }
 
-    /// The key-switching digits: ranges of indices into [`moduli_q`](Self::moduli_q), each
-    /// `ceil((L + 1) / dnum)` primes long except possibly the last.
-    pub fn digits(&self) -> Vec<Range<usize>> {
-        self.digits.clone()
-    }
-
-    /// The number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.literal.dnum
-    }
-
-    /// log2 Q, the sum of log2 of the ciphertext primes.
-    pub fn log2_q(&self) -> f64 {
-        self.log2_q
-    }
-
-    /// log2 P, the sum of log2 of the special primes.
-    pub fn log2_p(&self) -> f64 {
-        self.log2_p
-    }
-
-    /// log2 QP, the size of the full key-switching modulus (what the security bound limits).
-    pub fn log2_qp(&self) -> f64 {
-        self.log2_q + self.log2_p
-    }
+    rlwe::chain_parameter_accessors!();
 
     /// A 64-bit FNV-1a fingerprint of the scheme, ring degree, primes, dnum and scales, to
     /// detect objects loaded with other parameters. It detects mismatches; it is **not** a
@@ -385,37 +330,14 @@ impl Parameters {
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
-
-    /// The literal these parameters were built from.
-    pub fn literal(&self) -> &ParametersLiteral {
-        &self.literal
-    }
-
-    /// The security requirement they were checked against.
-    pub fn security(&self) -> Security {
-        self.literal.security
-    }
-
-    /// Serializes as an [`rlwe::wire`] blob of kind [`BlobKind::Parameters`].
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        Ok(wire::encode(
-            BlobKind::Parameters,
-            &ParametersWire::from(self.clone()),
-        )?)
-    }
-
-    /// Reads a parameters blob (at most [`MAX_PARAMETERS_BLOB`] bytes), rebuilds the
-    /// parameters from the stored literal and checks that the stored primes and fingerprint
-    /// match.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Parameters>> {
-        let w: ParametersWire = wire::decode(BlobKind::Parameters, bytes, MAX_PARAMETERS_BLOB)?;
-        Ok(Arc::new(Parameters::try_from(w)?))
-    }
 }
+
+rlwe::impl_prime_chain!(Parameters);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rlwe::wire::{self, BlobKind};
 
     const PRESETS: [(&str, ParametersLiteral); 6] = [
         ("CAT", CAT),

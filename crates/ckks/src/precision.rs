@@ -11,7 +11,7 @@ use crate::evaluator::Evaluator;
 use crate::params::{Parameters, ParametersLiteral};
 use fhe_math::backend::Backend;
 use fhe_math::fft::Complex64;
-use rlwe::{Ciphertext, encrypt};
+use rlwe::Ciphertext;
 
 /// `-log2` of the largest absolute difference between `got` and `want`.
 pub fn precision_bits(got: &[Complex64], want: &[Complex64]) -> f64 {
@@ -97,19 +97,17 @@ pub fn measure<B: Backend>(ctx: &Context<B>, seed: u64, chain: bool) -> Result<P
     let pk = kg.public_key(&sk)?;
     let rlk = kg.relin_key(&sk)?;
     let gk = kg.galois_keys(&sk, &eval.galois_elements(&[1], true))?;
-    let be = ctx.backend();
     let slots = enc.max_slots();
     let top = ctx.params().max_level();
     let mut rng = InputGenerator::new(seed);
     let x = rng.real(slots);
     let y = rng.real(slots);
-    let decrypt = |ct: &Ciphertext<B>| -> Result<Vec<Complex64>> {
-        enc.decode(&encrypt::decrypt(be, &sk, ct)?)
-    };
+    let decrypt =
+        |ct: &Ciphertext<B>| -> Result<Vec<Complex64>> { enc.decode(&ctx.decrypt(&sk, ct)?) };
 
-    let cx = encrypt::encrypt_pk(be, &pk, &enc.encode(&x, top)?)?;
-    let cy = encrypt::encrypt_pk(be, &pk, &enc.encode(&y, top)?)?;
-    let c_sk = encrypt::encrypt_sk(be, &sk, &enc.encode(&x, top)?)?;
+    let cx = ctx.encrypt_pk(&pk, &enc.encode(&x, top)?)?;
+    let cy = ctx.encrypt_pk(&pk, &enc.encode(&y, top)?)?;
+    let c_sk = ctx.encrypt_sk(&sk, &enc.encode(&x, top)?)?;
     let sum: Vec<Complex64> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
     let prod: Vec<Complex64> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
     let rotated: Vec<Complex64> = (0..slots).map(|j| x[(j + 1) % slots]).collect();
@@ -127,11 +125,11 @@ pub fn measure<B: Backend>(ctx: &Context<B>, seed: u64, chain: bool) -> Result<P
     };
     if chain && top >= 10 {
         let mut want = rng.unit_complex(slots);
-        let mut ct = encrypt::encrypt_pk(be, &pk, &enc.encode(&want, top)?)?;
+        let mut ct = ctx.encrypt_pk(&pk, &enc.encode(&want, top)?)?;
         let mut worst = f64::INFINITY;
         for _ in 0..10 {
             let factor = rng.unit_complex(slots);
-            let cf = encrypt::encrypt_pk(be, &pk, &enc.encode(&factor, ct.meta.level)?)?;
+            let cf = ctx.encrypt_pk(&pk, &enc.encode(&factor, ct.level())?)?;
             ct = eval.mul_relin_rescale(&ct, &cf, &rlk)?;
             want = want.iter().zip(&factor).map(|(a, b)| a * b).collect();
             worst = worst.min(precision_bits(&decrypt(&ct)?, &want));

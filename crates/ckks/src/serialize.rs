@@ -96,7 +96,7 @@ impl<B: Backend> Context<B> {
 
     /// Serializes a plaintext (metadata and limbs at its level).
     pub fn plaintext_to_bytes(&self, pt: &Plaintext<B>) -> Result<Vec<u8>> {
-        self.check_writes("serialize a plaintext", pt.meta.fingerprint)?;
+        self.check_writes("serialize a plaintext", pt.fingerprint())?;
         Ok(ser::plaintext_to_bytes(self.backend(), pt)?)
     }
 
@@ -112,7 +112,7 @@ impl<B: Backend> Context<B> {
     /// Serializes a ciphertext (metadata and limbs at its level; a fresh secret-key ciphertext
     /// stores `c_0` and the seed of `c_1`, about half the size).
     pub fn ciphertext_to_bytes(&self, ct: &Ciphertext<B>) -> Result<Vec<u8>> {
-        self.check_writes("serialize a ciphertext", ct.meta.fingerprint)?;
+        self.check_writes("serialize a ciphertext", ct.fingerprint())?;
         Ok(ser::ciphertext_to_bytes(self.backend(), ct)?)
     }
 

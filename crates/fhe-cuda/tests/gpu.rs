@@ -927,7 +927,7 @@ fn ckks_run<B: Backend>(ctx: ckks::Context<B>) -> (Vec<RnsPoly>, Vec<fhe_math::f
             x[j] * y[j]
         );
     }
-    let polys = [&cx.poly, &cy.poly, &prod.poly, &rot.poly, &pt.poly]
+    let polys = [cx.poly(), cy.poly(), prod.poly(), rot.poly(), pt.poly()]
         .iter()
         .map(|p| be.download(p).unwrap())
         .collect();

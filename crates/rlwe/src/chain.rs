@@ -167,6 +167,163 @@ pub fn check_rebuilt(stored: ChainId<'_>, rebuilt: ChainId<'_>) -> Result<(), St
     Ok(())
 }
 
+/// The prime chain of a scheme's parameter set: what building its ring and binding a backend
+/// to it need (implemented by `ckks::Parameters` and `bgv::Parameters`).
+pub trait PrimeChain {
+    /// The ring degree `N`.
+    fn n(&self) -> usize;
+    /// The ciphertext primes `q_0 … q_L`.
+    fn moduli_q(&self) -> &[u64];
+    /// The special primes `p_0 … p_{K-1}`.
+    fn moduli_p(&self) -> &[u64];
+    /// The key-switching digits (ranges of indices into the ciphertext primes).
+    fn digits(&self) -> Vec<Range<usize>>;
+}
+
+/// The accessors and the blob round trip that every scheme's `Parameters` shares, expanded
+/// inside its `impl Parameters` block. The type needs the fields `literal` (with `log_n`, `dnum`
+/// and `security`), `n`, `moduli_q`, `moduli_p`, `digits`, `log2_q`, `log2_p` and
+/// `fingerprint`, and the call site needs `Result` (with `From<rlwe::Error>`), `Security`,
+/// `ParametersLiteral`, `ParametersWire` (`From<Parameters>`, and `Parameters: TryFrom` of it)
+/// and `MAX_PARAMETERS_BLOB` in scope.
+#[macro_export]
+macro_rules! chain_parameter_accessors {
+    () => {
+        /// The ring degree `N`.
+        pub fn n(&self) -> usize {
+            self.n
+        }
+
+        /// log2 of the ring degree.
+        pub fn log_n(&self) -> u32 {
+            self.literal.log_n
+        }
+
+        /// The top level `L`; a ciphertext at level `l` has limbs `0..=l`.
+        pub fn max_level(&self) -> usize {
+            self.moduli_q.len() - 1
+        }
+
+        /// The chain's identity (primes and fingerprint), as `rlwe::chain::check_rebuilt`
+        /// compares it.
+        pub fn chain_id(&self) -> $crate::chain::ChainId<'_> {
+            $crate::chain::ChainId::new(&self.moduli_q, &self.moduli_p, self.fingerprint)
+        }
+
+        /// The ciphertext primes `q_0 … q_L` (index = level of the prime).
+        pub fn moduli_q(&self) -> &[u64] {
+            &self.moduli_q
+        }
+
+        /// The special primes `p_0 … p_{K-1}`.
+        pub fn moduli_p(&self) -> &[u64] {
+            &self.moduli_p
+        }
+
+        /// The key-switching digits: ranges of indices into [`moduli_q`](Self::moduli_q),
+        /// each `ceil((L + 1) / dnum)` primes long except possibly the last.
+        pub fn digits(&self) -> Vec<std::ops::Range<usize>> {
+            self.digits.clone()
+        }
+
+        /// The number of key-switching digits.
+        pub fn dnum(&self) -> usize {
+            self.literal.dnum
+        }
+
+        /// log2 Q, the sum of log2 of the ciphertext primes.
+        pub fn log2_q(&self) -> f64 {
+            self.log2_q
+        }
+
+        /// log2 P, the sum of log2 of the special primes.
+        pub fn log2_p(&self) -> f64 {
+            self.log2_p
+        }
+
+        /// log2 QP, the size of the full key-switching modulus (what the security bound
+        /// limits).
+        pub fn log2_qp(&self) -> f64 {
+            self.log2_q + self.log2_p
+        }
+
+        /// The literal these parameters were built from.
+        pub fn literal(&self) -> &ParametersLiteral {
+            &self.literal
+        }
+
+        /// The security requirement they were checked against.
+        pub fn security(&self) -> Security {
+            self.literal.security
+        }
+
+        /// Serializes as an [`rlwe::wire`] blob of kind `BlobKind::Parameters`.
+        pub fn to_bytes(&self) -> Result<Vec<u8>> {
+            Ok($crate::wire::encode(
+                $crate::wire::BlobKind::Parameters,
+                &ParametersWire::from(self.clone()),
+            )?)
+        }
+
+        /// Reads a parameters blob (at most `MAX_PARAMETERS_BLOB` bytes), rebuilds the
+        /// parameters from the stored literal (and scheme tag) and checks that the stored
+        /// primes and fingerprint match.
+        pub fn from_bytes(bytes: &[u8]) -> Result<std::sync::Arc<Parameters>> {
+            let w: ParametersWire = $crate::wire::decode(
+                $crate::wire::BlobKind::Parameters,
+                bytes,
+                MAX_PARAMETERS_BLOB,
+            )?;
+            Ok(std::sync::Arc::new(Parameters::try_from(w)?))
+        }
+    };
+}
+
+/// Implements [`PrimeChain`] for a parameter type by its inherent methods of the same names
+/// (`n`, `moduli_q`, `moduli_p`, `digits`).
+#[macro_export]
+macro_rules! impl_prime_chain {
+    ($params:ty) => {
+        impl $crate::chain::PrimeChain for $params {
+            fn n(&self) -> usize {
+                <$params>::n(self)
+            }
+
+            fn moduli_q(&self) -> &[u64] {
+                <$params>::moduli_q(self)
+            }
+
+            fn moduli_p(&self) -> &[u64] {
+                <$params>::moduli_p(self)
+            }
+
+            fn digits(&self) -> Vec<std::ops::Range<usize>> {
+                <$params>::digits(self)
+            }
+        }
+    };
+}
+
+/// The RNS ring of a parameter set (primes, NTT tables, key-switching tables).
+pub fn ring_of(chain: &impl PrimeChain) -> fhe_math::Result<std::sync::Arc<RingContext>> {
+    RingContext::new(
+        chain.n(),
+        chain.moduli_q(),
+        chain.moduli_p(),
+        chain.digits(),
+    )
+}
+
+/// Whether `backend` computes on the ring of `chain` ([`ring_matches`]).
+pub fn backend_fits<B: fhe_math::backend::Backend>(backend: &B, chain: &impl PrimeChain) -> bool {
+    ring_matches(
+        backend.ring(),
+        chain.n(),
+        chain.moduli_q(),
+        chain.moduli_p(),
+    )
+}
+
 /// Whether `ring` has degree `n` and exactly the ciphertext primes `moduli_q` and the special
 /// primes `moduli_p` (a backend bound to a parameter set must compute on its ring).
 pub fn ring_matches(ring: &RingContext, n: usize, moduli_q: &[u64], moduli_p: &[u64]) -> bool {

@@ -104,6 +104,35 @@ pub enum Error {
     },
 }
 
+/// Why a scale cannot be carried by a plaintext or ciphertext at a level (see
+/// [`crate::ciphertext::check_scale`]). The scheme crates wrap it in their own errors; loading
+/// reports it as [`Error::Malformed`].
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum ScaleError {
+    /// The scale is NaN, infinite, zero or negative.
+    #[error("scale {scale} is not finite and positive")]
+    NotFinite {
+        /// The scale.
+        scale: f64,
+    },
+    /// The scale is below 1 (beyond f64 round-off): the message has lost its integer part.
+    #[error("scale {scale:e} is below 1")]
+    BelowOne {
+        /// The scale.
+        scale: f64,
+    },
+    /// The scale is at least the modulus `Q_l = q_0·…·q_l` of the level: no message fits.
+    #[error("scale 2^{log2_scale:.1} exceeds the modulus at level {level} (2^{log2_modulus:.1})")]
+    ExceedsModulus {
+        /// log2 of the scale.
+        log2_scale: f64,
+        /// The level.
+        level: usize,
+        /// log2 of `Q_l`.
+        log2_modulus: f64,
+    },
+}
+
 /// Result with the RLWE layer's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -20,7 +20,8 @@
 //! bytes, size over [`max_blob_len`]); a fingerprint other than the expected one
 //! ([`Error::ParameterMismatch`]); and content errors ([`Error::Malformed`]): level above the
 //! top level, wrong component, digit or limb counts, limbs not of length `N`, residues not
-//! below their slot's modulus, a scale that is not finite and positive, ciphertexts not in NTT
+//! below their slot's modulus, a scale that is not finite, below 1 or not below `Q_l` of its
+//! level ([`crate::ciphertext::check_scale`]), ciphertexts not in NTT
 //! form, Galois elements that are even, `>= 2N` or repeated.
 //!
 //! The functions are generic over the backend; the loading ones take the fingerprint of the
@@ -231,13 +232,8 @@ fn check_meta(ring: &RingContext, kind: BlobKind, meta: &Meta, expected_fp: u64)
             ),
         ));
     }
-    if !(meta.scale.is_finite() && meta.scale > 0.0) {
-        return Err(malformed(
-            kind,
-            format!("scale {} is not finite and positive", meta.scale),
-        ));
-    }
-    Ok(())
+    crate::ciphertext::check_scale(ring, meta.level, meta.scale)
+        .map_err(|e| malformed(kind, e.to_string()))
 }
 
 /// Fills component `c` of `host` at `slots` from validated limbs.

@@ -3,7 +3,6 @@
 
 use super::{Lcg, PresetResult, R, Row, Timer, Timing, log_timing};
 use gpufhe::bgv::context::ring_for;
-use gpufhe::bgv::testing::random_values;
 use gpufhe::bgv::{ParametersLiteral, RowRotations, params};
 use gpufhe::cuda::{CudaBackend, Device};
 use serde_json::json;
@@ -63,8 +62,10 @@ macro_rules! integer_bench {
             let random_step = 2 + (rng.next() % (n as u64 / 2 - 2)) as i64;
             let gk = kg.galois_keys(&sk, &eval.galois_elements(&[1, random_step], true)?)?;
             let dec = s::Decryptor::new(&ctx, &sk);
-            let x = random_values(seed, n, t);
-            let y = random_values(seed + 1, n, t);
+            // Inputs from the bench's own generator (the test-support crate is a dev-dependency,
+            // which a binary cannot use).
+            let x: Vec<u64> = (0..n).map(|_| rng.next() % t).collect();
+            let y: Vec<u64> = (0..n).map(|_| rng.next() % t).collect();
             let px = enc.encode(&x, top)?;
             let py = enc.encode(&y, top)?;
             let cx = ctx.encrypt_pk(&pk, &px)?;

@@ -358,7 +358,7 @@ fn bench_preset(
     let py = enc.encode(&y, top)?;
     let cx = encrypt::encrypt_pk(be, &pk, &px)?;
     let cy = encrypt::encrypt_pk(be, &pk, &py)?;
-    let host_pt = be.download(&px.poly)?;
+    let host_pt = be.download(px.poly())?;
     be.synchronize()?;
     let setup_s = t_setup.elapsed().as_secs_f64();
 
@@ -503,7 +503,7 @@ fn bench_preset(
         "ntt",
         timer.time(
             reps,
-            || Ok(be.duplicate(&cx.poly)?),
+            || Ok(be.duplicate(cx.poly())?),
             |mut p| {
                 be.ntt(&mut p)?;
                 Ok(p)
@@ -515,7 +515,7 @@ fn bench_preset(
     push(
         "key_switch",
         timer.time(reps, none, |_| {
-            Ok(be.key_switch(&cx.poly, 1, &rlk.0.poly, None)?)
+            Ok(be.key_switch(cx.poly(), 1, &rlk.0.poly, None)?)
         })?,
         reps,
         Some(floor(lq + ks_limbs + 2 * lq)),
@@ -523,11 +523,11 @@ fn bench_preset(
     // Breakdown of key switching into the Backend's parts (same inputs as key_switch).
     push(
         "ks_mod_up",
-        timer.time(reps, none, |_| Ok(be.mod_up(&cx.poly, 1)?))?,
+        timer.time(reps, none, |_| Ok(be.mod_up(cx.poly(), 1)?))?,
         reps,
         Some(floor(lq + d * (lq + k))),
     );
-    let ext = be.mod_up(&cx.poly, 1)?;
+    let ext = be.mod_up(cx.poly(), 1)?;
     let acc_shape = Shape {
         components: 2,
         level: top,
@@ -584,7 +584,7 @@ fn bench_preset(
         "intt",
         timer.time(
             reps,
-            || Ok(be.duplicate(&cx.poly)?),
+            || Ok(be.duplicate(cx.poly())?),
             |mut p| {
                 be.intt(&mut p)?;
                 Ok(p)
@@ -600,7 +600,7 @@ fn bench_preset(
             reps,
             || Ok(be.zeros(out_shape)?),
             |mut out| {
-                be.automorphism_into(&cx.poly, g1, &mut out, 2)?;
+                be.automorphism_into(cx.poly(), g1, &mut out, 2)?;
                 Ok(out)
             },
         )?,
@@ -643,7 +643,7 @@ fn bench_preset(
     let pk_bytes = buffer_bytes(be, be.shape(&pk.poly));
     let rlk_bytes = buffer_bytes(be, be.shape(&rlk.0.poly));
     let gk_bytes = buffer_bytes(be, be.shape(&gk.keys.values().next().ok_or("no key")?.poly));
-    let ct_bytes = buffer_bytes(be, be.shape(&cx.poly));
+    let ct_bytes = buffer_bytes(be, be.shape(cx.poly()));
     let keys = json!({
         "preset": name,
         "ciphertext_bytes": ct_bytes,

@@ -135,8 +135,8 @@ fn round_trips() {
     let pt2 = ctx
         .plaintext_from_bytes(&ctx.plaintext_to_bytes(&pt).unwrap())
         .unwrap();
-    assert_eq!(pt2.meta, pt.meta);
-    assert_eq!(active(be, &pt2.poly), active(be, &pt.poly));
+    assert_eq!(pt2.meta(), pt.meta());
+    assert_eq!(active(be, pt2.poly()), active(be, pt.poly()));
     assert_eq!(s.enc.decode(&pt2).unwrap(), s.enc.decode(&pt).unwrap());
 
     // Ciphertexts: public-key, seeded secret-key, 3-component, after rescale (lower level).
@@ -148,9 +148,9 @@ fn round_trips() {
     for ct in [&a, &b, &prod, &low, &pk_enc] {
         let bytes = ctx.ciphertext_to_bytes(ct).unwrap();
         let back = ctx.ciphertext_from_bytes(&bytes).unwrap();
-        assert_eq!(back.meta, ct.meta);
-        assert_eq!(back.seed, ct.seed);
-        assert_eq!(active(be, &back.poly), active(be, &ct.poly));
+        assert_eq!(back.meta(), ct.meta());
+        assert_eq!(back.seed(), ct.seed());
+        assert_eq!(active(be, back.poly()), active(be, ct.poly()));
         // Bit-identical decryptions, with the original and the round-tripped secret key.
         let want = s.decrypt(&s.sk, ct);
         assert_eq!(s.decrypt(&s.sk, &back), want);
@@ -161,13 +161,13 @@ fn round_trips() {
     // Loaded keys compute bit-identical results.
     let x = s.eval.mul_relin(&a, &b, &s.rlk).unwrap();
     let y = s.eval.mul_relin(&a, &b, &rlk).unwrap();
-    assert_eq!(active(be, &x.poly), active(be, &y.poly));
+    assert_eq!(active(be, x.poly()), active(be, y.poly()));
     let x = s.eval.rotate(&a, 1, &s.gk).unwrap();
     let y = s.eval.rotate(&a, 1, &gk).unwrap();
-    assert_eq!(active(be, &x.poly), active(be, &y.poly));
+    assert_eq!(active(be, x.poly()), active(be, y.poly()));
     let x = s.eval.conjugate(&b, &s.gk).unwrap();
     let y = s.eval.conjugate(&b, &gk).unwrap();
-    assert_eq!(active(be, &x.poly), active(be, &y.poly));
+    assert_eq!(active(be, x.poly()), active(be, y.poly()));
 }
 
 /// Measures blob sizes at N13 and checks the halving from seeds.

@@ -1,4 +1,7 @@
-//! Deterministic inputs for tests, examples and benchmarks (SplitMix64; not for secrets).
+//! Test support for the workspace (not published; a dev-dependency only): deterministic inputs
+//! (SplitMix64; not for secrets), the fixed-seed keys every BGV/BFV/CKKS comparison test
+//! shares, and the plaintext references of the integer schemes' slot operations. It was
+//! `bgv::testing`, which shipped test helpers inside the library.
 
 /// A SplitMix64 stream.
 #[derive(Clone, Debug)]
