@@ -7,7 +7,7 @@
 use crate::noise::BfvNoise;
 use crate::{BFV_TAG, Ciphertext, Error, Parameters, Plaintext, Result};
 use fhe_math::ScaleRoundTables;
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::sampler::Seed;
 use num_bigint::BigUint;
@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 /// BFV parameters bound to a backend.
 #[derive(Clone)]
-pub struct Context<B: Backend> {
+pub struct Context<B: IntegerBackend> {
     inner: bgv::Context<B>,
     /// `[Δ_l]_{q_i}` for `i ≤ l`, per level `l`.
     delta: Arc<Vec<Vec<u64>>>,
@@ -35,7 +35,7 @@ impl Context<CpuBackend> {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: IntegerBackend> Context<B> {
     /// A context on an already built backend (its ring must be this parameter set's); the
     /// parameters must carry the BFV tag (built with [`crate::params::new`]).
     pub fn with_backend(params: Arc<Parameters>, backend: B) -> Result<Self> {

@@ -23,19 +23,19 @@ use crate::{Ciphertext, Context, Result};
 use bgv::decryptor::{DecoderCache, phase_on_backend};
 #[cfg(test)]
 use fhe_math::RnsPoly;
-use fhe_math::backend::{Backend, noise_max_log2};
+use fhe_math::backend::{IntegerBackend, noise_max_log2};
 use fhe_math::crt_decode::DecodeMode;
 use fhe_math::ntt::NttTable;
 use rlwe::SecretKey;
 
 /// Decrypts BFV ciphertexts of one context with one secret key.
-pub struct Decryptor<'a, B: Backend> {
+pub struct Decryptor<'a, B: IntegerBackend> {
     ctx: Context<B>,
     sk: &'a SecretKey<B>,
     decoders: DecoderCache,
 }
 
-impl<'a, B: Backend> Decryptor<'a, B> {
+impl<'a, B: IntegerBackend> Decryptor<'a, B> {
     /// A decryptor for `sk` in the context.
     pub fn new(ctx: &Context<B>, sk: &'a SecretKey<B>) -> Self {
         let params = ctx.params();

@@ -42,16 +42,16 @@
 use crate::{Ciphertext, Context, Error, Plaintext, Result};
 use bgv::evaluator::{combine_checked, combine_checked_new, pow_by_squaring};
 use bgv::noise::check_capacity;
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use rlwe::ciphertext::{check_two_components, scalar_residues};
 use rlwe::{RelinKey, SwitchingKey, keyswitch};
 
 /// Evaluates operations on BFV ciphertexts of one context.
-pub struct Evaluator<B: Backend> {
+pub struct Evaluator<B: IntegerBackend> {
     ctx: Context<B>,
 }
 
-impl<B: Backend> Evaluator<B> {
+impl<B: IntegerBackend> Evaluator<B> {
     /// An evaluator for the context.
     pub fn new(ctx: &Context<B>) -> Self {
         Evaluator { ctx: ctx.clone() }
@@ -408,7 +408,7 @@ impl<B: Backend> Evaluator<B> {
             .noise()
             .after_key_switch_at(a.noise_bits(), a.level());
         self.check_noise(op, bits, a.level())?;
-        let inner = keyswitch::relinearize(self.be(), a.into_parts().0, rlk, false)?;
+        let inner = keyswitch::relinearize_any_form(self.be(), a.into_parts().0, rlk)?;
         Ciphertext::new(self.ctx.bgv(), inner, 1, bits)
     }
 
@@ -434,7 +434,7 @@ impl<B: Backend> Evaluator<B> {
     }
 }
 
-impl<B: Backend> bgv::RowRotations<B> for Evaluator<B> {
+impl<B: IntegerBackend> bgv::RowRotations<B> for Evaluator<B> {
     fn rotation_backend(&self) -> &B {
         self.be()
     }

@@ -16,7 +16,7 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use fhe_math::poly::Shape;
 use fhe_math::sampler::Seed;
 use rlwe::wire::{self, BlobKind};
@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Its fields are private: [`Ciphertext::new`] checks them, and the RLWE part keeps its own
 /// metadata consistent ([`rlwe::Ciphertext`]).
-pub struct Ciphertext<B: Backend> {
+pub struct Ciphertext<B: IntegerBackend> {
     /// The RLWE ciphertext (NTT form; BFV products may be in coefficient form).
     pub(crate) inner: rlwe::Ciphertext<B>,
     /// The correction factor `f` (mod `t`): the ciphertext decrypts to `f·m`.
@@ -35,7 +35,7 @@ pub struct Ciphertext<B: Backend> {
     pub(crate) noise_bits: f64,
 }
 
-impl<B: Backend> Ciphertext<B> {
+impl<B: IntegerBackend> Ciphertext<B> {
     /// A ciphertext of `ctx` from its RLWE part, correction factor `f` and noise bound (log2):
     /// an error unless `inner` was made under `ctx`'s parameters, at scale 1, `factor` is
     /// invertible modulo `t` (and below it) and the bound is finite.
@@ -278,7 +278,7 @@ struct CiphertextWire {
 ///
 /// Built only by the [`crate::Encoder`] (its fields are private), so the lifted polynomial,
 /// the coefficients and the norm always describe one message.
-pub struct Plaintext<B: Backend> {
+pub struct Plaintext<B: IntegerBackend> {
     /// The lifted polynomial: centred coefficients of `m` reduced mod `q_0..q_l`, NTT form.
     pub(crate) inner: rlwe::Plaintext<B>,
     /// The message coefficients in `[0, t)` (`N` of them).
@@ -288,7 +288,7 @@ pub struct Plaintext<B: Backend> {
     pub(crate) norm_bits: f64,
 }
 
-impl<B: Backend> Plaintext<B> {
+impl<B: IntegerBackend> Plaintext<B> {
     /// The level it is encoded at.
     pub fn level(&self) -> usize {
         self.inner.level()

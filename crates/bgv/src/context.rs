@@ -6,7 +6,7 @@ use crate::encoding::PlainModulus;
 use crate::error::{Error, Result};
 use crate::noise::NoiseModel;
 use crate::params::Parameters;
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::Seed;
@@ -21,7 +21,7 @@ pub fn ring_for(params: &Parameters) -> Result<Arc<RingContext>> {
 
 /// BGV parameters with the backend that computes on them.
 #[derive(Clone)]
-pub struct Context<B: Backend> {
+pub struct Context<B: IntegerBackend> {
     params: Arc<Parameters>,
     backend: B,
     plain: PlainModulus,
@@ -36,7 +36,7 @@ impl Context<CpuBackend> {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: IntegerBackend> Context<B> {
     /// A context on an already built backend; the backend's ring must be this parameter set's.
     pub fn with_backend(params: Arc<Parameters>, backend: B) -> Result<Self> {
         if !rlwe::chain::backend_fits(&backend, params.as_ref()) {

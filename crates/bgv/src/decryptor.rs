@@ -20,7 +20,7 @@
 use crate::ciphertext::Ciphertext;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use fhe_math::backend::{Backend, noise_max_log2};
+use fhe_math::backend::{IntegerBackend, noise_max_log2};
 use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use fhe_math::ntt::NttTable;
 use fhe_math::{Modulus, RnsPoly};
@@ -56,7 +56,7 @@ impl DecoderCache {
     /// BGV's centred lift), transformed by `ntt` when given ([`Backend::decode_mod_t_ntt`]):
     /// the phase stays on the backend and only the results cross. An error when the budget is
     /// exhausted.
-    pub fn decrypt_decode<B: Backend>(
+    pub fn decrypt_decode<B: IntegerBackend>(
         &self,
         backend: &B,
         sk: &SecretKey<B>,
@@ -102,7 +102,7 @@ pub fn phase_limbs(v: &RnsPoly) -> Vec<&[u64]> {
 
 /// The phase `c_0 + c_1·s (+ c_2·s²)` of `ct` at its level, coefficient form, left on the
 /// backend.
-pub fn phase_on_backend<B: Backend>(
+pub fn phase_on_backend<B: IntegerBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     ct: &rlwe::Ciphertext<B>,
@@ -123,13 +123,13 @@ pub fn check_budget(f: &NoiseFraction) -> Result<()> {
 }
 
 /// Decrypts ciphertexts of one context with one secret key.
-pub struct Decryptor<'a, B: Backend> {
+pub struct Decryptor<'a, B: IntegerBackend> {
     ctx: Context<B>,
     sk: &'a SecretKey<B>,
     decoders: DecoderCache,
 }
 
-impl<'a, B: Backend> Decryptor<'a, B> {
+impl<'a, B: IntegerBackend> Decryptor<'a, B> {
     /// A decryptor for `sk` in the context.
     pub fn new(ctx: &Context<B>, sk: &'a SecretKey<B>) -> Self {
         let params = ctx.params();

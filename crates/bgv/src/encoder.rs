@@ -10,15 +10,15 @@ use crate::ciphertext::Plaintext;
 use crate::context::Context;
 use crate::encoding::SlotInput;
 use crate::error::{Error, Result};
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use rlwe::Meta;
 
 /// Encodes and decodes BGV plaintexts.
-pub struct Encoder<B: Backend> {
+pub struct Encoder<B: IntegerBackend> {
     ctx: Context<B>,
 }
 
-impl<B: Backend> Encoder<B> {
+impl<B: IntegerBackend> Encoder<B> {
     /// An encoder for the context.
     pub fn new(ctx: &Context<B>) -> Self {
         Encoder { ctx: ctx.clone() }

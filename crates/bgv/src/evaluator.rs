@@ -33,14 +33,14 @@ use crate::context::Context;
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
 use crate::noise::{add_bits, check_capacity};
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use rlwe::ciphertext::{check_two_components, scalar_residues};
 use rlwe::{RelinKey, SwitchingKey, keyswitch};
 
 /// `a^k` for `k >= 1` by square-and-multiply, left to right: `floor(log2 k)` squarings
 /// `mul_relin(acc, acc)` and `popcount(k) - 1` multiplications `mul_relin(acc, a)`. The
 /// exponentiation of the BGV and BFV evaluators (each passes its own `mul_relin`).
-pub fn pow_by_squaring<B: Backend>(
+pub fn pow_by_squaring<B: IntegerBackend>(
     backend: &B,
     a: &Ciphertext<B>,
     k: u64,
@@ -65,7 +65,7 @@ pub fn pow_by_squaring<B: Backend>(
 /// `a ± b` in place for operands already checked and brought to one level and factor: the
 /// bound of the sum is checked against `capacity` (that of `a`'s level) before `a` changes.
 /// The addition of the BGV and BFV evaluators.
-pub fn combine_checked<B: Backend>(
+pub fn combine_checked<B: IntegerBackend>(
     backend: &B,
     op: &'static str,
     a: &mut Ciphertext<B>,
@@ -83,7 +83,7 @@ pub fn combine_checked<B: Backend>(
 
 /// [`combine_checked`] as a new ciphertext (`a` unchanged): one pass on a backend that
 /// overrides [`Backend::add_new`].
-pub fn combine_checked_new<B: Backend>(
+pub fn combine_checked_new<B: IntegerBackend>(
     backend: &B,
     op: &'static str,
     a: &Ciphertext<B>,
@@ -103,12 +103,12 @@ pub fn combine_checked_new<B: Backend>(
 }
 
 /// Evaluates operations on BGV ciphertexts of one context.
-pub struct Evaluator<B: Backend> {
+pub struct Evaluator<B: IntegerBackend> {
     ctx: Context<B>,
     encoder: Encoder<B>,
 }
 
-impl<B: Backend> Evaluator<B> {
+impl<B: IntegerBackend> Evaluator<B> {
     /// An evaluator for the context.
     pub fn new(ctx: &Context<B>) -> Self {
         Evaluator {
@@ -626,7 +626,7 @@ impl<B: Backend> Evaluator<B> {
     }
 }
 
-impl<B: Backend> crate::rotations::RowRotations<B> for Evaluator<B> {
+impl<B: IntegerBackend> crate::rotations::RowRotations<B> for Evaluator<B> {
     fn rotation_backend(&self) -> &B {
         self.be()
     }

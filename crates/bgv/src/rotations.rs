@@ -4,13 +4,13 @@
 
 use crate::ciphertext::Ciphertext;
 use crate::error::Result;
-use fhe_math::backend::Backend;
+use fhe_math::backend::IntegerBackend;
 use rlwe::{GaloisKeys, SwitchingKey};
 
 /// Rotations of the `2 × N/2` slot matrix. Implementors provide the slot structure and the
 /// hoisted Galois key switch; rotating by any step, hoisting, column swaps and the key element
 /// lists come from the default methods.
-pub trait RowRotations<B: Backend> {
+pub trait RowRotations<B: IntegerBackend> {
     /// The backend (for copies of unrotated ciphertexts).
     fn rotation_backend(&self) -> &B;
 

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::params::Parameters;
-use fhe_math::backend::Backend;
+use fhe_math::backend::KeySwitchBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::Seed;
@@ -17,7 +17,7 @@ pub fn ring_for(params: &Parameters) -> Result<Arc<RingContext>> {
 
 /// CKKS parameters with the backend that computes on them.
 #[derive(Clone)]
-pub struct Context<B: Backend> {
+pub struct Context<B: KeySwitchBackend> {
     params: Arc<Parameters>,
     backend: B,
 }
@@ -33,7 +33,7 @@ impl Context<CpuBackend> {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: KeySwitchBackend> Context<B> {
     /// A context on an already built backend; the backend's ring must be this parameter set's.
     pub fn with_backend(params: Arc<Parameters>, backend: B) -> Result<Self> {
         if !rlwe::chain::backend_fits(&backend, params.as_ref()) {

@@ -8,7 +8,7 @@
 use crate::context::Context;
 use crate::error::{Error, Result};
 use fhe_math::Modulus;
-use fhe_math::backend::Backend;
+use fhe_math::backend::KeySwitchBackend;
 use fhe_math::fft::{Complex64, SpecialFft};
 use fhe_math::rns::RnsBasis;
 use rayon::prelude::*;
@@ -31,14 +31,14 @@ fn round_to_i64(x: f64) -> Option<i64> {
 }
 
 /// Encodes and decodes CKKS plaintexts.
-pub struct Encoder<B: Backend> {
+pub struct Encoder<B: KeySwitchBackend> {
     ctx: Context<B>,
     fft: SpecialFft,
     /// CRT bases `q_0..q_l` for each level, for decoding.
     bases: Vec<RnsBasis>,
 }
 
-impl<B: Backend> Encoder<B> {
+impl<B: KeySwitchBackend> Encoder<B> {
     /// An encoder for the context.
     pub fn new(ctx: &Context<B>) -> Result<Self> {
         let params = ctx.params();

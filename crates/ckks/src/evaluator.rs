@@ -12,7 +12,7 @@
 use crate::context::Context;
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
-use fhe_math::backend::Backend;
+use fhe_math::backend::KeySwitchBackend;
 use fhe_math::fft::Complex64;
 use fhe_math::galois;
 use rlwe::{Ciphertext, GaloisKeys, Plaintext, RelinKey, keyswitch};
@@ -24,7 +24,7 @@ pub const SCALE_TOLERANCE: f64 = rlwe::ciphertext::SCALE_TOLERANCE;
 pub const ROTATION_GENERATOR: u64 = 5;
 
 /// Evaluates operations on ciphertexts of one context.
-pub struct Evaluator<B: Backend> {
+pub struct Evaluator<B: KeySwitchBackend> {
     ctx: Context<B>,
     encoder: Encoder<B>,
 }
@@ -33,7 +33,7 @@ fn scales_match(a: f64, b: f64) -> bool {
     ((a - b) / b).abs() <= SCALE_TOLERANCE
 }
 
-impl<B: Backend> Evaluator<B> {
+impl<B: KeySwitchBackend> Evaluator<B> {
     /// An evaluator for the context.
     pub fn new(ctx: &Context<B>) -> Result<Self> {
         Ok(Evaluator {
@@ -277,7 +277,7 @@ impl<B: Backend> Evaluator<B> {
         let meta = self.rescaled_meta(a)?;
         // Into a new buffer (`Backend::rescaled_mod_t`: the GPU reads `a` in the rescale's own
         // passes instead of copying it first).
-        let poly = self.be().rescaled_mod_t(a.poly(), 1)?;
+        let poly = self.be().rescaled(a.poly())?;
         Ok(Ciphertext::new(self.be(), poly, meta)?)
     }
 

@@ -9,7 +9,7 @@ use crate::encoder::Encoder;
 use crate::error::Result;
 use crate::evaluator::Evaluator;
 use crate::params::{Parameters, ParametersLiteral};
-use fhe_math::backend::Backend;
+use fhe_math::backend::KeySwitchBackend;
 use fhe_math::fft::Complex64;
 use rlwe::Ciphertext;
 
@@ -89,7 +89,11 @@ pub fn measure_cpu(lit: &ParametersLiteral, seed: u64, chain: bool) -> Result<Pr
 }
 
 /// [`measure_cpu`] on any backend.
-pub fn measure<B: Backend>(ctx: &Context<B>, seed: u64, chain: bool) -> Result<PrecisionReport> {
+pub fn measure<B: KeySwitchBackend>(
+    ctx: &Context<B>,
+    seed: u64,
+    chain: bool,
+) -> Result<PrecisionReport> {
     let enc = Encoder::new(ctx)?;
     let eval = Evaluator::new(ctx)?;
     let kg = ctx.key_generator();

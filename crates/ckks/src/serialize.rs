@@ -9,12 +9,12 @@
 
 use crate::context::Context;
 use crate::error::Result;
-use fhe_math::backend::Backend;
+use fhe_math::backend::KeySwitchBackend;
 use rlwe::serialize as ser;
 use rlwe::serialize::Zeroizing;
 use rlwe::{Ciphertext, GaloisKeys, Plaintext, PublicKey, RelinKey, SecretKey};
 
-impl<B: Backend> Context<B> {
+impl<B: KeySwitchBackend> Context<B> {
     fn check_writes(&self, op: &'static str, fingerprint: u64) -> Result<()> {
         let own = self.params().fingerprint();
         if fingerprint != own {

@@ -301,6 +301,7 @@ impl RingBackend for AnyBackend {
         fn tensor(a: buf, b: buf) -> poly;
         fn automorphism_into(a: buf, galois: val u64, out: buf_mut, mapped: val usize) -> same Result<()>;
         fn rescale(a: buf_mut) -> same Result<()>;
+        fn rescaled(a: buf) -> poly;
         fn sample_uniform(seed: val &Seed, domain: val Domain, poly_index: val u32, shape: val Shape) -> poly;
         fn sample_ternary(seed: val &Seed, domain: val Domain, poly_index: val u32, shape: val Shape) -> poly;
         fn sample_gaussian(seed: val &Seed, domain: val Domain, poly_index: val u32, shape: val Shape) -> poly;

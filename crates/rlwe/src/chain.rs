@@ -315,7 +315,10 @@ pub fn ring_of(chain: &impl PrimeChain) -> fhe_math::Result<std::sync::Arc<RingC
 }
 
 /// Whether `backend` computes on the ring of `chain` ([`ring_matches`]).
-pub fn backend_fits<B: fhe_math::backend::Backend>(backend: &B, chain: &impl PrimeChain) -> bool {
+pub fn backend_fits<B: fhe_math::backend::RingBackend>(
+    backend: &B,
+    chain: &impl PrimeChain,
+) -> bool {
     ring_matches(
         backend.ring(),
         chain.n(),

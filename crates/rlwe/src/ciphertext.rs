@@ -1,6 +1,6 @@
 //! [`Ciphertext`] and [`Plaintext`]: backend buffers with the metadata every operation checks.
 
-use fhe_math::backend::Backend;
+use fhe_math::backend::RingBackend;
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::Seed;
 
@@ -148,7 +148,7 @@ fn check_buffer(
 /// former shape if it no longer agrees with `meta` either, and the error is returned. Shared by
 /// [`Ciphertext::modify`] and [`Plaintext::modify`].
 #[allow(clippy::too_many_arguments)]
-fn modify_checked<B: Backend, E: Into<crate::Error>>(
+fn modify_checked<B: RingBackend, E: Into<crate::Error>>(
     backend: &B,
     op: &'static str,
     poly: &mut B::Poly,
@@ -261,7 +261,7 @@ macro_rules! buffer_methods {
 /// Its fields are private: [`Ciphertext::new`] checks the metadata against the buffer, and the
 /// only ways to change either ([`Ciphertext::modify`], [`Ciphertext::set_form`]) check again,
 /// so the level, form and scale always describe the data.
-pub struct Ciphertext<B: Backend> {
+pub struct Ciphertext<B: RingBackend> {
     pub(crate) poly: B::Poly,
     pub(crate) meta: Meta,
     /// For a fresh secret-key ciphertext: the seed `c_1` was expanded from (serialized instead
@@ -269,7 +269,7 @@ pub struct Ciphertext<B: Backend> {
     pub(crate) seed: Option<Seed>,
 }
 
-impl<B: Backend> Ciphertext<B> {
+impl<B: RingBackend> Ciphertext<B> {
     /// A ciphertext of the buffer `poly` (2 or 3 components) described by `meta`: an error
     /// unless the buffer is at `meta`'s level (not extended) and the scale can be carried there
     /// ([`check_scale`]). `meta.is_ntt()` must tell the form the data is in.
@@ -347,7 +347,7 @@ impl<B: Backend> Ciphertext<B> {
 }
 
 /// Transforms `poly` to the form `ntt` and records it in `meta`.
-fn set_form<B: Backend>(
+fn set_form<B: RingBackend>(
     backend: &B,
     poly: &mut B::Poly,
     meta: &mut Meta,
@@ -364,12 +364,12 @@ fn set_form<B: Backend>(
 /// A plaintext polynomial (one component) on the backend.
 ///
 /// Its fields are private, checked as [`Ciphertext`]'s are.
-pub struct Plaintext<B: Backend> {
+pub struct Plaintext<B: RingBackend> {
     pub(crate) poly: B::Poly,
     pub(crate) meta: Meta,
 }
 
-impl<B: Backend> Plaintext<B> {
+impl<B: RingBackend> Plaintext<B> {
     /// A plaintext of the one-component buffer `poly` described by `meta` (checked as
     /// [`Ciphertext::new`] checks).
     pub fn new(backend: &B, poly: B::Poly, meta: Meta) -> crate::Result<Self> {
@@ -402,7 +402,7 @@ impl<B: Backend> Plaintext<B> {
 /// `a ± b` in place for ciphertext buffers of 2 or 3 components at `a`'s level: when `b` has
 /// more components, `a` grows (zero components added); when fewer, only `b`'s are combined.
 /// Shared by every scheme's addition and subtraction.
-pub fn combine_components<B: Backend>(
+pub fn combine_components<B: RingBackend>(
     backend: &B,
     a: &mut B::Poly,
     b: &B::Poly,
@@ -444,7 +444,7 @@ pub fn combine_components<B: Backend>(
 
 /// `a ± b` as a new buffer ([`combine_components`] on a copy of `a`): one pass through
 /// [`Backend::add_new`] when both have the same number of components.
-pub fn combined_components<B: Backend>(
+pub fn combined_components<B: RingBackend>(
     backend: &B,
     a: &B::Poly,
     b: &B::Poly,
@@ -460,7 +460,7 @@ pub fn combined_components<B: Backend>(
 
 /// Checks that both operands of a product have 2 components: [`crate::Error::InvalidOperand`]
 /// for `op` otherwise (relinearize first). Shared by every scheme's multiplication.
-pub fn check_two_components<B: Backend>(
+pub fn check_two_components<B: RingBackend>(
     backend: &B,
     op: &'static str,
     a: &B::Poly,

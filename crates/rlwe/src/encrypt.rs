@@ -11,11 +11,11 @@
 use crate::ciphertext::{Ciphertext, Meta, Plaintext};
 use crate::error::{Error, Result, check_same};
 use crate::keys::{PublicKey, SecretKey};
-use fhe_math::backend::Backend;
+use fhe_math::backend::RingBackend;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::sampler::{Domain, Seed};
 
-fn check_plaintext<B: Backend>(pt: &Plaintext<B>) -> Result<()> {
+fn check_plaintext<B: RingBackend>(pt: &Plaintext<B>) -> Result<()> {
     if !pt.meta.ntt {
         return Err(Error::InvalidOperand {
             op: "encrypt",
@@ -26,7 +26,7 @@ fn check_plaintext<B: Backend>(pt: &Plaintext<B>) -> Result<()> {
 }
 
 /// Public-key encryption of `pt` (NTT form) with fresh randomness.
-pub fn encrypt_pk<B: Backend>(
+pub fn encrypt_pk<B: RingBackend>(
     backend: &B,
     pk: &PublicKey<B>,
     pt: &Plaintext<B>,
@@ -35,7 +35,7 @@ pub fn encrypt_pk<B: Backend>(
 }
 
 /// Public-key encryption with the ephemeral `u`, `e_0`, `e_1` expanded from `seed`.
-pub fn encrypt_pk_with_seed<B: Backend>(
+pub fn encrypt_pk_with_seed<B: RingBackend>(
     backend: &B,
     pk: &PublicKey<B>,
     pt: &Plaintext<B>,
@@ -46,7 +46,7 @@ pub fn encrypt_pk_with_seed<B: Backend>(
 
 /// Public-key encryption with errors scaled by `error_factor`:
 /// `c = (b·u + f·e_0 + m, a·u + f·e_1)` (`u`, `e_0`, `e_1` expanded from `seed`).
-pub fn encrypt_pk_with_factor<B: Backend>(
+pub fn encrypt_pk_with_factor<B: RingBackend>(
     backend: &B,
     pk: &PublicKey<B>,
     pt: &Plaintext<B>,
@@ -94,7 +94,7 @@ pub fn encrypt_pk_with_factor<B: Backend>(
 }
 
 /// Secret-key encryption with fresh randomness; the ciphertext keeps the seed of `c_1`.
-pub fn encrypt_sk<B: Backend>(
+pub fn encrypt_sk<B: RingBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     pt: &Plaintext<B>,
@@ -103,7 +103,7 @@ pub fn encrypt_sk<B: Backend>(
 }
 
 /// Secret-key encryption with `a` from `seed_a` and the error from `seed_e`.
-pub fn encrypt_sk_with_seeds<B: Backend>(
+pub fn encrypt_sk_with_seeds<B: RingBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     pt: &Plaintext<B>,
@@ -114,7 +114,7 @@ pub fn encrypt_sk_with_seeds<B: Backend>(
 }
 
 /// Secret-key encryption with the error scaled by `error_factor`: `c = (-a·s + f·e + m, a)`.
-pub fn encrypt_sk_with_factor<B: Backend>(
+pub fn encrypt_sk_with_factor<B: RingBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     pt: &Plaintext<B>,
@@ -155,7 +155,7 @@ pub fn encrypt_sk_with_factor<B: Backend>(
 }
 
 /// Rebuilds `c_1` of a seeded fresh ciphertext: the uniform polynomial of `seed` at `level`.
-pub fn expand_seeded_c1<B: Backend>(backend: &B, seed: &Seed, level: usize) -> Result<B::Poly> {
+pub fn expand_seeded_c1<B: RingBackend>(backend: &B, seed: &Seed, level: usize) -> Result<B::Poly> {
     Ok(backend.sample_uniform(
         seed,
         Domain::PublicA,
@@ -170,7 +170,7 @@ pub fn expand_seeded_c1<B: Backend>(backend: &B, seed: &Seed, level: usize) -> R
 
 /// `c_0 + c_1·s (+ c_2·s²)` in NTT form, at the ciphertext's level (a ciphertext in
 /// coefficient form is transformed on a copy first).
-pub fn decrypt<B: Backend>(
+pub fn decrypt<B: RingBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     ct: &Ciphertext<B>,
@@ -218,7 +218,7 @@ pub fn decrypt<B: Backend>(
 }
 
 /// Decrypts and brings the result to the host in coefficient form.
-pub fn decrypt_to_host<B: Backend>(
+pub fn decrypt_to_host<B: RingBackend>(
     backend: &B,
     sk: &SecretKey<B>,
     ct: &Ciphertext<B>,

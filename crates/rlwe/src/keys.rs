@@ -12,14 +12,14 @@
 //! default factor 1 leaves keys bit-identical to the unscaled ones (CKKS).
 
 use crate::error::{Error, Result};
-use fhe_math::backend::Backend;
+use fhe_math::backend::RingBackend;
 use fhe_math::poly::Shape;
 use fhe_math::sampler::{Domain, Seed};
 use std::collections::BTreeMap;
 
 /// The secret key `s`, ternary, expanded from a 32-byte seed. Its device copy is zeroed and its
 /// seed zeroized when it is dropped.
-pub struct SecretKey<B: Backend> {
+pub struct SecretKey<B: RingBackend> {
     backend: B,
     seed: Seed,
     /// `s` over `Q_L·P`, NTT form, one component.
@@ -27,7 +27,7 @@ pub struct SecretKey<B: Backend> {
     fingerprint: u64,
 }
 
-impl<B: Backend> SecretKey<B> {
+impl<B: RingBackend> SecretKey<B> {
     /// The secret polynomial (NTT form, extended basis).
     pub fn poly(&self) -> &B::Poly {
         &self.poly
@@ -44,14 +44,14 @@ impl<B: Backend> SecretKey<B> {
     }
 }
 
-impl<B: Backend> Drop for SecretKey<B> {
+impl<B: RingBackend> Drop for SecretKey<B> {
     fn drop(&mut self) {
         self.backend.zeroize(&mut self.poly);
     }
 }
 
 /// The public key `(b, a) = (-a·s + e, a)` over `Q_L` in NTT form; `a` comes from a seed.
-pub struct PublicKey<B: Backend> {
+pub struct PublicKey<B: RingBackend> {
     /// Two components `(b, a)`, NTT form, top level.
     pub poly: B::Poly,
     /// Seed of `a`.
@@ -61,7 +61,7 @@ pub struct PublicKey<B: Backend> {
 }
 
 /// A hybrid key-switching key (see the module documentation).
-pub struct SwitchingKey<B: Backend> {
+pub struct SwitchingKey<B: RingBackend> {
     /// `2·dnum` components `(b_0, a_0, b_1, a_1, ...)` over `Q_L·P`, NTT form.
     pub poly: B::Poly,
     /// Seed of the `a_j`.
@@ -71,17 +71,17 @@ pub struct SwitchingKey<B: Backend> {
 }
 
 /// The relinearization key: switches `s²` to `s`.
-pub struct RelinKey<B: Backend>(pub SwitchingKey<B>);
+pub struct RelinKey<B: RingBackend>(pub SwitchingKey<B>);
 
 /// Galois keys indexed by Galois element `g`: each switches `σ_g(s)` to `s`.
-pub struct GaloisKeys<B: Backend> {
+pub struct GaloisKeys<B: RingBackend> {
     /// The keys by Galois element.
     pub keys: BTreeMap<u64, SwitchingKey<B>>,
     /// Fingerprint of the parameters.
     pub fingerprint: u64,
 }
 
-impl<B: Backend> GaloisKeys<B> {
+impl<B: RingBackend> GaloisKeys<B> {
     /// The key for `g`, or an error naming the missing element.
     pub fn get(&self, g: u64, op: &'static str) -> Result<&SwitchingKey<B>> {
         self.keys
@@ -96,7 +96,7 @@ impl<B: Backend> GaloisKeys<B> {
 }
 
 /// Generates keys on a backend for parameters with the given fingerprint.
-pub struct KeyGenerator<'a, B: Backend> {
+pub struct KeyGenerator<'a, B: RingBackend> {
     backend: &'a B,
     fingerprint: u64,
     error_factor: u64,
@@ -104,7 +104,7 @@ pub struct KeyGenerator<'a, B: Backend> {
 
 /// Multiplies an error polynomial (any shape) by `factor` reduced modulo each active prime; a
 /// no-op for `factor == 1`. Used for BGV's `t·e`.
-pub fn scale_error<B: Backend>(backend: &B, e: &mut B::Poly, factor: u64) -> Result<()> {
+pub fn scale_error<B: RingBackend>(backend: &B, e: &mut B::Poly, factor: u64) -> Result<()> {
     if factor == 1 {
         return Ok(());
     }
@@ -124,7 +124,7 @@ pub fn scale_error<B: Backend>(backend: &B, e: &mut B::Poly, factor: u64) -> Res
     Ok(())
 }
 
-impl<'a, B: Backend> KeyGenerator<'a, B> {
+impl<'a, B: RingBackend> KeyGenerator<'a, B> {
     /// A key generator for the backend's ring; `fingerprint` identifies the parameters.
     pub fn new(backend: &'a B, fingerprint: u64) -> Self {
         KeyGenerator {

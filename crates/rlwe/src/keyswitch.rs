@@ -28,9 +28,9 @@
 use crate::ciphertext::{Ciphertext, Meta};
 use crate::error::{Error, Result, check_same};
 use crate::keys::{RelinKey, SwitchingKey};
-use fhe_math::backend::Backend;
+use fhe_math::backend::{IntegerBackend, KeySwitchBackend, RingBackend};
 
-fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
+fn check_two<B: RingBackend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
     if backend.shape(&ct.poly).components != 2 {
         return Err(Error::InvalidOperand {
             op,
@@ -41,7 +41,7 @@ fn check_two<B: Backend>(backend: &B, ct: &Ciphertext<B>, op: &'static str) -> R
 }
 
 /// An error unless `ct` is in NTT form.
-fn check_ntt<B: Backend>(ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
+fn check_ntt<B: RingBackend>(ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
     if !ct.meta.ntt {
         return Err(Error::InvalidOperand {
             op,
@@ -52,7 +52,7 @@ fn check_ntt<B: Backend>(ct: &Ciphertext<B>, op: &'static str) -> Result<()> {
 }
 
 /// An error unless `ct` has 3 components.
-fn check_three<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Result<()> {
+fn check_three<B: RingBackend>(backend: &B, ct: &Ciphertext<B>) -> Result<()> {
     if backend.shape(&ct.poly).components != 3 {
         return Err(Error::InvalidOperand {
             op: "relinearize",
@@ -62,38 +62,23 @@ fn check_three<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Result<()> {
     Ok(())
 }
 
-/// Relinearizes a 3-component ciphertext back to 2 components in NTT form; `rescale` fuses the
-/// rescale that usually follows (the caller updates the scale). Without `rescale` the
-/// ciphertext may be in coefficient form (BFV's unrelinearized product,
-/// `Backend::relinearize_from_coeff`).
-pub fn relinearize<B: Backend>(
+/// Relinearizes a 3-component ciphertext in NTT form back to 2 components; `rescale` fuses the
+/// rescale that usually follows (the caller updates the scale).
+pub fn relinearize<B: KeySwitchBackend>(
     backend: &B,
     ct: Ciphertext<B>,
     rlk: &RelinKey<B>,
     rescale: bool,
 ) -> Result<Ciphertext<B>> {
-    check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
-    check_three(backend, &ct)?;
-    if rescale && ct.meta.level == 0 {
+    check_relinearize(backend, &ct, rlk, rescale)?;
+    if !ct.meta.ntt {
         return Err(Error::InvalidOperand {
-            op: "rescale",
-            reason: "the ciphertext is at level 0".into(),
+            op: "relinearize",
+            reason: "the ciphertext must be in NTT form".into(),
         });
     }
-    let mut meta = Meta {
-        ntt: true,
-        ..ct.meta
-    };
-    let poly = match (ct.meta.ntt, rescale) {
-        (true, _) => backend.relinearize(ct.poly, &rlk.0.poly, rescale)?,
-        (false, false) => backend.relinearize_from_coeff(ct.poly, &rlk.0.poly)?,
-        (false, true) => {
-            return Err(Error::InvalidOperand {
-                op: "rescale",
-                reason: "the ciphertext must be in NTT form".into(),
-            });
-        }
-    };
+    let mut meta = ct.meta;
+    let poly = backend.relinearize(ct.poly, &rlk.0.poly, rescale)?;
     if rescale {
         meta.level -= 1;
     }
@@ -104,23 +89,69 @@ pub fn relinearize<B: Backend>(
     })
 }
 
+/// [`relinearize`] without a rescale for a ciphertext in either form: a coefficient-form one
+/// (BFV's unrelinearized product) goes through `IntegerBackend::relinearize_from_coeff`. The
+/// result is in NTT form.
+pub fn relinearize_any_form<B: IntegerBackend>(
+    backend: &B,
+    ct: Ciphertext<B>,
+    rlk: &RelinKey<B>,
+) -> Result<Ciphertext<B>> {
+    if ct.meta.ntt {
+        return relinearize(backend, ct, rlk, false);
+    }
+    check_relinearize(backend, &ct, rlk, false)?;
+    let meta = Meta {
+        ntt: true,
+        ..ct.meta
+    };
+    let poly = backend.relinearize_from_coeff(ct.poly, &rlk.0.poly)?;
+    Ok(Ciphertext {
+        poly,
+        meta,
+        seed: None,
+    })
+}
+
+/// The operands of a relinearization: the key's parameters, three components, a level to
+/// rescale from.
+fn check_relinearize<B: RingBackend>(
+    backend: &B,
+    ct: &Ciphertext<B>,
+    rlk: &RelinKey<B>,
+    rescale: bool,
+) -> Result<()> {
+    check_same("relinearize", ct.meta.fingerprint, rlk.0.fingerprint)?;
+    check_three(backend, ct)?;
+    if rescale && ct.meta.level == 0 {
+        return Err(Error::InvalidOperand {
+            op: "rescale",
+            reason: "the ciphertext is at level 0".into(),
+        });
+    }
+    Ok(())
+}
+
 /// `a·b` relinearized (`relinearize(a ⊗ b)`) in one backend call, which may fuse the product
 /// into the key switch; `rescale` fuses the rescale (the caller updates the scale). `a` and `b`
 /// have 2 components at one level.
-pub fn mul_relinearize<B: Backend>(
+pub fn mul_relinearize<B: KeySwitchBackend>(
     backend: &B,
     a: &Ciphertext<B>,
     b: &Ciphertext<B>,
     rlk: &RelinKey<B>,
     rescale: bool,
 ) -> Result<Ciphertext<B>> {
-    mul_relin_any(backend, a, b, rlk, 1, rescale.then_some("rescale"))
+    let switch = rescale.then_some("rescale");
+    check_mul(backend, a, b, rlk, switch)?;
+    let poly = backend.mul_relin(&a.poly, &b.poly, &rlk.0.poly, rescale)?;
+    Ok(product(a, poly, rescale))
 }
 
 /// [`mul_relinearize`] preserving the message mod `t` ([`relinearize_mod_t`] of the product);
 /// with `mod_switch` the modulus switch is fused (the caller updates the level-dependent
 /// metadata other than `level`).
-pub fn mul_relinearize_mod_t<B: Backend>(
+pub fn mul_relinearize_mod_t<B: IntegerBackend>(
     backend: &B,
     a: &Ciphertext<B>,
     b: &Ciphertext<B>,
@@ -129,26 +160,21 @@ pub fn mul_relinearize_mod_t<B: Backend>(
     mod_switch: bool,
 ) -> Result<Ciphertext<B>> {
     check_t(backend, t)?;
-    mul_relin_any(
-        backend,
-        a,
-        b,
-        rlk,
-        t,
-        mod_switch.then_some("switch modulus"),
-    )
+    check_mul(backend, a, b, rlk, mod_switch.then_some("switch modulus"))?;
+    let poly = backend.mul_relin_mod_t(&a.poly, &b.poly, &rlk.0.poly, mod_switch, t)?;
+    Ok(product(a, poly, mod_switch))
 }
 
-/// `Backend::mul_relin_mod_t` on ciphertexts; `switch` names the fused rescale or modulus
-/// switch (for its error), if any.
-fn mul_relin_any<B: Backend>(
+/// The operands of a product with relinearization: one parameter set, two components each in
+/// NTT form at one level; `switch` names the fused rescale or modulus switch (for its error),
+/// if any.
+fn check_mul<B: RingBackend>(
     backend: &B,
     a: &Ciphertext<B>,
     b: &Ciphertext<B>,
     rlk: &RelinKey<B>,
-    t: u64,
     switch: Option<&'static str>,
-) -> Result<Ciphertext<B>> {
+) -> Result<()> {
     let op = "multiply";
     check_same(op, a.meta.fingerprint, b.meta.fingerprint)?;
     check_same("relinearize", a.meta.fingerprint, rlk.0.fingerprint)?;
@@ -172,20 +198,24 @@ fn mul_relin_any<B: Backend>(
             reason: "the ciphertext is at level 0".into(),
         });
     }
+    Ok(())
+}
+
+/// The ciphertext of a product's buffer: `a`'s metadata, one level lower after a fused switch.
+fn product<B: RingBackend>(a: &Ciphertext<B>, poly: B::Poly, switched: bool) -> Ciphertext<B> {
     let mut meta = a.meta;
-    let poly = backend.mul_relin_mod_t(&a.poly, &b.poly, &rlk.0.poly, switch.is_some(), t)?;
-    if switch.is_some() {
+    if switched {
         meta.level -= 1;
     }
-    Ok(Ciphertext {
+    Ciphertext {
         poly,
         meta,
         seed: None,
-    })
+    }
 }
 
 /// `σ_g(ct)` re-encrypted under `s` with the Galois key of `g`.
-pub fn apply_galois<B: Backend>(
+pub fn apply_galois<B: KeySwitchBackend>(
     backend: &B,
     ct: &Ciphertext<B>,
     g: u64,
@@ -197,41 +227,45 @@ pub fn apply_galois<B: Backend>(
 }
 
 /// `σ_g(ct)` for several `g` sharing one `mod_up` of `c_1` (hoisting).
-pub fn apply_galois_hoisted<B: Backend>(
+pub fn apply_galois_hoisted<B: KeySwitchBackend>(
     backend: &B,
     ct: &Ciphertext<B>,
     keys: &[(u64, &SwitchingKey<B>)],
 ) -> Result<Vec<Ciphertext<B>>> {
-    hoisted(backend, ct, keys, 1)
+    check_hoisted(backend, ct, keys)?;
+    let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
+    let polys = backend.rotate_hoisted(&ct.poly, &refs)?;
+    Ok(rotated(ct, polys))
 }
 
-/// The hoisted rotations of [`apply_galois_hoisted`] / [`apply_galois_hoisted_mod_t`] (`t = 1`:
-/// no message modulus).
-fn hoisted<B: Backend>(
+/// The operands of hoisted rotations: two components in NTT form, keys of the same parameters.
+fn check_hoisted<B: RingBackend>(
     backend: &B,
     ct: &Ciphertext<B>,
     keys: &[(u64, &SwitchingKey<B>)],
-    t: u64,
-) -> Result<Vec<Ciphertext<B>>> {
+) -> Result<()> {
     check_two(backend, ct, "rotate")?;
     check_ntt(ct, "rotate")?;
     for (_, k) in keys {
         check_same("rotate", ct.meta.fingerprint, k.fingerprint)?;
     }
-    let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
-    let polys = backend.rotate_hoisted_mod_t(&ct.poly, &refs, t)?;
-    Ok(polys
+    Ok(())
+}
+
+/// The ciphertexts of rotated buffers, with `ct`'s metadata.
+fn rotated<B: RingBackend>(ct: &Ciphertext<B>, polys: Vec<B::Poly>) -> Vec<Ciphertext<B>> {
+    polys
         .into_iter()
         .map(|poly| Ciphertext {
             poly,
             meta: ct.meta,
             seed: None,
         })
-        .collect())
+        .collect()
 }
 
 /// An error unless `t` is invertible modulo every prime of the ring.
-fn check_t<B: Backend>(backend: &B, t: u64) -> Result<()> {
+fn check_t<B: RingBackend>(backend: &B, t: u64) -> Result<()> {
     // Every ring modulus is prime (its NTT table checks it), so `t` is invertible modulo `q`
     // exactly when `q` does not divide it: no inverse to compute on the hot path (16 extended
     // Euclids took 1.4 µs of host time before a key switch's first launch).
@@ -249,7 +283,7 @@ fn check_t<B: Backend>(backend: &B, t: u64) -> Result<()> {
 /// BGV's modulus switch of a buffer (any number of components, NTT form, level `l >= 1`):
 /// `c -> t·⌊t^{-1}·c / q_l⌉` over `q_0..q_{l-1}`. The result decrypts to `q_l^{-1}·m (mod t)`
 /// with the noise divided by `q_l` (plus a rounding term `t·(δ_0 + δ_1·s)/q_l`, `|δ| ≤ q_l/2`).
-pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> Result<()> {
+pub fn mod_switch_mod_t<B: IntegerBackend>(backend: &B, poly: &mut B::Poly, t: u64) -> Result<()> {
     check_mod_switch(backend, poly, t)?;
     backend.rescale_mod_t(poly, t)?;
     Ok(())
@@ -257,13 +291,17 @@ pub fn mod_switch_mod_t<B: Backend>(backend: &B, poly: &mut B::Poly, t: u64) -> 
 
 /// [`mod_switch_mod_t`] into a new buffer, `poly` unchanged (`Backend::rescaled_mod_t`: no copy
 /// of `poly` first where the backend reads it in the switch's own passes).
-pub fn mod_switched_mod_t<B: Backend>(backend: &B, poly: &B::Poly, t: u64) -> Result<B::Poly> {
+pub fn mod_switched_mod_t<B: IntegerBackend>(
+    backend: &B,
+    poly: &B::Poly,
+    t: u64,
+) -> Result<B::Poly> {
     check_mod_switch(backend, poly, t)?;
     Ok(backend.rescaled_mod_t(poly, t)?)
 }
 
 /// A buffer a modulus switch by `t` applies to: over `Q`, above level 0, `t` invertible.
-fn check_mod_switch<B: Backend>(backend: &B, poly: &B::Poly, t: u64) -> Result<()> {
+fn check_mod_switch<B: RingBackend>(backend: &B, poly: &B::Poly, t: u64) -> Result<()> {
     let shape = backend.shape(poly);
     if shape.level == 0 || shape.extended {
         return Err(Error::InvalidOperand {
@@ -277,7 +315,7 @@ fn check_mod_switch<B: Backend>(backend: &B, poly: &B::Poly, t: u64) -> Result<(
 /// Relinearizes a 3-component ciphertext preserving the message mod `t` (module
 /// documentation); with `mod_switch` the modulus switch to the next level is fused into
 /// `mod_down` (the caller updates the level-dependent metadata other than `level`).
-pub fn relinearize_mod_t<B: Backend>(
+pub fn relinearize_mod_t<B: IntegerBackend>(
     backend: &B,
     ct: Ciphertext<B>,
     rlk: &RelinKey<B>,
@@ -308,21 +346,23 @@ pub fn relinearize_mod_t<B: Backend>(
 
 /// `σ_g(ct)` for several `g` sharing one `mod_up` of `c_1` (hoisting), preserving the message
 /// mod `t` (module documentation).
-pub fn apply_galois_hoisted_mod_t<B: Backend>(
+pub fn apply_galois_hoisted_mod_t<B: IntegerBackend>(
     backend: &B,
     ct: &Ciphertext<B>,
     keys: &[(u64, &SwitchingKey<B>)],
     t: u64,
 ) -> Result<Vec<Ciphertext<B>>> {
     check_t(backend, t)?;
-    hoisted(backend, ct, keys, t)
+    check_hoisted(backend, ct, keys)?;
+    let refs: Vec<(u64, &B::Poly)> = keys.iter().map(|(g, k)| (*g, &k.poly)).collect();
+    let polys = backend.rotate_hoisted_mod_t(&ct.poly, &refs, t)?;
+    Ok(rotated(ct, polys))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::keys::KeyGenerator;
-    use fhe_math::backend::RingBackend;
     use fhe_math::cpu::CpuBackend;
     use fhe_math::poly::Shape;
     use fhe_math::primes::ntt_primes;

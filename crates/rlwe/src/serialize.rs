@@ -32,7 +32,7 @@ use crate::encrypt::expand_seeded_c1;
 use crate::error::{Error, Result};
 use crate::keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKey, SecretKey, SwitchingKey};
 use crate::wire::{self, BlobKind, HEADER_LEN};
-use fhe_math::backend::Backend;
+use fhe_math::backend::RingBackend;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
@@ -264,7 +264,7 @@ fn invalid(op: &'static str, reason: String) -> Error {
 /// **The returned bytes are the secret key.** They are wiped when the returned buffer is
 /// dropped; store or transmit them only under protection (encryption at rest, a secure
 /// channel), and wipe any copy the caller makes.
-pub fn secret_key_to_bytes<B: Backend>(sk: &SecretKey<B>) -> Result<Zeroizing<Vec<u8>>> {
+pub fn secret_key_to_bytes<B: RingBackend>(sk: &SecretKey<B>) -> Result<Zeroizing<Vec<u8>>> {
     let wire = SecretKeyWire {
         fingerprint: sk.fingerprint(),
         seed: sk.seed().clone(),
@@ -278,7 +278,7 @@ pub fn secret_key_to_bytes<B: Backend>(sk: &SecretKey<B>) -> Result<Zeroizing<Ve
 /// Loads a secret key written by [`secret_key_to_bytes`] for the parameters with fingerprint
 /// `fingerprint`, re-expanding `s` from its seed with [`KeyGenerator::secret_key_from_seed`].
 /// The decoded seed is wiped after use (the caller still owns `bytes`).
-pub fn secret_key_from_bytes<B: Backend>(
+pub fn secret_key_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -295,7 +295,7 @@ pub fn secret_key_from_bytes<B: Backend>(
 
 /// Serializes a public key: fingerprint, the seed of `a` and `b` (top level, NTT form). `a` is
 /// re-expanded from the seed on load, so the blob is about half the size of two polynomials.
-pub fn public_key_to_bytes<B: Backend>(backend: &B, pk: &PublicKey<B>) -> Result<Vec<u8>> {
+pub fn public_key_to_bytes<B: RingBackend>(backend: &B, pk: &PublicKey<B>) -> Result<Vec<u8>> {
     let op = "serialize a public key";
     let host = backend.download(&pk.poly)?;
     let shape = host.shape();
@@ -315,7 +315,7 @@ pub fn public_key_to_bytes<B: Backend>(backend: &B, pk: &PublicKey<B>) -> Result
 
 /// Loads a public key written by [`public_key_to_bytes`] for the parameters with fingerprint
 /// `fingerprint`; `a` is re-expanded exactly as [`KeyGenerator`] samples it.
-pub fn public_key_from_bytes<B: Backend>(
+pub fn public_key_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -352,7 +352,7 @@ pub fn public_key_from_bytes<B: Backend>(
 // Switching keys
 // ---------------------------------------------------------------------------------------------
 
-fn switching_wire<B: Backend>(backend: &B, key: &SwitchingKey<B>) -> Result<SwitchingKeyWire> {
+fn switching_wire<B: RingBackend>(backend: &B, key: &SwitchingKey<B>) -> Result<SwitchingKeyWire> {
     let op = "serialize a key-switching key";
     let ring = backend.ring();
     let host = backend.download(&key.poly)?;
@@ -406,7 +406,7 @@ fn check_switching(
 
 /// Builds the device key from a validated payload: uploads each `b_j` and re-expands each
 /// `a_j` (`sample_uniform(seed, KeySwitchA, j, ...)` as [`KeyGenerator`] does).
-fn switching_from_wire<B: Backend>(
+fn switching_from_wire<B: RingBackend>(
     backend: &B,
     wire: &SwitchingKeyWire,
 ) -> Result<SwitchingKey<B>> {
@@ -440,12 +440,15 @@ fn switching_from_wire<B: Backend>(
 
 /// Serializes a general key-switching key: fingerprint, the seed of the `a_j`, and every `b_j`
 /// over `Q_L·P` (NTT form). The `a_j` are re-expanded on load (half the size).
-pub fn switching_key_to_bytes<B: Backend>(backend: &B, key: &SwitchingKey<B>) -> Result<Vec<u8>> {
+pub fn switching_key_to_bytes<B: RingBackend>(
+    backend: &B,
+    key: &SwitchingKey<B>,
+) -> Result<Vec<u8>> {
     wire::encode(BlobKind::KeySwitchingKey, &switching_wire(backend, key)?)
 }
 
 /// Loads a key-switching key written by [`switching_key_to_bytes`].
-pub fn switching_key_from_bytes<B: Backend>(
+pub fn switching_key_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -458,12 +461,12 @@ pub fn switching_key_from_bytes<B: Backend>(
 }
 
 /// Serializes a relinearization key (a switching key, blob kind [`BlobKind::RelinKey`]).
-pub fn relin_key_to_bytes<B: Backend>(backend: &B, key: &RelinKey<B>) -> Result<Vec<u8>> {
+pub fn relin_key_to_bytes<B: RingBackend>(backend: &B, key: &RelinKey<B>) -> Result<Vec<u8>> {
     wire::encode(BlobKind::RelinKey, &switching_wire(backend, &key.0)?)
 }
 
 /// Loads a relinearization key written by [`relin_key_to_bytes`].
-pub fn relin_key_from_bytes<B: Backend>(
+pub fn relin_key_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -477,7 +480,7 @@ pub fn relin_key_from_bytes<B: Backend>(
 
 /// Serializes Galois keys: fingerprint and, per Galois element in increasing order, the
 /// element and its switching-key payload (as in [`switching_key_to_bytes`]).
-pub fn galois_keys_to_bytes<B: Backend>(backend: &B, keys: &GaloisKeys<B>) -> Result<Vec<u8>> {
+pub fn galois_keys_to_bytes<B: RingBackend>(backend: &B, keys: &GaloisKeys<B>) -> Result<Vec<u8>> {
     let wire = GaloisKeysWire {
         fingerprint: keys.fingerprint,
         keys: keys
@@ -491,7 +494,7 @@ pub fn galois_keys_to_bytes<B: Backend>(backend: &B, keys: &GaloisKeys<B>) -> Re
 
 /// Loads Galois keys written by [`galois_keys_to_bytes`]. Every key is validated (element
 /// odd, below `2N`, not repeated; fingerprint, digits, limbs) before the first is uploaded.
-pub fn galois_keys_from_bytes<B: Backend>(
+pub fn galois_keys_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -540,7 +543,7 @@ fn check_shape_meta(op: &'static str, shape: Shape, meta: &Meta) -> Result<()> {
 
 /// Serializes a plaintext: its [`Meta`] and its limbs at its level (in the form, NTT or
 /// coefficient, the metadata records).
-pub fn plaintext_to_bytes<B: Backend>(backend: &B, pt: &Plaintext<B>) -> Result<Vec<u8>> {
+pub fn plaintext_to_bytes<B: RingBackend>(backend: &B, pt: &Plaintext<B>) -> Result<Vec<u8>> {
     let host = backend.download(&pt.poly)?;
     let shape = host.shape();
     check_shape_meta("serialize a plaintext", shape, &pt.meta)?;
@@ -558,7 +561,7 @@ pub fn plaintext_to_bytes<B: Backend>(backend: &B, pt: &Plaintext<B>) -> Result<
 }
 
 /// Loads a plaintext written by [`plaintext_to_bytes`].
-pub fn plaintext_from_bytes<B: Backend>(
+pub fn plaintext_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],
@@ -584,7 +587,7 @@ pub fn plaintext_from_bytes<B: Backend>(
 /// Serializes a ciphertext: its [`Meta`] and the limbs of its components at its level. A fresh
 /// secret-key ciphertext (`seed` set) stores `c_0` and the seed only, about half the size; `c_1`
 /// is re-expanded with [`expand_seeded_c1`] on load.
-pub fn ciphertext_to_bytes<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Result<Vec<u8>> {
+pub fn ciphertext_to_bytes<B: RingBackend>(backend: &B, ct: &Ciphertext<B>) -> Result<Vec<u8>> {
     let op = "serialize a ciphertext";
     let host = backend.download(&ct.poly)?;
     let shape = host.shape();
@@ -615,7 +618,7 @@ pub fn ciphertext_to_bytes<B: Backend>(backend: &B, ct: &Ciphertext<B>) -> Resul
 
 /// Loads a ciphertext written by [`ciphertext_to_bytes`] (NTT form, 2 or 3 components; a
 /// seeded one keeps its seed so that it serializes compactly again).
-pub fn ciphertext_from_bytes<B: Backend>(
+pub fn ciphertext_from_bytes<B: RingBackend>(
     backend: &B,
     fingerprint: u64,
     bytes: &[u8],

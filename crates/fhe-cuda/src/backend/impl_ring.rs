@@ -309,6 +309,10 @@ impl RingBackend for CudaBackend {
         self.rescale_mod_t(a, 1)
     }
 
+    fn rescaled(&self, a: &DevicePoly) -> Result<DevicePoly> {
+        self.rescaled_mod_t(a, 1)
+    }
+
     fn sample_uniform(
         &self,
         seed: &Seed,

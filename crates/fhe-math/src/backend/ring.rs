@@ -165,6 +165,15 @@ pub trait RingBackend: Clone + Send + Sync + 'static {
     /// `q_0..q_{l-1}`; the level drops by one.
     fn rescale(&self, a: &mut Self::Poly) -> Result<()>;
 
+    /// [`Self::rescale`] into a new buffer, `a` unchanged. The default copies, then rescales in
+    /// place; a backend may read `a` in the rescale's own passes instead (the result's every
+    /// word, inactive slots included, must be what the copy would hold).
+    fn rescaled(&self, a: &Self::Poly) -> Result<Self::Poly> {
+        let mut out = self.duplicate(a)?;
+        self.rescale(&mut out)?;
+        Ok(out)
+    }
+
     /// Uniform polynomial(s) in NTT form from a seed: slot `s` of component `c` uses the stream
     /// `(domain, poly_index + c, s)` of the randomness layout.
     fn sample_uniform(
