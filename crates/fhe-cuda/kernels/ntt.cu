@@ -87,21 +87,16 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // All values are integers below 2^52 in magnitude, so every sum is exact; a CPU model test
 // (`f64_wide_rounds_stay_in_range`) checks the bounds round by round. The extra reductions cost
 // 3 FP64 operations per value and round, against about 24 integer instructions per Shoup
-// butterfly saved (H100 A/B in PERF.md, thirteenth session: BGV/BFV key switching at
-// PHANTOM_INT 2-4% faster). `-DNTT_F64_WIDE_BITS=0` leaves the wide path out (A/B runs; the
-// launches in kernels/ntt.rs mirror the default as `NTT_F64_WIDE_BITS`). The converting first
-// pass forms a wide target's sums in doubles too when its digit's primes are below 2^50
-// (`convert_words_f64`, CONVERT_F64_WIDE_SOURCES).
-#ifndef NTT_F64_BITS
+// butterfly saved (H100, PERF.md: BGV/BFV key switching at PHANTOM_INT 2-4% faster than the
+// integer butterflies). The launches in kernels/ntt.rs mirror both bounds as `NTT_F64_BITS` and
+// `NTT_F64_WIDE_BITS`. The converting first pass forms a wide target's sums in doubles too when
+// its digit's primes are below 2^50 (`convert_words_f64`, CONVERT_F64_WIDE_SOURCES).
 #define NTT_F64_BITS 42
-#endif
 // The generic passes ntt_forward_pass / ntt_inverse_pass (see the instantiations at the end).
 #ifndef NTT_GENERIC
 #define NTT_GENERIC 1
 #endif
-#ifndef NTT_F64_WIDE_BITS
 #define NTT_F64_WIDE_BITS 50
-#endif
 #if NTT_F64_WIDE_BITS > 50
 #error "NTT_F64_WIDE_BITS above 50: the wide FP64 butterflies' bounds need q < 2^50"
 #endif
@@ -111,33 +106,26 @@ __device__ __forceinline__ void inv_bf_last(u64& x, u64& y, const u64* c, u64 q,
 // below 2^TABLE_F64_BITS (tables.rs, `runs_in_f64`; mirrored by the Rust constant
 // NTT_F64_WIDE_BITS) the n twiddles as doubles followed by the n integer twiddles. The
 // double-precision passes read the doubles (8 bytes a twiddle where a pair takes 16: the last
-// passes read about n twiddles a limb); `IntArithT<true>` reads the integer twiddles and
-// recomputes the companion, for A/B builds whose defines send such slots to the integer
-// butterflies.
+// passes read about n twiddles a limb).
 #define TABLE_F64_BITS 50
+#if TABLE_F64_BITS != NTT_F64_WIDE_BITS
+#error "every slot with double twiddles must run the FP64 butterflies"
+#endif
 
-// w·2^64 / q rounded down (the Shoup companion), by a 128-bit division (A/B builds only).
-__device__ __forceinline__ u64 shoup_of(u64 w, u64 q) { return (u64)(((u128)w << 64) / q); }
-
-template <bool RECOMPUTE>
-struct IntArithT {
+struct IntArith {
     typedef u64 V;
     static constexpr bool IS_F64 = false;
     static constexpr bool IS_WIDE = false;
     // The forward passes take inputs in [0, 4q), not only canonical ones.
     static constexpr bool LAZY_INPUT = true;
     u64 q, two_q;
-    __device__ __forceinline__ IntArithT(const u64* slots, u32 s)
+    __device__ __forceinline__ IntArith(const u64* slots, u32 s)
         : q(slots[s * SLOT_STRIDE]), two_q(2 * slots[s * SLOT_STRIDE]) {}
-    __device__ __forceinline__ u64 companion(ulonglong2 w) const {
-        return RECOMPUTE ? shoup_of(w.x, q) : w.y;
-    }
-    // Twiddle i of the slot's table `t` of n entries: a (twiddle, companion) pair, or on a
-    // double-precision slot (RECOMPUTE) the integer twiddle of the table's second half.
+    __device__ __forceinline__ u64 companion(ulonglong2 w) const { return w.y; }
+    // Twiddle i of the slot's table `t` of n entries: a (twiddle, companion) pair.
     typedef ulonglong2 Tw;
     __device__ __forceinline__ static Tw twiddle_at(const ulonglong2* __restrict__ t, u32 i,
-                                                    u32 n) {
-        if (RECOMPUTE) return make_ulonglong2(__ldg((const u64*)t + n + i), 0);
+                                                    u32) {
         return __ldg(t + i);
     }
     __device__ __forceinline__ V from_u64(u64 x) const { return x; }
@@ -161,8 +149,6 @@ struct IntArithT {
         return fwd_last ? csub(csub(x, two_q), q) : x;
     }
 };
-
-typedef IntArithT<false> IntArith;
 
 template <bool WIDE>
 struct F64ArithT {
@@ -442,21 +428,14 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 // With `use_t` (BGV's modulus switch, the top limb already scaled by t^-1) the store is
 // a[j] <- a[j]·q_l^-1 - ntt[j]·(t·q_l^-1) (`elementwise_rescale_finish_mod_t`; `tq` by slot).
 // Non-strided rounds on the lowest 3 bits load and store their 8 consecutive words as 16-byte
-// pairs (A/B runs: FHE_NVRTC_OPTS_NTT=-DNTT_VEC_IO=0).
-#ifndef NTT_VEC_IO
-#define NTT_VEC_IO 1
-#endif
+// pairs.
 #define RESCALE_LOAD 1u
 #define RESCALE_STORE 2u
 // Lifted limbs (fused kernels only): bits LIFT_SHIFT.. of a limb's slot word hold one plus the
 // slot `f` whose modulus its input is reduced by; the first pass then transforms the centred
 // lift ((y + q_f/2) mod q_f) mod q_i - (q_f/2 mod q_i) of each input word y, which is mod_up's
 // conversion of a one-prime digit (and the rescale correction's lift, with f the top slot).
-// Integer-path limbs whose source modulus is below 2q skip the reduction (A/B runs:
-// -DNTT_LIFT_LAZY=0).
-#ifndef NTT_LIFT_LAZY
-#define NTT_LIFT_LAZY 1
-#endif
+// Integer-path limbs whose source modulus is below 2q skip the reduction.
 #define LIFT_SHIFT 16
 #define LIFT_SLOT_MASK 0xffffu
 // Converted limbs (fused kernels only): a lift field with CONVERT_FLAG set names a row of the
@@ -478,9 +457,6 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #define CONVERT_COUNT_MASK 0xffu
 #define CONVERT_F64_SOURCES 0x100u
 #define CONVERT_F64_WIDE_SOURCES 0x200u
-#ifndef NTT_F64_CONVERT
-#define NTT_F64_CONVERT 1 // A/B runs: -DNTT_F64_CONVERT=0 keeps every sum on the integer path
-#endif
 // CONVERT_EXACT (mod_down's rows, `BasisConverter::convert_exact`): the sum drops the overflow
 // alpha·Q, alpha = floor(F / 2^64), F = Σ_i (v_i·bhi_i + floor(v_i·blo_i / 2^64)) over the
 // Barrett constants of the source slots, which start at bits CONVERT_SOURCE_SHIFT.. of the head;
@@ -799,13 +775,13 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
             u64 w[E];
             if ((FUSED & FUSED_TENSOR) && (lift & TENSOR_FLAG)) {
                 tensor_words<E>(
-                    w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO, lift & TENSOR_COMP_MASK,
+                    w, gsrc, lo + L, !STRIDED && lo == 0, lift & TENSOR_COMP_MASK,
                     fa.tensor_delta[s >= fa.tensor_split ? 1 : 0], load_mod(slots, s));
             } else if ((FUSED & FUSED_ADD) && (lift & ADD_FLAG)) {
-                add_scaled_words<E>(w, gsrc, lo + L, !STRIDED && lo == 0 && NTT_VEC_IO,
+                add_scaled_words<E>(w, gsrc, lo + L, !STRIDED && lo == 0,
                                     fa.add_delta[lift & ADD_COMP_MASK],
                                     (const u64*)fa.add_consts + 2 * s, q);
-            } else if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+            } else if (!STRIDED && lo == 0) {
                 // The thread's 8 elements are consecutive words (64-byte aligned): 4 16-byte
                 // loads instead of 8.
                 const ulonglong2* g2 = (const ulonglong2*)gsrc;
@@ -829,7 +805,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 // dropped limb, which keeps its input words; or the words a loading pass
                 // formed, `FusedArgs::load_copy_delta`).
                 u64* gcp = (u64*)gsrc + copy_delta;
-                if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+                if (!STRIDED && lo == 0) {
 #pragma unroll
                     for (int k = 0; k < E / 2; k++)
                         ((ulonglong2*)gcp)[k] = make_ulonglong2(w[2 * k], w[2 * k + 1]);
@@ -843,7 +819,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const u64* row = (const u64*)fa.conv_rows + (u64)(lift & CONVERT_ROW_MASK) * CONVERT_ROW;
                 const u32 shift = lo + L, n = 1u << logn;
                 const u32 head = (u32)row[0];
-                if constexpr (A::IS_F64 && NTT_F64_CONVERT) {
+                if constexpr (A::IS_F64) {
                     if ((head & (A::IS_WIDE ? CONVERT_F64_WIDE_SOURCES : CONVERT_F64_SOURCES)) &&
                         !(head & CONVERT_EXACT)) {
                         converted = true;
@@ -873,7 +849,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 const Mod mi = load_mod(slots, s);
                 const u64 ql = slots[from * SLOT_STRIDE];
                 const u64 half = ql >> 1;
-                if (A::LAZY_INPUT && NTT_LIFT_LAZY && ql < 2 * q) {
+                if (A::LAZY_INPUT && ql < 2 * q) {
                     // No reduction: y, or y - q_f + 2q above q_f/2 (the centred value plus
                     // 2q), is congruent to the lift and below 2q.
                     const u64 up = 2 * q - ql;
@@ -1005,7 +981,7 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
 #pragma unroll
                 for (int i = 0; i < E; i++) pb[(u64)i * T] = r[i];
             } else {
-                if (!STRIDED && lo == 0 && NTT_VEC_IO) {
+                if (!STRIDED && lo == 0) {
                     ulonglong2* g2 = (ulonglong2*)(a + goff);
 #pragma unroll
                     for (int k = 0; k < E / 2; k++) g2[k] = make_ulonglong2(o[2 * k], o[2 * k + 1]);
@@ -1032,30 +1008,18 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
                                             bool last, u32 mode = 0, FusedArgs fa = {},
                                             u64* keep = nullptr, u32 block = 0, u32 lift = 0,
                                             const u64* offs = nullptr, long long copy_delta = 0) {
-#if NTT_F64_BITS > 0
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_BITS)) {
         ntt_pass_r8_impl<F64Arith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64Arith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
             keep, block, lift, offs, copy_delta);
         return;
     }
-#if NTT_F64_WIDE_BITS > NTT_F64_BITS
     if (slots[s * SLOT_STRIDE] < (1ull << NTT_F64_WIDE_BITS)) {
         ntt_pass_r8_impl<F64WideArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             F64WideArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
             fa, keep, block, lift, offs, copy_delta);
         return;
     }
-#endif
-#endif
-#if NTT_F64_BITS == 0 || NTT_F64_WIDE_BITS < TABLE_F64_BITS
-    if (slots[s * SLOT_STRIDE] < (1ull << TABLE_F64_BITS)) {
-        ntt_pass_r8_impl<IntArithT<true>, S, STRIDED, INV, FUSED, TOP, KEEP>(
-            IntArithT<true>(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode,
-            fa, keep, block, lift, offs, copy_delta);
-        return;
-    }
-#endif
     ntt_pass_r8_impl<IntArith, S, STRIDED, INV, FUSED, TOP, KEEP>(
             IntArith(slots, s), src, a, s, slots, twp, consts, logn, L, logC, last, mode, fa,
             keep, block, lift, offs, copy_delta);
@@ -1088,17 +1052,13 @@ __device__ __forceinline__ void ntt_pass_r8(const u64* src, u64* a, u32 s, const
 // switch) is held to NTT_RESCALE_MAXNREG registers: 64 let it keep 50% of the warps instead of
 // 37% and took 5% off the rescale at N = 2^16 (PERF.md), while the same cap on the mod_up loads
 // cost 1% at CAT_COMPAT.
-#ifndef NTT_RESCALE_MAXNREG
 #define NTT_RESCALE_MAXNREG 64
-#endif
 // Its copy for first passes that convert digits on load (`ntt_fwd_convert_r8_S`, mod_up with
 // digits of two to four primes) likewise: 64 registers instead of 76 give four blocks of 256 an
 // SM instead of three, which took 1–4 µs off BGV PHANTOM_INT, CKKS CAT and PHANTOM_N16 key
-// switches (H200, PERF.md seventeenth session), while for lifted one-prime digits (CAT_COMPAT)
+// switches (H200, PERF.md), while for lifted one-prime digits (CAT_COMPAT)
 // the same cap cost 2%.
-#ifndef NTT_CONVERT_MAXNREG
 #define NTT_CONVERT_MAXNREG 64
-#endif
 // The first inverse pass (L = 0) `NAME` for S stages whose loads take the paths of the set F
 // (FUSED_TENSOR or FUSED_ADD) on the limbs whose slot word says so, plain loads on the others.
 #define NTT_INV_LOADING(NAME, S, F)                                                              \

@@ -36,10 +36,9 @@ use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
 use std::sync::Arc;
 
-/// Whether key switches overlap `mod_down` with the key product (`FHE_MODDOWN_OVERLAP=0` turns
-/// it off for A/B timing runs).
+/// Whether key switches overlap `mod_down` with the key product ([`crate::tuning::MODDOWN_OVERLAP`]).
 pub(crate) fn overlap_enabled() -> bool {
-    switch_on!("FHE_MODDOWN_OVERLAP")
+    crate::tuning::MODDOWN_OVERLAP
 }
 
 /// A high-priority stream with the two events that fork it from and join it to a main stream.

@@ -283,10 +283,11 @@ pub(crate) fn build_ntt_only(ntts: &[&NttTable]) -> (Vec<u64>, TableLayout) {
 
 /// The tensor-core conversion's B fragments of the `[to][from]` matrix `h`
 /// ([`crate::kernels::keyswitch::mma_fragments`]), for a conversion with enough sources to run
-/// on the tensor cores ([`crate::kernels::keyswitch::convert_mma_min_from`]).
+/// on the tensor cores ([`crate::Tuning::convert_mma_min_from`] of [`crate::Tuning::MEASURED`],
+/// the table every device takes).
 fn mma_fragments_for(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
     let from = h.len().checked_div(to.len()).unwrap_or(0);
-    (from >= crate::kernels::keyswitch::convert_mma_min_from())
+    (from >= crate::Tuning::MEASURED.convert_mma_min_from.max(1))
         .then(|| crate::kernels::keyswitch::mma_fragments(h, to))
         .flatten()
 }

@@ -136,6 +136,11 @@ impl CudaBackend {
         Ok(c)
     }
 
+    /// The device's launch choices ([`crate::tuning`]).
+    fn tuning(&self) -> &crate::Tuning {
+        self.inner.device.tuning()
+    }
+
     /// Whether mod_down (at any level; with the rescale when `rescale`) converts its special
     /// part as its first forward pass loads it (exact rows of `TableLayout::mod_down_row0`,
     /// after an inverse NTT with prescaled constants): that pass runs before the join
@@ -146,8 +151,8 @@ impl CudaBackend {
         let cx = self.cx();
         !rescale
             && kernels::ntt::finish_fusable(&cx)
-            && early_first_on(self.inner.ring.p_count())
-            && convert_loads_on()
+            && self.tuning().moddown_early_first(self.inner.ring.p_count())
+            && self.tuning().moddown_convert_loads(self.inner.ring.n())
             && self.inner.layout.mod_down_row0.is_some()
             && kernels::ntt::convert_on_load(&cx)
     }
@@ -162,19 +167,17 @@ impl CudaBackend {
         self.mod_down_converts_on_load(false)
             || (p_count == 1
                 && kernels::ntt::finish_fusable(&cx)
-                && early_first_on(p_count)
+                && self.tuning().moddown_early_first(p_count)
                 && kernels::ntt::lift_on_load(&cx))
     }
 
     /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
     /// key product ([`Product`]): the fused key product and mod_down's fused finish apply, and
-    /// it pays on this ring ([`product_in_key_product_pays`]; `FHE_PRODUCT_IN_KEYPROD=0` / `=1`
-    /// forces it off / on, for A/B runs).
+    /// it pays on this ring ([`product_in_key_product_pays`]).
     pub(super) fn product_in_key_product(&self) -> bool {
         let cx = self.cx();
         let r = &self.inner.ring;
-        switch_forced!("FHE_PRODUCT_IN_KEYPROD")
-            .unwrap_or_else(|| product_in_key_product_pays(r.n(), r.p_count()))
+        product_in_key_product_pays(r.n(), r.p_count())
             && kernels::ntt::key_product_fusable(&cx)
             && kernels::ntt::finish_fusable(&cx)
     }
@@ -183,12 +186,10 @@ impl CudaBackend {
     /// without the rescale, forms the product's `c_2` in mod_up's first inverse pass
     /// ([`Product::c2_on_load`]) instead of a tensor launch before it: where that pass forms
     /// tensor products as it loads ([`kernels::ntt::tensor_on_load`]) and a second pass takes
-    /// the prescaled constants. `FHE_C2_ON_LOAD=0` turns it off (A/B runs).
+    /// the prescaled constants.
     pub(super) fn c2_on_load(&self) -> bool {
         let cx = self.cx();
-        switch_on!("FHE_C2_ON_LOAD")
-            && kernels::ntt::tensor_on_load(&cx)
-            && kernels::ntt::two_passes(&cx)
+        kernels::ntt::tensor_on_load(&cx) && kernels::ntt::two_passes(&cx)
     }
 
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
@@ -316,11 +317,11 @@ impl CudaBackend {
                     ..acc_set
                 };
                 // The first pass only; the rows are launched by mod_down_any. Split
-                // (`split_first_on`; not with the rescale's top row among the early ones, which
+                // (`Tuning::split_first`; not with the rescale's top row among the early ones, which
                 // makes their part larger and measured slower), the first pass of the early
                 // rows' limbs goes first, so that the side stream's chain, which starts from
                 // them, is forked before the main stream's larger part of the pass.
-                let split = split_first_on(self.inner.ring.n()) && top.is_none();
+                let split = self.tuning().split_first(self.inner.ring.n()) && top.is_none();
                 let (first, late_first): (Vec<_>, Vec<_>) = match split {
                     true => fwd.iter().partition(|l| is_early(l.slot)),
                     false => (fwd, Vec::new()),
@@ -746,11 +747,12 @@ impl CudaBackend {
         // the rest on the main stream.
         // The first forward pass of the converted limbs runs before the join (it needs only the
         // special part and, with the rescale, the top limb, both on the side stream's chain),
-        // where `finish_fusable` and `early_first_on`; and without the rescale, for 2..=4
+        // where `finish_fusable` and `Tuning::moddown_early_first`; and without the rescale, for 2..=4
         // special primes it converts them as it loads (exact rows of
         // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
         // of the conversion kernel.
-        let early_first = kernels::ntt::finish_fusable(&self.cx()) && early_first_on(r.p_count());
+        let early_first = kernels::ntt::finish_fusable(&self.cx())
+            && self.tuning().moddown_early_first(r.p_count());
         let prescale = match self.mod_down_converts_on_load(rescale) {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
@@ -783,15 +785,16 @@ impl CudaBackend {
         } else {
             self.cx()
         };
-        // The main stream's rows are enqueued first (`late_first_on`), so that they launch
-        // programmatically during the first pass's tail whatever the host's pace, then the side
-        // stream's chain.
-        let late_first = late_first_on();
+        // The main stream's rows are enqueued first, so that they launch programmatically during
+        // the first pass's tail whatever the host's pace, then the side stream's chain. (Enqueued
+        // after it, they were launched early or not depending on the host's pace, and a rotation
+        // at PHANTOM_INT took 124 or 156 µs by that draw; enqueued first, every run measured
+        // 125–127 µs: H200, PERF.md "bimodal key switch".)
         if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
             // The main stream's part of the first pass, where it was split off.
             kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
-        if let (Some(p), true) = (&pending, late_first) {
+        if let Some(p) = &pending {
             kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
         }
         if let Some(p) = &pending {
@@ -842,9 +845,9 @@ impl CudaBackend {
         }
         let s_count = (r.q_count() + r.p_count()) as u64;
         // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
-        // programmatic launch (`rescale_inverse_pdl`).
-        let inv_guard =
-            (rescale && pending.is_some() && !rescale_inverse_pdl(r.n())).then(kernels::pdl_off);
+        // programmatic launch (`Tuning::rescale_inverse_pdl`).
+        let inv_guard = (rescale && pending.is_some() && !self.tuning().rescale_inverse_pdl(r.n()))
+            .then(kernels::pdl_off);
         match (prescale.as_ref(), &t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
             (Some(pre), _) => {
@@ -948,10 +951,7 @@ impl CudaBackend {
             _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
             _ => {}
         }
-        if let (Some(p), Some(f)) = (pending, forked) {
-            if !late_first {
-                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-            }
+        if let (Some(_), Some(f)) = (pending, forked) {
             f.join()?;
         }
         let cx = cx_main;
@@ -1052,89 +1052,26 @@ fn product_in_key_product_pays(n: usize, special: usize) -> bool {
     n == 1 << 15 && (2..=3).contains(&special)
 }
 
-/// Whether mod_down runs the first forward pass of its converted limbs before the join, on the
-/// side stream after the special part's chain, rather than after the join on the main stream.
-/// That pays where the side chain is the shorter branch, which it is with one or two special
-/// primes (their key-product rows, inverse NTT and conversion grow with the count). On the
-/// H200 (PERF.md, eighteenth session): BGV PHANTOM_INT (two) rotate 135.5 → 125 µs, CKKS
-/// CAT_COMPAT (one) rotate 246.5 → 233, while with three (CKKS CAT, PHANTOM_N16) or seven
-/// (N16_L24_D3) special primes it cost 0.5–7%. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces it
-/// off / on (A/B runs).
-fn early_first_on(special_primes: usize) -> bool {
-    switch_forced!("FHE_MODDOWN_EARLY_FIRST").unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
-}
-
-/// Most special primes for which mod_down runs its first forward pass early by default
-/// ([`early_first_on`]).
-const EARLY_FIRST_MAX_SPECIAL: usize = 2;
-
-/// Whether mod_down's inverse NTT, in a key switch with the rescale whose mod_down chain runs on
-/// the side stream beside the main stream's key product, is launched programmatically (its
-/// blocks scheduled while the side stream's key product drains). At n = 2^16 it is not: those
-/// blocks then sit on SMs, waiting, while the main stream's key product needs them. On the H100
-/// (PERF.md, thirty-third session): N16_L24_D3 mul_relin_rescale 337 → 320 µs, PHANTOM_N16
-/// 493 → 476 against the same path launched programmatically, while at n = 2^15 the launch
-/// without it cost 0.5–1% (CKKS CAT, CAT_COMPAT, BGV PHANTOM_INT multiply + relinearize with
-/// the switch). `FHE_MODDOWN_INV_PDL=0` / `=1` forces
-/// it off / on (A/B runs).
-fn rescale_inverse_pdl(n: usize) -> bool {
-    switch_forced!("FHE_MODDOWN_INV_PDL").unwrap_or(n < 1 << 16)
-}
-
-/// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
-/// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).
-fn convert_loads_on() -> bool {
-    switch_on!("FHE_MODDOWN_CONVERT_LOADS")
-}
-
-/// Whether mod_down enqueues the main stream's key-product rows before the side stream's chain
-/// (`FHE_LATE_FIRST=0` enqueues them after it, as before the eighteenth session; A/B runs).
-/// Enqueued after, they were launched early (programmatically, during mod_up's first pass) or
-/// not depending on the host's pace, and a rotation at PHANTOM_INT took 124 or 156 µs by that
-/// draw (the "bimodal key switch" of PERF.md, eighteenth session); enqueued first, every run
-/// measured 125–127 µs.
-fn late_first_on() -> bool {
-    switch_on!("FHE_LATE_FIRST")
-}
-
-/// Whether mod_up's first forward pass is split for a key switch that ends in mod_down's two
-/// streams on a ring of degree `n` (the caller leaves out key switches with the rescale's top
-/// row among the side stream's, which measured slower split): the first pass of the side stream's
-/// rows' limbs before the fork, the main stream's after it. So the side stream's chain starts
-/// before the main stream's larger part of the pass instead of after it; it then runs on the
-/// lowest-priority side stream, else its latency-bound launches take the SMs ahead of that pass.
-/// Measured (H100, PERF.md twenty-second session): at n = 2^16 rotations and relinearizations
-/// 2–3.5% faster, at n = 2^15 6–35% slower, so it is on from n = 2^16 (`FHE_SPLIT_FIRST=0`/`1`
-/// forces it off or on, for A/B runs).
-pub(crate) fn split_first_on(n: usize) -> bool {
-    switch_forced!("FHE_SPLIT_FIRST").unwrap_or(n >= SPLIT_FIRST_MIN_N)
-}
-
-/// The least ring degree at which [`split_first_on`] holds by default.
-const SPLIT_FIRST_MIN_N: usize = 1 << 16;
-
 /// Copies each listed digit's own limbs (`(digit j, first slot, primes)`) from the input
 /// component `input` into component `j` of the raised buffer `ext`, one launch for every run of
 /// digits of one size that follow each other (digit `j + 1` starting where `j` ends): for such a
 /// run of `r` digits of `d` primes from slot `lo`, the sources are `r × d` consecutive limbs
 /// (a set of `r` components of `d` slots) and the targets the limbs `(j0 + c)·spc + lo + c·d + s`
 /// (a set of `r` components `spc + d` slots apart). The copy reads no modulus, so the sets'
-/// slot numbers need not be the limbs' own. `FHE_OWN_COPY_BATCHED=0` launches each digit alone.
+/// slot numbers need not be the limbs' own.
 fn copy_own_limbs(
     cx: &kernels::Ctx,
     input: LimbSet,
     ext: &LimbSet,
     digits: &[(usize, usize, usize)],
 ) -> Result<()> {
-    // `FHE_OWN_COPY_BATCHED=0`: a launch per digit (A/B runs).
-    let batched = switch_on!("FHE_OWN_COPY_BATCHED");
     let n = u64::from(input.n);
     let in_base = input.ptr + 8 * n * (u64::from(input.comp_lo) * u64::from(input.spc));
     let mut i = 0;
     while i < digits.len() {
         let (j0, lo, d) = digits[i];
         let mut r = 1;
-        while let Some(&(j, l, c)) = digits.get(i + r).filter(|_| batched) {
+        while let Some(&(j, l, c)) = digits.get(i + r) {
             if j != j0 + r || c != d || l != lo + r * d {
                 break;
             }

@@ -1493,12 +1493,12 @@ impl CudaBackend {
 /// Whether the out-of-place rescale copies the dropped limb in its inverse NTT
 /// (`FHE_RESCALE_COPY_FOLD=0` turns it off, for A/B runs).
 fn copy_fold_on() -> bool {
-    switch_on!("FHE_RESCALE_COPY_FOLD")
+    true
 }
 
 /// Whether BFV's multiply + relinearize leaves the product's `c_0`, `c_1` in coefficient form
 /// for mod_down's conversion to add ([`Addend::Coefficients`]) where that applies
 /// (`FHE_BFV_COEFF_ADDEND=0` transforms them as before, for A/B runs).
 fn bfv_coefficient_addend_on() -> bool {
-    switch_on!("FHE_BFV_COEFF_ADDEND")
+    true
 }

@@ -10,7 +10,7 @@ use crate::kernels::scale_round::SrLayout;
 /// Whether BFV's product runs the `Q` part of its tensor on the low-priority side stream beside
 /// the lift to `B` (`FHE_BFV_PRODUCT_SPLIT=0` keeps it on the main stream, for A/B runs).
 fn product_split_on() -> bool {
-    switch_on!("FHE_BFV_PRODUCT_SPLIT")
+    true
 }
 
 impl CudaBackend {

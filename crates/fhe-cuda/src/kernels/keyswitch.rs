@@ -35,70 +35,12 @@ const CONVERT_UNROLLED: [&str; 16] = [
     "keyswitch_convert_f16",
 ];
 
-/// Threads per block of the unrolled conversion kernels (`FHE_CONVERT_BLOCK` overrides it for
-/// tuning runs: 32..=256, a power of two; the kernels for 10 or more sources are compiled for
-/// blocks of at most 256).
-fn convert_block() -> u32 {
-    static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *B.get_or_init(|| {
-        std::env::var("FHE_CONVERT_BLOCK")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|b| b.is_power_of_two() && (32..=256).contains(b))
-            .unwrap_or(CONVERT_BLOCK)
-    })
-}
-
-/// Default of [`convert_block`].
-const CONVERT_BLOCK: u32 = 256;
-
 /// `MAX_TPB` of keyswitch.cu: targets per block of the unrolled conversions, at most.
 const MAX_TPB: u32 = 32;
 
-/// Threads a conversion launch over `n` coefficients should have at least: the targets are
-/// split into as few groups per block as keep this many. Each group forms the sources' `v_i`
-/// (and for an exact conversion the overflow) again, which costs least where the sources are
-/// few: exact conversions (mod_down) from at most [`FEW_SOURCES`] primes keep at least
-/// [`FEW_SOURCES_THREADS_PER_COEFF`]`·n` threads, the others [`CONVERT_MIN_THREADS`].
-/// `FHE_CONVERT_MIN_THREADS` overrides the latter and `FHE_CONVERT_MIN_THREADS_EXACT` the
-/// former (tuning runs).
-fn convert_min_threads(exact: bool, from_cnt: usize, n: u32) -> u32 {
-    static T: std::sync::OnceLock<[Option<u32>; 2]> = std::sync::OnceLock::new();
-    let [all, few] = *T.get_or_init(|| {
-        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
-        [
-            get("FHE_CONVERT_MIN_THREADS"),
-            get("FHE_CONVERT_MIN_THREADS_EXACT"),
-        ]
-    });
-    let all = all.unwrap_or(CONVERT_MIN_THREADS);
-    if exact && from_cnt <= FEW_SOURCES {
-        few.unwrap_or(all.max(FEW_SOURCES_THREADS_PER_COEFF.saturating_mul(n)))
-    } else {
-        all
-    }
-}
-
-/// Sources of an exact conversion that count as few for [`convert_min_threads`].
-const FEW_SOURCES: usize = 4;
-
-/// Threads per coefficient of an exact conversion from few sources, at least (two target
-/// groups for mod_down's two components). On the H200 (gpu_perf event µs, alternated twice):
-/// at PHANTOM_N16 (3 special primes to 27 targets) mul_relin_rescale 541.1 / 538.0 with 2^17
-/// threads (one group), 531.2 / 531.2 with 2^18 (two), 538 with 2^19, 548 with 2^20; at CAT
-/// (N = 2^15, 3 special primes) two groups is the old default and four lost 1–2%; at
-/// N16_L24_D3 (7 special primes, not few) two groups lost 1%.
-const FEW_SOURCES_THREADS_PER_COEFF: u32 = 4;
-
-/// Default of [`convert_min_threads`]. On the H200 at N16_L24_D3 (gpu_perf, mul_relin_rescale):
-/// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511; later, alternated twice, 2^17 444–445 against
-/// 2^16 447–449 (mod_up's last, single digit then takes two groups). One group of all targets
-/// wins where the coefficients fill the device.
-const CONVERT_MIN_THREADS: u32 = 1 << 17;
-
 /// Targets per block of an unrolled conversion of `to_cnt` targets over `threads` threads
 /// (coefficients times batched conversions): the fewest groups that respect [`MAX_TPB`] and
-/// `min_threads` ([`convert_min_threads`]), balanced.
+/// `min_threads` ([`crate::Tuning::convert_min_threads`]), balanced.
 fn targets_per_block(to_cnt: u32, threads: u32, min_threads: u32) -> u32 {
     let groups = to_cnt
         .div_ceil(MAX_TPB)
@@ -149,10 +91,11 @@ impl ConvStrides {
 // SAFETY: plain repr(C) u64 fields matching `struct ConvStrides` of keyswitch.cu.
 unsafe impl cudarc::driver::DeviceRepr for ConvStrides {}
 
-/// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
-/// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
-fn convert_kernel(from_cnt: usize) -> &'static str {
-    let on = switch_on!("FHE_CONVERT_UNROLLED");
+/// The conversion kernel for `from_cnt` sources: the unrolled one when there is one and the
+/// tuning takes it on this ring ([`crate::Tuning::convert_unrolled`]), else the generic
+/// `keyswitch_convert`.
+fn convert_kernel(cx: &Ctx, from_cnt: usize) -> &'static str {
+    let on = cx.dev.tuning().convert_unrolled(cx.n as usize);
     match from_cnt
         .checked_sub(1)
         .and_then(|i| CONVERT_UNROLLED.get(i))
@@ -174,37 +117,15 @@ const CONVERT_MMA: [&str; 4] = [
 /// `MMA_BLOCK` of mma.cuh: threads (and coefficients) a block of the tensor-core conversions.
 pub(crate) const MMA_BLOCK: u32 = 256;
 
-/// Sources a conversion needs at least to run on the tensor cores by default
-/// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs). With the P^-1-scaled rows of
-/// mod_down's fused rescale, 3 took PHANTOM_N16's and CAT's mul_relin_rescale 2% below the
-/// integer kernel (H100); the conversions without the rescale measured even at 3 and 4.
-const CONVERT_MMA_MIN_FROM: usize = 3;
-
 /// The tensor-core conversion for `from_cnt` sources, where it applies: a device of sm_80 or
 /// later (8-bit integer `mma.m16n8k32`), a ring degree that is a multiple of [`MMA_BLOCK`], at
-/// most 16 sources, at least [`CONVERT_MMA_MIN_FROM`], and not switched off
-/// (`FHE_CONVERT_MMA=0`, A/B runs).
+/// most 16 sources, and the tuning's bounds ([`crate::Tuning::convert_mma`]).
 fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
-    let on = switch_on!("FHE_CONVERT_MMA")
-        && has_int8_mma(cx)
+    let on = has_int8_mma(cx)
         && cx.n.is_multiple_of(MMA_BLOCK)
-        && from_cnt >= convert_mma_min_from();
+        && cx.dev.tuning().convert_mma(cx.n as usize, from_cnt);
     on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
         .flatten()
-}
-
-/// The fewest sources a conversion runs on the tensor cores with: [`CONVERT_MMA_MIN_FROM`], or
-/// `FHE_CONVERT_MMA_MIN_FROM` (tuning runs; read once). The tables hold B fragments only for
-/// such conversions.
-pub(crate) fn convert_mma_min_from() -> usize {
-    static MIN_FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN_FROM.get_or_init(|| {
-        std::env::var("FHE_CONVERT_MMA_MIN_FROM")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(CONVERT_MMA_MIN_FROM)
-            .max(1)
-    })
 }
 
 /// The B fragments of the tensor-core conversion (convert_mma.cuh) of the `[to][from]` matrix
@@ -307,7 +228,7 @@ pub(crate) fn convert(
         None => conv.mma_frag,
     };
     let mma = frag.and_then(|f| Some((convert_mma_kernel(cx, conv.from_cnt)?, cx.t(f))));
-    let name = mma.map_or_else(|| convert_kernel(conv.from_cnt), |(name, _)| name);
+    let name = mma.map_or_else(|| convert_kernel(cx, conv.from_cnt), |(name, _)| name);
     let unrolled = name != "keyswitch_convert";
     let f = cx.dev.function("keyswitch", name)?;
     let (from_slot0, from_cnt, to_cnt) = (
@@ -325,13 +246,14 @@ pub(crate) fn convert(
     let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
     let slots = cx.slots();
     let n = cx.n;
+    let tuning = cx.dev.tuning();
     let (block, tpb) = if unrolled {
         (
-            convert_block(),
+            tuning.convert_block,
             targets_per_block(
                 to_cnt,
                 n.saturating_mul(batch.0.max(1)),
-                convert_min_threads(conv.q_mod_p.is_some(), conv.from_cnt, n),
+                tuning.convert_min_threads(conv.q_mod_p.is_some(), conv.from_cnt, n),
             ),
         )
     } else {
@@ -567,6 +489,8 @@ mod tests {
 
     #[test]
     fn mod_down_conversions_from_few_primes_take_two_target_groups() {
+        let convert_min_threads =
+            |exact, from, n| crate::Tuning::MEASURED.convert_min_threads(exact, from, n);
         // PHANTOM_N16's mod_down: 3 special primes to 27 targets over 2·2^16 threads.
         let n = 1 << 16;
         assert_eq!(

@@ -3,6 +3,7 @@
 //! one launch over all limbs).
 
 use super::{Ctx, LimbSet, launch};
+use crate::Tuning;
 use crate::error::Result;
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 
@@ -131,9 +132,9 @@ const COUNTING_SLOTS: usize = 256;
 /// side and read that prime's twiddle table from L2 instead of DRAM. Limbs of one slot keep
 /// their given order (a stable counting sort, written straight into the lists: this runs on
 /// the host before every NTT launch, where the GPU may be waiting for it). The order of the
-/// limbs does not change any result. `FHE_NTT_SORT=0` keeps the given order (A/B timing runs).
-fn chunks(limbs: &[Limb]) -> Vec<(LimbList, u32)> {
-    let sort = switch_on!("FHE_NTT_SORT");
+/// limbs does not change any result. Without `sort` ([`crate::Tuning::ntt_sort`]) the given
+/// order is kept.
+fn chunks(limbs: &[Limb], sort: bool) -> Vec<(LimbList, u32)> {
     let mut out: Vec<(LimbList, u32)> = (0..limbs.len().div_ceil(MAX_LIST))
         .map(|c| {
             (
@@ -211,51 +212,26 @@ fn slot_word(l: &Limb) -> u32 {
 
 /// Whether the forward NTT of this ring lifts `Load::Lift` limbs as its first pass loads them:
 /// two register-blocked passes (the first, run by the fused kernel, lifts; the last may then be
-/// fused with the key product), and `FHE_NTT_LIFT` is not `0` (A/B timing runs). mod_up uses it
-/// for digits of one prime, whose basis conversion is that lift: no conversion kernel, and the
-/// raised limbs are never written in coefficient form.
+/// fused with the key product). mod_up uses it for digits of one prime, whose basis conversion
+/// is that lift: no conversion kernel, and the raised limbs are never written in coefficient
+/// form.
 pub(crate) fn lift_on_load(cx: &Ctx) -> bool {
-    let on = switch_on!("FHE_NTT_LIFT");
     let logn = cx.n.trailing_zeros();
-    on && logn > ONE_PASS_MAX && fused_passes_available(logn)
+    logn > ONE_PASS_MAX && fused_passes_available(logn)
 }
 
 /// Whether mod_up converts its digits of 2..=`tables::CONVERT_MAX_FROM` primes as the forward
 /// NTT loads them (`Load::Convert`, with [`inverse_list_prescaled`] before): needs
-/// [`lift_on_load`], and `FHE_NTT_CONVERT` not `0` (A/B timing runs). The conversion kernel
+/// [`lift_on_load`]. The conversion kernel
 /// then does not run for those digits and the raised limbs are never written in coefficient
 /// form; each raised word reads the digit's `D` words instead (from L2: a digit's limbs are
 /// read by all its targets).
 pub(crate) fn convert_on_load(cx: &Ctx) -> bool {
-    let on = switch_on!("FHE_NTT_CONVERT");
-    on && lift_on_load(cx)
+    lift_on_load(cx)
 }
 
 /// Largest log n done in one pass.
 const ONE_PASS_MAX: u32 = 11;
-/// Elements per block (shared memory: 8 bytes each), as a power of two.
-const LOG_ELEMS: u32 = 10;
-/// Threads per block, at most.
-const MAX_THREADS: u32 = 128;
-
-/// `(log elements, max threads)` per block; `FHE_NTT_LOG_ELEMS` / `FHE_NTT_THREADS` override the
-/// defaults (for tuning runs).
-fn tuning() -> (u32, u32) {
-    static T: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    *T.get_or_init(|| {
-        let get = |k: &str, d: u32| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d)
-        };
-        (
-            get("FHE_NTT_LOG_ELEMS", LOG_ELEMS).clamp(3, 12),
-            get("FHE_NTT_THREADS", MAX_THREADS).clamp(32, 1024),
-        )
-    })
-}
-
 /// One pass: stages on index bits `[l, l + s)`.
 #[derive(Clone, Copy)]
 struct Pass {
@@ -307,11 +283,11 @@ pub(crate) fn compaction(logn: u32, inverse: bool) -> [u32; 3] {
     c
 }
 
-/// `(logC, config)` of a pass over `limbs` limbs.
-fn config(logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
-    // Sub-problems per block: fill LOG_ELEMS, no more than there are, and (strided) no more than
-    // the low bits allow (keeps a block's loads in consecutive words).
-    let (log_elems, max_threads) = tuning();
+/// `(logC, config)` of a generic pass over `limbs` limbs.
+fn config(t: &Tuning, logn: u32, p: Pass, limbs: u32) -> (u32, LaunchConfig) {
+    // Sub-problems per block: fill `ntt_log_elems`, no more than there are, and (strided) no
+    // more than the low bits allow (keeps a block's loads in consecutive words).
+    let (log_elems, max_threads) = (t.ntt_log_elems, t.ntt_max_threads);
     let mut log_c = log_elems.saturating_sub(p.s).min(logn - p.s);
     if p.l > 0 {
         log_c = log_c.min(p.l);
@@ -384,19 +360,6 @@ pub(crate) const NTT_F64_WIDE_BITS: u32 = 50;
 // The wide butterflies' bounds need q < 2^50 (ntt.cu refuses a larger define likewise).
 const _: () = assert!(NTT_F64_BITS < NTT_F64_WIDE_BITS && NTT_F64_WIDE_BITS <= 50);
 
-/// Block shape of the register-blocked passes, `(log2 threads per block at most (non-strided
-/// passes), log2 sub-problems per block at most (strided passes))`, for launches whose limbs
-/// mostly run the integer butterflies and for those that mostly run the FP64 ones;
-/// `FHE_NTT_R8_LOG_THREADS` and `FHE_NTT_R8_LOG_C` override both (tuning runs). On the H200
-/// (PERF.md): integer 2^6 / 2^3 measured 2–5% faster than 2^7 / 2^4, then 2^5 / 2^2 a further
-/// 1.3% (mul_relin_rescale 441–443 → 436–437 µs; 2^1 sub-problems 477): more, smaller blocks
-/// shorten the last partial wave. With the FP64 butterflies the best shape moved back: at
-/// N16_L24_D3 2^6 / 2^3 gave mul_relin_rescale 368 µs (four runs) against 381 for 2^5 / 2^2,
-/// while the integer presets kept 2^5 / 2^2 ahead by 0.6–1.8% (BGV/BFV PHANTOM_INT and CKKS
-/// CAT_COMPAT key switching, alternated twice).
-const R8_SHAPE_INT: (u32, u32) = (5, 2);
-const R8_SHAPE_F64: (u32, u32) = (6, 3);
-
 /// Whether most of `slots` run the FP64 butterflies (the block shape of their launch).
 fn mostly_f64(cx: &Ctx, slots: impl IntoIterator<Item = u32>) -> bool {
     let f = &cx.layout.ntt.f64_slots;
@@ -408,22 +371,18 @@ fn mostly_f64(cx: &Ctx, slots: impl IntoIterator<Item = u32>) -> bool {
     2 * yes > all
 }
 
-/// Whether the register-blocked pass handles `p` (`FHE_NTT_R8=0` turns it off).
+/// Whether the register-blocked pass handles `p` (3 to 11 stages; the generic passes take the
+/// others).
 fn r8(p: Pass) -> bool {
-    switch_on!("FHE_NTT_R8") && (3..=11).contains(&p.s)
+    (3..=11).contains(&p.s)
 }
 
 /// `(logC, config)` of a register-blocked pass over `limbs` limbs: 8 elements per thread;
-/// `f64`: the limbs mostly run the FP64 butterflies ([`mostly_f64`]).
-fn config_r8(logn: u32, p: Pass, limbs: u32, f64: bool) -> (u32, LaunchConfig) {
-    static T: std::sync::OnceLock<[(u32, u32); 2]> = std::sync::OnceLock::new();
-    let shapes = T.get_or_init(|| {
-        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
-        let (t, c) = (get("FHE_NTT_R8_LOG_THREADS"), get("FHE_NTT_R8_LOG_C"));
-        [R8_SHAPE_INT, R8_SHAPE_F64]
-            .map(|(dt, dc)| (t.unwrap_or(dt).clamp(3, 9), c.unwrap_or(dc).clamp(0, 6)))
-    });
-    let (log_threads, log_c_strided) = shapes[f64 as usize];
+/// `f64`: the limbs mostly run the FP64 butterflies ([`mostly_f64`]), which take the block shape
+/// [`Tuning::r8_shape_f64`], the others [`Tuning::r8_shape_int`].
+fn config_r8(t: &Tuning, logn: u32, p: Pass, limbs: u32, f64: bool) -> (u32, LaunchConfig) {
+    let shape = if f64 { t.r8_shape_f64 } else { t.r8_shape_int };
+    let (log_threads, log_c_strided) = (shape.0.clamp(3, 9), shape.1.clamp(0, 6));
     let lt = p.s - 3;
     let subs = logn - p.s; // log of the sub-problems per limb
     let log_c = if p.l > 0 {
@@ -519,7 +478,7 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
     let exact = limbs
         .iter()
         .any(|l| matches!(l.load, Load::ConvertExact(_)));
-    let ch = chunks(limbs);
+    let ch = chunks(limbs, cx.dev.tuning().ntt_sort(limbs.len()));
     for (mut list, count) in ch {
         let mut lifted = list.slot[..count as usize]
             .iter()
@@ -536,7 +495,7 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
                         .iter()
                         .map(|&w| w & LIFT_SLOT_MASK),
                 );
-                let (log_c, cfg) = config_r8(logn, p, count, f64);
+                let (log_c, cfg) = config_r8(cx.dev.tuning(), logn, p, count, f64);
                 if lifted {
                     // The first pass lifts or converts as it loads (the fused kernel, no fused
                     // mode; its register-capped copy where a limb converts); the slot words then
@@ -576,7 +535,7 @@ fn forward_passes_adding(cx: &Ctx, limbs: &[Limb], which: Passes, coef_delta: i6
                     what: "lifted limbs without the register-blocked NTT (see lift_on_load)".into(),
                 });
             } else {
-                let (log_c, cfg) = config(logn, p, count);
+                let (log_c, cfg) = config(cx.dev.tuning(), logn, p, count);
                 launch!(
                     cx.stream, f, cfg, &list, &slots, &tw, &tws, &logn, &p.s, &p.l, &log_c, &last
                 )?;
@@ -642,17 +601,22 @@ unsafe impl DeviceRepr for KeyProdArgs {}
 const R8_KEYPROD: [&str; 9] = r8_names!("ntt_keyprod_r8_");
 
 /// The last pass and launch shape of the fused key product over `rows` slots, or `None` where
-/// it does not apply: register-blocked passes off or not covering the ring, `FHE_KEYPROD_FUSED=0`
-/// (A/B timing runs), or more shared memory than the default 48 KiB (the pass's exchange buffer
-/// plus 256 bytes of 128-bit sums per thread; only rings of 2^11 run one pass that large).
-fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, LaunchConfig)> {
-    let on = switch_on!("FHE_KEYPROD_FUSED");
-    if !on || !fused_passes_available(logn) {
+/// it does not apply: register-blocked passes not covering the ring, the tuning keeping it
+/// unfused on this ring ([`Tuning::key_product_fused`]), or more shared memory than the default
+/// 48 KiB (the pass's exchange buffer plus 256 bytes of 128-bit sums per thread; only rings of
+/// 2^11 run one pass that large).
+fn key_product_launch(
+    t: &Tuning,
+    logn: u32,
+    rows: u32,
+    f64: bool,
+) -> Option<(Pass, u32, LaunchConfig)> {
+    if !t.key_product_fused(1 << logn) || !fused_passes_available(logn) {
         return None;
     }
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
-    let (log_c, mut cfg) = config_r8(logn, last, rows, f64);
+    let (log_c, mut cfg) = config_r8(t, logn, last, rows, f64);
     // The kernel's exchange buffer, rounded up to 16 bytes, then the sums.
     let words = ((1u32 << (log_c + last.s)) * 9 / 8 + 1) & !1;
     cfg.shared_mem_bytes = 8 * words + 256 * cfg.block_dim.0;
@@ -662,7 +626,9 @@ fn key_product_launch(logn: u32, rows: u32, f64: bool) -> Option<(Pass, u32, Lau
 /// Whether [`forward_key_product`] applies to this ring.
 pub(crate) fn key_product_fusable(cx: &Ctx) -> bool {
     let logn = cx.n.trailing_zeros();
-    key_product_launch(logn, 1, false).is_some() && key_product_launch(logn, 1, true).is_some()
+    let t = cx.dev.tuning();
+    key_product_launch(t, logn, 1, false).is_some()
+        && key_product_launch(t, logn, 1, true).is_some()
 }
 
 /// mod_up's forward NTT of the converted digit limbs `limbs` fused with the key product of a
@@ -694,11 +660,9 @@ pub(crate) fn key_product_rows(
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     for ch in rows.chunks(MAX_KP) {
         let f64 = mostly_f64(cx, ch.iter().map(|r| r.0));
-        let (last, log_c, cfg) =
-            key_product_launch(logn, ch.len() as u32, f64).ok_or_else(|| {
-                crate::error::Error::Unsupported {
-                    what: "the fused key product on this ring".into(),
-                }
+        let (last, log_c, cfg) = key_product_launch(cx.dev.tuning(), logn, ch.len() as u32, f64)
+            .ok_or_else(|| crate::error::Error::Unsupported {
+                what: "the fused key product on this ring".into(),
             })?;
         let mut list = KeyProdList {
             slot: [0; MAX_KP],
@@ -734,17 +698,15 @@ fn early_unfused_pays(n: usize, rows: usize, special: usize) -> bool {
 /// The rows `mod_down` starts from (the special primes', and the top one with the rescale;
 /// `set` is the accumulator's one-component set over exactly those `rows`), launched on the
 /// side stream ([`crate::side`]): [`key_product_rows_unfused`] on rings of two passes where
-/// [`early_unfused_pays`], else [`key_product_rows`]. `FHE_EARLY_UNFUSED=0` / `1` forces one
-/// or the other on rings of two passes (A/B runs, tests of both paths).
+/// [`early_unfused_pays`], else [`key_product_rows`].
 pub(crate) fn key_product_early(
     cx: &Ctx,
     rows: &[(u32, Option<u32>)],
     set: LimbSet,
     args: KeyProdArgs,
 ) -> Result<()> {
-    let force = switch_forced!("FHE_EARLY_UNFUSED");
     let pays = early_unfused_pays(cx.n as usize, rows.len(), set.p_cnt as usize);
-    if two_passes(cx) && force.unwrap_or(pays) {
+    if two_passes(cx) && pays {
         key_product_rows_unfused(cx, rows, set, args)
     } else {
         key_product_rows(cx, rows, args)
@@ -847,7 +809,7 @@ const R8_FINISH: [&str; 9] = r8_names!("ntt_finish_r8_");
 /// the finish kernel. With `lifted`, the first pass transforms those limbs (the limbs of
 /// `args.conv`, read lifted from elsewhere) instead of `args.conv` in place. Returns `false`,
 /// enqueuing nothing, where it does not apply (register-blocked passes off or not covering the
-/// ring, or `FHE_FINISH_FUSED=0` for A/B runs).
+/// ring).
 pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]>) -> Result<bool> {
     if !finish_fusable(cx) {
         return Ok(false);
@@ -857,11 +819,9 @@ pub(crate) fn forward_finish(cx: &Ctx, args: &FinishArgs, lifted: Option<&[Limb]
     Ok(true)
 }
 
-/// Whether [`forward_finish`] applies on this ring (register-blocked passes covering it, and
-/// `FHE_FINISH_FUSED` not `0`).
+/// Whether [`forward_finish`] applies on this ring (register-blocked passes covering it).
 pub(crate) fn finish_fusable(cx: &Ctx) -> bool {
-    let on = switch_on!("FHE_FINISH_FUSED");
-    on && fused_passes_available(cx.n.trailing_zeros())
+    fused_passes_available(cx.n.trailing_zeros())
 }
 
 /// The first part of [`forward_finish`] (needs [`finish_fusable`]): the first forward pass of
@@ -909,7 +869,7 @@ pub(crate) fn forward_finish_last(cx: &Ctx, args: &FinishArgs) -> Result<()> {
     let [p0, p1] = passes(logn);
     let last = if p1.s == 0 { p0 } else { p1 };
     let f64 = mostly_f64(cx, args.conv.limbs().iter().map(|l| l.slot));
-    let (log_c, cfg) = config_r8(logn, last, args.conv.count(), f64);
+    let (log_c, cfg) = config_r8(cx.dev.tuning(), logn, last, args.conv.count(), f64);
     let f = cx.dev.function("ntt", R8_FINISH[last.s as usize - 3])?;
     let (slots, twp) = (cx.slots(), cx.t(cx.layout.ntt.fwd_pair));
     launch!(cx.stream, f, cfg, args, &slots, &twp, &logn, &log_c)
@@ -1017,7 +977,7 @@ fn forward_fused(
                     }
                 })
                 .collect();
-            chunks(&v)
+            chunks(&v, cx.dev.tuning().ntt_sort(v.len()))
                 .into_iter()
                 .next()
                 .map(|c| c.0)
@@ -1036,7 +996,7 @@ fn forward_fused(
         for (p, list, mode) in steps {
             let last: u32 = (p.l == 0) as u32;
             let f8 = cx.dev.function("ntt", R8_FWD_RESCALE[p.s as usize - 3])?;
-            let (log_c, cfg) = config_r8(logn, p, count, f64);
+            let (log_c, cfg) = config_r8(cx.dev.tuning(), logn, p, count, f64);
             launch!(
                 cx.stream, f8, cfg, &list, &slots, &twp, &logn, &p.l, &log_c, &last, &mode, &fa
             )?;
@@ -1106,10 +1066,9 @@ pub(crate) fn inverse_list(cx: &Ctx, limbs: &[Limb]) -> Result<()> {
     inverse_list_with(cx, limbs, cx.t(cx.layout.ntt.ntt_consts), 0, 0, None)
 }
 
-/// Whether [`inverse_tensor`] can run on this ring (its first inverse pass is register-blocked)
-/// and `FHE_TENSOR_ON_LOAD` is not `0` (A/B timing runs).
+/// Whether [`inverse_tensor`] can run on this ring (its first inverse pass is register-blocked).
 pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {
-    switch_on!("FHE_TENSOR_ON_LOAD") && first_inverse_blocked(cx)
+    first_inverse_blocked(cx)
 }
 
 /// Whether the first pass of this ring's inverse NTT is register-blocked (the loading copies
@@ -1120,13 +1079,12 @@ fn first_inverse_blocked(cx: &Ctx) -> bool {
     plain_kernel(first, true).is_some()
 }
 
-/// Whether [`inverse_adding`] can run on this ring and `FHE_TOP_ON_LOAD` is not `0` (A/B
-/// timing runs: mod_down then forms its rescaled top limb with `keyswitch_mod_down_top`).
-/// mod_down with the rescale forms that limb, `out + acc·P^-1`, as its inverse NTT loads it,
-/// which saves a latency-bound launch on the side stream's chain (PERF.md, thirty-third
-/// session: `ks_mod_down_rescale` 3–10% faster on the H100).
+/// Whether [`inverse_adding`] can run on this ring (else mod_down forms its rescaled top limb
+/// with `keyswitch_mod_down_top`). mod_down with the rescale forms that limb, `out + acc·P^-1`,
+/// as its inverse NTT loads it, which saves a latency-bound launch on the side stream's chain
+/// (PERF.md: `ks_mod_down_rescale` 3–10% faster on the H100).
 pub(crate) fn add_on_load(cx: &Ctx) -> bool {
-    switch_on!("FHE_TOP_ON_LOAD") && first_inverse_blocked(cx)
+    first_inverse_blocked(cx)
 }
 
 /// Inverse NTT of tensor-product limbs (`Load::Tensor`, needs [`tensor_on_load`]): the first
@@ -1259,7 +1217,7 @@ fn inverse_list_with(
     let twp = cx.t(cx.layout.ntt.inv_pair);
     let f = cx.dev.function("ntt", "ntt_inverse_pass")?;
     let [p0, p1] = passes(logn);
-    for (mut list, count) in chunks(limbs) {
+    for (mut list, count) in chunks(limbs, cx.dev.tuning().ntt_sort(limbs.len())) {
         // The first pass copies (or forms its loads), the second not.
         let mut copy = copy_delta;
         let mut loading = loading;
@@ -1274,7 +1232,7 @@ fn inverse_list_with(
                         .iter()
                         .map(|w| w & LIFT_SLOT_MASK),
                 );
-                let (log_c, cfg) = config_r8(logn, p, count, f64);
+                let (log_c, cfg) = config_r8(cx.dev.tuning(), logn, p, count, f64);
                 if let Some((names, fa)) = loading.take() {
                     let f8 = cx.dev.function("ntt", names[p.s as usize - 3])?;
                     launch!(
@@ -1293,7 +1251,7 @@ fn inverse_list_with(
                 }
                 copy = 0;
             } else {
-                let (log_c, cfg) = config(logn, p, count);
+                let (log_c, cfg) = config(cx.dev.tuning(), logn, p, count);
                 launch!(
                     cx.stream, f, cfg, &list, &slots, &tw, &tws, &consts, &logn, &p.s, &p.l, &log_c
                 )?;
@@ -1373,7 +1331,7 @@ mod tests {
                 }
                 let mut want = limbs.clone();
                 want.sort_by_key(|l| l.slot);
-                let got = chunks(&limbs);
+                let got = chunks(&limbs, true);
                 assert_eq!(got.len(), len.div_ceil(MAX_LIST));
                 let mut k = 0;
                 for (list, count) in &got {
@@ -1847,7 +1805,8 @@ mod tests {
     fn key_product_launch_fits_shared_memory() {
         for logn in 12..=17 {
             for f64 in [false, true] {
-                let (last, log_c, cfg) = key_product_launch(logn, 32, f64).expect("fusable");
+                let (last, log_c, cfg) =
+                    key_product_launch(&Tuning::MEASURED, logn, 32, f64).expect("fusable");
                 assert_eq!(
                     last.l, 0,
                     "logn {logn}: the last pass is the non-strided one"
@@ -1857,6 +1816,6 @@ mod tests {
                 assert!(cfg.shared_mem_bytes <= 48 * 1024, "logn {logn}");
             }
         }
-        assert!(key_product_launch(11, 32, false).is_none());
+        assert!(key_product_launch(&Tuning::MEASURED, 11, 32, false).is_none());
     }
 }
