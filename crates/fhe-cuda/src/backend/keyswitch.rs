@@ -150,7 +150,7 @@ impl CudaBackend {
     pub(super) fn mod_down_converts_on_load(&self, rescale: bool) -> bool {
         let cx = self.cx();
         !rescale
-            && kernels::ntt::finish_fusable(&cx)
+            && kernels::moddown_finish::finish_fusable(&cx)
             && self.tuning().moddown_early_first(self.inner.ring.p_count())
             && self.tuning().moddown_convert_loads(self.inner.ring.n())
             && self.inner.layout.mod_down_row0.is_some()
@@ -166,7 +166,7 @@ impl CudaBackend {
         let p_count = self.inner.ring.p_count();
         self.mod_down_converts_on_load(false)
             || (p_count == 1
-                && kernels::ntt::finish_fusable(&cx)
+                && kernels::moddown_finish::finish_fusable(&cx)
                 && self.tuning().moddown_early_first(p_count)
                 && kernels::ntt::lift_on_load(&cx))
     }
@@ -178,18 +178,18 @@ impl CudaBackend {
         let cx = self.cx();
         let r = &self.inner.ring;
         product_in_key_product_pays(r.n(), r.p_count())
-            && kernels::ntt::key_product_fusable(&cx)
-            && kernels::ntt::finish_fusable(&cx)
+            && kernels::keyprod::key_product_fusable(&cx)
+            && kernels::moddown_finish::finish_fusable(&cx)
     }
 
     /// Whether [`CudaBackend::mul_relin_mod_t`], where the key product adds `c_0`, `c_1` and
     /// without the rescale, forms the product's `c_2` in mod_up's first inverse pass
     /// ([`Product::c2_on_load`]) instead of a tensor launch before it: where that pass forms
-    /// tensor products as it loads ([`kernels::ntt::tensor_on_load`]) and a second pass takes
+    /// tensor products as it loads ([`kernels::tensor::tensor_on_load`]) and a second pass takes
     /// the prescaled constants.
     pub(super) fn c2_on_load(&self) -> bool {
         let cx = self.cx();
-        kernels::ntt::tensor_on_load(&cx) && kernels::ntt::two_passes(&cx)
+        kernels::tensor::tensor_on_load(&cx) && kernels::ntt::two_passes(&cx)
     }
 
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
@@ -281,7 +281,7 @@ impl CudaBackend {
                 (l.slot, own.map(|j| j as u32))
             })
             .collect();
-        let args = kernels::ntt::KeyProdArgs {
+        let args = kernels::keyprod::KeyProdArgs {
             ext: ext.ptr(self.s()),
             key: key.ptr(self.s()),
             input: c.ptr(self.s()) + 8 * component as u64 * cspc * n,
@@ -301,7 +301,7 @@ impl CudaBackend {
         };
         Ok(match plan {
             Rows::All => {
-                kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
+                kernels::keyprod::forward_key_product(&cx, &fwd, &rows, args)?;
                 None
             }
             Rows::ForModDown { rescale_top: top } => {
@@ -326,7 +326,7 @@ impl CudaBackend {
                     true => fwd.iter().partition(|l| is_early(l.slot)),
                     false => (fwd, Vec::new()),
                 };
-                kernels::ntt::forward_key_product(&cx, &first, &[], args)?;
+                kernels::keyprod::forward_key_product(&cx, &first, &[], args)?;
                 Some(PendingRows {
                     early,
                     early_set,
@@ -403,7 +403,7 @@ impl CudaBackend {
                     ..x
                 })
                 .collect();
-            kernels::ntt::inverse_tensor(&cx, &inv, at, prescaled.then_some(level), copy)?;
+            kernels::tensor::inverse_tensor(&cx, &inv, at, prescaled.then_some(level), copy)?;
         } else if !given {
             let inv: Vec<kernels::ntt::Limb> = lc
                 .limb_iter()
@@ -590,7 +590,7 @@ impl CudaBackend {
         // own limbs would go through a first pass) takes the unfused path too.
         let cx = self.cx();
         let one_pass_coeffs = coeffs.is_some() && !kernels::ntt::two_passes(&cx);
-        if !kernels::ntt::key_product_fusable(&cx) || one_pass_coeffs {
+        if !kernels::keyprod::key_product_fusable(&cx) || one_pass_coeffs {
             if product.is_some() {
                 return Err(shape_err(
                     "mod_up: the product's components need the fused key product",
@@ -751,7 +751,7 @@ impl CudaBackend {
         // special primes it converts them as it loads (exact rows of
         // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
         // of the conversion kernel.
-        let early_first = kernels::ntt::finish_fusable(&self.cx())
+        let early_first = kernels::moddown_finish::finish_fusable(&self.cx())
             && self.tuning().moddown_early_first(r.p_count());
         let prescale = match self.mod_down_converts_on_load(rescale) {
             true => self.mod_down_prescale(t_mod)?,
@@ -792,13 +792,13 @@ impl CudaBackend {
         // 125–127 µs: H200, PERF.md "bimodal key switch".)
         if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
             // The main stream's part of the first pass, where it was split off.
-            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
+            kernels::keyprod::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
         if let Some(p) = &pending {
-            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            kernels::keyprod::key_product_rows(&cx_main, &p.late, p.args)?;
         }
         if let Some(p) = &pending {
-            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
+            kernels::keyprod::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
         let lt = LimbSet {
             q_cnt: 0,
@@ -822,7 +822,7 @@ impl CudaBackend {
         if rescale {
             let top_out = Self::q_only(lo, level as u32, 1);
             let top_acc = acc.like(self.s(), &top_out);
-            if kernels::ntt::add_on_load(&cx) {
+            if kernels::tensor::add_on_load(&cx) {
                 let (a, o) = (top_acc.limbs(), top_out.limbs());
                 let mut delta = [0i64; 2];
                 for (c, ((t, a), o)) in top.limbs().iter().zip(&a).zip(&o).enumerate() {
@@ -861,14 +861,14 @@ impl CudaBackend {
             (None, Some(consts)) => {
                 let (kp, _g) = consts.device_ptr(self.s());
                 match top_add {
-                    Some(add) => kernels::ntt::inverse_adding(&cx, &inv, kp, add)?,
+                    Some(add) => kernels::tensor::inverse_adding(&cx, &inv, kp, add)?,
                     None => kernels::ntt::inverse_list_consts(&cx, &inv, kp)?,
                 }
             }
             (None, None) => match top_add {
                 Some(add) => {
                     let plain = cx.t(cx.layout.ntt.ntt_consts);
-                    kernels::ntt::inverse_adding(&cx, &inv, plain, add)?
+                    kernels::tensor::inverse_adding(&cx, &inv, plain, add)?
                 }
                 None => kernels::ntt::inverse_list(&cx, &inv)?,
             },
@@ -946,9 +946,11 @@ impl CudaBackend {
                     return Err(shape_err("mod_down: output and conversion laid out unlike"));
                 }
                 let delta = kernels::word_offset(lc.ptr, lo.ptr);
-                kernels::ntt::forward_finish_first_adding(&cx, l, delta)?;
+                kernels::moddown_finish::forward_finish_first_adding(&cx, l, delta)?;
             }
-            _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
+            _ if early_first => {
+                kernels::moddown_finish::forward_finish_first(&cx, lc, lifted.as_deref())?
+            }
             _ => {}
         }
         if let (Some(_), Some(f)) = (pending, forked) {
@@ -958,7 +960,7 @@ impl CudaBackend {
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
         // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
-        let mut args = kernels::ntt::FinishArgs {
+        let mut args = kernels::moddown_finish::FinishArgs {
             out: lo,
             acc: la,
             conv: lc,
@@ -967,7 +969,7 @@ impl CudaBackend {
             pinv: cx.t(cx.layout.p_inv[level]),
             rs: 0,
             level: level as u32,
-            mode: kernels::ntt::Finish::Plain,
+            mode: kernels::moddown_finish::Finish::Plain,
             use_t: 0,
             prod_slots: match addend {
                 Addend::Ntt => 0,
@@ -981,11 +983,11 @@ impl CudaBackend {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (prepared above), one NTT, then
             // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1. Slot l keeps conv_l: the dropped limb
             // receives the plain mod_down result.
-            args.mode = kernels::ntt::Finish::Rescale;
+            args.mode = kernels::moddown_finish::Finish::Rescale;
             args.rs = cx.t(cx.layout.rescale[level]);
             if early_first {
-                kernels::ntt::forward_finish_last(&cx, &args)?;
-            } else if !kernels::ntt::forward_finish(&cx, &args, None)? {
+                kernels::moddown_finish::forward_finish_last(&cx, &args)?;
+            } else if !kernels::moddown_finish::forward_finish(&cx, &args, None)? {
                 kernels::ntt::forward(&cx, lc)?;
                 kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
             }
@@ -1004,7 +1006,7 @@ impl CudaBackend {
             Some((c, g)) => {
                 self.check(c)?;
                 check_covers(out, c, "rotate")?;
-                args.mode = kernels::ntt::Finish::Rot;
+                args.mode = kernels::moddown_finish::Finish::Rot;
                 args.src = c.like(self.s(), &lo).components(0, 1);
                 Some(self.galois_map(g)?)
             }
@@ -1013,8 +1015,8 @@ impl CudaBackend {
         let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
         args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
         if early_first {
-            kernels::ntt::forward_finish_last(&cx, &args)?;
-        } else if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
+            kernels::moddown_finish::forward_finish_last(&cx, &args)?;
+        } else if !kernels::moddown_finish::forward_finish(&cx, &args, lifted.as_deref())? {
             match &lifted {
                 Some(l) => kernels::ntt::forward_list(&cx, l)?,
                 None => kernels::ntt::forward(&cx, lc)?,

@@ -113,7 +113,7 @@ impl CudaBackend {
         let inputs: &[&DevicePoly] = if square { &[a] } else { &[a, b] };
         // The product's Q part reads only the inputs: for two inputs it runs on the
         // lowest-priority side stream beside the lift to B, joined back before the rounding.
-        let on_load = kernels::ntt::tensor_on_load(&scx);
+        let on_load = kernels::tensor::tensor_on_load(&scx);
         let q_part = match on_load && !square && product_split_on() {
             true => Some(self.product_q_part_beside(&scx, &pb)?),
             false => None,
@@ -139,7 +139,7 @@ impl CudaBackend {
             ..*scx
         };
         let limbs = pb.product_limbs(0..pb.ql);
-        kernels::ntt::inverse_tensor(&on_side, &limbs, pb.deltas(), None, 0)?;
+        kernels::tensor::inverse_tensor(&on_side, &limbs, pb.deltas(), None, 0)?;
         Ok(forked)
     }
 
@@ -184,7 +184,7 @@ impl CudaBackend {
     }
 
     /// Step 2: the tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from `ext`)
-    /// in coefficient form in `prod`: with `on_load` ([`kernels::ntt::tensor_on_load`]) formed
+    /// in coefficient form in `prod`: with `on_load` ([`kernels::tensor::tensor_on_load`]) formed
     /// by its inverse NTT's first pass as it loads (never written in NTT form), the Q part
     /// already launched where `q_part` holds its side stream (joined here); else one tensor
     /// launch, then the inverse NTT.
@@ -199,7 +199,7 @@ impl CudaBackend {
         if on_load {
             let first = if q_part.is_some() { ql } else { 0 };
             let limbs = pb.product_limbs(first..total);
-            kernels::ntt::inverse_tensor(scx, &limbs, pb.deltas(), None, 0)?;
+            kernels::tensor::inverse_tensor(scx, &limbs, pb.deltas(), None, 0)?;
             if let Some(forked) = q_part {
                 forked.join()?;
             }

@@ -10,11 +10,15 @@ pub mod automorphism;
 mod compile;
 pub mod decode;
 pub mod elementwise;
+pub mod keyprod;
 pub mod keyswitch;
+pub mod moddown_finish;
 pub mod ntt;
 pub mod nvrtc;
+pub mod rescale;
 pub mod sampler;
 pub mod scale_round;
+pub mod tensor;
 
 use crate::error::{Error, Result};
 pub use compile::{Cubin, Unit, cached_or_compiled, compile, compile_options, compile_unit, units};
