@@ -13,24 +13,24 @@ use crate::Tuning;
 use crate::error::Result;
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 
-/// `MAX_KP` of ntt.cu: slots per launch of the fused key product.
+/// `MAX_KP` of keyprod.cuh: slots per launch of the fused key product.
 const MAX_KP: usize = 64;
-/// `NO_DIGIT` of ntt.cu.
+/// `NO_DIGIT` of keyprod.cuh.
 const NO_DIGIT: u32 = u32::MAX;
 
 /// Slots of one fused key-product launch and the digit owning each (or `NO_DIGIT`). Mirrors
-/// `struct KeyProdList` of ntt.cu.
+/// `struct KeyProdList` of keyprod.cuh.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct KeyProdList {
     slot: [u32; MAX_KP],
     own: [u32; MAX_KP],
 }
-// SAFETY: plain repr(C) arrays of u32 matching `struct KeyProdList` of ntt.cu.
+// SAFETY: plain repr(C) arrays of u32 matching `struct KeyProdList` of keyprod.cuh.
 unsafe impl DeviceRepr for KeyProdList {}
 
 /// The buffers of the fused key product (device addresses; slots per component). Mirrors
-/// `struct KeyProdArgs` of ntt.cu.
+/// `struct KeyProdArgs` of keyprod.cuh.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct KeyProdArgs {
@@ -61,7 +61,7 @@ pub(crate) struct KeyProdArgs {
     pub pad: u32,
 }
 // SAFETY: plain repr(C) fields (5 u64, 4 u32, 3 u64, 4 u32) matching `struct KeyProdArgs` of
-// ntt.cu.
+// keyprod.cuh.
 unsafe impl DeviceRepr for KeyProdArgs {}
 
 /// The fused last forward pass with the key product (`ntt_keyprod_r8_S`), by S = 3..=11.

@@ -11,7 +11,7 @@ use super::{Ctx, LimbSet, launch};
 use crate::error::Result;
 use cudarc::driver::DeviceRepr;
 
-/// What the fused mod_down step writes (`FINISH_*` of ntt.cu).
+/// What the fused mod_down step writes (`FINISH_*` of moddown_finish.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub(crate) enum Finish {
@@ -23,7 +23,7 @@ pub(crate) enum Finish {
     Rot = 2,
 }
 
-/// The arguments of `ntt_finish_r8_S`. Mirrors `struct FinishArgs` of ntt.cu.
+/// The arguments of `ntt_finish_r8_S`. Mirrors `struct FinishArgs` of moddown_finish.cuh.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(crate) struct FinishArgs {
@@ -50,7 +50,7 @@ pub(crate) struct FinishArgs {
     /// `t·P^-1` by slot when `use_t` (BGV).
     pub tp: super::elementwise::Scalars,
 }
-// SAFETY: repr(C) fields matching `struct FinishArgs` of ntt.cu: four LimbSets, three u64, four
+// SAFETY: repr(C) fields matching `struct FinishArgs` of moddown_finish.cuh: four LimbSets, three u64, four
 // u32 (`Finish` is repr(u32)) and `Scalars` (= `SlotPairs`).
 unsafe impl DeviceRepr for FinishArgs {}
 
