@@ -77,7 +77,7 @@
 // A kernel compiles only the paths its launches may take, with one exception: the lifted
 // kernel `ntt_fwd_fused_r8_S` keeps the converted loads, whose registers (80 instead of 54,
 // three blocks an SM instead of four) measured faster for its launches (CAT_COMPAT's mod_up
-// 145 against 147-154 µs; PERF.md, nineteenth session). The rescale's kernel without the
+// 145 against 147-154 µs; PERF.md). The rescale's kernel without the
 // conversion paths gained 4-11% (no spills).
 #define FUSED_LIFT 1
 #define FUSED_CONVERT 2
@@ -237,7 +237,7 @@ __device__ __forceinline__ void exchange_outputs(const u64 (&x)[8], u64 (&y)[8],
 // radix-8 rounds), a stage whose thread reads 2^c twiddles, c = 2 - kb > 0, reads one and forms
 // the rest (`twiddle_group`): the lowest stage (b = 0, n/2 twiddles) always, the next two (n/4
 // and n/8) in passes of at least 8 stages (n = 2^16 and 2^17), where that measured 1-1.5%
-// faster while at S = 7 (n = 2^15) it cost up to 6% on the rescale (PERF.md, twentieth session).
+// faster while at S = 7 (n = 2^15) it cost up to 6% on the rescale (PERF.md).
 template <int S>
 __host__ __device__ constexpr int compacted_log(int b, int kb) {
     return b == 0 || (S >= 8 && b < 3) ? 2 - kb : 0;

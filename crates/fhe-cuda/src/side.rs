@@ -17,7 +17,7 @@
 //! limbs by latency and the conversion by integer multiplies, so they share the SMs better than
 //! they run in turn. (Launching the early rows first on the main stream and forking after them
 //! cost 6-11% at PHANTOM_N16 and CAT: that launch has too few blocks to fill the GPU, and the
-//! rest waited for it. PERF.md, tenth session.)
+//! rest waited for it; PERF.md.)
 //!
 //! # Ordering
 //!

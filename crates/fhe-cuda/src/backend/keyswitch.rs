@@ -387,8 +387,8 @@ impl CudaBackend {
             // offsets are the same for every slot (the buffers' slots are n words apart).
             let la = p.a.like(self.s(), &lt).components(0, 1);
             let lb = p.b.like(self.s(), &lt).components(0, 1);
-            let d = kernels::ntt::TensorDeltas::operands(&la, &lb);
-            let at = kernels::ntt::TensorDeltas {
+            let d = kernels::tensor::TensorDeltas::operands(&la, &lb);
+            let at = kernels::tensor::TensorDeltas {
                 delta: [d, d],
                 split: u32::MAX,
             };
@@ -745,21 +745,13 @@ impl CudaBackend {
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
         // the rest on the main stream.
-        // The first forward pass of the converted limbs runs before the join (it needs only the
-        // special part and, with the rescale, the top limb, both on the side stream's chain),
-        // where `finish_fusable` and `Tuning::moddown_early_first`; and without the rescale, for 2..=4
-        // special primes it converts them as it loads (exact rows of
-        // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
-        // of the conversion kernel.
-        let early_first = kernels::moddown_finish::finish_fusable(&self.cx())
-            && self.tuning().moddown_early_first(r.p_count());
-        let prescale = match self.mod_down_converts_on_load(rescale) {
+        let plan = self.mod_down_plan(rescale, pending.is_some());
+        let early_first = plan.early_first;
+        let prescale = match plan.convert_on_load {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
-        // With one special prime and no rescale, the conversion is the centred lift of the P
-        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
-        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&self.cx());
+        let lift_p = plan.lift_p;
         let coefficients = matches!(addend, Addend::Coefficients);
         if coefficients
             && ((prescale.is_none() && !(lift_p && early_first)) || t_mod != 1 || rot.is_some())
@@ -822,7 +814,7 @@ impl CudaBackend {
         if rescale {
             let top_out = Self::q_only(lo, level as u32, 1);
             let top_acc = acc.like(self.s(), &top_out);
-            if kernels::tensor::add_on_load(&cx) {
+            if plan.top_on_load {
                 let (a, o) = (top_acc.limbs(), top_out.limbs());
                 let mut delta = [0i64; 2];
                 for (c, ((t, a), o)) in top.limbs().iter().zip(&a).zip(&o).enumerate() {
@@ -834,7 +826,7 @@ impl CudaBackend {
                         load: kernels::ntt::Load::AddScaled(c as u32),
                     });
                 }
-                top_add = Some(kernels::ntt::AddScaled {
+                top_add = Some(kernels::tensor::AddScaled {
                     delta,
                     consts: cx.t(cx.layout.p_inv[level]),
                 });
@@ -846,8 +838,7 @@ impl CudaBackend {
         let s_count = (r.q_count() + r.p_count()) as u64;
         // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
         // programmatic launch (`Tuning::rescale_inverse_pdl`).
-        let inv_guard = (rescale && pending.is_some() && !self.tuning().rescale_inverse_pdl(r.n()))
-            .then(kernels::pdl_off);
+        let inv_guard = plan.inverse_without_pdl.then(kernels::pdl_off);
         match (prescale.as_ref(), &t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
             (Some(pre), _) => {
@@ -956,7 +947,58 @@ impl CudaBackend {
         if let (Some(_), Some(f)) = (pending, forked) {
             f.join()?;
         }
-        let cx = cx_main;
+        self.mod_down_last_step(
+            &plan,
+            LastStep {
+                rescale,
+                acc,
+                out,
+                lo,
+                lc,
+                lifted: lifted.as_deref(),
+                level,
+                rot,
+                t_mod,
+                addend,
+            },
+        )
+    }
+
+    /// The launch plan of a mod_down (with the rescale when `rescale`; `overlapped`: its chain
+    /// runs on the side stream beside the main stream's key-product rows), decided from the ring
+    /// and the device's tuning table before anything is enqueued.
+    fn mod_down_plan(&self, rescale: bool, overlapped: bool) -> ModDownPlan {
+        let cx = self.cx();
+        let r = &self.inner.ring;
+        ModDownPlan {
+            early_first: kernels::moddown_finish::finish_fusable(&cx)
+                && self.tuning().moddown_early_first(r.p_count()),
+            convert_on_load: self.mod_down_converts_on_load(rescale),
+            lift_p: !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx),
+            top_on_load: kernels::tensor::add_on_load(&cx),
+            inverse_without_pdl: rescale && overlapped && !self.tuning().rescale_inverse_pdl(r.n()),
+        }
+    }
+
+    /// mod_down's last step, on the main stream after the join: the forward NTT of the converted
+    /// limbs `step.lc` (or of `step.lifted`, or only its last pass where the first ran early)
+    /// fused with the output's update where the register-blocked passes cover the ring, else an
+    /// NTT and a finish kernel; with the rescale, the rescaled output at `level - 1`.
+    fn mod_down_last_step(&self, plan: &ModDownPlan, step: LastStep<'_, '_>) -> Result<()> {
+        let LastStep {
+            rescale,
+            acc,
+            out,
+            lo,
+            lc,
+            lifted,
+            level,
+            rot,
+            t_mod,
+            addend,
+        } = step;
+        let early_first = plan.early_first;
+        let cx = self.cx();
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
         // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
@@ -1016,7 +1058,7 @@ impl CudaBackend {
         args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
         if early_first {
             kernels::moddown_finish::forward_finish_last(&cx, &args)?;
-        } else if !kernels::moddown_finish::forward_finish(&cx, &args, lifted.as_deref())? {
+        } else if !kernels::moddown_finish::forward_finish(&cx, &args, lifted)? {
             match &lifted {
                 Some(l) => kernels::ntt::forward_list(&cx, l)?,
                 None => kernels::ntt::forward(&cx, lc)?,
@@ -1040,12 +1082,53 @@ impl CudaBackend {
     }
 }
 
+/// The launch plan of one mod_down ([`CudaBackend::mod_down_plan`]).
+#[derive(Clone, Copy, Debug)]
+struct ModDownPlan {
+    /// The first forward pass of the converted limbs runs before the join, on the side
+    /// stream's chain (it needs only the special part and, with the rescale, the top limb):
+    /// where the fused finish applies and [`crate::Tuning::moddown_early_first`].
+    early_first: bool,
+    /// Without the rescale, for 2..=4 special primes, the special part is converted as the
+    /// first forward pass loads it (exact rows of `TableLayout::mod_down_row0`, after an
+    /// inverse NTT with prescaled constants) instead of by the conversion kernel
+    /// ([`CudaBackend::mod_down_converts_on_load`]).
+    convert_on_load: bool,
+    /// With one special prime and no rescale, the conversion is the centred lift of the P limb,
+    /// done by the first forward pass as it loads it (`ntt::lift_on_load`).
+    lift_p: bool,
+    /// With the rescale, the top limb `out + acc·P^-1` is formed as the inverse NTT loads it
+    /// (`tensor::add_on_load`), else by `keyswitch_mod_down_top` first.
+    top_on_load: bool,
+    /// The rescaling chain's inverse NTT beside the main stream's key product is launched
+    /// without programmatic dependent launch ([`crate::Tuning::rescale_inverse_pdl`]).
+    inverse_without_pdl: bool,
+}
+
+/// The operands of [`CudaBackend::mod_down_last_step`].
+struct LastStep<'a, 'b> {
+    /// With the rescale (the output drops its top limb).
+    rescale: bool,
+    acc: &'a DevicePoly,
+    out: &'a mut DevicePoly,
+    /// The output's limbs.
+    lo: LimbSet,
+    /// The converted limbs.
+    lc: LimbSet,
+    /// The converted limbs' lifted or converted loads, where the first pass forms them.
+    lifted: Option<&'a [kernels::ntt::Limb]>,
+    level: usize,
+    rot: Option<(&'a DevicePoly, u64)>,
+    t_mod: u64,
+    addend: Addend<'b>,
+}
+
 /// Whether multiply + relinearize pays for forming the product's `c_0`, `c_1` in the key
 /// product's rows rather than in the tensor (on a ring of degree `n` with `special` special
 /// primes). It moves that work off the tensor, which precedes everything, onto the main
 /// stream's key product, which runs beside mod_down's side stream: a gain where the side
 /// stream is the longer branch and the main one has slack. Measured on an H100 (gpu_perf,
-/// twenty-seventh session, off / on alternated twice): n = 2^15 with two special primes (BGV
+/// off / on alternated twice): n = 2^15 with two special primes (BGV
 /// PHANTOM_INT) multiply + relinearize 139.4 → 136.7 µs, with the modulus switch 157.1 → 150.6;
 /// with three (CKKS CAT) 157.8 → 152.2 without the rescale, 163.1 → 161.7 with it; but with one
 /// (CAT_COMPAT, where the side stream is the shorter branch) 2% slower, and at n = 2^16

@@ -309,12 +309,12 @@ impl ProductBuffers {
 
     /// The tensor loads' operand distances: the Q part's from the inputs, the B part's in
     /// `ext`.
-    fn deltas(&self) -> kernels::ntt::TensorDeltas {
+    fn deltas(&self) -> kernels::tensor::TensorDeltas {
         let (ql, bl, total) = (self.ql, self.bl, self.total());
-        kernels::ntt::TensorDeltas {
+        kernels::tensor::TensorDeltas {
             delta: [
-                kernels::ntt::TensorDeltas::operands(&self.qa, &self.qb),
-                kernels::ntt::TensorDeltas::operands(
+                kernels::tensor::TensorDeltas::operands(&self.qa, &self.qb),
+                kernels::tensor::TensorDeltas::operands(
                     &self.set(self.ext, total, 2, ql, bl),
                     &self.set(self.b_ext(), total, 2, ql, bl),
                 ),

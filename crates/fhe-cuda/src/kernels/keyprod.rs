@@ -154,7 +154,7 @@ pub(crate) fn key_product_rows(
 /// (CAT_COMPAT) the side stream is not the critical path (1–2% slower), at n = 2^13 the extra
 /// launches cost more than they save (BGV N13: 3–25% slower), and at n = 2^16 the fused launch
 /// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%). Measured
-/// again on an H200 with the later key switch (nineteenth session, three alternations):
+/// again on an H200 with the later key switch (three alternations):
 /// PHANTOM_N16's three special rows without the rescale now gain (rotate 456.8 → 453.6 µs,
 /// multiply + relinearize 481.6 → 478.4), with its rescale row they do not (499.5 → 500.1), and
 /// N16_L24_D3's seven rows are even without the rescale and 2% slower with it.
@@ -238,7 +238,7 @@ mod tests {
             (1 << 15, 3, 2), // BGV PHANTOM_INT with the fused modulus switch
             (1 << 15, 3, 3), // CKKS CAT relinearize, rotate
             (1 << 15, 4, 3), // CKKS CAT with the rescale
-            (1 << 16, 3, 3), // PHANTOM_N16 relinearize, rotate (H200, nineteenth session)
+            (1 << 16, 3, 3), // PHANTOM_N16 relinearize, rotate (H200)
         ];
         let slower = [
             (1 << 15, 1, 1), // CAT_COMPAT

@@ -12,6 +12,7 @@ pub mod decode;
 pub mod elementwise;
 pub mod keyprod;
 pub mod keyswitch;
+pub mod mma;
 pub mod moddown_finish;
 pub mod ntt;
 pub mod nvrtc;

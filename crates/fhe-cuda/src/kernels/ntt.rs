@@ -55,41 +55,12 @@ pub(crate) enum Load {
     ConvertExact(u32),
     /// `Tensor(c)`: component `c` of the tensor product `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`
     /// mod the limb's prime, `a_0` at `src` and the other operands at the launch's
-    /// [`TensorDeltas`]; only the first pass of [`inverse_tensor`] loads so.
+    /// [`super::tensor::TensorDeltas`]; only the first pass of [`super::tensor::inverse_tensor`] loads so.
     Tensor(u32),
-    /// `AddScaled(c)`: `b + x·k mod q` for `x` at `src`, `b` at the launch's [`AddScaled`]
+    /// `AddScaled(c)`: `b + x·k mod q` for `x` at `src`, `b` at the launch's [`super::tensor::AddScaled`]
     /// delta `c` (0 or 1) and `k` its constant of the limb's slot; only the first pass of
     /// [`inverse_adding`] loads so.
     AddScaled(u32),
-}
-
-/// Where [`inverse_adding`] finds the addends of its `Load::AddScaled(c)` limbs and their
-/// multiplier: `b` at `delta[c]` words from the limb's `src`, `k` as `(value, shoup)` pairs by
-/// slot at device address `consts`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AddScaled {
-    pub delta: [i64; 2],
-    pub consts: u64,
-}
-
-/// Where [`inverse_tensor`] finds a limb's operands `a_1`, `b_0`, `b_1`, in words from its `src`
-/// (`a_0`): `[part][operand]`, part 1 for the slots from `split` up (BFV's B limbs, which live
-/// in another buffer than the Q limbs).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TensorDeltas {
-    pub delta: [[i64; 3]; 2],
-    pub split: u32,
-}
-
-impl TensorDeltas {
-    /// One part's `[a_1, b_0, b_1]` deltas for the operands whose first components' limbs are
-    /// the sets `a` and `b` (a buffer's components are `spc·n` words apart; a limb of slot s
-    /// sits at the same slot offset in both).
-    pub(crate) fn operands(a: &LimbSet, b: &LimbSet) -> [i64; 3] {
-        let plane = |l: &LimbSet| l.spc as i64 * l.n as i64;
-        let ab = super::word_offset(a.ptr, b.ptr);
-        [plane(a), ab, ab + plane(b)]
-    }
 }
 
 impl LimbSet {
@@ -584,7 +555,7 @@ pub(super) struct FusedArgs {
     /// Exact converted limbs subtract `P·c`, `c` the word at `dst + coef_delta` (0: none; see
     /// [`forward_finish_first_adding`]).
     pub(super) coef_delta: i64,
-    /// [`TensorDeltas::delta`] of the tensor-product loads.
+    /// [`super::tensor::TensorDeltas::delta`] of the tensor-product loads.
     pub(super) tensor_delta: [[i64; 3]; 2],
     /// [`TensorDeltas::split`].
     pub(super) tensor_split: u32,

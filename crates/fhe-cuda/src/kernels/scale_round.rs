@@ -29,7 +29,7 @@ pub(crate) struct SrLayout {
     /// `t·Q^-1 mod b_k`, then their Shoup companions.
     pub tqinv: usize,
     /// The B fragments of `omega` (targets B, sources Q) for [`to_q`] on the tensor cores
-    /// ([`super::keyswitch::mma_fragments`]).
+    /// ([`super::mma::mma_fragments`]).
     pub omega_frag: Option<usize>,
     pub ql: usize,
     pub bl: usize,
@@ -78,7 +78,7 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     // needs b_k >= 2^35 (the auxiliary primes have 60 bits).
     let wide_b = t.aux_moduli().iter().all(|m| m.value() >= 1 << 35);
     let omega_frag = wide_b
-        .then(|| super::keyswitch::mma_fragments(t.omega(), t.aux_moduli()))
+        .then(|| super::mma::mma_fragments(t.omega(), t.aux_moduli()))
         .flatten()
         .map(|f| {
             let o = buf.len();

@@ -3,12 +3,41 @@
 //! of two ciphertexts (so the product is never written in NTT form) and mod_down's rescaled top
 //! limb `out + acc·P^-1`. The outputs are the inverse transforms; these wrappers own them.
 
-use super::Ctx;
 use super::ntt::{
-    AddScaled, FusedArgs, Limb, R8_INV_ADD, R8_INV_TENSOR, TensorDeltas, first_inverse_blocked,
-    inverse_list_with, two_passes,
+    FusedArgs, Limb, R8_INV_ADD, R8_INV_TENSOR, first_inverse_blocked, inverse_list_with,
+    two_passes,
 };
+use super::{Ctx, LimbSet};
 use crate::error::Result;
+
+/// Where [`inverse_adding`] finds the addends of its `Load::AddScaled(c)` limbs and their
+/// multiplier: `b` at `delta[c]` words from the limb's `src`, `k` as `(value, shoup)` pairs by
+/// slot at device address `consts`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AddScaled {
+    pub delta: [i64; 2],
+    pub consts: u64,
+}
+
+/// Where [`inverse_tensor`] finds a limb's operands `a_1`, `b_0`, `b_1`, in words from its `src`
+/// (`a_0`): `[part][operand]`, part 1 for the slots from `split` up (BFV's B limbs, which live
+/// in another buffer than the Q limbs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TensorDeltas {
+    pub delta: [[i64; 3]; 2],
+    pub split: u32,
+}
+
+impl TensorDeltas {
+    /// One part's `[a_1, b_0, b_1]` deltas for the operands whose first components' limbs are
+    /// the sets `a` and `b` (a buffer's components are `spc·n` words apart; a limb of slot s
+    /// sits at the same slot offset in both).
+    pub(crate) fn operands(a: &LimbSet, b: &LimbSet) -> [i64; 3] {
+        let plane = |l: &LimbSet| l.spc as i64 * l.n as i64;
+        let ab = super::word_offset(a.ptr, b.ptr);
+        [plane(a), ab, ab + plane(b)]
+    }
+}
 
 /// Whether [`inverse_tensor`] can run on this ring (its first inverse pass is register-blocked).
 pub(crate) fn tensor_on_load(cx: &Ctx) -> bool {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::kernels::keyprod::R8_KEYPROD;
 use crate::kernels::moddown_finish::R8_FINISH;
+use crate::kernels::tensor::TensorDeltas;
 use crate::kernels::xorshift;
 
 /// The operands' deltas point from `a_0`'s limb of a slot at `a_1`'s, `b_0`'s and `b_1`'s limb
