@@ -130,6 +130,37 @@ impl Tuning {
         convert_mma_min_n: 0,
     };
 
+    /// Whether `kernels::keyprod::key_product_early` takes the unfused launches for `rows` rows of which
+    /// `special` are the special primes' (the rest the rescale's top row), on a ring of degree `n`.
+    /// Measured on an H100 (gpu_perf, old and new binaries alternated twice in one call): the
+    /// unfused launches pay where the side stream's rows are the critical path of the key switch
+    /// and the fused launch has few warps: n = 2^15 with two special primes (BGV/BFV PHANTOM_INT:
+    /// relinearize and rotate 5–7% faster) or three (CKKS CAT: 2–5%). With one special prime
+    /// (CAT_COMPAT) the side stream is not the critical path (1–2% slower), at n = 2^13 the extra
+    /// launches cost more than they save (BGV N13: 3–25% slower), and at n = 2^16 the fused launch
+    /// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%). Measured
+    /// again on an H200 with the later key switch (three alternations):
+    /// PHANTOM_N16's three special rows without the rescale now gain (rotate 456.8 → 453.6 µs,
+    /// multiply + relinearize 481.6 → 478.4), with its rescale row they do not (499.5 → 500.1), and
+    /// N16_L24_D3's seven rows are even without the rescale and 2% slower with it.
+    pub fn early_unfused(&self, n: usize, rows: usize, special: usize) -> bool {
+        (n == 1 << 15 && special >= 2 && rows <= 4) || (n == 1 << 16 && special == 3 && rows == 3)
+    }
+
+    /// Whether multiply + relinearize pays for forming the product's `c_0`, `c_1` in the key
+    /// product's rows rather than in the tensor (on a ring of degree `n` with `special` special
+    /// primes). It moves that work off the tensor, which precedes everything, onto the main
+    /// stream's key product, which runs beside mod_down's side stream: a gain where the side
+    /// stream is the longer branch and the main one has slack. Measured on an H100 (gpu_perf,
+    /// off / on alternated twice): n = 2^15 with two special primes (BGV
+    /// PHANTOM_INT) multiply + relinearize 139.4 → 136.7 µs, with the modulus switch 157.1 → 150.6;
+    /// with three (CKKS CAT) 157.8 → 152.2 without the rescale, 163.1 → 161.7 with it; but with one
+    /// (CAT_COMPAT, where the side stream is the shorter branch) 2% slower, and at n = 2^16
+    /// (N16_L24_D3, PHANTOM_N16) 3% slower with the rescale and even without it.
+    pub fn product_in_key_product(&self, n: usize, special: usize) -> bool {
+        n == 1 << 15 && (2..=3).contains(&special)
+    }
+
     /// Whether an NTT launch list of `limbs` limbs is ordered by slot.
     pub fn ntt_sort(&self, limbs: usize) -> bool {
         limbs >= self.ntt_sort_min_limbs
@@ -214,6 +245,7 @@ mod tests {
             assert_eq!(t.split_first(n), n >= 1 << 16);
         }
         assert!(t.moddown_early_first(2) && !t.moddown_early_first(3));
+        assert!(t.product_in_key_product(1 << 15, 2) && !t.product_in_key_product(1 << 13, 2));
         assert!(!t.convert_mma(1 << 13, 2) && t.convert_mma(1 << 13, 3));
         assert_eq!(t.convert_min_threads(true, 3, 1 << 16), 1 << 18);
         assert_eq!(t.convert_min_threads(true, 7, 1 << 16), 1 << 17);

@@ -173,11 +173,11 @@ impl CudaBackend {
 
     /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
     /// key product ([`Product`]): the fused key product and mod_down's fused finish apply, and
-    /// it pays on this ring ([`product_in_key_product_pays`]).
+    /// it pays on this ring ([`crate::Tuning::product_in_key_product`]).
     pub(super) fn product_in_key_product(&self) -> bool {
         let cx = self.cx();
         let r = &self.inner.ring;
-        product_in_key_product_pays(r.n(), r.p_count())
+        self.tuning().product_in_key_product(r.n(), r.p_count())
             && kernels::keyprod::key_product_fusable(&cx)
             && kernels::moddown_finish::finish_fusable(&cx)
     }
@@ -1121,20 +1121,6 @@ struct LastStep<'a, 'b> {
     rot: Option<(&'a DevicePoly, u64)>,
     t_mod: u64,
     addend: Addend<'b>,
-}
-
-/// Whether multiply + relinearize pays for forming the product's `c_0`, `c_1` in the key
-/// product's rows rather than in the tensor (on a ring of degree `n` with `special` special
-/// primes). It moves that work off the tensor, which precedes everything, onto the main
-/// stream's key product, which runs beside mod_down's side stream: a gain where the side
-/// stream is the longer branch and the main one has slack. Measured on an H100 (gpu_perf,
-/// off / on alternated twice): n = 2^15 with two special primes (BGV
-/// PHANTOM_INT) multiply + relinearize 139.4 → 136.7 µs, with the modulus switch 157.1 → 150.6;
-/// with three (CKKS CAT) 157.8 → 152.2 without the rescale, 163.1 → 161.7 with it; but with one
-/// (CAT_COMPAT, where the side stream is the shorter branch) 2% slower, and at n = 2^16
-/// (N16_L24_D3, PHANTOM_N16) 3% slower with the rescale and even without it.
-fn product_in_key_product_pays(n: usize, special: usize) -> bool {
-    n == 1 << 15 && (2..=3).contains(&special)
 }
 
 /// Copies each listed digit's own limbs (`(digit j, first slot, primes)`) from the input

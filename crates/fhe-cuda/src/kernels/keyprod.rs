@@ -145,34 +145,20 @@ pub(crate) fn key_product_rows(
     Ok(())
 }
 
-/// Whether [`key_product_early`] takes the unfused launches for `rows` rows of which
-/// `special` are the special primes' (the rest the rescale's top row), on a ring of degree `n`.
-/// Measured on an H100 (gpu_perf, old and new binaries alternated twice in one call): the
-/// unfused launches pay where the side stream's rows are the critical path of the key switch
-/// and the fused launch has few warps: n = 2^15 with two special primes (BGV/BFV PHANTOM_INT:
-/// relinearize and rotate 5–7% faster) or three (CKKS CAT: 2–5%). With one special prime
-/// (CAT_COMPAT) the side stream is not the critical path (1–2% slower), at n = 2^13 the extra
-/// launches cost more than they save (BGV N13: 3–25% slower), and at n = 2^16 the fused launch
-/// has warps enough (PHANTOM_N16 1–1.5% slower, N16_L24_D3 with the rescale 2.5%). Measured
-/// again on an H200 with the later key switch (three alternations):
-/// PHANTOM_N16's three special rows without the rescale now gain (rotate 456.8 → 453.6 µs,
-/// multiply + relinearize 481.6 → 478.4), with its rescale row they do not (499.5 → 500.1), and
-/// N16_L24_D3's seven rows are even without the rescale and 2% slower with it.
-fn early_unfused_pays(n: usize, rows: usize, special: usize) -> bool {
-    (n == 1 << 15 && special >= 2 && rows <= 4) || (n == 1 << 16 && special == 3 && rows == 3)
-}
-
 /// The rows `mod_down` starts from (the special primes', and the top one with the rescale;
 /// `set` is the accumulator's one-component set over exactly those `rows`), launched on the
 /// side stream ([`crate::side`]): [`key_product_rows_unfused`] on rings of two passes where
-/// [`early_unfused_pays`], else [`key_product_rows`].
+/// [`Tuning::early_unfused`], else [`key_product_rows`].
 pub(crate) fn key_product_early(
     cx: &Ctx,
     rows: &[(u32, Option<u32>)],
     set: LimbSet,
     args: KeyProdArgs,
 ) -> Result<()> {
-    let pays = early_unfused_pays(cx.n as usize, rows.len(), set.p_cnt as usize);
+    let pays = cx
+        .dev
+        .tuning()
+        .early_unfused(cx.n as usize, rows.len(), set.p_cnt as usize);
     if two_passes(cx) && pays {
         key_product_rows_unfused(cx, rows, set, args)
     } else {
@@ -229,7 +215,7 @@ mod tests {
     use super::*;
 
     /// The side stream's rows run unfused exactly where the H100 A/B measured a gain (the
-    /// rings of the presets, `early_unfused_pays`): `(n, rows, special primes)`, rows counting
+    /// rings of the presets, `Tuning::early_unfused`): `(n, rows, special primes)`, rows counting
     /// the rescale's or modulus switch's top row.
     #[test]
     fn early_rows_unfused_where_measured_faster() {
@@ -250,11 +236,14 @@ mod tests {
             (1 << 16, 8, 7), // N16_L24_D3 with the rescale
         ];
         for (n, rows, special) in faster {
-            assert!(early_unfused_pays(n, rows, special), "{n} {rows} {special}");
+            assert!(
+                Tuning::MEASURED.early_unfused(n, rows, special),
+                "{n} {rows} {special}"
+            );
         }
         for (n, rows, special) in slower {
             assert!(
-                !early_unfused_pays(n, rows, special),
+                !Tuning::MEASURED.early_unfused(n, rows, special),
                 "{n} {rows} {special}"
             );
         }
