@@ -212,7 +212,7 @@ fn ring_of(preset: &str) -> (Arc<RingContext>, u64) {
         "PHANTOM_N16" => PHANTOM_N16,
         "N16_L24_D3" => N16_L24_D3,
         // N16_L24_D3 with special primes below 2^50 (eight of 50 bits where the preset has seven
-        // of 60), so that their NTT passes run on the FP64 pipe (PERF.md, twenty-sixth session).
+        // of 60), so that their NTT passes run on the FP64 pipe (PERF.md).
         "N16_L24_D3_P50" => ParametersLiteral {
             special_primes: 8,
             special_prime_bits: 50,

@@ -16,20 +16,13 @@ typedef unsigned __int128 u128;
 // previous grid has completed and its writes are visible (so stream order holds), then allows the
 // next kernel to be launched, whose blocks take the SM room this grid's finished blocks free and
 // wait in turn. What overlaps is the launch and block scheduling with this grid's tail. A no-op
-// without programmatic launch or before sm_90. `PDL_RELEASE_EARLY=0` (A/B runs only, through
-// `FHE_NVRTC_OPTS_<MODULE>`) leaves the release to each block's exit: the next kernel is then
-// launched once this grid's last blocks have finished, and none of its blocks wait on an SM:
-// shorter back to back, longer from an idle GPU, where the early release hides the next
-// launch's processing (PERF.md, thirty-fourth session).
-#ifndef PDL_RELEASE_EARLY
-#define PDL_RELEASE_EARLY 1
-#endif
+// without programmatic launch or before sm_90. (Leaving the release to each block's exit, so
+// that none of the next kernel's blocks wait on an SM, measured shorter back to back but longer
+// from an idle GPU, where the early release hides the next launch's processing; PERF.md.)
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
-#if PDL_RELEASE_EARLY
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 #endif
 }
 
@@ -38,26 +31,15 @@ __device__ __forceinline__ void pdl_wait() {
 // through the key product (96 MiB a switch at N = 2^16, 25 + 7 limbs, dnum 3: more than L2
 // holds). `load_last`: a scratch buffer's last read in a key switch (the raised digits in the key
 // product, the accumulator and the converted limbs in mod_down's fused finish; hoisted rotations
-// read the digits again for each key and measured faster with it too). Plain loads with
-// `LOAD_ONCE_HINT=0` / `SCRATCH_LAST_HINT=0` (A/B runs; PERF.md, twenty-seventh session).
-#ifndef LOAD_ONCE_HINT
-#define LOAD_ONCE_HINT 1
-#endif
-#ifndef SCRATCH_LAST_HINT
-#define SCRATCH_LAST_HINT 1
-#endif
-template <int HINT, class T>
-__device__ __forceinline__ T load_hinted(const T* p) {
-    if constexpr (HINT != 0) return __ldcs(p);
-    else return *p;
-}
+// read the digits again for each key and measured faster with it too; both measured against
+// plain loads in PERF.md).
 template <class T>
 __device__ __forceinline__ T load_once(const T* p) {
-    return load_hinted<LOAD_ONCE_HINT>(p);
+    return __ldcs(p);
 }
 template <class T>
 __device__ __forceinline__ T load_last(const T* p) {
-    return load_hinted<SCRATCH_LAST_HINT>(p);
+    return __ldcs(p);
 }
 
 // Per-slot constants of the ring, one row per slot (Q slots then P slots), 4 words each:

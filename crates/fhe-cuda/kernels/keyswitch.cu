@@ -9,17 +9,10 @@
 #define MAX_TPB 32
 #define PREPARE_CHUNK 4
 // The unrolled plain conversion (mod_up) sums a target below 2^F64_MOD_BITS on the FP64 pipe when
-// every source prime is below 2^F64_FACTOR_BITS (A/B runs: -DCONVERT_F64=0).
-#ifndef CONVERT_F64
-#define CONVERT_F64 1
-#endif
+// every source prime is below 2^F64_FACTOR_BITS.
 #define TGT_WORDS 8
 // A first source prime of up to 61 bits (q_0 of the 60 + 40·L chains, in mod_up's first digit)
-// keeps the FP64 sums open to the other targets: its term is split in two 30-bit-factor terms
-// (A/B runs: -DCONVERT_F64_SPLIT=0).
-#ifndef CONVERT_F64_SPLIT
-#define CONVERT_F64_SPLIT 1
-#endif
+// keeps the FP64 sums open to the other targets: its term is split in two 30-bit-factor terms.
 #define SPLIT_BITS 30
 
 // Word strides between the conversions of one batched launch (grid z): the z-th conversion reads
@@ -181,7 +174,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
         c[4] = h_out[t0 + t];
         c[5] = qmodp ? qmodp[t0 + t] : 0;
         c[6] = reduce_u64(half, m);
-        const bool f64 = CONVERT_F64 && !qmodp && !top_w && m.q < (1ull << F64_MOD_BITS);
+        const bool f64 = !qmodp && !top_w && m.q < (1ull << F64_MOD_BITS);
         c[7] = f64 ? slots[sl * SLOT_STRIDE + 3] : 0;
         row0_hi[t] = f64 ? reduce_u128((u128)h[(u64)(t0 + t) * FROM] << SPLIT_BITS, m) : 0;
     }
@@ -204,7 +197,7 @@ __device__ __forceinline__ void convert_unrolled(const u64* in, u32 n, u32 from_
                          mi.q);
         if (qmodp) f += (u128)v[i] * mi.bhi + (u128)__umul64hi(v[i], mi.blo);
         const bool narrow = mi.q < (1ull << F64_FACTOR_BITS);
-        if (i == 0 && CONVERT_F64_SPLIT)
+        if (i == 0)
             wide0 = !narrow;
         else
             f64_sources &= narrow;

@@ -25,13 +25,10 @@
 // Threads a block of the MMA conversion kernels (8 warps, 256 coefficients; BFV's
 // scale-and-round takes SRQ_MMA_BLOCK).
 #define MMA_BLOCK 256
-// Blocks an SM the MMA conversion kernels are compiled for (their register cap; A/B runs:
-// -DMMA_MIN_BLOCKS=N). 4 (64 registers) against 1 or 3 on the H100: N16_L24_D3's conversions
-// in mod_up 5% faster, rotations 1-2% (BFV's scale-and-round has its own cap,
-// SRQ_MMA_MIN_BLOCKS of scale_round.cu).
-#ifndef MMA_MIN_BLOCKS
+// Blocks an SM the MMA conversion kernels are compiled for (their register cap). 4 (64
+// registers) against 1 or 3 on the H100: N16_L24_D3's conversions in mod_up 5% faster,
+// rotations 1-2% (BFV's scale-and-round has its own cap, SRQ_MMA_MIN_BLOCKS of scale_round.cu).
 #define MMA_MIN_BLOCKS 4
-#endif
 
 // The one reduction of a target's sum, for targets 2^32 <= q < 2^61 (the host builds fragments
 // only for those): with s = bitlen(q) - 1 and mu = floor(2^(s+32) / q) (below 2^32, q odd), and
@@ -62,10 +59,8 @@ __device__ __forceinline__ u64 mma_residue(u64 lo, u64 hi, u128 add, u64 q, u64 
 }
 
 // Targets a loop iteration of the MMA kernels finishes side by side (independent chains of
-// MMAs, exchanges and reductions that hide each other's latency; A/B runs: -DMMA_UNROLL=N).
-#ifndef MMA_UNROLL
+// MMAs, exchanges and reductions that hide each other's latency).
 #define MMA_UNROLL 4
-#endif
 #define MMA_PRAGMA_(x) _Pragma(#x)
 #define MMA_PRAGMA(x) MMA_PRAGMA_(x)
 #define MMA_UNROLL_TARGETS MMA_PRAGMA(unroll MMA_UNROLL)

@@ -77,11 +77,8 @@ extern "C" __global__ void scale_round_to_b(const u64* d, u32 n, u32 ql, u32 bl,
 #define SRQ_MAX 16
 // Blocks of 256 an SM the kernel is compiled for, which sets its register cap: 3 (80 registers,
 // a little spilled) measured faster than 2 (100 registers, no spill) by 15% and than 4 (64
-// registers, more spilled) by 8% at PHANTOM_INT (H100, PERF.md twenty-second session; A/B runs:
-// -DSRQ_MIN_BLOCKS=N).
-#ifndef SRQ_MIN_BLOCKS
+// registers, more spilled) by 8% at PHANTOM_INT (H100, PERF.md).
 #define SRQ_MIN_BLOCKS 3
-#endif
 // a + Σ_{i < cnt} x_i·row_i, exactly in 128 bits (cnt <= SRQ_MAX terms below 2^121 each), in two
 // chains (even and odd i) that halve the dependent additions.
 __device__ __forceinline__ u128 srq_dot(const u64 (&x)[SRQ_MAX], const u64* row, u32 cnt, u128 a) {
@@ -167,11 +164,8 @@ extern "C" __global__ void __launch_bounds__(256, SRQ_MIN_BLOCKS)
 #define SRQ_MMA_BLOCK 128
 // Blocks an SM `scale_round_to_q_mma` is compiled for (its register cap: 6 gives 80 registers,
 // no spill; the 768 blocks of PHANTOM_INT's three components still fit in one wave). Against
-// 8 (64 registers, MMA_MIN_BLOCKS' cap), BFV's multiply 2% faster on the H100 (PERF.md,
-// twenty-fifth session; A/B runs: -DSRQ_MMA_MIN_BLOCKS=N).
-#ifndef SRQ_MMA_MIN_BLOCKS
+// 8 (64 registers, MMA_MIN_BLOCKS' cap), BFV's multiply 2% faster on the H100 (PERF.md).
 #define SRQ_MMA_MIN_BLOCKS 6
-#endif
 // Word of coefficient `coeff` (of the warp's 32) in row kk of a warp's d_k / v_k rows: the
 // coefficient's bit 3 flipped on odd rows, so that stage 2's 32-bit reads (rows of both
 // parities, coefficients g and g + 8, both halves) fall in 32 distinct banks.

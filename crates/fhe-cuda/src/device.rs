@@ -60,6 +60,7 @@ pub struct Device {
     loads: Mutex<ModuleLoads>,
     kernel_cache: Option<KernelCache>,
     functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
+    tuning: crate::Tuning,
 }
 
 /// Whether the CUDA driver library can be loaded (without it cudarc would panic).
@@ -125,6 +126,7 @@ impl Device {
             loads: Mutex::new(ModuleLoads::default()),
             kernel_cache: KernelCache::from_env(),
             functions: Mutex::new(HashMap::new()),
+            tuning: crate::Tuning::MEASURED,
         }))
     }
 
@@ -147,6 +149,11 @@ impl Device {
     /// The device's name (e.g. "NVIDIA H100 80GB HBM3").
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The launch choices on this device ([`crate::tuning`]).
+    pub fn tuning(&self) -> &crate::Tuning {
+        &self.tuning
     }
 
     /// The NVRTC architecture of the device, `sm_XY`.

@@ -8,6 +8,8 @@
 //!   [`AnyPoly`] buffers that remember their device; mixing them is an error.
 //! - [`kernels`]: the `.cu` sources (embedded), their NVRTC compilation to CUBINs and launch
 //!   wrappers; [`kernel_cache`]: the on-disk cache of those CUBINs (`FHE_KERNEL_CACHE`).
+//! - [`tuning`]: the launch choices (block shapes, thresholds) in one table, owned by the
+//!   [`Device`].
 //! - [`trace`]: a launch timeline (kernel, stream, device start and end) for performance work.
 //!
 //! No cargo feature gates CUDA: the driver and NVRTC are loaded at run time, and their absence
@@ -40,24 +42,6 @@
 //!   [`scratch`] workspace (reused in stream order, no host synchronization), so after the first
 //!   call of an operator only the buffers it returns are allocated.
 
-/// Whether the A/B-run switch `$var` (an environment variable) is on: on unless it is set to
-/// `0`; read once per call site.
-macro_rules! switch_on {
-    ($var:literal) => {
-        switch_forced!($var).unwrap_or(true)
-    };
-}
-
-/// The A/B-run override `$var` (an environment variable): `Some(false)` when set to `0`,
-/// `Some(true)` when set to anything else, `None` when unset (the caller's default applies);
-/// read once per call site.
-macro_rules! switch_forced {
-    ($var:literal) => {{
-        static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-        *FORCED.get_or_init(|| std::env::var($var).ok().map(|v| v != "0"))
-    }};
-}
-
 pub mod any;
 pub mod backend;
 pub mod device;
@@ -70,6 +54,7 @@ pub mod scratch;
 mod side;
 mod tables;
 pub mod trace;
+pub mod tuning;
 
 pub use any::{AnyBackend, AnyPoly};
 pub use backend::CudaBackend;
@@ -77,3 +62,4 @@ pub use device::{Device, ModuleLoads, PoolStats};
 pub use error::{Error, Result};
 pub use poly::DevicePoly;
 pub use scratch::ScratchStats;
+pub use tuning::Tuning;

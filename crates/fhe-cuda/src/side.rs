@@ -17,7 +17,7 @@
 //! limbs by latency and the conversion by integer multiplies, so they share the SMs better than
 //! they run in turn. (Launching the early rows first on the main stream and forking after them
 //! cost 6-11% at PHANTOM_N16 and CAT: that launch has too few blocks to fill the GPU, and the
-//! rest waited for it. PERF.md, tenth session.)
+//! rest waited for it; PERF.md.)
 //!
 //! # Ordering
 //!
@@ -36,10 +36,9 @@ use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
 use std::sync::Arc;
 
-/// Whether key switches overlap `mod_down` with the key product (`FHE_MODDOWN_OVERLAP=0` turns
-/// it off for A/B timing runs).
+/// Whether key switches overlap `mod_down` with the key product ([`crate::tuning::MODDOWN_OVERLAP`]).
 pub(crate) fn overlap_enabled() -> bool {
-    switch_on!("FHE_MODDOWN_OVERLAP")
+    crate::tuning::MODDOWN_OVERLAP
 }
 
 /// A high-priority stream with the two events that fork it from and join it to a main stream.

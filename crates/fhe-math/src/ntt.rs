@@ -74,13 +74,6 @@ pub struct NttTable {
     simd: std::sync::OnceLock<Option<SimdNtt>>,
 }
 
-/// Whether tables use the vectorized transform ([`SimdNtt`]); `FHE_CPU_NTT=scalar` keeps every
-/// transform on the scalar code below (A/B runs), read once per process.
-fn simd_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FHE_CPU_NTT").map_or(true, |v| v != "scalar"))
-}
-
 /// Reverses the low `bits` bits of `k` (`bits = 0` gives 0).
 #[inline]
 pub(crate) fn bit_reverse(k: usize, bits: u32) -> usize {
@@ -174,14 +167,10 @@ impl NttTable {
         })
     }
 
-    /// The vectorized transform, built on first use (`None`: no `tfhe-ntt` plan, or
-    /// `FHE_CPU_NTT=scalar`).
+    /// The vectorized transform, built on first use (`None`: no `tfhe-ntt` plan, e.g. n < 16).
     fn simd(&self) -> Option<&SimdNtt> {
         self.simd
             .get_or_init(|| {
-                if !simd_enabled() {
-                    return None;
-                }
                 let mut x_hat = vec![0u64; self.n];
                 x_hat[1] = 1; // the polynomial X (n >= 2)
                 forward_impl(self, &mut x_hat);
@@ -293,7 +282,7 @@ impl NttTable {
     }
 
     /// Whether [`NttTable::forward`] and [`NttTable::inverse`] run the vectorized `tfhe-ntt`
-    /// transform (n >= 16, unless `FHE_CPU_NTT=scalar`); the results are the same either way.
+    /// transform (n >= 16, where `tfhe-ntt` has a plan); the results are the same either way.
     pub fn is_vectorized(&self) -> bool {
         self.simd().is_some()
     }

@@ -245,7 +245,7 @@ impl IntegerBackend for CudaBackend {
                 reason: "cannot rescale a buffer at level 0 or over Q·P",
             });
         }
-        if !kernels::ntt::rescale_fusable(&self.cx(), level) {
+        if !kernels::rescale::rescale_fusable(&self.cx(), level) {
             let mut out = self.duplicate(a)?;
             self.rescale_impl(&mut out, t)?;
             return Ok(out);

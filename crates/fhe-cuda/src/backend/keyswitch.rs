@@ -136,6 +136,11 @@ impl CudaBackend {
         Ok(c)
     }
 
+    /// The device's launch choices ([`crate::tuning`]).
+    fn tuning(&self) -> &crate::Tuning {
+        self.inner.device.tuning()
+    }
+
     /// Whether mod_down (at any level; with the rescale when `rescale`) converts its special
     /// part as its first forward pass loads it (exact rows of `TableLayout::mod_down_row0`,
     /// after an inverse NTT with prescaled constants): that pass runs before the join
@@ -145,9 +150,9 @@ impl CudaBackend {
     pub(super) fn mod_down_converts_on_load(&self, rescale: bool) -> bool {
         let cx = self.cx();
         !rescale
-            && kernels::ntt::finish_fusable(&cx)
-            && early_first_on(self.inner.ring.p_count())
-            && convert_loads_on()
+            && kernels::moddown_finish::finish_fusable(&cx)
+            && self.tuning().moddown_early_first(self.inner.ring.p_count())
+            && self.tuning().moddown_convert_loads(self.inner.ring.n())
             && self.inner.layout.mod_down_row0.is_some()
             && kernels::ntt::convert_on_load(&cx)
     }
@@ -161,34 +166,30 @@ impl CudaBackend {
         let p_count = self.inner.ring.p_count();
         self.mod_down_converts_on_load(false)
             || (p_count == 1
-                && kernels::ntt::finish_fusable(&cx)
-                && early_first_on(p_count)
+                && kernels::moddown_finish::finish_fusable(&cx)
+                && self.tuning().moddown_early_first(p_count)
                 && kernels::ntt::lift_on_load(&cx))
     }
 
     /// Whether [`CudaBackend::mul_relin_mod_t`] adds the product's first two components in the
     /// key product ([`Product`]): the fused key product and mod_down's fused finish apply, and
-    /// it pays on this ring ([`product_in_key_product_pays`]; `FHE_PRODUCT_IN_KEYPROD=0` / `=1`
-    /// forces it off / on, for A/B runs).
+    /// it pays on this ring ([`crate::Tuning::product_in_key_product`]).
     pub(super) fn product_in_key_product(&self) -> bool {
         let cx = self.cx();
         let r = &self.inner.ring;
-        switch_forced!("FHE_PRODUCT_IN_KEYPROD")
-            .unwrap_or_else(|| product_in_key_product_pays(r.n(), r.p_count()))
-            && kernels::ntt::key_product_fusable(&cx)
-            && kernels::ntt::finish_fusable(&cx)
+        self.tuning().product_in_key_product(r.n(), r.p_count())
+            && kernels::keyprod::key_product_fusable(&cx)
+            && kernels::moddown_finish::finish_fusable(&cx)
     }
 
     /// Whether [`CudaBackend::mul_relin_mod_t`], where the key product adds `c_0`, `c_1` and
     /// without the rescale, forms the product's `c_2` in mod_up's first inverse pass
     /// ([`Product::c2_on_load`]) instead of a tensor launch before it: where that pass forms
-    /// tensor products as it loads ([`kernels::ntt::tensor_on_load`]) and a second pass takes
-    /// the prescaled constants. `FHE_C2_ON_LOAD=0` turns it off (A/B runs).
+    /// tensor products as it loads ([`kernels::tensor::tensor_on_load`]) and a second pass takes
+    /// the prescaled constants.
     pub(super) fn c2_on_load(&self) -> bool {
         let cx = self.cx();
-        switch_on!("FHE_C2_ON_LOAD")
-            && kernels::ntt::tensor_on_load(&cx)
-            && kernels::ntt::two_passes(&cx)
+        kernels::tensor::tensor_on_load(&cx) && kernels::ntt::two_passes(&cx)
     }
 
     /// The shape of `mod_up(c, component)`'s output (shapes checked).
@@ -280,7 +281,7 @@ impl CudaBackend {
                 (l.slot, own.map(|j| j as u32))
             })
             .collect();
-        let args = kernels::ntt::KeyProdArgs {
+        let args = kernels::keyprod::KeyProdArgs {
             ext: ext.ptr(self.s()),
             key: key.ptr(self.s()),
             input: c.ptr(self.s()) + 8 * component as u64 * cspc * n,
@@ -300,7 +301,7 @@ impl CudaBackend {
         };
         Ok(match plan {
             Rows::All => {
-                kernels::ntt::forward_key_product(&cx, &fwd, &rows, args)?;
+                kernels::keyprod::forward_key_product(&cx, &fwd, &rows, args)?;
                 None
             }
             Rows::ForModDown { rescale_top: top } => {
@@ -316,16 +317,16 @@ impl CudaBackend {
                     ..acc_set
                 };
                 // The first pass only; the rows are launched by mod_down_any. Split
-                // (`split_first_on`; not with the rescale's top row among the early ones, which
+                // (`Tuning::split_first`; not with the rescale's top row among the early ones, which
                 // makes their part larger and measured slower), the first pass of the early
                 // rows' limbs goes first, so that the side stream's chain, which starts from
                 // them, is forked before the main stream's larger part of the pass.
-                let split = split_first_on(self.inner.ring.n()) && top.is_none();
+                let split = self.tuning().split_first(self.inner.ring.n()) && top.is_none();
                 let (first, late_first): (Vec<_>, Vec<_>) = match split {
                     true => fwd.iter().partition(|l| is_early(l.slot)),
                     false => (fwd, Vec::new()),
                 };
-                kernels::ntt::forward_key_product(&cx, &first, &[], args)?;
+                kernels::keyprod::forward_key_product(&cx, &first, &[], args)?;
                 Some(PendingRows {
                     early,
                     early_set,
@@ -386,8 +387,8 @@ impl CudaBackend {
             // offsets are the same for every slot (the buffers' slots are n words apart).
             let la = p.a.like(self.s(), &lt).components(0, 1);
             let lb = p.b.like(self.s(), &lt).components(0, 1);
-            let d = kernels::ntt::TensorDeltas::operands(&la, &lb);
-            let at = kernels::ntt::TensorDeltas {
+            let d = kernels::tensor::TensorDeltas::operands(&la, &lb);
+            let at = kernels::tensor::TensorDeltas {
                 delta: [d, d],
                 split: u32::MAX,
             };
@@ -402,7 +403,7 @@ impl CudaBackend {
                     ..x
                 })
                 .collect();
-            kernels::ntt::inverse_tensor(&cx, &inv, at, prescaled.then_some(level), copy)?;
+            kernels::tensor::inverse_tensor(&cx, &inv, at, prescaled.then_some(level), copy)?;
         } else if !given {
             let inv: Vec<kernels::ntt::Limb> = lc
                 .limb_iter()
@@ -589,7 +590,7 @@ impl CudaBackend {
         // own limbs would go through a first pass) takes the unfused path too.
         let cx = self.cx();
         let one_pass_coeffs = coeffs.is_some() && !kernels::ntt::two_passes(&cx);
-        if !kernels::ntt::key_product_fusable(&cx) || one_pass_coeffs {
+        if !kernels::keyprod::key_product_fusable(&cx) || one_pass_coeffs {
             if product.is_some() {
                 return Err(shape_err(
                     "mod_up: the product's components need the fused key product",
@@ -744,20 +745,13 @@ impl CudaBackend {
         // rows to launch, forked here (after the workspace's stream-ordered allocations, so
         // that the side stream uses them after they exist; joined back on any early return);
         // the rest on the main stream.
-        // The first forward pass of the converted limbs runs before the join (it needs only the
-        // special part and, with the rescale, the top limb, both on the side stream's chain),
-        // where `finish_fusable` and `early_first_on`; and without the rescale, for 2..=4
-        // special primes it converts them as it loads (exact rows of
-        // `TableLayout::mod_down_row0`, after an inverse NTT with prescaled constants), instead
-        // of the conversion kernel.
-        let early_first = kernels::ntt::finish_fusable(&self.cx()) && early_first_on(r.p_count());
-        let prescale = match self.mod_down_converts_on_load(rescale) {
+        let plan = self.mod_down_plan(rescale, pending.is_some());
+        let early_first = plan.early_first;
+        let prescale = match plan.convert_on_load {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
-        // With one special prime and no rescale, the conversion is the centred lift of the P
-        // limb, done by the first forward pass as it loads it (`ntt::lift_on_load`).
-        let lift_p = !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&self.cx());
+        let lift_p = plan.lift_p;
         let coefficients = matches!(addend, Addend::Coefficients);
         if coefficients
             && ((prescale.is_none() && !(lift_p && early_first)) || t_mod != 1 || rot.is_some())
@@ -783,19 +777,20 @@ impl CudaBackend {
         } else {
             self.cx()
         };
-        // The main stream's rows are enqueued first (`late_first_on`), so that they launch
-        // programmatically during the first pass's tail whatever the host's pace, then the side
-        // stream's chain.
-        let late_first = late_first_on();
+        // The main stream's rows are enqueued first, so that they launch programmatically during
+        // the first pass's tail whatever the host's pace, then the side stream's chain. (Enqueued
+        // after it, they were launched early or not depending on the host's pace, and a rotation
+        // at PHANTOM_INT took 124 or 156 µs by that draw; enqueued first, every run measured
+        // 125–127 µs: H200, PERF.md "bimodal key switch".)
         if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
             // The main stream's part of the first pass, where it was split off.
-            kernels::ntt::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
-        }
-        if let (Some(p), true) = (&pending, late_first) {
-            kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
+            kernels::keyprod::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
         if let Some(p) = &pending {
-            kernels::ntt::key_product_early(&cx, &p.early, p.early_set, p.args)?;
+            kernels::keyprod::key_product_rows(&cx_main, &p.late, p.args)?;
+        }
+        if let Some(p) = &pending {
+            kernels::keyprod::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
         let lt = LimbSet {
             q_cnt: 0,
@@ -819,7 +814,7 @@ impl CudaBackend {
         if rescale {
             let top_out = Self::q_only(lo, level as u32, 1);
             let top_acc = acc.like(self.s(), &top_out);
-            if kernels::ntt::add_on_load(&cx) {
+            if plan.top_on_load {
                 let (a, o) = (top_acc.limbs(), top_out.limbs());
                 let mut delta = [0i64; 2];
                 for (c, ((t, a), o)) in top.limbs().iter().zip(&a).zip(&o).enumerate() {
@@ -831,7 +826,7 @@ impl CudaBackend {
                         load: kernels::ntt::Load::AddScaled(c as u32),
                     });
                 }
-                top_add = Some(kernels::ntt::AddScaled {
+                top_add = Some(kernels::tensor::AddScaled {
                     delta,
                     consts: cx.t(cx.layout.p_inv[level]),
                 });
@@ -842,9 +837,8 @@ impl CudaBackend {
         }
         let s_count = (r.q_count() + r.p_count()) as u64;
         // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
-        // programmatic launch (`rescale_inverse_pdl`).
-        let inv_guard =
-            (rescale && pending.is_some() && !rescale_inverse_pdl(r.n())).then(kernels::pdl_off);
+        // programmatic launch (`Tuning::rescale_inverse_pdl`).
+        let inv_guard = plan.inverse_without_pdl.then(kernels::pdl_off);
         match (prescale.as_ref(), &t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
             (Some(pre), _) => {
@@ -858,14 +852,14 @@ impl CudaBackend {
             (None, Some(consts)) => {
                 let (kp, _g) = consts.device_ptr(self.s());
                 match top_add {
-                    Some(add) => kernels::ntt::inverse_adding(&cx, &inv, kp, add)?,
+                    Some(add) => kernels::tensor::inverse_adding(&cx, &inv, kp, add)?,
                     None => kernels::ntt::inverse_list_consts(&cx, &inv, kp)?,
                 }
             }
             (None, None) => match top_add {
                 Some(add) => {
                     let plain = cx.t(cx.layout.ntt.ntt_consts);
-                    kernels::ntt::inverse_adding(&cx, &inv, plain, add)?
+                    kernels::tensor::inverse_adding(&cx, &inv, plain, add)?
                 }
                 None => kernels::ntt::inverse_list(&cx, &inv)?,
             },
@@ -943,22 +937,72 @@ impl CudaBackend {
                     return Err(shape_err("mod_down: output and conversion laid out unlike"));
                 }
                 let delta = kernels::word_offset(lc.ptr, lo.ptr);
-                kernels::ntt::forward_finish_first_adding(&cx, l, delta)?;
+                kernels::moddown_finish::forward_finish_first_adding(&cx, l, delta)?;
             }
-            _ if early_first => kernels::ntt::forward_finish_first(&cx, lc, lifted.as_deref())?,
+            _ if early_first => {
+                kernels::moddown_finish::forward_finish_first(&cx, lc, lifted.as_deref())?
+            }
             _ => {}
         }
-        if let (Some(p), Some(f)) = (pending, forked) {
-            if !late_first {
-                kernels::ntt::key_product_rows(&cx_main, &p.late, p.args)?;
-            }
+        if let (Some(_), Some(f)) = (pending, forked) {
             f.join()?;
         }
-        let cx = cx_main;
+        self.mod_down_last_step(
+            &plan,
+            LastStep {
+                rescale,
+                acc,
+                out,
+                lo,
+                lc,
+                lifted: lifted.as_deref(),
+                level,
+                rot,
+                t_mod,
+                addend,
+            },
+        )
+    }
+
+    /// The launch plan of a mod_down (with the rescale when `rescale`; `overlapped`: its chain
+    /// runs on the side stream beside the main stream's key-product rows), decided from the ring
+    /// and the device's tuning table before anything is enqueued.
+    fn mod_down_plan(&self, rescale: bool, overlapped: bool) -> ModDownPlan {
+        let cx = self.cx();
+        let r = &self.inner.ring;
+        ModDownPlan {
+            early_first: kernels::moddown_finish::finish_fusable(&cx)
+                && self.tuning().moddown_early_first(r.p_count()),
+            convert_on_load: self.mod_down_converts_on_load(rescale),
+            lift_p: !rescale && r.p_count() == 1 && kernels::ntt::lift_on_load(&cx),
+            top_on_load: kernels::tensor::add_on_load(&cx),
+            inverse_without_pdl: rescale && overlapped && !self.tuning().rescale_inverse_pdl(r.n()),
+        }
+    }
+
+    /// mod_down's last step, on the main stream after the join: the forward NTT of the converted
+    /// limbs `step.lc` (or of `step.lifted`, or only its last pass where the first ran early)
+    /// fused with the output's update where the register-blocked passes cover the ring, else an
+    /// NTT and a finish kernel; with the rescale, the rescaled output at `level - 1`.
+    fn mod_down_last_step(&self, plan: &ModDownPlan, step: LastStep<'_, '_>) -> Result<()> {
+        let LastStep {
+            rescale,
+            acc,
+            out,
+            lo,
+            lc,
+            lifted,
+            level,
+            rot,
+            t_mod,
+            addend,
+        } = step;
+        let early_first = plan.early_first;
+        let cx = self.cx();
         let la = acc.like(self.s(), &lo);
         // The NTT of the converted limbs and the last step run fused where the register-blocked
         // passes cover the ring (`ntt::forward_finish`), else as an NTT and a finish kernel.
-        let mut args = kernels::ntt::FinishArgs {
+        let mut args = kernels::moddown_finish::FinishArgs {
             out: lo,
             acc: la,
             conv: lc,
@@ -967,7 +1011,7 @@ impl CudaBackend {
             pinv: cx.t(cx.layout.p_inv[level]),
             rs: 0,
             level: level as u32,
-            mode: kernels::ntt::Finish::Plain,
+            mode: kernels::moddown_finish::Finish::Plain,
             use_t: 0,
             prod_slots: match addend {
                 Addend::Ntt => 0,
@@ -981,11 +1025,11 @@ impl CudaBackend {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i) (prepared above), one NTT, then
             // out_i = (out_i + acc_i·P^-1 - z_i)·q_l^-1. Slot l keeps conv_l: the dropped limb
             // receives the plain mod_down result.
-            args.mode = kernels::ntt::Finish::Rescale;
+            args.mode = kernels::moddown_finish::Finish::Rescale;
             args.rs = cx.t(cx.layout.rescale[level]);
             if early_first {
-                kernels::ntt::forward_finish_last(&cx, &args)?;
-            } else if !kernels::ntt::forward_finish(&cx, &args, None)? {
+                kernels::moddown_finish::forward_finish_last(&cx, &args)?;
+            } else if !kernels::moddown_finish::forward_finish(&cx, &args, None)? {
                 kernels::ntt::forward(&cx, lc)?;
                 kernels::keyswitch::mod_down_rescale_finish(&cx, lo, la, lc, level)?;
             }
@@ -1004,7 +1048,7 @@ impl CudaBackend {
             Some((c, g)) => {
                 self.check(c)?;
                 check_covers(out, c, "rotate")?;
-                args.mode = kernels::ntt::Finish::Rot;
+                args.mode = kernels::moddown_finish::Finish::Rot;
                 args.src = c.like(self.s(), &lo).components(0, 1);
                 Some(self.galois_map(g)?)
             }
@@ -1013,8 +1057,8 @@ impl CudaBackend {
         let map_ptr = map.as_ref().map(|m| m.device_ptr(self.s()));
         args.map = map_ptr.as_ref().map_or(0, |(p, _)| *p);
         if early_first {
-            kernels::ntt::forward_finish_last(&cx, &args)?;
-        } else if !kernels::ntt::forward_finish(&cx, &args, lifted.as_deref())? {
+            kernels::moddown_finish::forward_finish_last(&cx, &args)?;
+        } else if !kernels::moddown_finish::forward_finish(&cx, &args, lifted)? {
             match &lifted {
                 Some(l) => kernels::ntt::forward_list(&cx, l)?,
                 None => kernels::ntt::forward(&cx, lc)?,
@@ -1038,80 +1082,46 @@ impl CudaBackend {
     }
 }
 
-/// Whether multiply + relinearize pays for forming the product's `c_0`, `c_1` in the key
-/// product's rows rather than in the tensor (on a ring of degree `n` with `special` special
-/// primes). It moves that work off the tensor, which precedes everything, onto the main
-/// stream's key product, which runs beside mod_down's side stream: a gain where the side
-/// stream is the longer branch and the main one has slack. Measured on an H100 (gpu_perf,
-/// twenty-seventh session, off / on alternated twice): n = 2^15 with two special primes (BGV
-/// PHANTOM_INT) multiply + relinearize 139.4 → 136.7 µs, with the modulus switch 157.1 → 150.6;
-/// with three (CKKS CAT) 157.8 → 152.2 without the rescale, 163.1 → 161.7 with it; but with one
-/// (CAT_COMPAT, where the side stream is the shorter branch) 2% slower, and at n = 2^16
-/// (N16_L24_D3, PHANTOM_N16) 3% slower with the rescale and even without it.
-fn product_in_key_product_pays(n: usize, special: usize) -> bool {
-    n == 1 << 15 && (2..=3).contains(&special)
+/// The launch plan of one mod_down ([`CudaBackend::mod_down_plan`]).
+#[derive(Clone, Copy, Debug)]
+struct ModDownPlan {
+    /// The first forward pass of the converted limbs runs before the join, on the side
+    /// stream's chain (it needs only the special part and, with the rescale, the top limb):
+    /// where the fused finish applies and [`crate::Tuning::moddown_early_first`].
+    early_first: bool,
+    /// Without the rescale, for 2..=4 special primes, the special part is converted as the
+    /// first forward pass loads it (exact rows of `TableLayout::mod_down_row0`, after an
+    /// inverse NTT with prescaled constants) instead of by the conversion kernel
+    /// ([`CudaBackend::mod_down_converts_on_load`]).
+    convert_on_load: bool,
+    /// With one special prime and no rescale, the conversion is the centred lift of the P limb,
+    /// done by the first forward pass as it loads it (`ntt::lift_on_load`).
+    lift_p: bool,
+    /// With the rescale, the top limb `out + acc·P^-1` is formed as the inverse NTT loads it
+    /// (`tensor::add_on_load`), else by `keyswitch_mod_down_top` first.
+    top_on_load: bool,
+    /// The rescaling chain's inverse NTT beside the main stream's key product is launched
+    /// without programmatic dependent launch ([`crate::Tuning::rescale_inverse_pdl`]).
+    inverse_without_pdl: bool,
 }
 
-/// Whether mod_down runs the first forward pass of its converted limbs before the join, on the
-/// side stream after the special part's chain, rather than after the join on the main stream.
-/// That pays where the side chain is the shorter branch, which it is with one or two special
-/// primes (their key-product rows, inverse NTT and conversion grow with the count). On the
-/// H200 (PERF.md, eighteenth session): BGV PHANTOM_INT (two) rotate 135.5 → 125 µs, CKKS
-/// CAT_COMPAT (one) rotate 246.5 → 233, while with three (CKKS CAT, PHANTOM_N16) or seven
-/// (N16_L24_D3) special primes it cost 0.5–7%. `FHE_MODDOWN_EARLY_FIRST=0` / `=1` forces it
-/// off / on (A/B runs).
-fn early_first_on(special_primes: usize) -> bool {
-    switch_forced!("FHE_MODDOWN_EARLY_FIRST").unwrap_or(special_primes <= EARLY_FIRST_MAX_SPECIAL)
+/// The operands of [`CudaBackend::mod_down_last_step`].
+struct LastStep<'a, 'b> {
+    /// With the rescale (the output drops its top limb).
+    rescale: bool,
+    acc: &'a DevicePoly,
+    out: &'a mut DevicePoly,
+    /// The output's limbs.
+    lo: LimbSet,
+    /// The converted limbs.
+    lc: LimbSet,
+    /// The converted limbs' lifted or converted loads, where the first pass forms them.
+    lifted: Option<&'a [kernels::ntt::Limb]>,
+    level: usize,
+    rot: Option<(&'a DevicePoly, u64)>,
+    t_mod: u64,
+    addend: Addend<'b>,
 }
-
-/// Most special primes for which mod_down runs its first forward pass early by default
-/// ([`early_first_on`]).
-const EARLY_FIRST_MAX_SPECIAL: usize = 2;
-
-/// Whether mod_down's inverse NTT, in a key switch with the rescale whose mod_down chain runs on
-/// the side stream beside the main stream's key product, is launched programmatically (its
-/// blocks scheduled while the side stream's key product drains). At n = 2^16 it is not: those
-/// blocks then sit on SMs, waiting, while the main stream's key product needs them. On the H100
-/// (PERF.md, thirty-third session): N16_L24_D3 mul_relin_rescale 337 → 320 µs, PHANTOM_N16
-/// 493 → 476 against the same path launched programmatically, while at n = 2^15 the launch
-/// without it cost 0.5–1% (CKKS CAT, CAT_COMPAT, BGV PHANTOM_INT multiply + relinearize with
-/// the switch). `FHE_MODDOWN_INV_PDL=0` / `=1` forces
-/// it off / on (A/B runs).
-fn rescale_inverse_pdl(n: usize) -> bool {
-    switch_forced!("FHE_MODDOWN_INV_PDL").unwrap_or(n < 1 << 16)
-}
-
-/// Whether mod_down converts its special part as the forward NTT loads it, where the ring has
-/// rows for it (`FHE_MODDOWN_CONVERT_LOADS=0` turns it off, for A/B runs).
-fn convert_loads_on() -> bool {
-    switch_on!("FHE_MODDOWN_CONVERT_LOADS")
-}
-
-/// Whether mod_down enqueues the main stream's key-product rows before the side stream's chain
-/// (`FHE_LATE_FIRST=0` enqueues them after it, as before the eighteenth session; A/B runs).
-/// Enqueued after, they were launched early (programmatically, during mod_up's first pass) or
-/// not depending on the host's pace, and a rotation at PHANTOM_INT took 124 or 156 µs by that
-/// draw (the "bimodal key switch" of PERF.md, eighteenth session); enqueued first, every run
-/// measured 125–127 µs.
-fn late_first_on() -> bool {
-    switch_on!("FHE_LATE_FIRST")
-}
-
-/// Whether mod_up's first forward pass is split for a key switch that ends in mod_down's two
-/// streams on a ring of degree `n` (the caller leaves out key switches with the rescale's top
-/// row among the side stream's, which measured slower split): the first pass of the side stream's
-/// rows' limbs before the fork, the main stream's after it. So the side stream's chain starts
-/// before the main stream's larger part of the pass instead of after it; it then runs on the
-/// lowest-priority side stream, else its latency-bound launches take the SMs ahead of that pass.
-/// Measured (H100, PERF.md twenty-second session): at n = 2^16 rotations and relinearizations
-/// 2–3.5% faster, at n = 2^15 6–35% slower, so it is on from n = 2^16 (`FHE_SPLIT_FIRST=0`/`1`
-/// forces it off or on, for A/B runs).
-pub(crate) fn split_first_on(n: usize) -> bool {
-    switch_forced!("FHE_SPLIT_FIRST").unwrap_or(n >= SPLIT_FIRST_MIN_N)
-}
-
-/// The least ring degree at which [`split_first_on`] holds by default.
-const SPLIT_FIRST_MIN_N: usize = 1 << 16;
 
 /// Copies each listed digit's own limbs (`(digit j, first slot, primes)`) from the input
 /// component `input` into component `j` of the raised buffer `ext`, one launch for every run of
@@ -1119,22 +1129,20 @@ const SPLIT_FIRST_MIN_N: usize = 1 << 16;
 /// run of `r` digits of `d` primes from slot `lo`, the sources are `r × d` consecutive limbs
 /// (a set of `r` components of `d` slots) and the targets the limbs `(j0 + c)·spc + lo + c·d + s`
 /// (a set of `r` components `spc + d` slots apart). The copy reads no modulus, so the sets'
-/// slot numbers need not be the limbs' own. `FHE_OWN_COPY_BATCHED=0` launches each digit alone.
+/// slot numbers need not be the limbs' own.
 fn copy_own_limbs(
     cx: &kernels::Ctx,
     input: LimbSet,
     ext: &LimbSet,
     digits: &[(usize, usize, usize)],
 ) -> Result<()> {
-    // `FHE_OWN_COPY_BATCHED=0`: a launch per digit (A/B runs).
-    let batched = switch_on!("FHE_OWN_COPY_BATCHED");
     let n = u64::from(input.n);
     let in_base = input.ptr + 8 * n * (u64::from(input.comp_lo) * u64::from(input.spc));
     let mut i = 0;
     while i < digits.len() {
         let (j0, lo, d) = digits[i];
         let mut r = 1;
-        while let Some(&(j, l, c)) = digits.get(i + r).filter(|_| batched) {
+        while let Some(&(j, l, c)) = digits.get(i + r) {
             if j != j0 + r || c != d || l != lo + r * d {
                 break;
             }

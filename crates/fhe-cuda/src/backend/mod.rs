@@ -155,7 +155,7 @@ struct PendingRows<'a> {
     early_set: LimbSet,
     late: Vec<(u32, Option<u32>)>,
     late_first: Vec<kernels::ntt::Limb>,
-    args: kernels::ntt::KeyProdArgs,
+    args: kernels::keyprod::KeyProdArgs,
     /// `mod_up`'s coefficient-form workspace, alive until `late_first` is enqueued.
     _workspace: ScratchPoly<'a>,
 }
@@ -652,18 +652,18 @@ impl CudaBackend {
         };
         let tops = top_t.limbs();
         let per = level;
-        let fused: Vec<kernels::ntt::RescaleLimb> = low_t
+        let fused: Vec<kernels::rescale::RescaleLimb> = low_t
             .limb_iter()
             .zip(low_a.limb_iter())
             .enumerate()
-            .map(|(idx, (tl, al))| kernels::ntt::RescaleLimb {
+            .map(|(idx, (tl, al))| kernels::rescale::RescaleLimb {
                 top: tops[idx / per].dst,
                 tmp: tl.dst,
                 out: al.dst,
                 slot: al.slot,
             })
             .collect();
-        if !kernels::ntt::forward_rescale(
+        if !kernels::rescale::forward_rescale(
             &cx,
             &fused,
             level,

@@ -107,7 +107,7 @@ impl CudaBackend {
         let inputs: &[&DevicePoly] = if square { &[a] } else { &[a, b] };
         // The product's Q part reads only the inputs: for two inputs it runs on the
         // lowest-priority side stream beside the lift to B, joined back before the rounding.
-        let on_load = kernels::ntt::tensor_on_load(&scx);
+        let on_load = kernels::tensor::tensor_on_load(&scx);
         let q_part = match on_load && !square {
             true => Some(self.product_q_part_beside(&scx, &pb)?),
             false => None,
@@ -133,7 +133,7 @@ impl CudaBackend {
             ..*scx
         };
         let limbs = pb.product_limbs(0..pb.ql);
-        kernels::ntt::inverse_tensor(&on_side, &limbs, pb.deltas(), None, 0)?;
+        kernels::tensor::inverse_tensor(&on_side, &limbs, pb.deltas(), None, 0)?;
         Ok(forked)
     }
 
@@ -178,7 +178,7 @@ impl CudaBackend {
     }
 
     /// Step 2: the tensor over Q ∪ B (the Q limbs read from the inputs, the B limbs from `ext`)
-    /// in coefficient form in `prod`: with `on_load` ([`kernels::ntt::tensor_on_load`]) formed
+    /// in coefficient form in `prod`: with `on_load` ([`kernels::tensor::tensor_on_load`]) formed
     /// by its inverse NTT's first pass as it loads (never written in NTT form), the Q part
     /// already launched where `q_part` holds its side stream (joined here); else one tensor
     /// launch, then the inverse NTT.
@@ -193,7 +193,7 @@ impl CudaBackend {
         if on_load {
             let first = if q_part.is_some() { ql } else { 0 };
             let limbs = pb.product_limbs(first..total);
-            kernels::ntt::inverse_tensor(scx, &limbs, pb.deltas(), None, 0)?;
+            kernels::tensor::inverse_tensor(scx, &limbs, pb.deltas(), None, 0)?;
             if let Some(forked) = q_part {
                 forked.join()?;
             }
@@ -303,12 +303,12 @@ impl ProductBuffers {
 
     /// The tensor loads' operand distances: the Q part's from the inputs, the B part's in
     /// `ext`.
-    fn deltas(&self) -> kernels::ntt::TensorDeltas {
+    fn deltas(&self) -> kernels::tensor::TensorDeltas {
         let (ql, bl, total) = (self.ql, self.bl, self.total());
-        kernels::ntt::TensorDeltas {
+        kernels::tensor::TensorDeltas {
             delta: [
-                kernels::ntt::TensorDeltas::operands(&self.qa, &self.qb),
-                kernels::ntt::TensorDeltas::operands(
+                kernels::tensor::TensorDeltas::operands(&self.qa, &self.qb),
+                kernels::tensor::TensorDeltas::operands(
                     &self.set(self.ext, total, 2, ql, bl),
                     &self.set(self.b_ext(), total, 2, ql, bl),
                 ),

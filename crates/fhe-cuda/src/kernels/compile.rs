@@ -63,16 +63,11 @@ fn module_source(module: &str) -> Result<(&'static str, &'static str)> {
         })
 }
 
-/// The NVRTC options of `unit` compiled for `arch`: [`compile_options`], the unit's defines,
-/// then any tuning options of `FHE_NVRTC_OPTS_<MODULE>` (whitespace-separated, e.g.
-/// `FHE_NVRTC_OPTS_NTT="-DNTT_F64_BITS=0"`; A/B runs only).
+/// The NVRTC options of `unit` compiled for `arch`: [`compile_options`], then the unit's
+/// defines.
 fn unit_options(unit: &Unit, arch: &str) -> Vec<String> {
     let mut options = compile_options(arch);
     options.extend(unit.defines.iter().cloned());
-    let var = format!("FHE_NVRTC_OPTS_{}", unit.module.to_uppercase());
-    if let Ok(extra) = std::env::var(var) {
-        options.extend(extra.split_whitespace().map(String::from));
-    }
     options
 }
 

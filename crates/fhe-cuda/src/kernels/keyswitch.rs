@@ -5,7 +5,6 @@ use super::{Ctx, LimbSet, grid, launch};
 use crate::error::{Error, Result};
 use crate::tables::ConvLayout;
 use cudarc::driver::LaunchConfig;
-use fhe_math::modulus::Modulus;
 
 /// `TARGETS_PER_BLOCK` of keyswitch.cu.
 const TARGETS_PER_BLOCK: u32 = 8;
@@ -35,70 +34,12 @@ const CONVERT_UNROLLED: [&str; 16] = [
     "keyswitch_convert_f16",
 ];
 
-/// Threads per block of the unrolled conversion kernels (`FHE_CONVERT_BLOCK` overrides it for
-/// tuning runs: 32..=256, a power of two; the kernels for 10 or more sources are compiled for
-/// blocks of at most 256).
-fn convert_block() -> u32 {
-    static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *B.get_or_init(|| {
-        std::env::var("FHE_CONVERT_BLOCK")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|b| b.is_power_of_two() && (32..=256).contains(b))
-            .unwrap_or(CONVERT_BLOCK)
-    })
-}
-
-/// Default of [`convert_block`].
-const CONVERT_BLOCK: u32 = 256;
-
 /// `MAX_TPB` of keyswitch.cu: targets per block of the unrolled conversions, at most.
 const MAX_TPB: u32 = 32;
 
-/// Threads a conversion launch over `n` coefficients should have at least: the targets are
-/// split into as few groups per block as keep this many. Each group forms the sources' `v_i`
-/// (and for an exact conversion the overflow) again, which costs least where the sources are
-/// few: exact conversions (mod_down) from at most [`FEW_SOURCES`] primes keep at least
-/// [`FEW_SOURCES_THREADS_PER_COEFF`]`·n` threads, the others [`CONVERT_MIN_THREADS`].
-/// `FHE_CONVERT_MIN_THREADS` overrides the latter and `FHE_CONVERT_MIN_THREADS_EXACT` the
-/// former (tuning runs).
-fn convert_min_threads(exact: bool, from_cnt: usize, n: u32) -> u32 {
-    static T: std::sync::OnceLock<[Option<u32>; 2]> = std::sync::OnceLock::new();
-    let [all, few] = *T.get_or_init(|| {
-        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
-        [
-            get("FHE_CONVERT_MIN_THREADS"),
-            get("FHE_CONVERT_MIN_THREADS_EXACT"),
-        ]
-    });
-    let all = all.unwrap_or(CONVERT_MIN_THREADS);
-    if exact && from_cnt <= FEW_SOURCES {
-        few.unwrap_or(all.max(FEW_SOURCES_THREADS_PER_COEFF.saturating_mul(n)))
-    } else {
-        all
-    }
-}
-
-/// Sources of an exact conversion that count as few for [`convert_min_threads`].
-const FEW_SOURCES: usize = 4;
-
-/// Threads per coefficient of an exact conversion from few sources, at least (two target
-/// groups for mod_down's two components). On the H200 (gpu_perf event µs, alternated twice):
-/// at PHANTOM_N16 (3 special primes to 27 targets) mul_relin_rescale 541.1 / 538.0 with 2^17
-/// threads (one group), 531.2 / 531.2 with 2^18 (two), 538 with 2^19, 548 with 2^20; at CAT
-/// (N = 2^15, 3 special primes) two groups is the old default and four lost 1–2%; at
-/// N16_L24_D3 (7 special primes, not few) two groups lost 1%.
-const FEW_SOURCES_THREADS_PER_COEFF: u32 = 4;
-
-/// Default of [`convert_min_threads`]. On the H200 at N16_L24_D3 (gpu_perf, mul_relin_rescale):
-/// 2^16 453 µs, 2^18 458, 2^19 478, 2^20 511; later, alternated twice, 2^17 444–445 against
-/// 2^16 447–449 (mod_up's last, single digit then takes two groups). One group of all targets
-/// wins where the coefficients fill the device.
-const CONVERT_MIN_THREADS: u32 = 1 << 17;
-
 /// Targets per block of an unrolled conversion of `to_cnt` targets over `threads` threads
 /// (coefficients times batched conversions): the fewest groups that respect [`MAX_TPB`] and
-/// `min_threads` ([`convert_min_threads`]), balanced.
+/// `min_threads` ([`crate::Tuning::convert_min_threads`]), balanced.
 fn targets_per_block(to_cnt: u32, threads: u32, min_threads: u32) -> u32 {
     let groups = to_cnt
         .div_ceil(MAX_TPB)
@@ -149,10 +90,11 @@ impl ConvStrides {
 // SAFETY: plain repr(C) u64 fields matching `struct ConvStrides` of keyswitch.cu.
 unsafe impl cudarc::driver::DeviceRepr for ConvStrides {}
 
-/// The conversion kernel for `from_cnt` sources: the unrolled one when there is one (unless
-/// `FHE_CONVERT_UNROLLED=0`, for A/B timing runs), else the generic `keyswitch_convert`.
-fn convert_kernel(from_cnt: usize) -> &'static str {
-    let on = switch_on!("FHE_CONVERT_UNROLLED");
+/// The conversion kernel for `from_cnt` sources: the unrolled one when there is one and the
+/// tuning takes it on this ring ([`crate::Tuning::convert_unrolled`]), else the generic
+/// `keyswitch_convert`.
+fn convert_kernel(cx: &Ctx, from_cnt: usize) -> &'static str {
+    let on = cx.dev.tuning().convert_unrolled(cx.n as usize);
     match from_cnt
         .checked_sub(1)
         .and_then(|i| CONVERT_UNROLLED.get(i))
@@ -174,80 +116,16 @@ const CONVERT_MMA: [&str; 4] = [
 /// `MMA_BLOCK` of mma.cuh: threads (and coefficients) a block of the tensor-core conversions.
 pub(crate) const MMA_BLOCK: u32 = 256;
 
-/// Sources a conversion needs at least to run on the tensor cores by default
-/// (`FHE_CONVERT_MMA_MIN_FROM` overrides it for tuning runs). With the P^-1-scaled rows of
-/// mod_down's fused rescale, 3 took PHANTOM_N16's and CAT's mul_relin_rescale 2% below the
-/// integer kernel (H100); the conversions without the rescale measured even at 3 and 4.
-const CONVERT_MMA_MIN_FROM: usize = 3;
-
 /// The tensor-core conversion for `from_cnt` sources, where it applies: a device of sm_80 or
 /// later (8-bit integer `mma.m16n8k32`), a ring degree that is a multiple of [`MMA_BLOCK`], at
-/// most 16 sources, at least [`CONVERT_MMA_MIN_FROM`], and not switched off
-/// (`FHE_CONVERT_MMA=0`, A/B runs).
+/// most 16 sources, and the tuning's bounds ([`crate::Tuning::convert_mma`]).
 fn convert_mma_kernel(cx: &Ctx, from_cnt: usize) -> Option<&'static str> {
-    let on = switch_on!("FHE_CONVERT_MMA")
-        && has_int8_mma(cx)
+    let on = has_int8_mma(cx)
         && cx.n.is_multiple_of(MMA_BLOCK)
-        && from_cnt >= convert_mma_min_from();
+        && cx.dev.tuning().convert_mma(cx.n as usize, from_cnt);
     on.then(|| CONVERT_MMA.get(from_cnt.checked_sub(1)? / 4).copied())
         .flatten()
 }
-
-/// The fewest sources a conversion runs on the tensor cores with: [`CONVERT_MMA_MIN_FROM`], or
-/// `FHE_CONVERT_MMA_MIN_FROM` (tuning runs; read once). The tables hold B fragments only for
-/// such conversions.
-pub(crate) fn convert_mma_min_from() -> usize {
-    static MIN_FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN_FROM.get_or_init(|| {
-        std::env::var("FHE_CONVERT_MMA_MIN_FROM")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(CONVERT_MMA_MIN_FROM)
-            .max(1)
-    })
-}
-
-/// The B fragments of the tensor-core conversion (convert_mma.cuh) of the `[to][from]` matrix
-/// `h` into the moduli `to`: for target `t` and chunk `c` of four sources, 32 words (one a
-/// lane, its two fragment registers `b0 | b1 << 32`) at `(t·chunks + c)·32`. Lane
-/// `4b + i` holds byte `b` of `c_{s,a} = h_{t,s}·2^(8a) mod p_t` for the sources `s` and bytes
-/// `a` of the k rows `4i..4i+4` (`b0`) and `16 + 4i..16 + 4i + 4` (`b1`) of the chunk, where k
-/// row `8·(s mod 4) + a`. `None` above 16 sources (the kernel's sums need k ≤ 128) and for a
-/// target below 2^32 (the bound of mma.cuh's `mma_reduce`): such conversions stay on the
-/// integer kernels.
-pub(crate) fn mma_fragments(h: &[u64], to: &[Modulus]) -> Option<Vec<u64>> {
-    let from = h.len().checked_div(to.len()).unwrap_or(0);
-    if from == 0 || from > 4 * CONVERT_MMA.len() || to.iter().any(|m| m.value() < MMA_MIN_TARGET) {
-        return None;
-    }
-    let chunks = from.div_ceil(4);
-    let mut words = vec![0u64; to.len() * chunks * 32];
-    for (t, m) in to.iter().enumerate() {
-        for s in 0..from {
-            // c_a = h·2^(8a) mod p, a = 0..8.
-            let mut c = [0u64; 8];
-            c[0] = h[t * from + s];
-            for a in 1..8 {
-                c[a] = m.reduce_u128(u128::from(c[a - 1]) << 8);
-            }
-            let (chunk, r) = (s / 4, s % 4);
-            let (reg, par) = (r / 2, r % 2);
-            for hh in 0..2 {
-                let tig = 2 * par + hh;
-                for b in 0..8 {
-                    let w = (0..4).fold(0u64, |w, j| {
-                        w | ((c[4 * hh + j] >> (8 * b)) & 0xff) << (8 * j)
-                    });
-                    words[(t * chunks + chunk) * 32 + b * 4 + tig] |= w << (32 * reg);
-                }
-            }
-        }
-    }
-    Some(words)
-}
-
-/// The smallest target modulus the tensor-core kernels reduce into (`mma_reduce` of mma.cuh).
-const MMA_MIN_TARGET: u64 = 1 << 32;
 
 /// Whether the device has the 8-bit integer `mma.m16n8k32` of mma.cuh (sm_80 or later).
 pub(crate) fn has_int8_mma(cx: &Ctx) -> bool {
@@ -307,7 +185,7 @@ pub(crate) fn convert(
         None => conv.mma_frag,
     };
     let mma = frag.and_then(|f| Some((convert_mma_kernel(cx, conv.from_cnt)?, cx.t(f))));
-    let name = mma.map_or_else(|| convert_kernel(conv.from_cnt), |(name, _)| name);
+    let name = mma.map_or_else(|| convert_kernel(cx, conv.from_cnt), |(name, _)| name);
     let unrolled = name != "keyswitch_convert";
     let f = cx.dev.function("keyswitch", name)?;
     let (from_slot0, from_cnt, to_cnt) = (
@@ -325,13 +203,14 @@ pub(crate) fn convert(
     let qmodp = conv.q_mod_p.map_or(0u64, |o| cx.t(o));
     let slots = cx.slots();
     let n = cx.n;
+    let tuning = cx.dev.tuning();
     let (block, tpb) = if unrolled {
         (
-            convert_block(),
+            tuning.convert_block,
             targets_per_block(
                 to_cnt,
                 n.saturating_mul(batch.0.max(1)),
-                convert_min_threads(conv.q_mod_p.is_some(), conv.from_cnt, n),
+                tuning.convert_min_threads(conv.q_mod_p.is_some(), conv.from_cnt, n),
             ),
         )
     } else {
@@ -567,6 +446,8 @@ mod tests {
 
     #[test]
     fn mod_down_conversions_from_few_primes_take_two_target_groups() {
+        let convert_min_threads =
+            |exact, from, n| crate::Tuning::MEASURED.convert_min_threads(exact, from, n);
         // PHANTOM_N16's mod_down: 3 special primes to 27 targets over 2·2^16 threads.
         let n = 1 << 16;
         assert_eq!(
@@ -593,211 +474,6 @@ mod tests {
             targets_per_block(23, 2 << 16, convert_min_threads(false, 9, 1 << 16)),
             23
         );
-    }
-
-    /// A model of convert_mma.cuh's sums on the CPU: with `c_{i,a} = h_i·2^(8a) mod p`, the byte
-    /// products `U_b = Σ byte_a(v_i)·byte_b(c_{i,a})` stay below 2^23 (exact in the MMA's s32
-    /// accumulators) for up to 16 sources, the lanes' partial words and their gathered sum stay
-    /// in the widths the kernel gives them, and `Σ U_b·2^(8b)` is congruent to `Σ v_i·h_i`
-    /// mod p: the kernel's one reduction then gives the unrolled kernel's word.
-    #[test]
-    fn mma_byte_sums_are_exact_and_congruent() {
-        let mut next = crate::kernels::xorshift(0x9e37_79b9_7f4a_7c15u64);
-        for (from, p_bits) in [
-            (16usize, 61u32),
-            (16, 60),
-            (16, 40),
-            (9, 40),
-            (5, 50),
-            (1, 61),
-        ] {
-            let p = fhe_math::primes::ntt_primes(p_bits, 1 << 14, 1, &[]).unwrap()[0];
-            let m = Modulus::new(p).unwrap();
-            for round in 0..200 {
-                // Worst case first: every byte 255 (above any modulus, still the bound).
-                let (v, h): (Vec<u64>, Vec<u64>) = if round == 0 {
-                    (vec![u64::MAX >> 3; from], vec![p - 1; from])
-                } else {
-                    (0..from).map(|_| (next() >> 3, next() % p)).unzip()
-                };
-                let mut u = [0u64; 8];
-                for i in 0..from {
-                    let mut c = h[i];
-                    for a in 0..8 {
-                        let va = (v[i] >> (8 * a)) & 0xff;
-                        for (b, ub) in u.iter_mut().enumerate() {
-                            *ub += va * ((c >> (8 * b)) & 0xff);
-                        }
-                        c = (((c as u128) << 8) % p as u128) as u64;
-                    }
-                }
-                // 4·KC·8 ≤ 128 products of at most 255² each.
-                assert!(u.iter().all(|&x| x < 1 << 23), "{u:?}");
-                // Lane words (bytes 2i, 2i+1), pair sums, then the gathered 128-bit total.
-                let w: Vec<u64> = (0..4).map(|i| u[2 * i] + (u[2 * i + 1] << 8)).collect();
-                assert!(w.iter().all(|&x| x < 1 << 32));
-                let s = [w[0] + (w[1] << 16), w[2] + (w[3] << 16)];
-                let total = s[0] as u128 + ((s[1] as u128) << 32);
-                assert!(total < 1 << 82);
-                // The finish adds alpha·p (alpha at most 16), the offset (below p) and the
-                // rescale's rounding term (below 2^61 + p) before `mma_reduce`.
-                let x = total + 17 * p as u128 + (1 << 61) + p as u128;
-                assert_eq!(mma_reduce_model(x, p), (x % p as u128) as u64);
-                let direct = v.iter().zip(&h).fold(0u128, |acc, (&x, &y)| {
-                    (acc + x as u128 * y as u128) % p as u128
-                });
-                assert_eq!(
-                    m.reduce_u128(total),
-                    direct as u64,
-                    "{from} sources, {p_bits} bits"
-                );
-            }
-        }
-    }
-
-    /// mma.cuh's `mma_reduce` on the CPU: x mod q for x < 2^(s+32), s = bitlen(q) - 1, with
-    /// mu = floor(2^128 / q) >> (96 - s) (the slot table's Barrett constant).
-    fn mma_reduce_model(x: u128, q: u64) -> u64 {
-        let s = 63 - q.leading_zeros();
-        assert!(x < 1u128 << (s + 32), "x = {x} above the bound of q = {q}");
-        let mu = ((u128::MAX / u128::from(q)) >> (96 - s)) as u32;
-        let xs = (x >> s) as u32;
-        let e = ((u64::from(xs) * u64::from(mu)) >> 32) as u32;
-        let r = (x as u64).wrapping_sub(u64::from(e).wrapping_mul(q));
-        assert!(r < 3 * q, "r = {r} for q = {q}");
-        let r = if r >= q { r - q } else { r };
-        if r >= q { r - q } else { r }
-    }
-
-    /// The reduction's bound holds for every target the kernels take (2^32 <= q < 2^61) at its
-    /// largest input: the byte sums of a 16-source conversion (T < 2^(bitlen(q) + 22.01)) plus
-    /// alpha·q, the offset and the rescale's rounding term; and the result is x mod q there and
-    /// on random inputs below the bound.
-    #[test]
-    fn mma_reduce_bound_holds() {
-        let mut next = crate::kernels::xorshift(0x6a09_e667_f3bc_c909u64);
-        for bits in [32u32, 33, 36, 40, 41, 50, 55, 59, 60, 61] {
-            for q in fhe_math::primes::ntt_primes(bits, 1 << 12, 3, &[]).unwrap() {
-                let nb = bits.div_ceil(8);
-                // Σ_b U_b·2^(8b) with U_b < 2^23 for the bytes of q's constants.
-                let t_max: u128 = (0..nb).map(|b| ((1u128 << 23) - 1) << (8 * b)).sum();
-                let x_max = t_max + 17 * u128::from(q) + (1 << 61) + u128::from(q);
-                assert_eq!(mma_reduce_model(x_max, q), (x_max % u128::from(q)) as u64);
-                for _ in 0..2000 {
-                    let x = ((u128::from(next()) << 64) | u128::from(next())) % (x_max + 1);
-                    assert_eq!(mma_reduce_model(x, q), (x % u128::from(q)) as u64);
-                }
-            }
-        }
-        // Below 2^32 no fragments are built (the integer kernels convert).
-        let small = fhe_math::primes::ntt_primes(31, 1 << 12, 1, &[]).unwrap()[0];
-        let m = Modulus::new(small).unwrap();
-        assert!(mma_fragments(&[1, 2, 3], &[m]).is_none());
-    }
-
-    /// A model of one warp of convert_mma.cuh on the CPU, with the fragment layouts of PTX's
-    /// `mma.m16n8k32` for u8 (A: lane `4g + i` holds row `g` (and `g + 8`), k `4i..4i+4` (and
-    /// `16 + ...`); B: k rows alike, column `g`; D: rows `g`, `g + 8`, columns `2i`, `2i + 1`):
-    /// the A words as the lanes build them (own row, halves swapped with lane^1), the B words of
-    /// [`mma_fragments`], the two exchanges, and the finish give `Σ v_s·h_{t,s} mod p_t` for the
-    /// coefficient each lane stores.
-    #[test]
-    #[allow(clippy::needless_range_loop)] // indices name fragment rows, columns and lanes
-    fn mma_warp_model_matches_the_direct_sums() {
-        let mut next = crate::kernels::xorshift(0x2545_f491_4f6c_dd1du64);
-        for (from, bits) in [
-            (5usize, [60u32, 40]),
-            (9, [40, 40]),
-            (14, [60, 60]),
-            (16, [61, 40]),
-        ] {
-            let to: Vec<Modulus> = bits
-                .iter()
-                .enumerate()
-                .map(|(k, &b)| {
-                    let p = fhe_math::primes::ntt_primes(b, 1 << 12, k + 1, &[]).unwrap()[k];
-                    Modulus::new(p).unwrap()
-                })
-                .collect();
-            let h: Vec<u64> = to
-                .iter()
-                .flat_map(|m| (0..from).map(|_| next() % m.value()).collect::<Vec<_>>())
-                .collect();
-            // v[s][k] for the warp's 32 coefficients.
-            let v: Vec<Vec<u64>> = (0..from)
-                .map(|_| (0..32).map(|_| next() >> 3).collect())
-                .collect();
-            let frag = mma_fragments(&h, &to).unwrap();
-            let chunks = from.div_ceil(4);
-            let v_at = |s: usize, k: usize| if s < from { v[s][k] } else { 0 };
-            // A words: lane (g, i), chunk c, tile t, register r (rows g, g + 8, g, g + 8 for
-            // sources 4c + (i >> 1), 4c + (i >> 1), 4c + 2 + (i >> 1), ...), half i & 1.
-            let a_word = |lane: usize, c: usize, t: usize, r: usize| -> u32 {
-                let (g, i) = (lane / 4, lane % 4);
-                let s = 4 * c + 2 * (r / 2) + i / 2;
-                let k = 16 * t + g + 8 * (r % 2);
-                (v_at(s, k) >> (32 * (i % 2))) as u32
-            };
-            let byte = |w: u32, j: usize| u64::from((w >> (8 * j)) & 0xff);
-            for (t, m) in to.iter().enumerate() {
-                // d[lane][tile][4] by the PTX fragment layouts.
-                let mut d = vec![[[0u64; 4]; 2]; 32];
-                for c in 0..chunks {
-                    let b_word = |lane: usize, reg: usize| -> u32 {
-                        (frag[(t * chunks + c) * 32 + lane] >> (32 * reg)) as u32
-                    };
-                    for tile in 0..2 {
-                        for row in 0..16 {
-                            for col in 0..8 {
-                                let mut sum = 0u64;
-                                for kk in 0..32 {
-                                    let (areg, breg) = (2 * (kk / 16) + row / 8, kk / 16);
-                                    let a = byte(
-                                        a_word(4 * (row % 8) + (kk % 16) / 4, c, tile, areg),
-                                        kk % 4,
-                                    );
-                                    let b = byte(b_word(4 * col + (kk % 16) / 4, breg), kk % 4);
-                                    sum += a * b;
-                                }
-                                let lane = 4 * (row % 8) + col / 2;
-                                d[lane][tile][2 * (row / 8) + col % 2] += sum;
-                            }
-                        }
-                    }
-                }
-                assert!(d.iter().flatten().flatten().all(|&x| x < 1 << 23));
-                // The exchanges of `mma_target_sum`.
-                let w = |lane: usize, tile: usize, row: usize| {
-                    d[lane][tile][2 * row] + (d[lane][tile][2 * row + 1] << 8)
-                };
-                let s_of = |lane: usize, tile: usize| {
-                    let i = lane % 4;
-                    let (row, partner) = (i % 2, lane ^ 1);
-                    let (mine, got) = (w(lane, tile, row), w(partner, tile, row));
-                    if row == 1 {
-                        got + (mine << 16)
-                    } else {
-                        mine + (got << 16)
-                    }
-                };
-                for lane in 0..32 {
-                    let (g, i) = (lane / 4, lane % 4);
-                    let tile = i / 2;
-                    let (keep, got) = (s_of(lane, tile), s_of(lane ^ 2, tile));
-                    let (lo, hi) = if tile == 1 { (got, keep) } else { (keep, got) };
-                    let total = lo as u128 + ((hi as u128) << 32);
-                    let k = 16 * tile + g + 8 * (i % 2);
-                    let direct = (0..from).fold(0u128, |acc, s| {
-                        (acc + v[s][k] as u128 * h[t * from + s] as u128) % m.value() as u128
-                    });
-                    assert_eq!(
-                        mma_reduce_model(total, m.value()),
-                        direct as u64,
-                        "{from} sources, lane {lane}"
-                    );
-                }
-            }
-        }
     }
 
     /// The tensor-core conversions' dynamic shared memory stays under the 48 KiB a launch may

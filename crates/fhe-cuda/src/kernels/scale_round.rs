@@ -29,7 +29,7 @@ pub(crate) struct SrLayout {
     /// `t·Q^-1 mod b_k`, then their Shoup companions.
     pub tqinv: usize,
     /// The B fragments of `omega` (targets B, sources Q) for [`to_q`] on the tensor cores
-    /// ([`super::keyswitch::mma_fragments`]).
+    /// ([`super::mma::mma_fragments`]).
     pub omega_frag: Option<usize>,
     pub ql: usize,
     pub bl: usize,
@@ -78,7 +78,7 @@ pub(crate) fn build(ring: &RingContext, t: &ScaleRoundTables) -> (Vec<u64>, SrLa
     // needs b_k >= 2^35 (the auxiliary primes have 60 bits).
     let wide_b = t.aux_moduli().iter().all(|m| m.value() >= 1 << 35);
     let omega_frag = wide_b
-        .then(|| super::keyswitch::mma_fragments(t.omega(), t.aux_moduli()))
+        .then(|| super::mma::mma_fragments(t.omega(), t.aux_moduli()))
         .flatten()
         .map(|f| {
             let o = buf.len();
@@ -138,23 +138,21 @@ fn srq_mma_shared_bytes(ql: usize, bl: usize) -> u32 {
     (8 * words) as u32
 }
 
-/// Whether [`to_q`] takes the tables of `sr` (`Q` and `B` of at most `SRQ_MAX` limbs), unless
-/// `FHE_BFV_FUSED_ROUND=0` (A/B timing runs: the two kernels instead).
+/// Whether [`to_q`] takes the tables of `sr` (`Q` and `B` of at most `SRQ_MAX` limbs; else the
+/// two kernels run).
 pub(crate) fn to_q_fits(sr: &SrLayout) -> bool {
-    switch_on!("FHE_BFV_FUSED_ROUND") && sr.ql <= SRQ_MAX && sr.bl <= SRQ_MAX
+    sr.ql <= SRQ_MAX && sr.bl <= SRQ_MAX
 }
 
 /// `scale_round_to_q`: the scale-and-round into `B` and the exact `B -> Q` conversion in one
 /// launch over the 3 components of `d` (`[3][ql + bl][n]`, coefficient form), writing component
 /// `c`'s limb `j` at `out + (c·out_stride + j)·n` words. The caller checks [`to_q_fits`].
-/// On sm_80 and later the sums run on the tensor cores (`scale_round_to_q_mma`, the same words;
-/// `FHE_BFV_MMA=0` keeps the integer kernel, A/B runs).
+/// On sm_80 and later the sums run on the tensor cores (`scale_round_to_q_mma`, the same words),
+/// else in the integer kernel.
 pub(crate) fn to_q(cx: &Ctx, sr: &SrLayout, d: u64, out: u64, out_stride: u32) -> Result<()> {
     let mma = match (sr.omega_frag, sr.b_to_q.mma_frag) {
         (Some(o), Some(h))
-            if switch_on!("FHE_BFV_MMA")
-                && super::keyswitch::has_int8_mma(cx)
-                && cx.n.is_multiple_of(SRQ_MMA_BLOCK) =>
+            if super::keyswitch::has_int8_mma(cx) && cx.n.is_multiple_of(SRQ_MMA_BLOCK) =>
         {
             Some((cx.t(o), cx.t(h)))
         }
