@@ -482,7 +482,7 @@ mod tests {
         };
         assert!(relinearize(&be, dup(&coeff_ct), &rlk, true).is_err());
         assert!(relinearize_mod_t(&be, dup(&coeff_ct), &rlk, 65537, false).is_err());
-        let got = relinearize(&be, coeff_ct, &rlk, false).unwrap();
+        let got = relinearize_any_form(&be, coeff_ct, &rlk).unwrap();
         assert!(got.meta.ntt);
         assert_eq!(
             be.download(&got.poly).unwrap(),
