@@ -124,24 +124,73 @@ impl Gadget {
     #[inline]
     pub fn decompose(&self, x: u64, q: u64, out: &mut [i64]) {
         let bits = self.base_log * self.levels;
-        let mask_all = (1u128 << bits) - 1;
         let y = ((u128::from(x) << bits) + u128::from(q / 2)) / u128::from(q);
-        let mut y = (y & mask_all) as u64;
-        let base = 1i64 << self.base_log;
-        let half = base / 2;
-        let digit_mask = (1u64 << self.base_log) - 1;
-        let mut carry = 0i64;
-        for slot in out.iter_mut().rev() {
-            let mut d = (y & digit_mask) as i64 + carry;
-            y >>= self.base_log;
-            if d >= half {
-                d -= base;
-                carry = 1;
-            } else {
-                carry = 0;
-            }
-            *slot = d;
+        signed_digits(*self, (y as u64) & ((1u64 << bits) - 1), out);
+    }
+}
+
+/// [`Gadget::decompose`] with the constants for one modulus precomputed: the same digits,
+/// with the division by `q` replaced by an exact multiplication by `q^-1 mod 2^128` (the
+/// dividend minus its remainder is a multiple of `q`).
+#[derive(Clone, Copy, Debug)]
+pub struct Decomposer {
+    gadget: Gadget,
+    q: Modulus,
+    q_inv: u128,
+}
+
+impl Decomposer {
+    /// The decomposer of `gadget` for `q` (odd).
+    pub fn new(gadget: Gadget, q: Modulus) -> Self {
+        let qv = u128::from(q.value());
+        // Newton's iteration for the inverse mod 2^128: q · q ≡ 1 (mod 8) for odd q, and each
+        // step doubles the number of correct low bits (3, 6, ..., 192).
+        let mut inv = qv;
+        for _ in 0..6 {
+            inv = inv.wrapping_mul(2u128.wrapping_sub(qv.wrapping_mul(inv)));
         }
+        Decomposer {
+            gadget,
+            q,
+            q_inv: inv,
+        }
+    }
+
+    /// The gadget.
+    pub fn gadget(&self) -> Gadget {
+        self.gadget
+    }
+
+    /// The signed digits of `x < q`, equal to [`Gadget::decompose`]`(x, q, out)`.
+    #[inline]
+    pub fn decompose(&self, x: u64, out: &mut [i64]) {
+        let g = self.gadget;
+        let bits = g.base_log * g.levels;
+        let num = (u128::from(x) << bits) + u128::from(self.q.value() / 2);
+        let rem = self.q.reduce_u128(num);
+        let quotient = (num - u128::from(rem)).wrapping_mul(self.q_inv);
+        signed_digits(g, (quotient as u64) & ((1u64 << bits) - 1), out);
+    }
+}
+
+/// The signed base-`2^base_log` digits of `y < B^l` (most significant first), the carry out of
+/// the top digit dropped.
+#[inline]
+fn signed_digits(g: Gadget, mut y: u64, out: &mut [i64]) {
+    let base = 1i64 << g.base_log;
+    let half = base / 2;
+    let digit_mask = (1u64 << g.base_log) - 1;
+    let mut carry = 0i64;
+    for slot in out.iter_mut().rev() {
+        let mut d = (y & digit_mask) as i64 + carry;
+        y >>= g.base_log;
+        if d >= half {
+            d -= base;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+        *slot = d;
     }
 }
 
@@ -459,6 +508,17 @@ mod tests {
         }
 
         #[test]
+        fn decomposer_equals_reference(x in 0..Q, base_log in 1u32..24, levels in 1u32..4) {
+            let g = Gadget { base_log, levels };
+            let q = Modulus::new(Q).unwrap();
+            prop_assume!(g.check(&q).is_ok());
+            let (mut a, mut b) = (vec![0i64; levels as usize], vec![0i64; levels as usize]);
+            g.decompose(x, Q, &mut a);
+            Decomposer::new(g, q).decompose(x, &mut b);
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
         fn mod_switch_is_rounding(x in 0..Q) {
             let two_n = 4096u64;
             let got = mod_switch(x, Q, two_n);
@@ -469,8 +529,8 @@ mod tests {
     }
 
     #[test]
-    fn decomposition_is_exact_when_b_l_divides() {
-        // With q = B^l + 1 - style small moduli the digits still recompose y exactly.
+    fn digits_are_the_signed_representation_of_the_rounded_value() {
+        // Every x of a small modulus: the digits recompose round(x · B^l / q) mod B^l exactly.
         let g = Gadget {
             base_log: 4,
             levels: 2,
@@ -488,12 +548,12 @@ mod tests {
 
     #[test]
     fn tie_goes_negative_with_carry() {
-        // y = 8 in base 16, one level... use two levels: y = 0x08 -> digits [1, -8].
+        // q = 257, B = 16, l = 2: x = 8 gives y = round(8 · 256 / 257) = 8, whose low digit 8
+        // equals B/2 and so becomes -8 with a carry into the high digit: [1, -8].
         let g = Gadget {
             base_log: 4,
             levels: 2,
         };
-        // x chosen so that y = 8: y = round(x * 256 / q) with q = 257 -> x = 8 gives 7.97 -> 8.
         let mut d = [0i64; 2];
         g.decompose(8, 257, &mut d);
         assert_eq!(d, [1, -8]);

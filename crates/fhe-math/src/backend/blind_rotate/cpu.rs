@@ -5,8 +5,8 @@
 //! them word for word.
 
 use super::{
-    BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, KeySwitchKeyHost, LweBatchHost,
-    mod_switch,
+    BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, Decomposer, KeySwitchKeyHost,
+    LweBatchHost, mod_switch,
 };
 use crate::cpu::CpuBackend;
 use crate::error::{Error, Result};
@@ -110,9 +110,10 @@ pub fn external_product(
     let rows = k1 * l;
     let mut digits = vec![0u64; rows * n];
     let mut tmp = vec![0i64; l];
+    let decomposer = Decomposer::new(params.gadget, q);
     for c in 0..k1 {
         for i in 0..n {
-            params.gadget.decompose(glwe[c * n + i], qv, &mut tmp);
+            decomposer.decompose(glwe[c * n + i], &mut tmp);
             for (j, &d) in tmp.iter().enumerate() {
                 digits[(c * l + j) * n + i] = if d < 0 {
                     qv - d.unsigned_abs()
@@ -299,13 +300,14 @@ pub fn key_switch_one(key: &KeySwitchKeyHost, input: &[u64], out: &mut [u64]) ->
     let mut pos = vec![0u128; n_out + 1];
     let mut neg = vec![0u128; n_out + 1];
     let mut digits = vec![0i64; l];
+    let decomposer = Decomposer::new(p.gadget, q);
     for (i, &a) in input[..n_in].iter().enumerate() {
         if a >= q.value() {
             return Err(Error::ShapeMismatch {
                 what: format!("key switch: residue {a} is not below q = {}", q.value()),
             });
         }
-        p.gadget.decompose(a, q.value(), &mut digits);
+        decomposer.decompose(a, &mut digits);
         for (j, &d) in digits.iter().enumerate() {
             if d == 0 {
                 continue;
