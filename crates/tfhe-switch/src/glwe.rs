@@ -191,33 +191,43 @@ fn mask_product(ntt: &NttTable, key_ntt: &[u64], masks: &[u64]) -> Vec<u64> {
     acc
 }
 
-/// Writes an RGSW encryption of `mu` under `key` (rows in NTT form) into `out`
-/// (`params.rgsw_len()` residues); row `r` uses the streams of object `first_row + r`.
-pub(crate) fn encrypt_rgsw_into(
-    key: &GlweSecretKey,
-    ntt: &NttTable,
-    key_ntt: &[u64],
-    params: &BlindRotateParams,
-    mu: i64,
-    noise_bound: u64,
-    seed: &Seed,
-    first_row: u32,
-    out: &mut [u64],
-) {
-    let n = params.ring_degree;
-    let k1 = params.glwe_dimension + 1;
-    let l = params.gadget.levels as usize;
-    let q = params.modulus;
-    let g = params.gadget.values(q.value());
-    let mu = q.reduce_i64(mu);
-    for (r, row) in out.chunks_exact_mut(k1 * n).enumerate() {
-        let mut z = key.encrypt_zero(ntt, key_ntt, noise_bound, seed, first_row + r as u32);
-        let (c, j) = (r / l, r % l);
-        z[c * n] = q.add(z[c * n], q.mul(mu, g[j]));
-        for poly in z.chunks_exact_mut(n) {
-            ntt.forward(poly);
+/// What RGSW encryptions under one key share: the key (also in NTT form), the ring's NTT
+/// tables, the shape, the noise bound and the seed.
+pub(crate) struct RgswEncryptor<'a> {
+    pub key: &'a GlweSecretKey,
+    pub ntt: &'a NttTable,
+    pub key_ntt: &'a [u64],
+    pub params: &'a BlindRotateParams,
+    pub noise_bound: u64,
+    pub seed: &'a Seed,
+}
+
+impl RgswEncryptor<'_> {
+    /// Writes an RGSW encryption of `mu` (rows in NTT form) into `out`
+    /// (`params.rgsw_len()` residues); row `r` uses the streams of object `first_row + r`.
+    pub(crate) fn encrypt_into(&self, mu: i64, first_row: u32, out: &mut [u64]) {
+        let params = self.params;
+        let n = params.ring_degree;
+        let k1 = params.glwe_dimension + 1;
+        let l = params.gadget.levels as usize;
+        let q = params.modulus;
+        let g = params.gadget.values(q.value());
+        let mu = q.reduce_i64(mu);
+        for (r, row) in out.chunks_exact_mut(k1 * n).enumerate() {
+            let mut z = self.key.encrypt_zero(
+                self.ntt,
+                self.key_ntt,
+                self.noise_bound,
+                self.seed,
+                first_row + r as u32,
+            );
+            let (c, j) = (r / l, r % l);
+            z[c * n] = q.add(z[c * n], q.mul(mu, g[j]));
+            for poly in z.chunks_exact_mut(n) {
+                self.ntt.forward(poly);
+            }
+            row.copy_from_slice(&z);
         }
-        row.copy_from_slice(&z);
     }
 }
 
@@ -240,16 +250,14 @@ pub fn encrypt_rgsw(
     let ntt = NttTable::new(params.modulus, params.ring_degree)?;
     let key_ntt = key.ntt_form(&ntt);
     let mut out = vec![0u64; params.rgsw_len()];
-    encrypt_rgsw_into(
+    let enc = RgswEncryptor {
         key,
-        &ntt,
-        &key_ntt,
+        ntt: &ntt,
+        key_ntt: &key_ntt,
         params,
-        mu,
         noise_bound,
         seed,
-        first_row,
-        &mut out,
-    );
+    };
+    enc.encrypt_into(mu, first_row, &mut out);
     Ok(out)
 }

@@ -7,7 +7,7 @@ use fhe_math::sampler::{Domain, Seed};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::glwe::{GlweSecretKey, encrypt_rgsw_into};
+use crate::glwe::{GlweSecretKey, RgswEncryptor};
 use crate::lwe::{LweCiphertext, LweSecretKey};
 use crate::params::{Parameters, SecretKind};
 use crate::sample::Stream;
@@ -115,6 +115,14 @@ impl ClientKey {
         let mut data = vec![0u64; br.key_len()];
         let rows = br.rows_per_rgsw() as u32;
         let kpc = br.keys_per_coefficient;
+        let enc = RgswEncryptor {
+            key: &self.glwe,
+            ntt: &ntt,
+            key_ntt: &key_ntt,
+            params: &br,
+            noise_bound: p.glwe_noise_bound,
+            seed,
+        };
         data.par_chunks_mut(br.rgsw_len())
             .enumerate()
             .for_each(|(idx, out)| {
@@ -125,17 +133,7 @@ impl ClientKey {
                     (SecretKind::Ternary, 0) => i64::from(s == 1),
                     (SecretKind::Ternary, _) => i64::from(s == -1),
                 };
-                encrypt_rgsw_into(
-                    &self.glwe,
-                    &ntt,
-                    &key_ntt,
-                    &br,
-                    mu,
-                    p.glwe_noise_bound,
-                    seed,
-                    idx as u32 * rows,
-                    out,
-                );
+                enc.encrypt_into(mu, idx as u32 * rows, out);
             });
         let bootstrap = BootstrapKeyHost { params: br, data };
 

@@ -79,7 +79,7 @@ pub fn cpu_backend(params: &Parameters) -> Result<fhe_math::CpuBackend> {
         params.ring_degree,
         &[params.modulus],
         &[special],
-        vec![0..1],
+        std::iter::once(0..1).collect(),
     )?;
     Ok(fhe_math::CpuBackend::new(ring))
 }

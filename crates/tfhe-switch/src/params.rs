@@ -247,7 +247,7 @@ impl Parameters {
         if self.insecure && !self.insecure_opt_in {
             return Err(Error::InsecureWithoutOptIn { name: self.name });
         }
-        if self.modulus % 2 == 0 {
+        if self.modulus.is_multiple_of(2) {
             return Err(self.invalid("the modulus must be odd"));
         }
         if self.message_bits == 0

@@ -247,8 +247,7 @@ pub fn client_key_to_bytes(key: &ClientKey) -> Result<Zeroizing<Vec<u8>>> {
         lwe: key.lwe.coefficients().to_vec(),
         glwe: key.glwe.coefficients().to_vec(),
     });
-    let out = encode(Kind::ClientKey, &*wire).map(Zeroizing::new);
-    out
+    encode(Kind::ClientKey, &*wire).map(Zeroizing::new)
 }
 
 impl zeroize::Zeroize for ClientKeyWire {

@@ -244,13 +244,14 @@ pub fn blind_rotate_extract_one(
     monomial_mul(test_poly, (2 * n - b) % (2 * n), &q, &mut acc[k * n..]);
     let mut rotated = vec![0u64; (k + 1) * n];
     let mut prod = vec![0u64; (k + 1) * n];
-    for i in 0..p.lwe_dimension {
-        let a = mod_switch(lwe[i], q.value(), two_n) as usize;
+    let mut update = vec![0u64; (k + 1) * n];
+    for (i, &ai) in lwe[..p.lwe_dimension].iter().enumerate() {
+        let a = mod_switch(ai, q.value(), two_n) as usize;
         if a == 0 {
             // X^0 · ACC − ACC = 0 and its external product is exactly 0.
             continue;
         }
-        let mut update = vec![0u64; (k + 1) * n];
+        update.fill(0);
         for t in 0..p.keys_per_coefficient {
             let exponent = if t == 0 { a } else { 2 * n - a };
             for c in 0..=k {
@@ -324,8 +325,8 @@ pub fn key_switch_one(key: &KeySwitchKeyHost, input: &[u64], out: &mut [u64]) ->
             }
         }
     }
-    for t in 0..=n_out {
-        out[t] = q.sub(q.reduce_u128(neg[t]), q.reduce_u128(pos[t]));
+    for ((o, &ng), &ps) in out.iter_mut().zip(&neg).zip(&pos) {
+        *o = q.sub(q.reduce_u128(ng), q.reduce_u128(ps));
     }
     out[n_out] = q.add(out[n_out], q.reduce(input[n_in]));
     Ok(())
