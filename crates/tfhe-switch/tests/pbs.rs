@@ -322,3 +322,78 @@ proptest! {
         prop_assert_eq!(r.rem_euclid(1i128 << bits) as u128, y);
     }
 }
+
+#[test]
+fn measured_noise_is_within_the_model() {
+    // The output noise of a bootstrap (after key switching) against the variance the failure
+    // probability is computed from: the model is an upper bound (it counts the rounding term of
+    // every CMux, while only those with s_i = 1 carry it), so the measurement lies below it, and
+    // not far below.
+    let params = test_params();
+    let (ck, sk) = setup(params);
+    let backend = cpu_backend(&params).unwrap();
+    let boot = Bootstrapper::new(&backend, &sk).unwrap();
+    let lut = LookupTable::from_fn(&params, |m| m).unwrap();
+    let p = params.message_space();
+    let cts: Vec<_> = (0..256u64)
+        .map(|i| {
+            ck.encrypt(
+                i % p,
+                &Seed([
+                    (i % 251) as u8,
+                    (i / 251) as u8,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                    9,
+                ]),
+            )
+            .unwrap()
+        })
+        .collect();
+    let out = boot.bootstrap(&lut, &cts).unwrap();
+    let q = params.q().unwrap();
+    let mut sum_sq = 0f64;
+    for (i, ct) in out.iter().enumerate() {
+        let phase = ck.lwe_key().phase(ct).unwrap();
+        let err = q.center(q.sub(phase, encode(i as u64 % p, p, q.value())));
+        sum_sq += (err as f64).powi(2);
+    }
+    let measured = sum_sq / out.len() as f64;
+    let model = params.blind_rotation_variance() + params.key_switch_variance();
+    println!("output noise variance: measured {measured:.3e}, model {model:.3e}");
+    assert!(
+        measured < model,
+        "measured {measured:.3e} above the model {model:.3e}"
+    );
+    assert!(
+        measured > model / 8.0,
+        "measured {measured:.3e} far below the model {model:.3e}"
+    );
+}
