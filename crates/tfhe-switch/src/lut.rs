@@ -29,6 +29,7 @@ pub struct LookupTable {
 impl LookupTable {
     /// The table `m ↦ table[m]` for `m ∈ [0, p)`; entries must be below `p`.
     pub fn new(params: &Parameters, table: &[u64]) -> Result<Self> {
+        params.validate()?;
         let p = params.message_space();
         if table.len() as u64 != p {
             return Err(Error::InvalidLookupTable {
@@ -61,6 +62,7 @@ impl LookupTable {
 
     /// The table from a function on the message space (its values reduced mod `p`).
     pub fn from_fn(params: &Parameters, f: impl Fn(u64) -> u64) -> Result<Self> {
+        params.validate()?;
         let p = params.message_space();
         let table: Vec<u64> = (0..p).map(|m| f(m) % p).collect();
         Self::new(params, &table)

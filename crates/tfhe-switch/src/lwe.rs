@@ -15,15 +15,19 @@ use crate::error::{Error, Result};
 use crate::params::{Parameters, SecretKind};
 use crate::sample::{self, Stream};
 
-/// `round-half-up(m · q / (2p))`: the encoding of message `m` of a space of `p` values.
+/// `round-half-up(m · q / (2p)) mod q`: the encoding of message `m` of a space of `p` values
+/// (0 when `p` or `q` is 0).
 pub fn encode(m: u64, p: u64, q: u64) -> u64 {
-    ((u128::from(m) * u128::from(q) + u128::from(p)) / (2 * u128::from(p))) as u64 % q
+    let v = (u128::from(m) * u128::from(q) + u128::from(p)).checked_div(2 * u128::from(p));
+    v.and_then(|v| v.checked_rem(u128::from(q))).unwrap_or(0) as u64
 }
 
-/// `round-half-up(phase · 2p / q) mod 2p`: the decoding of a phase (padding bit included).
+/// `round-half-up(phase · 2p / q) mod 2p`: the decoding of a phase (padding bit included;
+/// 0 when `p` or `q` is 0).
 pub fn decode(phase: u64, p: u64, q: u64) -> u64 {
     let two_p = 2 * u128::from(p);
-    (((u128::from(phase) * two_p + u128::from(q / 2)) / u128::from(q)) % two_p) as u64
+    let v = (u128::from(phase) * two_p + u128::from(q / 2)).checked_div(u128::from(q));
+    v.and_then(|v| v.checked_rem(two_p)).unwrap_or(0) as u64
 }
 
 /// An LWE secret key: binary or ternary coefficients.
@@ -141,6 +145,7 @@ impl LweSecretKey {
 
     /// Encrypts message `m ∈ [0, p)` under `params` with the randomness of `seed`.
     pub fn encrypt(&self, params: &Parameters, m: u64, seed: &Seed) -> Result<LweCiphertext> {
+        params.validate()?;
         let p = params.message_space();
         if m >= p {
             return Err(Error::MessageOutOfRange {
@@ -175,6 +180,7 @@ impl LweSecretKey {
 
     /// Decrypts to a value in `[0, 2p)` (padding bit included) under `params`' message space.
     pub fn decrypt(&self, params: &Parameters, ct: &LweCiphertext) -> Result<u64> {
+        params.validate()?;
         let phase = self.phase(ct)?;
         Ok(decode(phase, params.message_space(), ct.modulus.value()))
     }

@@ -241,7 +241,7 @@ impl Parameters {
 
     /// Size `p` of the message space.
     pub fn message_space(&self) -> u64 {
-        1 << self.message_bits
+        1u64.checked_shl(self.message_bits).unwrap_or(0)
     }
 
     /// The modulus `q`.
@@ -392,7 +392,7 @@ impl Parameters {
     /// `log2` of the bound `exp(−t² / (2σ²))` on the failure probability of one bootstrap of
     /// a `message_bits`-bit message, `t = N / 2^(message_bits + 1)` (module docs).
     pub fn log2_failure_probability(&self) -> f64 {
-        let t = self.ring_degree as f64 / (2u64 << self.message_bits) as f64;
+        let t = self.ring_degree as f64 / (2.0 * (self.message_bits as f64).exp2());
         -(t * t) / (2.0 * self.switched_phase_variance()) / std::f64::consts::LN_2
     }
 }

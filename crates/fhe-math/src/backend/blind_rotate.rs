@@ -241,6 +241,11 @@ impl BlindRotateParams {
     /// `k >= 1`, the gadget valid for `q` with `(k + 1) · l <= 64` (so the exact accumulation
     /// of products in 128 bits cannot overflow), and 1 or 2 keys per coefficient.
     pub fn check(&self) -> Result<()> {
+        if self.glwe_dimension > 1 << 16 {
+            return Err(Error::ShapeMismatch {
+                what: format!("GLWE dimension {} (at most 2^16)", self.glwe_dimension),
+            });
+        }
         crate::NttTable::new(self.modulus, self.ring_degree)?;
         self.gadget.check(&self.modulus)?;
         if self.lwe_dimension == 0 || self.glwe_dimension == 0 {
@@ -261,6 +266,18 @@ impl BlindRotateParams {
                 what: format!(
                     "keys_per_coefficient must be 1 (binary) or 2 (ternary), not {}",
                     self.keys_per_coefficient
+                ),
+            });
+        }
+        let len = self
+            .lwe_dimension
+            .checked_mul(self.keys_per_coefficient * self.rows_per_rgsw())
+            .and_then(|x| x.checked_mul((self.glwe_dimension + 1) * self.ring_degree));
+        if len.is_none() {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "a bootstrapping key for n = {}, k = {} does not fit in memory",
+                    self.lwe_dimension, self.glwe_dimension
                 ),
             });
         }
@@ -315,6 +332,18 @@ impl KeySwitchParams {
         if self.input_dimension == 0 || self.output_dimension == 0 {
             return Err(Error::ShapeMismatch {
                 what: "key switching needs input and output dimensions >= 1".into(),
+            });
+        }
+        let len = self
+            .input_dimension
+            .checked_mul(self.gadget.levels as usize)
+            .and_then(|x| x.checked_mul(self.output_dimension.checked_add(1)?));
+        if len.is_none() {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "a key-switching key from {} to {} does not fit in memory",
+                    self.input_dimension, self.output_dimension
+                ),
             });
         }
         // The exact accumulation sums input · l products of |d| <= B/2 with residues below q.
@@ -372,7 +401,7 @@ pub struct LweBatchHost {
 impl LweBatchHost {
     /// Number of ciphertexts in the batch.
     pub fn len(&self) -> usize {
-        self.data.len() / (self.dimension + 1)
+        self.data.len() / self.dimension.saturating_add(1)
     }
 
     /// Whether the batch holds no ciphertext.
@@ -388,7 +417,7 @@ impl LweBatchHost {
 
     /// Checks that the data is whole ciphertexts of canonical residues.
     pub fn check(&self) -> Result<()> {
-        let w = self.dimension + 1;
+        let w = self.dimension.saturating_add(1);
         if !self.data.len().is_multiple_of(w) {
             return Err(Error::ShapeMismatch {
                 what: format!(

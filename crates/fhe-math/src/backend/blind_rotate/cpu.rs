@@ -59,9 +59,13 @@ pub struct CpuKeySwitchKey {
     host: KeySwitchKeyHost,
 }
 
-/// `dst = X^t · src` in `Z_q[X]/(X^N + 1)`, `t` taken mod `2N` (negacyclic rotation).
+/// `dst = X^t · src` in `Z_q[X]/(X^N + 1)`, `t` taken mod `2N` (negacyclic rotation);
+/// does nothing when `src` is empty or `dst` has another length.
 pub fn monomial_mul(src: &[u64], t: usize, q: &Modulus, dst: &mut [u64]) {
     let n = src.len();
+    if n == 0 || dst.len() != n {
+        return;
+    }
     let t = t % (2 * n);
     for (i, &c) in src.iter().enumerate() {
         let j = i + t;
@@ -285,14 +289,17 @@ pub fn key_switch_one(key: &KeySwitchKeyHost, input: &[u64], out: &mut [u64]) ->
     let q = p.modulus;
     let (n_in, n_out) = (p.input_dimension, p.output_dimension);
     let l = p.gadget.levels as usize;
-    if input.len() != n_in + 1 || out.len() != n_out + 1 {
+    if input.len() != n_in + 1 || out.len() != n_out + 1 || key.data.len() != p.key_len() {
         return Err(Error::ShapeMismatch {
             what: format!(
-                "key switch: input of {} and output of {} residues, expected {} and {}",
+                "key switch: input of {} and output of {} residues, expected {} and {} \
+                 (or a key of {} residues, expected {})",
                 input.len(),
                 out.len(),
                 n_in + 1,
-                n_out + 1
+                n_out + 1,
+                key.data.len(),
+                p.key_len()
             ),
         });
     }
