@@ -129,31 +129,27 @@ impl Gadget {
     }
 }
 
-/// [`Gadget::decompose`] with the constants for one modulus precomputed: the same digits,
-/// with the division by `q` replaced by an exact multiplication by `q^-1 mod 2^128` (the
-/// dividend minus its remainder is a multiple of `q`).
+/// [`Gadget::decompose`] with a constant for one modulus precomputed: the same digits, with
+/// the 128-bit division by `q` replaced by a multiplication with `c = floor(2^(64 + bits) / q)`
+/// (`bits = base_log · levels`, so `c < 2^64` because `2^bits < q`) and an exact correction.
 #[derive(Clone, Copy, Debug)]
 pub struct Decomposer {
     gadget: Gadget,
-    q: Modulus,
-    q_inv: u128,
+    q: u64,
+    c: u64,
 }
 
 impl Decomposer {
-    /// The decomposer of `gadget` for `q` (odd).
-    pub fn new(gadget: Gadget, q: Modulus) -> Self {
-        let qv = u128::from(q.value());
-        // Newton's iteration for the inverse mod 2^128: q · q ≡ 1 (mod 8) for odd q, and each
-        // step doubles the number of correct low bits (3, 6, ..., 192).
-        let mut inv = qv;
-        for _ in 0..6 {
-            inv = inv.wrapping_mul(2u128.wrapping_sub(qv.wrapping_mul(inv)));
-        }
-        Decomposer {
+    /// The decomposer of `gadget` for `q`; the gadget must satisfy [`Gadget::check`].
+    pub fn new(gadget: Gadget, q: Modulus) -> Result<Self> {
+        gadget.check(&q)?;
+        let bits = gadget.base_log * gadget.levels;
+        let c = ((1u128 << (64 + bits)) / u128::from(q.value())) as u64;
+        Ok(Decomposer {
             gadget,
-            q,
-            q_inv: inv,
-        }
+            q: q.value(),
+            c,
+        })
     }
 
     /// The gadget.
@@ -166,10 +162,15 @@ impl Decomposer {
     pub fn decompose(&self, x: u64, out: &mut [i64]) {
         let g = self.gadget;
         let bits = g.base_log * g.levels;
-        let num = (u128::from(x) << bits) + u128::from(self.q.value() / 2);
-        let rem = self.q.reduce_u128(num);
-        let quotient = (num - u128::from(rem)).wrapping_mul(self.q_inv);
-        signed_digits(g, (quotient as u64) & ((1u64 << bits) - 1), out);
+        let num = (u128::from(x) << bits) + u128::from(self.q / 2);
+        // floor(x · 2^bits / q) or one less; then at most three steps up to floor(num / q).
+        let mut y = ((u128::from(x) * u128::from(self.c)) >> 64) as u64;
+        let mut r = num - u128::from(y) * u128::from(self.q);
+        while r >= u128::from(self.q) {
+            y += 1;
+            r -= u128::from(self.q);
+        }
+        signed_digits(g, y & ((1u64 << bits) - 1), out);
     }
 }
 
@@ -543,7 +544,7 @@ mod tests {
             prop_assume!(g.check(&q).is_ok());
             let (mut a, mut b) = (vec![0i64; levels as usize], vec![0i64; levels as usize]);
             g.decompose(x, Q, &mut a);
-            Decomposer::new(g, q).decompose(x, &mut b);
+            Decomposer::new(g, q).unwrap().decompose(x, &mut b);
             prop_assert_eq!(a, b);
         }
 

@@ -114,7 +114,7 @@ pub fn external_product(
     let rows = k1 * l;
     let mut digits = vec![0u64; rows * n];
     let mut tmp = vec![0i64; l];
-    let decomposer = Decomposer::new(params.gadget, q);
+    let decomposer = Decomposer::new(params.gadget, q)?;
     for c in 0..k1 {
         for i in 0..n {
             decomposer.decompose(glwe[c * n + i], &mut tmp);
@@ -308,7 +308,7 @@ pub fn key_switch_one(key: &KeySwitchKeyHost, input: &[u64], out: &mut [u64]) ->
     let mut pos = vec![0u128; n_out + 1];
     let mut neg = vec![0u128; n_out + 1];
     let mut digits = vec![0i64; l];
-    let decomposer = Decomposer::new(p.gadget, q);
+    let decomposer = Decomposer::new(p.gadget, q)?;
     for (i, &a) in input[..n_in].iter().enumerate() {
         if a >= q.value() {
             return Err(Error::ShapeMismatch {
