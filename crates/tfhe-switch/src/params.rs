@@ -32,7 +32,9 @@
 //! * [`TEST_256_INSECURE`], [`TEST_TERNARY_256_INSECURE`]: tiny rings for fast tests, **not
 //!   secure**; refused unless [`Parameters::opt_in_insecure`] is called on them.
 //!
-//! The argument is a transport, not a new estimate: re-running the lattice estimator on the
+//! [`Parameters::validate`] checks the GLWE side of every set not marked insecure against the
+//! standard's table ([`Parameters::check_glwe_standard`]). The LWE side rests on the transport
+//! alone. The argument is a transport, not a new estimate: re-running the lattice estimator on the
 //! exact sets here is left to do where it can be installed.
 //!
 //! # Failure probability
@@ -282,9 +284,47 @@ impl Parameters {
         self.blind_rotate_params()
             .and_then(|p| p.check().map_err(Error::from))
             .map_err(|e| self.invalid(e.to_string()))?;
+        if !self.insecure {
+            self.check_glwe_standard()?;
+        }
         self.key_switch_params()
             .and_then(|p| p.check().map_err(Error::from))
             .map_err(|e| self.invalid(e.to_string()))?;
+        Ok(())
+    }
+
+    /// The GLWE side against the HomomorphicEncryption.org standard's 128-bit bound
+    /// ([`fhe_math::security::max_log_qp_128`]: uniform ternary secret, σ = 3.19): a ternary
+    /// GLWE secret, `k · N` covered by the table, `log2 q` at most the bound for `k · N`
+    /// (a GLWE of `k` polynomials of degree `N` is treated as a module lattice of dimension
+    /// `k · N`), and a noise standard deviation of at least 3.19. Checked by
+    /// [`Self::validate`] for every set not marked insecure.
+    pub fn check_glwe_standard(&self) -> Result<()> {
+        if self.glwe_secret != SecretKind::Ternary {
+            return Err(self.invalid(
+                "a secure set needs a ternary GLWE secret (the standard's table is for ternary)",
+            ));
+        }
+        let dim = self.glwe_dimension * self.ring_degree;
+        let bound = dim
+            .is_power_of_two()
+            .then(|| fhe_math::security::max_log_qp_128(dim.trailing_zeros()))
+            .flatten()
+            .ok_or_else(|| {
+                self.invalid(format!("no 128-bit bound is tabulated for k·N = {dim}"))
+            })?;
+        let log_q = (self.modulus as f64).log2();
+        if log_q > bound {
+            return Err(self.invalid(format!(
+                "log2 q = {log_q:.2} exceeds the 128-bit bound {bound} at k·N = {dim}"
+            )));
+        }
+        if uniform_variance(self.glwe_noise_bound) < 3.19 * 3.19 {
+            return Err(self.invalid(format!(
+                "GLWE noise bound {} has a standard deviation below 3.19",
+                self.glwe_noise_bound
+            )));
+        }
         Ok(())
     }
 
@@ -491,6 +531,28 @@ mod tests {
             },
         ];
         for p in bad {
+            assert!(
+                matches!(p.validate(), Err(Error::InvalidParameters { .. })),
+                "{p:?} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn secure_sets_are_checked_against_the_standard() {
+        let too_wide = Parameters {
+            modulus: 36_028_797_018_820_609, // prime below 2^55, 1 mod 4096
+            ..CLASSIC_918_2048
+        };
+        let binary = Parameters {
+            glwe_secret: SecretKind::Binary,
+            ..CLASSIC_918_2048
+        };
+        let quiet = Parameters {
+            glwe_noise_bound: 4,
+            ..CLASSIC_918_2048
+        };
+        for p in [too_wide, binary, quiet] {
             assert!(
                 matches!(p.validate(), Err(Error::InvalidParameters { .. })),
                 "{p:?} accepted"
