@@ -3,21 +3,21 @@
 //! against the table on plaintexts.
 //!
 //! Run with `cargo run --release --example pbs_basics` (`-- std128` runs the latency set
-//! `STD128_556_1024` with its 1-bit table instead). The backend is the CPU: the blind-rotation
+//! `LPF_STD128_556_1024` with its 1-bit table instead). The backend is the CPU: the blind-rotation
 //! trait has no CUDA implementation yet; once it has, `AnyBackend`'s `auto` will pick the GPU
 //! here as in the other examples. The last line is `correct: true` only when every bootstrapped
 //! result decrypts to the table's entry.
 
 use gpufhe::math::sampler::Seed;
 use gpufhe::tfhe::{
-    Bootstrapper, CLASSIC_918_2048, ClientKey, LookupTable, STD128_556_1024, cpu_backend,
+    Bootstrapper, CLASSIC_918_2048, ClientKey, LPF_STD128_556_1024, LookupTable, cpu_backend,
 };
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let latency = std::env::args().any(|a| a == "std128");
     let params = if latency {
-        STD128_556_1024
+        LPF_STD128_556_1024
     } else {
         CLASSIC_918_2048
     };

@@ -12,8 +12,8 @@
 //!   modulus switch of the input to `2N`, blind rotation of the test polynomial, sample
 //!   extraction, key switching back to the input key;
 //! * parameter sets with their sources and failure probabilities ([`params`]), blobs with
-//!   validation ([`serialize`]), seeded sampling in the project's ChaCha20 layout ([`sample`]
-//!   is private; its layout is documented there and below).
+//!   validation ([`serialize`]), seeded sampling in the project's ChaCha20 layout ([`sample`]:
+//!   the layout is documented there; its functions are internal).
 //!
 //! The device operations (blind rotation with extraction, key switching, on whole batches)
 //! are the trait [`BlindRotateBackend`] of `fhe_math::backend::blind_rotate`, implemented by
@@ -43,7 +43,7 @@
 //! the CMux updates, the sample extraction and the key switch. Since every operation is exact
 //! mod `q`, the order of additions inside a step is free. The test polynomial is built as in
 //! [`lut`]. Keys and encryptions are sampled on the host from seeds in the layout of
-//! [`fhe_math::sampler`] with the streams listed in the `sample` module (uniform masks: 16
+//! [`fhe_math::sampler`] with the streams listed in [`sample`] (uniform masks: 16
 //! bytes per residue mod `q`; binary secrets: the top bit of 8 bytes; ternary secrets:
 //! `fhe_math::sampler::ternary`; noise: 16 bytes mod `2B + 1`, minus `B`).
 
@@ -54,7 +54,7 @@ pub mod lut;
 pub mod lwe;
 pub mod params;
 pub mod pbs;
-mod sample;
+pub mod sample;
 pub mod serialize;
 
 pub use error::{Error, Result};
@@ -63,7 +63,7 @@ pub use keys::{ClientKey, ServerKey};
 pub use lut::LookupTable;
 pub use lwe::{LweCiphertext, LweSecretKey};
 pub use params::{
-    CLASSIC_918_2048, Parameters, STD128_556_1024, SecretKind, TEST_256_INSECURE,
+    CLASSIC_918_2048, LPF_STD128_556_1024, Parameters, SecretKind, TEST_256_INSECURE,
     TEST_TERNARY_256_INSECURE,
 };
 pub use pbs::Bootstrapper;

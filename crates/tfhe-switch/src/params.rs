@@ -21,14 +21,19 @@
 //!   HomomorphicEncryption.org Security Standard (Albrecht et al., 2018, table 1, uniform
 //!   ternary secrets, 128-bit classical): at `N = 2048`, `log2 q ≤ 54` with σ = 3.2; ours has
 //!   `log2 q = 50` and σ = `sqrt(8 · 9 / 3) ≈ 4.9`.
-//! * [`STD128_556_1024`]: OpenFHE's FHEW/GINX `STD128` row (`src/binfhe/lib/binfhecontext.cpp`:
-//!   `n = 556`, `N = 1024`, `log2 Q = 27`, key-switching modulus `2^15`, σ = 3.19, ternary
-//!   secrets, 128-bit per OpenFHE's estimate). Here `q = 2^27 − 2047` (`134215681`) for the
-//!   ring (at `N = 1024` the HE standard's bound is `log2 q ≤ 27`; GLWE noise bound 6, σ ≈ 3.7
-//!   ≥ 3.2) and for the LWE side, whose noise keeps OpenFHE's relative `3.19 / 2^15`: bound
-//!   `22631` (σ ≈ 13066 ≈ 3.19 · q / 2^15). Gadgets: PBS base `2^7`, 3 levels (OpenFHE: 4
-//!   digits of a 27-bit power of two); key switching base `2^2`, 7 levels. One-bit messages
-//!   (Boolean gates, as FHEW): its key-switching noise is too large for more.
+//! * [`LPF_STD128_556_1024`]: OpenFHE's FHEW/GINX `LPF_STD128` row
+//!   (`src/binfhe/lib/binfhecontext.cpp`, table `paramsMap`; the same `n`, `N`, `log2 Q` and
+//!   key-switching modulus as its `STD128_3_LMKCDEY` row): `n = 556`, `N = 1024`,
+//!   `log2 Q = 27`, key-switching modulus `2^15`, σ = 3.19, uniform ternary secrets, 128-bit
+//!   per OpenFHE's estimate. (OpenFHE's plain `STD128` row is `n = 503` with a key-switching
+//!   modulus `2^14`: twice the relative LWE noise, which our key switch, a signed-digit
+//!   product rather than OpenFHE's table of digit multiples, cannot absorb at a useful failure
+//!   rate.) Here `q = 2^27 − 2047` (`134215681`) for the ring (at `N = 1024` the HE standard's
+//!   bound is `log2 q ≤ 27`; GLWE noise bound 6, σ ≈ 3.7 ≥ 3.2) and for the LWE side, whose
+//!   noise keeps OpenFHE's relative `3.19 / 2^15`: bound `22632` (σ ≈ 13066 ≈ 3.19 · q / 2^15).
+//!   Gadgets: PBS base `2^7`, 3 levels (OpenFHE: 4 digits of base `2^7` over its 27-bit `Q`);
+//!   key switching base `2^2`, 7 levels. One-bit messages (Boolean gates, as FHEW): its
+//!   key-switching noise is too large for more.
 //! * [`TEST_256_INSECURE`], [`TEST_TERNARY_256_INSECURE`]: tiny rings for fast tests, **not
 //!   secure**; refused unless [`Parameters::opt_in_insecure`] is called on them.
 //!
@@ -62,7 +67,7 @@
 //! | set | messages | `σ²` in `Z_2N` units | `log2 P(fail)` ≤ | stated bound |
 //! | --- | --- | --- | --- | --- |
 //! | `CLASSIC_918_2048` | 4 bits | 42.4 (modulus switch 38.3, key switch 4.0) | −69.7 | −64 |
-//! | `STD128_556_1024` | 1 bit | 490 (key switch 428, modulus switch 31, blind rotation 30) | −96.5 | −64 |
+//! | `LPF_STD128_556_1024` | 1 bit | 490 (key switch 428, modulus switch 31, blind rotation 30) | −96.5 | −64 |
 //! | `TEST_256_INSECURE` | 4 bits | | −32.1 | −20 |
 //! | `TEST_TERNARY_256_INSECURE` | 3 bits | | −96.3 | −20 |
 //!
@@ -163,13 +168,13 @@ pub const CLASSIC_918_2048: Parameters = Parameters {
     insecure_opt_in: false,
 };
 
-/// OpenFHE's FHEW `STD128` shape (n = 556 ternary, N = 1024) over `q = 2^27 − 2047`;
+/// OpenFHE's FHEW `LPF_STD128` shape (n = 556 ternary, N = 1024) over `q = 2^27 − 2047`;
 /// 1-bit messages. See the module documentation for the source.
-pub const STD128_556_1024: Parameters = Parameters {
-    name: "STD128_556_1024",
+pub const LPF_STD128_556_1024: Parameters = Parameters {
+    name: "LPF_STD128_556_1024",
     lwe_dimension: 556,
     lwe_secret: SecretKind::Ternary,
-    lwe_noise_bound: 22_631,
+    lwe_noise_bound: 22_632,
     ring_degree: 1024,
     glwe_dimension: 1,
     glwe_secret: SecretKind::Ternary,
@@ -443,7 +448,7 @@ mod tests {
 
     #[test]
     fn secure_sets_validate_and_meet_their_failure_bound() {
-        for p in [CLASSIC_918_2048, STD128_556_1024] {
+        for p in [CLASSIC_918_2048, LPF_STD128_556_1024] {
             p.validate().unwrap();
             let lf = p.log2_failure_probability();
             println!(
@@ -475,12 +480,12 @@ mod tests {
 
     #[test]
     fn moduli_are_the_documented_ntt_primes() {
-        for p in [CLASSIC_918_2048, STD128_556_1024, TEST_256_INSECURE] {
+        for p in [CLASSIC_918_2048, LPF_STD128_556_1024, TEST_256_INSECURE] {
             assert!(fhe_math::primes::is_prime(p.modulus));
             assert_eq!(p.modulus % (2 * p.ring_degree as u64), 1);
         }
         assert_eq!(CLASSIC_918_2048.modulus, (1 << 50) - 16383);
-        assert_eq!(STD128_556_1024.modulus, (1 << 27) - 2047);
+        assert_eq!(LPF_STD128_556_1024.modulus, (1 << 27) - 2047);
     }
 
     #[test]
@@ -564,7 +569,7 @@ mod tests {
     fn fingerprints_differ() {
         assert_ne!(
             CLASSIC_918_2048.fingerprint(),
-            STD128_556_1024.fingerprint()
+            LPF_STD128_556_1024.fingerprint()
         );
         assert_ne!(
             TEST_256_INSECURE.fingerprint(),

@@ -300,7 +300,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
     fn decomposition_recomposes_for_the_sets_gadgets(x in any::<u64>(), which in 0usize..6) {
-        let sets = [CLASSIC_918_2048, STD128_556_1024, TEST_256_INSECURE];
+        let sets = [CLASSIC_918_2048, LPF_STD128_556_1024, TEST_256_INSECURE];
         let p = sets[which / 2];
         let g: Gadget = if which % 2 == 0 { p.pbs_gadget } else { p.ks_gadget };
         let q = p.modulus;
