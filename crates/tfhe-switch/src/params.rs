@@ -11,8 +11,8 @@
 //! security the estimator treats through its standard deviation.
 //!
 //! * [`CLASSIC_918_2048`]: tfhe-rs 1.x `V1_0_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`
-//!   (`tfhe/src/shortint/parameters/v1_0/classic/tuniform/p_fail_2_minus_128/ks_pbs.rs`,
-//!   128-bit security per Zama's estimate): LWE `n = 918` binary, noise TUniform bound `2^45`
+//!   (defined under `tfhe/src/shortint/parameters/` of tfhe-rs 1.x; 128-bit security per
+//!   Zama's estimate): LWE `n = 918` binary, noise TUniform bound `2^45`
 //!   mod `2^64`; GLWE `k = 1`, `N = 2048`, TUniform bound `2^17` mod `2^64`; PBS gadget base
 //!   `2^23`, 1 level; key switching base `2^4`, 4 levels. Here `q = 2^50 − 16383`
 //!   (`1125899906826241`, prime, `≡ 1 mod 4096`); the bounds scale by `q / 2^64 ≈ 2^-14`:
@@ -72,8 +72,11 @@
 //! | `TEST_TERNARY_256_INSECURE` | 3 bits | | −96.3 | −20 |
 //!
 //! The classic set's failure is dominated by the modulus switch (`n / 24` for a binary
-//! secret); tfhe-rs states `2^-129` for this shape using its modulus-switch noise-reduction
-//! step, which is not implemented here. The model is an upper bound: it charges the
+//! secret); tfhe-rs states `2^-129.2` for this set with its modulus-switch noise reduction
+//! (`modulus_switch_noise_reduction_params`: encryptions of zero added before the switch),
+//! which is not implemented here; its previous set without it
+//! (`V0_11_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64`, `n = 879`) states `2^-71.6`, in line
+//! with the bound here. The model is an upper bound: it charges the
 //! decomposition's rounding to every CMux, while only those with a selector of 1 carry it; a
 //! test measures the output noise of 256 bootstraps at the test set at about 0.6 of the model.
 
