@@ -93,6 +93,18 @@ pub fn external_product(
     glwe: &[u64],
     out: &mut [u64],
 ) -> Result<()> {
+    external_product_with(params, ntt, rgsw, glwe, out, &mut Vec::new())
+}
+
+/// [`external_product`] with a scratch buffer for the digit polynomials (reused across calls).
+fn external_product_with(
+    params: &BlindRotateParams,
+    ntt: &NttTable,
+    rgsw: &[u64],
+    glwe: &[u64],
+    out: &mut [u64],
+    digits: &mut Vec<u64>,
+) -> Result<()> {
     let n = params.ring_degree;
     let k1 = params.glwe_dimension + 1;
     let l = params.gadget.levels as usize;
@@ -112,7 +124,7 @@ pub fn external_product(
     let q = params.modulus;
     let qv = q.value();
     let rows = k1 * l;
-    let mut digits = vec![0u64; rows * n];
+    digits.resize(rows * n, 0);
     let mut tmp = vec![0i64; l];
     let decomposer = Decomposer::new(params.gadget, q)?;
     for c in 0..k1 {
@@ -248,6 +260,7 @@ pub fn blind_rotate_extract_one(
     monomial_mul(test_poly, (2 * n - b) % (2 * n), &q, &mut acc[k * n..]);
     let mut rotated = vec![0u64; (k + 1) * n];
     let mut prod = vec![0u64; (k + 1) * n];
+    let mut digits = Vec::new();
     let mut update = vec![0u64; (k + 1) * n];
     for (i, &ai) in lwe[..p.lwe_dimension].iter().enumerate() {
         let a = mod_switch(ai, q.value(), two_n) as usize;
@@ -266,7 +279,14 @@ pub fn blind_rotate_extract_one(
                     *d = q.sub(*d, s);
                 }
             }
-            external_product(p, &key.ntt, key.rgsw(i, t), &rotated, &mut prod)?;
+            external_product_with(
+                p,
+                &key.ntt,
+                key.rgsw(i, t),
+                &rotated,
+                &mut prod,
+                &mut digits,
+            )?;
             for (u, &v) in update.iter_mut().zip(&prod) {
                 *u = q.add(*u, v);
             }
