@@ -397,3 +397,36 @@ fn measured_noise_is_within_the_model() {
         "measured {measured:.3e} far below the model {model:.3e}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn damaged_blobs_never_panic(flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4), cut in any::<usize>()) {
+        let params = test_params();
+        let ck = ClientKey::generate(&params, &Seed([21; 32])).unwrap();
+        let ct = ck.encrypt(3, &Seed([22; 32])).unwrap();
+        let blobs = [ciphertext_to_bytes(&params, &ct).unwrap(), client_key_to_bytes(&ck).unwrap().to_vec()];
+        for (which, blob) in blobs.iter().enumerate() {
+            let mut b = blob.clone();
+            for &(at, x) in &flips {
+                let i = at % b.len();
+                b[i] ^= x | 1;
+            }
+            let truncated = &blob[..cut % blob.len()];
+            for bytes in [&b[..], truncated] {
+                // Loading returns an error or a value, never panics.
+                let _ = if which == 0 {
+                    ciphertext_from_bytes(&params, bytes).map(|_| ())
+                } else {
+                    client_key_from_bytes(&params, bytes).map(|_| ())
+                };
+            }
+            let truncated_refused = if which == 0 {
+                ciphertext_from_bytes(&params, truncated).is_err()
+            } else {
+                client_key_from_bytes(&params, truncated).is_err()
+            };
+            prop_assert!(truncated_refused);
+        }
+    }
+}
