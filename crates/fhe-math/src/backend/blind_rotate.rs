@@ -44,6 +44,7 @@
 //!   with a ternary key (two RGSW per coefficient, of `[s_i = 1]` and `[s_i = −1]`),
 //!   `ACC ← ACC + BSK_i⁺ ⊡ (X^{ã_i} · ACC − ACC) + BSK_i⁻ ⊡ (X^{−ã_i} · ACC − ACC)`, both
 //!   differences taken from the same `ACC`.
+//!   A step with `ã_i = 0` may be skipped: its update is exactly zero.
 //! * **Sample extraction** of coefficient 0 from `(A_1, …, A_k, B)`: LWE mask entry
 //!   `c · N + j` is `A_c[0]` for `j = 0` and `−A_c[N − j]` otherwise, body `B[0]`.
 //! * **LWE key switching** with key rows `K_{i,j}` (LWE encryptions of `s_i · g_j` under the
@@ -247,7 +248,21 @@ impl BlindRotateParams {
                 what: format!("GLWE dimension {} (at most 2^16)", self.glwe_dimension),
             });
         }
-        crate::NttTable::new(self.modulus, self.ring_degree)?;
+        let n = self.ring_degree;
+        if !n.is_power_of_two() || !(2..=1 << 17).contains(&n) {
+            return Err(Error::InvalidDegree {
+                n,
+                min_log: 1,
+                max_log: 17,
+            });
+        }
+        let q = self.modulus.value();
+        if !crate::primes::is_prime(q) || !(q - 1).is_multiple_of(2 * n as u64) {
+            return Err(Error::InvalidModulus {
+                modulus: q,
+                reason: "the blind-rotation modulus must be a prime 1 mod 2N",
+            });
+        }
         self.gadget.check(&self.modulus)?;
         if self.lwe_dimension == 0 || self.glwe_dimension == 0 {
             return Err(Error::ShapeMismatch {
