@@ -5,7 +5,8 @@
 //! [`rlwe`] (keys, encryption, key switching), [`ckks`] (approximate arithmetic on
 //! complex vectors), [`bgv`] and [`bfv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
 //! backend, and [`cuda::AnyBackend`], which picks the GPU at run time when one is usable and
-//! the CPU otherwise).
+//! the CPU otherwise), and [`tfhe`] (TFHE-style LWE/RGSW ciphertexts and programmable
+//! bootstrapping over the `BlindRotateBackend` trait; CPU backend for now).
 
 pub use bfv;
 pub use bgv;
@@ -13,3 +14,4 @@ pub use ckks;
 pub use fhe_cuda as cuda;
 pub use fhe_math as math;
 pub use rlwe;
+pub use tfhe_switch as tfhe;

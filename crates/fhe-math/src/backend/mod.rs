@@ -33,6 +33,8 @@ pub use integer::{
     IntegerBackend, check_decoder, check_plain_ntt, check_residues_mod_t, decode_mod_t_host,
     noise_max_log2, scalars_for, t_constants,
 };
+pub mod blind_rotate;
+pub use blind_rotate::BlindRotateBackend;
 pub use key_switch::KeySwitchBackend;
 pub use ring::{
     RingBackend, active_slot_count, centered_q0_host, check_lift_args, check_linear_combination,

@@ -1,0 +1,85 @@
+//! TFHE-style ciphertexts and batched programmable bootstrapping (PBS) over one NTT prime.
+//!
+//! # What is here
+//!
+//! * LWE secret keys (binary or ternary), ciphertexts, message encoding with a padding bit,
+//!   encryption and decryption ([`lwe`]);
+//! * GLWE keys and encryption, RGSW encryption ([`glwe`]);
+//! * key generation: the client key and the server key (bootstrapping key, LWE key-switching
+//!   key) ([`keys`]);
+//! * lookup tables as test polynomials, with the negacyclic half ([`lut`]);
+//! * programmable bootstrapping over any [`BlindRotateBackend`] ([`pbs::Bootstrapper`]):
+//!   modulus switch of the input to `2N`, blind rotation of the test polynomial, sample
+//!   extraction, key switching back to the input key;
+//! * parameter sets with their sources and failure probabilities ([`params`]), blobs with
+//!   validation ([`serialize`]), seeded sampling in the project's ChaCha20 layout ([`sample`]:
+//!   the layout is documented there; its functions are internal).
+//!
+//! The device operations (blind rotation with extraction, key switching, on whole batches)
+//! are the trait [`BlindRotateBackend`] of `fhe_math::backend::blind_rotate`, implemented by
+//! [`fhe_math::CpuBackend`]; the CUDA implementation is the next step.
+//!
+//! # Arithmetic
+//!
+//! Everything is exact: residues mod a prime `q ≡ 1 (mod 2N)` (an NTT prime instead of
+//! tfhe-rs's `2^64`), the negacyclic NTT of `fhe_math` for ring products. The algorithms, in
+//! the order of a bootstrap of `(a, b)`:
+//!
+//! 1. modulus switch `ã_i = round-half-up(a_i · 2N / q) mod 2N`, same for `b`;
+//! 2. accumulator `(0, X^{−b̃} · v)` for the test polynomial `v` ([`lut`]);
+//! 3. for each `i`: a CMux with the RGSW encryption of `s_i` (two for a ternary `s_i`), the
+//!    external product decomposing the accumulator with the signed gadget;
+//! 4. sample extraction of coefficient 0: an LWE ciphertext under the GLWE key read as an LWE
+//!    key of dimension `k · N`;
+//! 5. LWE key switching back to dimension `n` with the signed gadget of the key-switching key.
+//!
+//! # Bit-exactness rules (for a GPU implementation)
+//!
+//! A backend must produce the same words as the CPU reference. The rules are stated in
+//! `fhe_math::backend::blind_rotate` (module docs): the modulus switch (round half up, no
+//! ties for odd `q`), the signed decomposition (the low part dropped by rounding half up, then
+//! digits in `[−B/2, B/2)` from the least significant, a digit `≥ B/2` giving `d − B` and a
+//! carry, the last carry dropped), the gadget values `round-half-up(q / B^j)`, the order of
+//! the CMux updates, the sample extraction and the key switch. Since every operation is exact
+//! mod `q`, the order of additions inside a step is free. The test polynomial is built as in
+//! [`lut`]. Keys and encryptions are sampled on the host from seeds in the layout of
+//! [`fhe_math::sampler`] with the streams listed in [`sample`] (uniform masks: 16
+//! bytes per residue mod `q`; binary secrets: the top bit of 8 bytes; ternary secrets:
+//! `fhe_math::sampler::ternary`; noise: 16 bytes mod `2B + 1`, minus `B`).
+
+pub mod error;
+pub mod glwe;
+pub mod keys;
+pub mod lut;
+pub mod lwe;
+pub mod params;
+pub mod pbs;
+pub mod sample;
+pub mod serialize;
+
+pub use error::{Error, Result};
+pub use fhe_math::backend::blind_rotate::BlindRotateBackend;
+pub use keys::{ClientKey, ServerKey};
+pub use lut::LookupTable;
+pub use lwe::{LweCiphertext, LweSecretKey};
+pub use params::{
+    CLASSIC_918_2048, LPF_STD128_556_1024, Parameters, SecretKind, TEST_256_INSECURE,
+    TEST_TERNARY_256_INSECURE,
+};
+pub use pbs::Bootstrapper;
+
+/// A CPU backend for the ring of `params`. The [`BlindRotateBackend`] methods do not use the
+/// backend's RLWE ring, but [`fhe_math::CpuBackend`] is built over one: `q` and one special
+/// prime near `2^45` (both `≡ 1 mod 2N`).
+pub fn cpu_backend(params: &Parameters) -> Result<fhe_math::CpuBackend> {
+    params.validate()?;
+    let two_n = 2 * params.ring_degree as u64;
+    let special = fhe_math::primes::ntt_prime_nearest(1 << 45, two_n, &[params.modulus])?;
+    let ring = fhe_math::RingContext::new(
+        params.ring_degree,
+        &[params.modulus],
+        &[special],
+        std::iter::once(0..1).collect(),
+    )?;
+    Ok(fhe_math::CpuBackend::new(ring))
+}
