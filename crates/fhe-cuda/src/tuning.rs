@@ -10,7 +10,7 @@
 //! call (PERF.md and `benchmarks/results/` hold the runs). Before the experiment switches were
 //! removed (at 8c79c7e), each losing path was also timed at the small shapes of the coming work
 //! (N = 2^13 CKKS, BGV and BFV, H200, 2026-11-28,
-//! `benchmarks/results/2026-11-28_h200_8c79c7e_switches_small_shapes`): the run-to-run spread
+//! `benchmarks/results/2026-11-28_h200_8c79c7e_switches_small_shapes.{md,json,sh}`): the run-to-run spread
 //! there was 10–20%, so the entries marked *small rings: to confirm* keep both paths, with
 //! today's choice on every shape, for a repeat with alternation.
 //!

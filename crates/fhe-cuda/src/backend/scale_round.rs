@@ -120,7 +120,7 @@ impl CudaBackend {
     /// Launches the `Q` part of the product ([`ProductBuffers::product_limbs`]) on the
     /// lowest-priority side stream, forked here: beside the lift to B (latency-bound launches
     /// that leave SMs idle) it fills SMs, and the returned guard joins it back (on drop too). A
-    /// square's shorter lift measured no gain (PERF.md, thirty-sixth session).
+    /// square's shorter lift measured no gain (PERF.md, ideas tried and rejected).
     fn product_q_part_beside(
         &self,
         scx: &Ctx,
