@@ -21,9 +21,9 @@
 //! with fused kernels but must keep the results bit-identical.
 //!
 //! Operations over other algebraic objects are their own traits declared beside these, not
-//! more RLWE methods: the coming batched blind rotation (LWE ciphertexts, RGSW keys, several
-//! rings and moduli such as `2N`) will be a separate trait with its own buffer types, which a
-//! device backend implements next to these three.
+//! more RLWE methods: batched blind rotation (LWE ciphertexts, RGSW keys, several rings and
+//! moduli such as `2N`) is [`BlindRotateBackend`], with its own buffer types; the CPU backend
+//! implements it, and the CUDA implementation is the next step.
 
 mod integer;
 mod key_switch;
