@@ -133,7 +133,7 @@ enum Rows {
 }
 
 impl Rows {
-    /// [`Rows::ForModDown`] where the side stream is on (`FHE_MODDOWN_OVERLAP`), else
+    /// [`Rows::ForModDown`] where the side stream is on ([`crate::tuning::MODDOWN_OVERLAP`]), else
     /// [`Rows::All`].
     fn for_mod_down(rescale_top: Option<usize>) -> Self {
         if side::overlap_enabled() {
