@@ -2,6 +2,7 @@
 //! the product's components folded in), planned once ([`ModDownPlan`]) and launched in steps.
 
 use super::*;
+use crate::tables::ConvLayout;
 
 impl CudaBackend {
     /// `mod_down_into` (shapes checked here).
@@ -20,6 +21,15 @@ impl CudaBackend {
     /// this step starts from and then the steps before the last NTT, while the main stream
     /// launches the other rows; the side stream is joined back before the last NTT. `addend`
     /// says how the output's `c_0`, `c_1` come in ([`Addend`]).
+    ///
+    /// The steps: shape checks ([`CudaBackend::mod_down_check_shapes`]), the workspaces, the
+    /// plan ([`CudaBackend::mod_down_plan`]) and its constants
+    /// ([`CudaBackend::mod_down_consts`]), the fork and the key product's rows
+    /// ([`CudaBackend::mod_down_fork`]), the special part's inverse NTT
+    /// ([`CudaBackend::mod_down_inverse`]), its conversion ([`CudaBackend::mod_down_convert`]),
+    /// the first forward pass where it runs before the join
+    /// ([`CudaBackend::mod_down_first_pass`]), the join, and the last step
+    /// ([`CudaBackend::mod_down_last_step`]).
     #[allow(clippy::too_many_arguments)]
     pub(in crate::backend) fn mod_down_any(
         &self,
@@ -31,6 +41,71 @@ impl CudaBackend {
         pending: Option<PendingRows<'_>>,
         addend: Addend<'_>,
     ) -> Result<()> {
+        let (level, conv_layout) = self.mod_down_check_shapes(acc, out, rescale)?;
+        // P limbs of both components in coefficient form (inverse NTT out of place); with the
+        // rescale, also the top limb of out + acc·P^-1 (slot `level` of the same buffer).
+        let tmp = self.scratch(Shape {
+            components: 2,
+            level: 0,
+            extended: true,
+        })?;
+        // The P part converted to q_0..q_l.
+        let conv = self.scratch(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        let plan = self.mod_down_plan(rescale, pending.is_some());
+        let consts = self.mod_down_consts(&plan, rescale, t_mod)?;
+        let coefficients = matches!(addend, Addend::Coefficients);
+        if coefficients {
+            plan.check_coefficients(consts.prescale.is_none(), t_mod, rot.is_some())?;
+        }
+        let (forked, cx) = self.mod_down_fork(pending.as_ref())?;
+        let chain = ModDownChain {
+            cx,
+            plan,
+            level,
+            rescale,
+            conv_layout,
+            tmp: &tmp,
+            conv: &conv,
+            consts,
+        };
+        let lo = out.limbs(self.s());
+        let top = self.mod_down_inverse(&chain, acc, lo)?;
+        let lifted = self.mod_down_convert(&chain, top)?;
+        let lc = conv.limbs(self.s());
+        self.mod_down_first_pass(&chain, lo, lc, lifted.as_deref(), coefficients)?;
+        if let (Some(_), Some(f)) = (pending, forked) {
+            f.join()?;
+        }
+        self.mod_down_last_step(
+            &plan,
+            LastStep {
+                rescale,
+                acc,
+                out,
+                lo,
+                lc,
+                lifted: lifted.as_deref(),
+                level,
+                rot,
+                t_mod,
+                addend,
+            },
+        )
+    }
+
+    /// mod_down's shape checks: `acc` over `Q·P` with two components or more, `out` of two
+    /// components over Q at the same level, special primes, and a level above 0 to rescale
+    /// from. Returns the level and the conversion's layout at it.
+    fn mod_down_check_shapes(
+        &self,
+        acc: &DevicePoly,
+        out: &DevicePoly,
+        rescale: bool,
+    ) -> Result<(usize, &ConvLayout)> {
         self.check(acc)?;
         self.check(out)?;
         let level = out.shape.level;
@@ -56,22 +131,17 @@ impl CudaBackend {
                 reason: "cannot rescale a buffer at level 0 or over Q·P",
             });
         }
-        let r = &self.inner.ring;
-        let q_cap = r.q_count() as u32;
-        let n = r.n() as u64;
-        // P limbs of both components in coefficient form (inverse NTT out of place); with the
-        // rescale, also the top limb of out + acc·P^-1 (slot `level` of the same buffer).
-        let tmp = self.scratch(Shape {
-            components: 2,
-            level: 0,
-            extended: true,
-        })?;
-        // The P part converted to q_0..q_l.
-        let conv = self.scratch(Shape {
-            components: 2,
-            level,
-            extended: false,
-        })?;
+        Ok((level, conv_layout))
+    }
+
+    /// The constants a mod_down of `plan` reads, uploaded (at first use) on the main stream
+    /// before the fork, which orders the side stream after them.
+    fn mod_down_consts(
+        &self,
+        plan: &ModDownPlan,
+        rescale: bool,
+        t_mod: u64,
+    ) -> Result<ModDownConsts> {
         // BGV's switch: (t mod q_s, shoup) by slot for the rescale's correction (uploaded before
         // the fork, which orders the side stream after it).
         let t_table = match rescale && t_mod != 1 {
@@ -83,33 +153,33 @@ impl CudaBackend {
             true => Some(self.t_inverse_consts(t_mod)?),
             false => None,
         };
-        // The steps up to the conversion run on `cx`: the side stream when the key product left
-        // rows to launch, forked here (after the workspace's stream-ordered allocations, so
-        // that the side stream uses them after they exist; joined back on any early return);
-        // the rest on the main stream.
-        let plan = self.mod_down_plan(rescale, pending.is_some());
-        let early_first = plan.early_first;
         let prescale = match plan.convert_on_load {
             true => self.mod_down_prescale(t_mod)?,
             false => Arc::new(None),
         };
-        let lift_p = plan.lift_p;
-        let coefficients = matches!(addend, Addend::Coefficients);
-        if coefficients
-            && ((prescale.is_none() && !(lift_p && early_first)) || t_mod != 1 || rot.is_some())
-        {
-            return Err(shape_err(
-                "mod_down: a coefficient-form output needs converted or lifted loads before the \
-                 join, t = 1 and no rotation",
-            ));
-        }
+        Ok(ModDownConsts {
+            t_table,
+            t_inverse,
+            prescale,
+        })
+    }
+
+    /// Forks the side stream where the key product left rows to launch (`pending`), and
+    /// launches those rows. The steps up to the conversion run on the returned context: the
+    /// side stream's when forked here (after the workspace's stream-ordered allocations, so
+    /// that the side stream uses them after they exist; joined back by the caller, or on drop
+    /// at any early return); the rest on the main stream.
+    fn mod_down_fork<'a>(
+        &'a self,
+        pending: Option<&PendingRows<'_>>,
+    ) -> Result<(Option<side::Forked<'a>>, Ctx<'a>)> {
         // A split first pass (its main part still to launch) forks the low-priority side
         // stream, so that the side stream's latency-bound launches do not hold that part back.
-        let side = match &pending {
+        let side = match pending {
             Some(p) if !p.late_first.is_empty() => &self.inner.side_low,
             _ => &self.inner.side,
         };
-        let forked = match &pending {
+        let forked = match pending {
             Some(_) => Some(side.fork(self.s())?),
             None => None,
         };
@@ -124,19 +194,33 @@ impl CudaBackend {
         // after it, they were launched early or not depending on the host's pace, and a rotation
         // at PHANTOM_INT took 124 or 156 µs by that draw; enqueued first, every run measured
         // 125–127 µs: H200, PERF.md "bimodal key switch".)
-        if let Some(p) = pending.as_ref().filter(|p| !p.late_first.is_empty()) {
+        if let Some(p) = pending.filter(|p| !p.late_first.is_empty()) {
             // The main stream's part of the first pass, where it was split off.
             kernels::keyprod::forward_key_product(&cx_main, &p.late_first, &[], p.args)?;
         }
-        if let Some(p) = &pending {
+        if let Some(p) = pending {
             kernels::keyprod::key_product_rows(&cx_main, &p.late, p.args)?;
         }
-        if let Some(p) = &pending {
+        if let Some(p) = pending {
             kernels::keyprod::key_product_early(&cx, &p.early, p.early_set, p.args)?;
         }
+        Ok((forked, cx))
+    }
+
+    /// The inverse NTT of `acc`'s special part (both components) into the workspace `tmp`, on
+    /// the chain's stream; with the rescale, the top limb `out + acc·P^-1` (`lo`: the output's
+    /// limbs) joins it. Returns the top limbs' set in `tmp` (slot `level`).
+    fn mod_down_inverse(
+        &self,
+        chain: &ModDownChain<'_>,
+        acc: &DevicePoly,
+        lo: LimbSet,
+    ) -> Result<LimbSet> {
+        let (cx, plan, level) = (&chain.cx, &chain.plan, chain.level);
+        let r = &self.inner.ring;
         let lt = LimbSet {
             q_cnt: 0,
-            ..tmp.limbs(self.s())
+            ..chain.tmp.limbs(self.s())
         };
         let mut inv = acc.like(self.s(), &lt).limbs();
         for (x, y) in inv.iter_mut().zip(lt.limbs()) {
@@ -148,12 +232,11 @@ impl CudaBackend {
             p_cnt: 0,
             ..lt
         };
-        let lo = out.limbs(self.s());
         // With the rescale, the top limb w = out + acc·P^-1 (both components) joins the
         // inverse NTT: formed by its first pass as it loads (`Load::AddScaled`), or by
         // `keyswitch_mod_down_top` first where that pass cannot.
         let mut top_add = None;
-        if rescale {
+        if chain.rescale {
             let top_out = Self::q_only(lo, level as u32, 1);
             let top_acc = acc.like(self.s(), &top_out);
             if plan.top_on_load {
@@ -173,7 +256,7 @@ impl CudaBackend {
                     consts: cx.t(cx.layout.p_inv[level]),
                 });
             } else {
-                kernels::keyswitch::mod_down_top(&cx, top, top_out, top_acc, level)?;
+                kernels::keyswitch::mod_down_top(cx, top, top_out, top_acc, level)?;
                 inv.extend(top.limbs());
             }
         }
@@ -181,11 +264,11 @@ impl CudaBackend {
         // Beside the main stream's key product, the rescaling chain's inverse NTT may go without
         // programmatic launch (`Tuning::rescale_inverse_pdl`).
         let inv_guard = plan.inverse_without_pdl.then(kernels::pdl_off);
-        match (prescale.as_ref(), &t_inverse) {
+        match (chain.consts.prescale.as_ref(), &chain.consts.t_inverse) {
             // Converted loads: v_i = (t^-1·x_i + h_in)·p̂_i^-1 straight from the inverse NTT.
             (Some(pre), _) => {
                 let (kp, _g) = pre.device_ptr(self.s());
-                kernels::ntt::inverse_list_prescaled_at(&cx, &inv, kp, kp + 8 * 4 * s_count)?;
+                kernels::ntt::inverse_list_prescaled_at(cx, &inv, kp, kp + 8 * 4 * s_count)?;
             }
             // BGV: the conversion input is t^-1·acc_P (mod_down_into_mod_t); with the rescale
             // the coefficient-form top limb is scaled by t^-1 too (the conversion's rescale
@@ -194,24 +277,46 @@ impl CudaBackend {
             (None, Some(consts)) => {
                 let (kp, _g) = consts.device_ptr(self.s());
                 match top_add {
-                    Some(add) => kernels::tensor::inverse_adding(&cx, &inv, kp, add)?,
-                    None => kernels::ntt::inverse_list_consts(&cx, &inv, kp)?,
+                    Some(add) => kernels::tensor::inverse_adding(cx, &inv, kp, add)?,
+                    None => kernels::ntt::inverse_list_consts(cx, &inv, kp)?,
                 }
             }
             (None, None) => match top_add {
                 Some(add) => {
                     let plain = cx.t(cx.layout.ntt.ntt_consts);
-                    kernels::tensor::inverse_adding(&cx, &inv, plain, add)?
+                    kernels::tensor::inverse_adding(cx, &inv, plain, add)?
                 }
-                None => kernels::ntt::inverse_list(&cx, &inv)?,
+                None => kernels::ntt::inverse_list(cx, &inv)?,
             },
         }
         drop(inv_guard);
+        Ok(top)
+    }
+
+    /// The conversion of the special part (in `tmp`, coefficient form) to `q_0..q_l` into
+    /// `conv`, on the chain's stream: by the conversion kernel (with the rescale, also
+    /// preparing it from the `top` limbs), or left to the first forward pass, whose lifted or
+    /// converted loads come back.
+    fn mod_down_convert(
+        &self,
+        chain: &ModDownChain<'_>,
+        top: LimbSet,
+    ) -> Result<Option<Vec<kernels::ntt::Limb>>> {
+        let (cx, level, rescale) = (&chain.cx, chain.level, chain.rescale);
+        let (tmp, conv) = (chain.tmp, chain.conv);
+        let lift_p = chain.plan.lift_p;
+        let r = &self.inner.ring;
+        let q_cap = r.q_count() as u32;
+        let n = r.n() as u64;
         let (tp, cp) = (tmp.ptr(self.s()), conv.ptr(self.s()));
-        let t_tab = t_table.as_ref().map_or(0, |t| t.device_ptr(self.s()).0);
+        let t_tab = chain
+            .consts
+            .t_table
+            .as_ref()
+            .map_or(0, |t| t.device_ptr(self.s()).0);
         let tspc = tmp.slots_per_component() as u64;
         let tops = top.limbs();
-        let converted = prescale.is_some();
+        let converted = chain.consts.prescale.is_some();
         // The converted limbs, read from the component's special limbs by the first forward pass
         // (`load` of each target slot): lifted from the one special prime, or converted from
         // 2..=4 of them (`TableLayout::mod_down_row0`).
@@ -254,8 +359,8 @@ impl CudaBackend {
         let fused = !lift_p
             && !converted
             && kernels::keyswitch::convert(
-                &cx,
-                conv_layout,
+                cx,
+                chain.conv_layout,
                 tp + 8 * q_cap as u64 * n,
                 cp,
                 (0, 0, 0),
@@ -268,10 +373,24 @@ impl CudaBackend {
             )?;
         if rescale && !fused {
             // z_i = conv_i·P^-1 + (rounded top limb mod q_i), where the conversion did not.
-            kernels::keyswitch::mod_down_rescale_prepare(&cx, cp, q_cap, top, level, t_tab)?;
+            kernels::keyswitch::mod_down_rescale_prepare(cx, cp, q_cap, top, level, t_tab)?;
         }
-        let lc = conv.limbs(self.s());
-        match (&lifted, coefficients) {
+        Ok(lifted)
+    }
+
+    /// The first forward pass of the converted limbs `lc`, on the chain's stream before the
+    /// join, where it runs there ([`ModDownPlan::early_first`]) or adds a coefficient-form
+    /// output (`coefficients`; `lo`: the output's limbs) through the `lifted` loads.
+    fn mod_down_first_pass(
+        &self,
+        chain: &ModDownChain<'_>,
+        lo: LimbSet,
+        lc: LimbSet,
+        lifted: Option<&[kernels::ntt::Limb]>,
+        coefficients: bool,
+    ) -> Result<()> {
+        let cx = &chain.cx;
+        match (lifted, coefficients) {
             // The output's words (coefficient form, `out` laid out like `conv`) go into the
             // converted limbs as they load.
             (Some(l), true) => {
@@ -279,31 +398,14 @@ impl CudaBackend {
                     return Err(shape_err("mod_down: output and conversion laid out unlike"));
                 }
                 let delta = kernels::word_offset(lc.ptr, lo.ptr);
-                kernels::moddown_finish::forward_finish_first_adding(&cx, l, delta)?;
+                kernels::moddown_finish::forward_finish_first_adding(cx, l, delta)?;
             }
-            _ if early_first => {
-                kernels::moddown_finish::forward_finish_first(&cx, lc, lifted.as_deref())?
+            _ if chain.plan.early_first => {
+                kernels::moddown_finish::forward_finish_first(cx, lc, lifted)?
             }
             _ => {}
         }
-        if let (Some(_), Some(f)) = (pending, forked) {
-            f.join()?;
-        }
-        self.mod_down_last_step(
-            &plan,
-            LastStep {
-                rescale,
-                acc,
-                out,
-                lo,
-                lc,
-                lifted: lifted.as_deref(),
-                level,
-                rot,
-                t_mod,
-                addend,
-            },
-        )
+        Ok(())
     }
 
     /// The launch plan of a mod_down (with the rescale when `rescale`; `overlapped`: its chain
@@ -445,6 +547,50 @@ struct ModDownPlan {
     /// The rescaling chain's inverse NTT beside the main stream's key product is launched
     /// without programmatic dependent launch ([`crate::Tuning::rescale_inverse_pdl`]).
     inverse_without_pdl: bool,
+}
+
+impl ModDownPlan {
+    /// An [`Addend::Coefficients`] output needs converted or lifted loads before the join
+    /// (`unconverted`: no prescaled constants for converted loads), `t = 1` and no rotation.
+    fn check_coefficients(&self, unconverted: bool, t_mod: u64, rotates: bool) -> Result<()> {
+        if (unconverted && !(self.lift_p && self.early_first)) || t_mod != 1 || rotates {
+            return Err(shape_err(
+                "mod_down: a coefficient-form output needs converted or lifted loads before the \
+                 join, t = 1 and no rotation",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The constants one mod_down reads ([`CudaBackend::mod_down_consts`]).
+struct ModDownConsts {
+    /// BGV's rescale: `(t mod q_s, shoup)` by slot for the rescale's correction.
+    t_table: Option<Arc<CudaSlice<u64>>>,
+    /// BGV: the inverse NTT's constants with `t^-1` folded in.
+    t_inverse: Option<Arc<CudaSlice<u64>>>,
+    /// The prescaled inverse constants of the converted loads ([`ModDownPlan::convert_on_load`]).
+    prescale: Arc<Option<CudaSlice<u64>>>,
+}
+
+/// What the steps of one mod_down before the join share
+/// ([`CudaBackend::mod_down_inverse`], [`CudaBackend::mod_down_convert`],
+/// [`CudaBackend::mod_down_first_pass`]).
+struct ModDownChain<'a> {
+    /// The context these steps launch on: the side stream's where forked, else the main's.
+    cx: Ctx<'a>,
+    plan: ModDownPlan,
+    level: usize,
+    /// With the rescale (the output drops its top limb).
+    rescale: bool,
+    /// The conversion of the special part to `q_0..q_level`.
+    conv_layout: &'a ConvLayout,
+    /// The special part in coefficient form (and, with the rescale, the top limb at slot
+    /// `level`).
+    tmp: &'a DevicePoly,
+    /// The special part converted to `q_0..q_level`.
+    conv: &'a DevicePoly,
+    consts: ModDownConsts,
 }
 
 /// The operands of [`CudaBackend::mod_down_last_step`].
