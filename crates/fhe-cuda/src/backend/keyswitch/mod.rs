@@ -124,9 +124,9 @@ impl CudaBackend {
     /// Whether mod_down (at any level; with the rescale when `rescale`) converts its special
     /// part as its first forward pass loads it (exact rows of `TableLayout::mod_down_row0`,
     /// after an inverse NTT with prescaled constants): that pass runs before the join
-    /// (`ModDownPlan::early_first`), without the rescale, for 2..=4 special primes, where the converted
-    /// loads apply (`ntt::convert_on_load`). Where it holds, an [`Addend::Coefficients`]
-    /// output can be added through the conversion.
+    /// (`ModDownPlan::early_first`), without the rescale, for 2..=4 special primes, where the
+    /// converted loads apply (`ntt::convert_on_load`). Where it holds, an
+    /// [`Addend::Coefficients`] output can be added through the conversion.
     pub(super) fn mod_down_converts_on_load(&self, rescale: bool) -> bool {
         let cx = self.cx();
         !rescale
