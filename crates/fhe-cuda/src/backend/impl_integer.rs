@@ -1,6 +1,6 @@
 //! [`IntegerBackend`] on the device: decoding into `Z_t` and encoding's lift with the plaintext
 //! NTT on the GPU, the `t`-preserving rescale and key switches, and BFV's scale-and-round
-//! product (its kernels' plumbing is in `scale_round.rs`, the key switches' in `keyswitch.rs`).
+//! product (its kernels' plumbing is in `scale_round.rs`, the key switches' in `keyswitch/`).
 
 use super::*;
 

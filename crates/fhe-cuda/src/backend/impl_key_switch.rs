@@ -1,6 +1,6 @@
 //! [`KeySwitchBackend`] on the device. The parts and the fused key switch are here; their
 //! kernels' plumbing (mod_up with the fused key product, `mod_down_any`, hoisted rotations) is
-//! in `keyswitch.rs`. Relinearization, multiply-and-relinearize and hoisted rotation forward to
+//! in `keyswitch/`. Relinearization, multiply-and-relinearize and hoisted rotation forward to
 //! the `t`-preserving bodies of [`IntegerBackend`] (`impl_integer.rs`) with `t = 1`, the one
 //! fused path for CKKS and BGV alike.
 

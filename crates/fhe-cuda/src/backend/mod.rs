@@ -8,9 +8,10 @@
 //!
 //! Files: this one holds the backend's state, its buffers and the private helpers the traits
 //! share; `impl_ring.rs`, `impl_key_switch.rs` and `impl_integer.rs` implement
-//! [`RingBackend`], [`KeySwitchBackend`] and [`IntegerBackend`]; `keyswitch.rs` is the key
-//! switches' kernel plumbing (mod_up with the fused key product, `mod_down_any`, hoisting) and
-//! `scale_round.rs` BFV's scale-and-round product.
+//! [`RingBackend`], [`KeySwitchBackend`] and [`IntegerBackend`]; `keyswitch/` is the key
+//! switches' kernel plumbing (`mod_up.rs`, `key_product.rs` with the fused key product,
+//! `mod_down.rs` with `mod_down_any`, hoisting in its `mod.rs`) and `scale_round.rs` BFV's
+//! scale-and-round product.
 
 use crate::device::Device;
 use crate::error::Error as CudaError;
