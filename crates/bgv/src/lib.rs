@@ -23,6 +23,8 @@ pub mod error;
 pub mod evaluator;
 pub mod noise;
 pub mod params;
+pub mod poly;
+pub mod poly_eval;
 pub mod rotations;
 
 pub use ciphertext::{Ciphertext, Plaintext};
@@ -33,4 +35,6 @@ pub use encoding::{PlainModulus, PrimeFieldSlots, SlotStructure};
 pub use error::{Error, Result};
 pub use evaluator::Evaluator;
 pub use params::{Parameters, ParametersLiteral, Security};
+pub use poly::Polynomial;
+pub use poly_eval::PsPlan;
 pub use rotations::RowRotations;
