@@ -200,7 +200,9 @@ mod tests {
     #[test]
     fn interpolation_passes_through_points() {
         let t = 65537;
-        let pts: Vec<(u64, u64)> = (0..20u64).map(|i| (i * 7 + 3, (i * i * 31 + 5) % t)).collect();
+        let pts: Vec<(u64, u64)> = (0..20u64)
+            .map(|i| (i * 7 + 3, (i * i * 31 + 5) % t))
+            .collect();
         let p = Polynomial::interpolate(&pts, t).unwrap();
         assert!(p.degree() < pts.len());
         for &(x, y) in &pts {

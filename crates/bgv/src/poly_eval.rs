@@ -185,7 +185,11 @@ impl<'a, B: IntegerBackend> PsState<'a, B> {
         };
         for i in 2..=s.k {
             let low = 1usize << (usize::BITS - 1 - i.leading_zeros());
-            let (a, b) = if low == i { (i / 2, i / 2) } else { (low, i - low) };
+            let (a, b) = if low == i {
+                (i / 2, i / 2)
+            } else {
+                (low, i - low)
+            };
             let p = s.mul(&s.baby[a - 1], &s.baby[b - 1])?;
             s.baby.push(p);
         }
@@ -368,8 +372,8 @@ impl<B: IntegerBackend> Evaluator<B> {
     /// [`PsPlan::multiplications`]).
     ///
     /// Errors: no polynomial, a polynomial modulo another `t`, or `x` not a 2-component NTT
-    /// form ciphertext ([`Error::InvalidArgument`]); a plan for smaller degrees, or one whose
-    /// depth is above `x`'s level ([`Error::PolynomialTooDeep`]); a noise bound reaching the
+    /// form ciphertext, a plan made for lower degrees ([`Error::InvalidArgument`]); a depth
+    /// above `x`'s level ([`Error::PolynomialTooDeep`]); a noise bound reaching the
     /// capacity ([`Error::NoiseBudgetExceeded`]).
     pub fn evaluate_polynomials_with_plan(
         &self,
@@ -399,7 +403,12 @@ impl<B: IntegerBackend> Evaluator<B> {
         let degrees: Vec<usize> = ps.iter().map(Polynomial::degree).collect();
         let degree = degrees.iter().copied().max().unwrap_or(0);
         let needed = PsPlan::with_baby_step(&degrees, plan.baby_step)?;
-        if needed.depth > x.level() || needed.giant_squarings > plan.giant_squarings {
+        if needed.giant_squarings > plan.giant_squarings {
+            return Err(bad(format!(
+                "the plan was made for lower degrees than {degree} (too few giant steps)"
+            )));
+        }
+        if needed.depth > x.level() {
             return Err(Error::PolynomialTooDeep {
                 degree,
                 needed: needed.depth,
@@ -428,7 +437,11 @@ mod tests {
     fn plans_reach_the_least_depth() {
         for (d, mults, depth) in [(7, 4, 3), (15, 7, 4), (31, 11, 5), (63, 16, 6)] {
             let p = PsPlan::new(&[d]);
-            assert_eq!((p.multiplications(), p.depth()), (mults, depth), "degree {d}");
+            assert_eq!(
+                (p.multiplications(), p.depth()),
+                (mults, depth),
+                "degree {d}"
+            );
         }
         for d in 1..200 {
             assert_eq!(PsPlan::new(&[d]).depth(), ceil_log2(d), "degree {d}");
