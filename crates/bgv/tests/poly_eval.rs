@@ -226,6 +226,13 @@ fn lookup_table_and_constants() {
         x.iter().map(|&v| table[v as usize]).collect::<Vec<_>>()
     );
 
+    // Below the top level the input's correction factor is no longer 1.
+    let switched = s.eval.mod_switch_to(&cx, 7).unwrap();
+    assert_ne!(switched.factor(), 1);
+    let out = s.eval.evaluate_polynomial(&switched, &f, &s.rlk).unwrap();
+    s.check("table on a switched input", &out, &f, &x);
+    assert_eq!(out.level(), 7 - ceil_log2(f.degree()));
+
     let seven = Polynomial::new(vec![7], t).unwrap();
     let zero = Polynomial::new(vec![0, 0, 0], t).unwrap();
     let outs = s
