@@ -17,7 +17,7 @@
 //! `≤ ⌈log2 k⌉ + j`, so for `k` a power of two the depth is the least possible, `⌈log2 d⌉`
 //! (`x^d` alone needs that much; `⌈log2 d⌉ ≤ ⌈log2(d+1)⌉`). [`PsPlan::new`] searches every `k`
 //! and keeps, among those reaching that depth, one with the fewest products
-//! (for one dense polynomial: degree 7 → 4 products, 15 → 7, 31 → 11, 63 → 17; the depth is 3,
+//! (for one dense polynomial: degree 7 → 4 products, 15 → 7, 31 → 11, 63 → 16; the depth is 3,
 //! 4, 5, 6).
 //!
 //! # Constants in BGV
