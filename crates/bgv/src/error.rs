@@ -112,6 +112,31 @@ pub enum Error {
     /// Modulus switching at level 0.
     #[error("cannot switch modulus: ciphertext is at level 0")]
     CannotModSwitch,
+    /// A polynomial with no coefficient.
+    #[error("cannot use a polynomial with no coefficients")]
+    EmptyPolynomial,
+    /// A polynomial coefficient not below the plaintext modulus.
+    #[error("cannot use coefficient {index} = {value} of a polynomial: it is not below t = {t}")]
+    CoefficientOutOfRange {
+        /// Its index (the power of `x` it multiplies).
+        index: usize,
+        /// Its value.
+        value: u64,
+        /// The plaintext modulus.
+        t: u64,
+    },
+    /// A polynomial whose evaluation needs more levels than the ciphertext has.
+    #[error(
+        "cannot evaluate a degree-{degree} polynomial: needs {needed} levels, the ciphertext has {available}"
+    )]
+    PolynomialTooDeep {
+        /// The (largest) degree.
+        degree: usize,
+        /// The levels the evaluation consumes.
+        needed: usize,
+        /// The ciphertext's level.
+        available: usize,
+    },
     /// An invalid argument (exponent, step, ...).
     #[error("cannot {op}: {reason}")]
     InvalidArgument {
