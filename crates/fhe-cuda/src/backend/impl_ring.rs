@@ -373,6 +373,15 @@ impl RingBackend for CudaBackend {
         let Some(first) = out.first() else {
             return Ok(out);
         };
+        // The kernel addresses every buffer with the outputs' layout.
+        if inputs
+            .iter()
+            .any(|p| p.slots_per_component() != first.slots_per_component())
+        {
+            return Err(shape_err(
+                "cannot form a linear combination: buffers of one shape with different layouts",
+            ));
+        }
         let in_ptrs: Vec<u64> = inputs.iter().map(|p| p.ptr(self.s())).collect();
         let out_ptrs: Vec<u64> = out.iter().map(|p| p.ptr(self.s())).collect();
         kernels::lincomb::apply(
