@@ -43,6 +43,7 @@ fn main() {
         "sampler",
         "scale_round",
         "decode",
+        "lincomb",
     ] {
         let path = kernels.join(format!("{name}.cu"));
         println!("cargo:rerun-if-changed={}", path.display());

@@ -1364,3 +1364,182 @@ fn gpu_upload_lifted_intt_mod_t_matches_cpu() {
         assert!(cpu.upload_lifted_intt_mod_t(&bad, &ntt, 0).is_err());
     }
 }
+
+/// `outputs·k·a` canonical coefficients for `linear_combination` over `shape`'s active limbs,
+/// laid out `[(j·k + i)·a + s']`: random residues with 0, 1 and `q - 1` among them, or every
+/// one `q - 1` with `worst`.
+fn lincomb_coeffs(
+    ring: &RingContext,
+    shape: Shape,
+    k: usize,
+    outputs: usize,
+    seed: u64,
+    worst: bool,
+) -> Vec<u64> {
+    let slots: Vec<usize> = ring.zeros(shape).unwrap().active_slots().collect();
+    let a = slots.len();
+    words(seed, outputs * k * a)
+        .into_iter()
+        .enumerate()
+        .map(|(idx, w)| {
+            let q = ring.modulus(slots[idx % a]).value();
+            match (worst, w % 8) {
+                (true, _) | (false, 0) => q - 1,
+                (false, 1) => 0,
+                (false, 2) => 1,
+                _ => w % q,
+            }
+        })
+        .collect()
+}
+
+/// A buffer of `shape` whose every active residue is `q_s - 1` (the largest products).
+fn all_q_minus_one(ring: &RingContext, shape: Shape) -> RnsPoly {
+    let mut h = ring.zeros(shape).unwrap();
+    for s in h.active_slots() {
+        let top = ring.modulus(s).value() - 1;
+        for c in 0..shape.components {
+            h.limb_mut(c, s).fill(top);
+        }
+    }
+    h
+}
+
+/// `linear_combination` of `k` inputs into `outputs` buffers of `shape`, on both backends, bit
+/// for bit (active limbs), the inactive `Q` slots zero as on the CPU. With `worst` every input
+/// residue and coefficient is `q - 1`.
+fn check_lincomb(p: &Pair, shape: Shape, k: usize, outputs: usize, worst: bool, tag: u64) {
+    let what = format!("linear_combination {shape:?} k {k} outputs {outputs} worst {worst}");
+    let (hosts, devs): (Vec<RnsPoly>, Vec<fhe_cuda::DevicePoly>) = (0..k)
+        .map(|i| {
+            if worst {
+                let h = all_q_minus_one(&p.ring, shape);
+                let d = p.gpu.upload(&h).unwrap();
+                (h, d)
+            } else {
+                p.random(shape, (tag as u32) * 64 + i as u32)
+            }
+        })
+        .unzip();
+    let coeffs = lincomb_coeffs(&p.ring, shape, k, outputs, tag, worst);
+    let host_refs: Vec<&RnsPoly> = hosts.iter().collect();
+    let dev_refs: Vec<&fhe_cuda::DevicePoly> = devs.iter().collect();
+    let want = p
+        .cpu
+        .linear_combination(&host_refs, &coeffs, outputs)
+        .unwrap();
+    let got = p
+        .gpu
+        .linear_combination(&dev_refs, &coeffs, outputs)
+        .unwrap();
+    assert_eq!(got.len(), outputs, "{what}");
+    for (j, (w, g)) in want.iter().zip(&got).enumerate() {
+        let g = p.gpu.download(g).unwrap();
+        assert_same(&format!("{what}: output {j}"), w, &g);
+        for s in (0..g.slots_per_component()).filter(|&s| !g.is_active(s)) {
+            for c in 0..shape.components {
+                assert!(
+                    g.limb(c, s).iter().all(|&v| v == 0),
+                    "{what}: output {j} inactive slot {s} of component {c} not zero"
+                );
+            }
+        }
+    }
+}
+
+/// The fused `linear_combination` kernel against the CPU backend, bit for bit: N = 2^10..2^13,
+/// 1..6 active Q limbs, over Q and Q·P, 1..3 components, k = 1, 3, 17 inputs (40 and 70: more
+/// than one 32-product chunk between reductions), 1 and 4 outputs (5 and 9: partial output
+/// tiles), random canonical coefficients with 0, 1 and q - 1; every residue q - 1 on a ring of
+/// 61-bit primes (the largest 128-bit sums); and the CPU's errors for bad arguments.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_linear_combination_matches_cpu() {
+    let sh = |components, level, extended| Shape {
+        components,
+        level,
+        extended,
+    };
+    let mut tag = 1u64;
+    for log_n in 10..=13 {
+        let p = Pair::new(ring(log_n, 6, 2, 3));
+        let cases = [
+            (sh(1, 0, false), 1, 1),
+            (sh(2, 5, false), 3, 4),
+            (sh(3, 2, true), 17, 1),
+            (sh(2, 1, true), 1, 4),
+            (sh(1, 5, true), 17, 4),
+            (sh(3, 3, false), 3, 1),
+            (sh(2, 4, false), 17, 5),
+            (sh(2, 0, true), 40, 9),
+        ];
+        for (shape, k, outputs) in cases {
+            check_lincomb(&p, shape, k, outputs, false, tag);
+            tag += 1;
+        }
+        // Outputs 0: an empty list on both backends.
+        let (h, d) = p.random(sh(2, 3, false), 900);
+        let none = p.gpu.linear_combination(&[&d], &[], 0).unwrap();
+        assert!(none.is_empty());
+        assert!(p.cpu.linear_combination(&[&h], &[], 0).unwrap().is_empty());
+    }
+    // Large sums: every product (q - 1)^2 with q near 2^61, across chunk boundaries.
+    let wide = Pair::new(ring_of(11, 5, 2, 2, 61));
+    for (shape, k, outputs) in [
+        (sh(2, 4, true), 70, 4),
+        (sh(1, 4, false), 33, 1),
+        (sh(3, 2, false), 17, 5),
+        (sh(2, 1, true), 63, 2),
+        (sh(1, 0, false), 64, 1),
+    ] {
+        check_lincomb(&wide, shape, k, outputs, true, tag);
+        check_lincomb(&wide, shape, k, outputs, false, tag + 1);
+        tag += 2;
+    }
+
+    // Errors: the same values as the CPU's.
+    let p = Pair::new(ring(12, 6, 2, 3));
+    let shape = sh(2, 3, false);
+    let (h0, d0) = p.random(shape, 1000);
+    let (h1, d1) = p.random(shape, 1001);
+    let coeffs = lincomb_coeffs(&p.ring, shape, 2, 3, 77, false);
+    let both = |hs: &[&RnsPoly], ds: &[&fhe_cuda::DevicePoly], cs: &[u64], outputs: usize| {
+        let cpu = p.cpu.linear_combination(hs, cs, outputs).unwrap_err();
+        let gpu = p.gpu.linear_combination(ds, cs, outputs).unwrap_err();
+        assert!(
+            matches!(cpu, fhe_math::Error::ShapeMismatch { .. }),
+            "cpu: {cpu}"
+        );
+        assert_eq!(gpu, cpu);
+    };
+    // No input.
+    both(&[], &[], &[], 1);
+    // A coefficient too few, one too many.
+    both(&[&h0, &h1], &[&d0, &d1], &coeffs[1..], 3);
+    let mut more = coeffs.clone();
+    more.push(0);
+    both(&[&h0, &h1], &[&d0, &d1], &more, 3);
+    // A coefficient equal to its limb's prime (slot 2 of the second input of output 1), and one
+    // above it.
+    let a = shape.level + 1;
+    let mut big = coeffs.clone();
+    big[(2 + 1) * a + 2] = p.ring.modulus(2).value();
+    both(&[&h0, &h1], &[&d0, &d1], &big, 3);
+    big[(2 + 1) * a + 2] = u64::MAX;
+    both(&[&h0, &h1], &[&d0, &d1], &big, 3);
+    // Inputs of different levels, components and extension.
+    for other in [sh(2, 2, false), sh(1, 3, false), sh(2, 3, true)] {
+        let (ho, d_o) = p.random(other, 1002);
+        both(&[&h0, &ho], &[&d0, &d_o], &coeffs, 3);
+    }
+    // A buffer of another ring.
+    let other = Pair::new(ring(11, 6, 2, 3));
+    let (_, foreign) = other.random(shape, 1003);
+    assert!(matches!(
+        p.gpu.linear_combination(&[&d0, &foreign], &coeffs, 3),
+        Err(fhe_math::Error::ShapeMismatch { .. })
+    ));
+    // The inputs are unchanged.
+    p.same("linear_combination input 0", &h0, &d0);
+    p.same("linear_combination input 1", &h1, &d1);
+}

@@ -62,6 +62,12 @@ fn nvrtc_decode() {
 }
 
 #[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_lincomb() {
+    compile("lincomb");
+}
+
+#[test]
 fn every_module_has_a_source() {
     for m in fhe_cuda::kernels::MODULES {
         assert!(

@@ -1,6 +1,5 @@
 //! [`RingBackend`] on the device: buffers, transfers, the ring's element-wise operations, NTTs,
-//! tensor, automorphisms, rescale and samplers. [`RingBackend::linear_combination`] keeps its
-//! default body (built from these operations).
+//! tensor, automorphisms, rescale, samplers and the fused linear combination.
 
 use super::*;
 
@@ -347,6 +346,52 @@ impl RingBackend for CudaBackend {
         let p = self.zeros(shape)?;
         kernels::sampler::small(&self.cx(), p.limbs(self.s()), seed, domain, poly_index, 1)?;
         Ok(p)
+    }
+
+    /// One launch (`lincomb_apply`): the inputs' limbs are read once for up to four outputs,
+    /// each output limb written once; the checks are the CPU's
+    /// ([`fhe_math::backend::check_linear_combination`]).
+    fn linear_combination(
+        &self,
+        inputs: &[&DevicePoly],
+        coeffs: &[u64],
+        outputs: usize,
+    ) -> Result<Vec<DevicePoly>> {
+        for p in inputs {
+            self.check(p)?;
+        }
+        let shapes: Vec<Shape> = inputs.iter().map(|p| p.shape).collect();
+        let shape = fhe_math::backend::check_linear_combination(
+            &self.inner.ring,
+            &shapes,
+            coeffs,
+            outputs,
+        )?;
+        let out = (0..outputs)
+            .map(|_| self.alloc_zero_inactive(shape))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = out.first() else {
+            return Ok(out);
+        };
+        // The kernel addresses every buffer with the outputs' layout.
+        if inputs
+            .iter()
+            .any(|p| p.slots_per_component() != first.slots_per_component())
+        {
+            return Err(shape_err(
+                "cannot form a linear combination: buffers of one shape with different layouts",
+            ));
+        }
+        let in_ptrs: Vec<u64> = inputs.iter().map(|p| p.ptr(self.s())).collect();
+        let out_ptrs: Vec<u64> = out.iter().map(|p| p.ptr(self.s())).collect();
+        kernels::lincomb::apply(
+            &self.cx(),
+            first.limbs(self.s()),
+            &in_ptrs,
+            &out_ptrs,
+            coeffs,
+        )?;
+        Ok(out)
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -12,6 +12,7 @@ pub mod decode;
 pub mod elementwise;
 pub mod keyprod;
 pub mod keyswitch;
+pub mod lincomb;
 pub mod mma;
 pub mod moddown_finish;
 pub mod ntt;
@@ -27,7 +28,7 @@ use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::OnceLock;
 
 /// Names of all kernel modules (the `.cu` file stems).
-pub const MODULES: [&str; 7] = [
+pub const MODULES: [&str; 8] = [
     "ntt",
     "elementwise",
     "keyswitch",
@@ -35,6 +36,7 @@ pub const MODULES: [&str; 7] = [
     "sampler",
     "scale_round",
     "decode",
+    "lincomb",
 ];
 
 /// The self-contained source of a kernel module.
@@ -47,6 +49,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "sampler" => include_str!(concat!(env!("OUT_DIR"), "/sampler.cu")),
         "scale_round" => include_str!(concat!(env!("OUT_DIR"), "/scale_round.cu")),
         "decode" => include_str!(concat!(env!("OUT_DIR"), "/decode.cu")),
+        "lincomb" => include_str!(concat!(env!("OUT_DIR"), "/lincomb.cu")),
         _ => return None,
     })
 }
