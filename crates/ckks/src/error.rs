@@ -55,6 +55,23 @@ pub enum Error {
         /// N/2.
         max_slots: usize,
     },
+    /// A slot span (of an inner sum or a replication) that is not a power of two dividing the
+    /// slot count.
+    #[error("cannot {op}: span {span} is not a power of two from 1 to the {slots} slots")]
+    InvalidSlotSpan {
+        /// The operation.
+        op: &'static str,
+        /// The span given.
+        span: usize,
+        /// The slot count `N/2`.
+        slots: usize,
+    },
+    /// A sum of rotations over no steps.
+    #[error("cannot {op}: no rotation steps given")]
+    NoRotationSteps {
+        /// The operation.
+        op: &'static str,
+    },
     /// A scale that is not finite or below 1.
     #[error("invalid scale {scale}")]
     InvalidScale {

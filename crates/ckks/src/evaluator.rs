@@ -450,31 +450,6 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         Ok(keyswitch::apply_galois_hoisted(self.be(), a, &pairs)?)
     }
 
-    /// Sum over a window: slot `j` of the result is `Σ_{t < span} a_{j+t}` (`span` a power of
-    /// two), by `log2(span)` rotate-and-add steps with the power-of-two keys.
-    pub fn inner_sum(
-        &self,
-        a: &Ciphertext<B>,
-        span: usize,
-        keys: &GaloisKeys<B>,
-    ) -> Result<Ciphertext<B>> {
-        if !span.is_power_of_two() || span > self.encoder.max_slots() {
-            return Err(Error::TooManyValues {
-                given: span,
-                slots: span,
-                max_slots: self.encoder.max_slots(),
-            });
-        }
-        let mut acc = a.duplicate(self.be())?;
-        let mut shift = 1;
-        while shift < span {
-            let r = self.rotate(&acc, shift as i64, keys)?;
-            self.add_assign(&mut acc, &r)?;
-            shift *= 2;
-        }
-        Ok(acc)
-    }
-
     /// Galois elements for rotations by `steps` (and conjugation when `conjugate`), to pass to
     /// [`rlwe::KeyGenerator::galois_keys`].
     pub fn galois_elements(&self, steps: &[i64], conjugate: bool) -> Vec<u64> {

@@ -8,6 +8,7 @@ pub mod evaluator;
 pub mod params;
 pub mod precision;
 pub mod serialize;
+pub mod slots;
 
 pub use context::Context;
 pub use encoder::Encoder;
