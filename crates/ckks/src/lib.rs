@@ -6,6 +6,7 @@ pub mod encoder;
 pub mod error;
 pub mod evaluator;
 pub mod params;
+pub mod poly_eval;
 pub mod precision;
 pub mod serialize;
 
@@ -14,3 +15,4 @@ pub use encoder::Encoder;
 pub use error::{Error, Result};
 pub use evaluator::Evaluator;
 pub use params::{Parameters, ParametersLiteral, Security};
+pub use poly_eval::{Basis, PolyPlan, Polynomial};
