@@ -50,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::evaluator::{Evaluator, SCALE_TOLERANCE};
 use fhe_math::backend::KeySwitchBackend;
 use rlwe::{Ciphertext, RelinKey};
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 /// The basis a [`Polynomial`]'s coefficients refer to.
@@ -448,7 +449,7 @@ struct State<'a, B: KeySwitchBackend> {
     chebyshev: bool,
     powers: BTreeMap<usize, Ciphertext<B>>,
     lowered: HashMap<(usize, usize), Ciphertext<B>>,
-    products: usize,
+    products: Cell<usize>,
 }
 
 impl<'a, B: KeySwitchBackend> State<'a, B> {
@@ -504,7 +505,7 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
     }
 
     /// `a·b` relinearized and rescaled, at the lower of their levels.
-    fn product(&mut self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+    fn product(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let level = a.level().min(b.level());
         let (la, lb);
         let a = if a.level() > level {
@@ -519,7 +520,7 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         } else {
             b
         };
-        self.products += 1;
+        self.products.set(self.products.get() + 1);
         self.ev.mul_relin_rescale(a, b, self.rlk)
     }
 
@@ -550,18 +551,13 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
     fn compute_powers(&mut self, powers: &[usize]) -> Result<()> {
         for &i in powers.iter().filter(|&&i| i >= 2) {
             let a = 1usize << (usize::BITS - 1 - (i - 1).leading_zeros());
-            let (x, y) = (self.powers[&a].clone_in(self.be())?, i - a);
-            let y = self.powers[&y].clone_in(self.be())?;
-            let mut p = self.product(&x, &y)?;
+            let mut p = self.product(&self.powers[&a], &self.powers[&(i - a)])?;
             if self.chebyshev {
                 // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
                 p = self.ev.mul_int(&p, 2)?;
                 match 2 * a - i {
                     0 => self.add_constant(&mut p, -1.0)?,
-                    c => {
-                        let t = self.powers[&c].clone_in(self.be())?;
-                        p = self.sum(p, &t, true)?;
-                    }
+                    c => p = self.sum(p, &self.powers[&c], true)?,
                 }
             }
             self.powers.insert(i, p);
@@ -629,15 +625,15 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
     }
 
     /// The value of `node` (a constant stays a constant).
-    fn eval(&mut self, node: &Node, leaves: &mut [Option<Ciphertext<B>>]) -> Result<Value<B>> {
+    fn eval(&self, node: &Node, leaves: &mut [Option<Ciphertext<B>>]) -> Result<Value<B>> {
         match node {
             Node::Const(c) => Ok(Value::Const(*c)),
             Node::Leaf(i) => Ok(Value::Ct(leaves[*i].take().expect("each leaf used once"))),
             Node::Split { m, q, r } => {
-                let g = self.powers[m].clone_in(self.be())?;
+                let g = &self.powers[m];
                 let mut qg = match self.eval(q, leaves)? {
-                    Value::Const(c) => self.combine(&[&g], &[vec![c]], &[0.0])?.remove(0),
-                    Value::Ct(qc) => self.product(&qc, &g)?,
+                    Value::Const(c) => self.combine(&[g], &[vec![c]], &[0.0])?.remove(0),
+                    Value::Ct(qc) => self.product(&qc, g)?,
                 };
                 match self.eval(r, leaves)? {
                     Value::Const(c) => {
@@ -655,17 +651,6 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
 enum Value<B: KeySwitchBackend> {
     Const(f64),
     Ct(Ciphertext<B>),
-}
-
-/// Duplicating a ciphertext through its backend.
-trait CloneIn<B: KeySwitchBackend> {
-    fn clone_in(&self, be: &B) -> Result<Ciphertext<B>>;
-}
-
-impl<B: KeySwitchBackend> CloneIn<B> for Ciphertext<B> {
-    fn clone_in(&self, be: &B) -> Result<Ciphertext<B>> {
-        Ok(self.duplicate(be)?)
-    }
 }
 
 impl<B: KeySwitchBackend> Evaluator<B> {
@@ -742,7 +727,7 @@ impl<B: KeySwitchBackend> Evaluator<B> {
             chebyshev: first.is_chebyshev(),
             powers: BTreeMap::new(),
             lowered: HashMap::new(),
-            products: 0,
+            products: Cell::new(0),
         };
         let mut x = x.duplicate(be)?;
         state.snap(&mut x)?;
@@ -769,10 +754,9 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         for root in &forest.roots {
             let ct = match state.eval(root, &mut leaves)? {
                 Value::Ct(ct) => ct,
-                Value::Const(c) => {
-                    let b1 = state.powers[&1].duplicate(be)?;
-                    state.combine(&[&b1], &[vec![0.0]], &[c])?.remove(0)
-                }
+                Value::Const(c) => state
+                    .combine(&[&state.powers[&1]], &[vec![0.0]], &[c])?
+                    .remove(0),
             };
             outputs.push(ct);
         }
@@ -787,6 +771,6 @@ impl<B: KeySwitchBackend> Evaluator<B> {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok((outputs, state.products))
+        Ok((outputs, state.products.get()))
     }
 }
