@@ -475,10 +475,14 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         Ok(ct.modify(self.be(), meta, |_| Ok::<(), rlwe::Error>(()))?)
     }
 
-    /// `ct` brought down to `level` on the ladder.
+    /// `ct` brought down to `level` on the ladder, one level at a time (each step's scale
+    /// recorded as the ladder's, so the round-off never accumulates).
     fn lower(&self, ct: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
-        let mut out = self.ev.drop_to_level(ct, level)?;
-        self.snap(&mut out)?;
+        let mut out = ct.duplicate(self.be())?;
+        while out.level() > level {
+            out = self.ev.drop_to_level(&out, out.level() - 1)?;
+            self.snap(&mut out)?;
+        }
         Ok(out)
     }
 

@@ -240,6 +240,13 @@ fn constants_and_sparse_polynomials() {
         Polynomial::power(vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]).unwrap(),
         Polynomial::chebyshev(vec![0.0; 17].into_iter().chain([0.5]).collect(), -1.0, 1.0).unwrap(),
         Polynomial::power(vec![0.5, 0.0, -0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.125]).unwrap(),
+        // Degree 63 with one low term: the low leaf is lowered over several levels.
+        Polynomial::power(
+            (0..64)
+                .map(|i| [0.0, 0.5, 0.25][i.min(2)] * f64::from(i < 2 || i == 63))
+                .collect(),
+        )
+        .unwrap(),
     ];
     for p in &cases {
         let plan = PolyPlan::new(p.basis(), &[p.degree()]).unwrap();
