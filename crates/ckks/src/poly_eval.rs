@@ -26,7 +26,8 @@
 //! fits its budget, else it is split further (`q` gets the budget minus one, `r` keeps it).
 //! Splitting always fits (`B_M` has depth `log2 M ≤ D − 1` and `deg q + 1 ≤ M`), so every
 //! plan reaches depth `D`; [`PolyPlan::new`] tries every baby step `k` and keeps the fewest
-//! ciphertext products at that depth. The Chebyshev change of variable `y = αx + β` adds one
+//! ciphertext products at that depth ([`PolyPlan::with_extra_depth`] trades levels for
+//! products with a larger budget). The Chebyshev change of variable `y = αx + β` adds one
 //! level when `α = 2/(b − a)` is not an integer (it is free on `[-1, 1]`).
 //!
 //! # Scales
@@ -362,39 +363,53 @@ fn dense(d: usize) -> Vec<f64> {
         .collect()
 }
 
+fn top_degree(degrees: &[usize]) -> Result<usize> {
+    degrees
+        .iter()
+        .copied()
+        .max()
+        .ok_or_else(|| invalid("no polynomial given"))
+}
+
+/// The least depth of a degree-`top` polynomial with rescaled constants (basis variable
+/// given): `⌈log2(top + 1)⌉`, at least 1.
+fn least_depth(top: usize) -> usize {
+    ceil_log2(top + 1).max(1)
+}
+
 impl PolyPlan {
     /// The plan of least depth, `⌈log2(d + 1)⌉` (plus one for a Chebyshev interval whose
     /// `2/(b − a)` is not an integer), and at that depth the fewest ciphertext products, over
     /// every baby step `k = 2..=d + 1`, for polynomials in `basis` of `degrees` sharing their
     /// powers. Errors: no degree given.
     pub fn new(basis: Basis, degrees: &[usize]) -> Result<PolyPlan> {
-        let top = degrees
-            .iter()
-            .copied()
-            .max()
-            .ok_or_else(|| invalid("no polynomial given"))?;
-        (2..=top.max(1) + 1)
-            .map(|k| Self::with_baby_step(basis, degrees, k))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .min_by_key(|p| (p.depth, p.multiplications, p.baby_step))
-            .ok_or_else(|| invalid("no polynomial given"))
+        Self::with_extra_depth(basis, degrees, 0)
     }
 
-    /// The plan with baby step `k ≥ 2` (depth still `⌈log2(d + 1)⌉`: leaves that do not fit
-    /// are split further). Errors: no degree, `k < 2`.
+    /// The plan with the fewest ciphertext products among those of depth at most the least
+    /// plus `extra` (e.g. degree 31: 13 products at depth 5, 11 at depth 6). Errors: no degree.
+    pub fn with_extra_depth(basis: Basis, degrees: &[usize], extra: usize) -> Result<PolyPlan> {
+        let top = top_degree(degrees)?;
+        let budget = least_depth(top) + extra;
+        Ok((2..=top.max(1) + 1)
+            .map(|k| Self::build(basis, degrees, top, k, budget))
+            .min_by_key(|p| (p.multiplications, p.depth, p.baby_step))
+            .expect("at least one baby step"))
+    }
+
+    /// The plan of least depth with baby step `k ≥ 2` (leaves that do not fit the depth are
+    /// split further). Errors: no degree, `k < 2`.
     pub fn with_baby_step(basis: Basis, degrees: &[usize], k: usize) -> Result<PolyPlan> {
         if k < 2 {
             return Err(invalid(format!(
                 "the baby step must be at least 2, not {k}"
             )));
         }
-        let top = degrees
-            .iter()
-            .copied()
-            .max()
-            .ok_or_else(|| invalid("no polynomial given"))?;
-        let budget = ceil_log2(top + 1).max(1);
+        let top = top_degree(degrees)?;
+        Ok(Self::build(basis, degrees, top, k, least_depth(top)))
+    }
+
+    fn build(basis: Basis, degrees: &[usize], top: usize, k: usize, budget: usize) -> PolyPlan {
         let coeffs: Vec<Vec<f64>> = degrees.iter().map(|&d| dense(d)).collect();
         let refs: Vec<&[f64]> = coeffs.iter().map(Vec::as_slice).collect();
         let chebyshev = matches!(basis, Basis::Chebyshev { .. });
@@ -404,14 +419,14 @@ impl PolyPlan {
             Basis::Chebyshev { a, b } => 2.0 / (b - a),
         };
         let affine_depth = affine_depth(alpha);
-        Ok(PolyPlan {
+        PolyPlan {
             baby_step: k,
             max_degree: top,
             budget,
             affine_depth,
             depth: forest.depth + affine_depth,
             multiplications: forest.products,
-        })
+        }
     }
 
     /// The baby step `k`: leaves are combinations of `B_1 … B_{k−1}`.

@@ -142,6 +142,32 @@ fn random_polynomials_match_the_host_in_both_bases() {
 }
 
 #[test]
+fn an_extra_level_saves_products() {
+    let s = setup();
+    let mut rng = Rng(13);
+    let x = rng.vec(s.enc.max_slots());
+    let ct = s.encrypt(&x);
+    let p = Polynomial::chebyshev(rng.vec(32), -1.0, 1.0).unwrap();
+    let least = PolyPlan::new(p.basis(), &[31]).unwrap();
+    let plan = PolyPlan::with_extra_depth(p.basis(), &[31], 1).unwrap();
+    assert_eq!((least.depth(), plan.depth()), (5, 6));
+    assert!(plan.multiplications() < least.multiplications());
+    println!(
+        "degree 31: {} products at depth 5, {} at depth 6",
+        least.multiplications(),
+        plan.multiplications()
+    );
+    let (out, products) = s
+        .eval
+        .evaluate_polynomials_with_plan(&ct, std::slice::from_ref(&p), &plan, &s.rlk)
+        .unwrap();
+    assert_eq!(products, plan.multiplications());
+    assert_eq!(out[0].level(), ct.level() - 6);
+    let bits = s.precision(&out[0], &x, |v| p.eval(v));
+    assert!(bits > 15.0, "{bits} bits");
+}
+
+#[test]
 fn every_baby_step_gives_the_same_result() {
     let s = setup();
     let mut rng = Rng(11);
