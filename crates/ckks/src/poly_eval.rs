@@ -749,6 +749,8 @@ impl<B: KeySwitchBackend> Evaluator<B> {
             products: Cell::new(0),
         };
         let mut x = x.duplicate(be)?;
+        // Constants are added to every NTT evaluation: work in NTT form.
+        x.set_form(be, true)?;
         state.snap(&mut x)?;
         // The basis variable y = αx + β.
         let mut y = if alpha == 1.0 {

@@ -92,13 +92,16 @@ fn plans_have_the_least_depth() {
         }
     }
     for d in [15, 31, 63] {
-        let plan = PolyPlan::new(Basis::Power, &[d]).unwrap();
-        println!(
-            "degree {d}: depth {}, {} products, baby step {}",
-            plan.depth(),
-            plan.multiplications(),
-            plan.baby_step()
-        );
+        for extra in [0, 1] {
+            let plan = PolyPlan::with_extra_depth(Basis::Power, &[d], extra).unwrap();
+            assert!(plan.depth() <= ceil_log2(d + 1) + extra);
+            println!(
+                "degree {d}: depth {}, {} products, baby step {}",
+                plan.depth(),
+                plan.multiplications(),
+                plan.baby_step()
+            );
+        }
     }
     // A non-integer 2/(b - a) costs one level for the change of variable.
     let plan = PolyPlan::new(Basis::Chebyshev { a: -2.0, b: 2.0 }, &[31]).unwrap();
@@ -274,6 +277,16 @@ fn constants_and_sparse_polynomials() {
         )
         .unwrap(),
     ];
+    let p = Polynomial::chebyshev(vec![0.5, -0.25, 0.125, 1.0], 0.0, 1.0).unwrap();
+    let xs: Vec<f64> = x.iter().map(|v| v.abs()).collect();
+    let pos = s.encrypt(&xs);
+    let mut pos_coeff = pos.duplicate(s.ctx.backend()).unwrap();
+    pos_coeff.set_form(s.ctx.backend(), false).unwrap();
+    let out = s.eval.evaluate_polynomial(&pos_coeff, &p, &s.rlk).unwrap();
+    assert!(
+        s.precision(&out, &xs, |v| p.eval(v)) > 15.0,
+        "coefficient-form input"
+    );
     for p in &cases {
         let plan = PolyPlan::new(p.basis(), &[p.degree()]).unwrap();
         let (out, products) = s
