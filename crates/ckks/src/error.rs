@@ -124,6 +124,25 @@ pub enum Error {
     /// Rescale at level 0.
     #[error("cannot rescale: ciphertext is at level 0")]
     CannotRescale,
+    /// A polynomial (or a set of them) that cannot be described or evaluated as given: no
+    /// coefficient, a non-finite coefficient, a bad interval, no polynomial.
+    #[error("invalid polynomial: {reason}")]
+    InvalidPolynomial {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A polynomial evaluation needs more levels than the ciphertext has.
+    #[error(
+        "cannot evaluate a polynomial of degree {degree}: it needs {needed} levels, the ciphertext has {available}"
+    )]
+    PolynomialTooDeep {
+        /// The largest degree.
+        degree: usize,
+        /// Levels the evaluation consumes.
+        needed: usize,
+        /// The ciphertext's level.
+        available: usize,
+    },
 }
 
 /// Result with the CKKS [`Error`].
