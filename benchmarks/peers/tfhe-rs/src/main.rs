@@ -42,6 +42,7 @@ const VERSION: &str = "1.8.2";
 
 /// Green's 16-input sorting network: 60 comparators in 10 layers (checked by the 0-1 principle
 /// at start-up).
+#[rustfmt::skip]
 const SORT16: [&[(usize, usize)]; 10] = [
     &[(0, 13), (1, 12), (2, 15), (3, 14), (4, 8), (5, 6), (7, 11), (9, 10)],
     &[(0, 5), (1, 7), (2, 9), (3, 4), (6, 13), (8, 14), (10, 15), (11, 12)],
@@ -213,7 +214,9 @@ fn bench_pbs(ctx: &Ctx, set: &PbsSet, batches: &[usize]) {
                 modulus,
                 &mut enc_gen,
             );
-            GpuBsk::Classic(CudaLweBootstrapKey::from_lwe_bootstrap_key(&h, None, &streams))
+            GpuBsk::Classic(CudaLweBootstrapKey::from_lwe_bootstrap_key(
+                &h, None, &streams,
+            ))
         }
         Some(g) => {
             let h = par_allocate_and_generate_new_lwe_multi_bit_bootstrap_key(
@@ -226,13 +229,16 @@ fn bench_pbs(ctx: &Ctx, set: &PbsSet, batches: &[usize]) {
                 modulus,
                 &mut enc_gen,
             );
-            GpuBsk::MultiBit(CudaLweMultiBitBootstrapKey::from_lwe_multi_bit_bootstrap_key(
-                &h, &streams,
-            ))
+            GpuBsk::MultiBit(
+                CudaLweMultiBitBootstrapKey::from_lwe_multi_bit_bootstrap_key(&h, &streams),
+            )
         }
     };
     streams.synchronize();
-    log(&format!("bsk generated and uploaded in {:.1} s", t.elapsed().as_secs_f64()));
+    log(&format!(
+        "bsk generated and uploaded in {:.1} s",
+        t.elapsed().as_secs_f64()
+    ));
 
     // 2-bit message + 2-bit carry space (4 bits) with padding; LUT f(x) = (3x + 1) mod 16.
     let msg_mod: u64 = 16;
@@ -251,7 +257,9 @@ fn bench_pbs(ctx: &Ctx, set: &PbsSet, batches: &[usize]) {
 
     let max_batch = batches.iter().copied().max().unwrap_or(1).max(1);
     // Encrypt max_batch distinct inputs (messages i mod 16).
-    let msgs: Vec<u64> = (0..max_batch as u64).map(|i| (i * 7 + 3) % msg_mod).collect();
+    let msgs: Vec<u64> = (0..max_batch as u64)
+        .map(|i| (i * 7 + 3) % msg_mod)
+        .collect();
     let pts = PlaintextList::from_container(msgs.iter().map(|m| m * delta).collect::<Vec<_>>());
     let mut h_in = LweCiphertextList::new(
         0u64,
@@ -321,7 +329,13 @@ fn bench_pbs(ctx: &Ctx, set: &PbsSet, batches: &[usize]) {
                 &[
                     ("batch", "1".into()),
                     ("wall_us", format!("{:.1}", med * 1e6)),
-                    ("min_us", format!("{:.1}", times.iter().cloned().fold(f64::MAX, f64::min) * 1e6)),
+                    (
+                        "min_us",
+                        format!(
+                            "{:.1}",
+                            times.iter().cloned().fold(f64::MAX, f64::min) * 1e6
+                        ),
+                    ),
                     ("reps", reps.to_string()),
                     ("warmup", warm.to_string()),
                     ("correct", correct.to_string()),
@@ -385,7 +399,10 @@ fn bench_hl(ctx: &Ctx, which: &str, pool: &rayon::ThreadPool) {
     let k2 = gpu_key.clone();
     pool.broadcast(|_| tfhe::set_server_key(k2.clone()));
     synchronize_device(0);
-    log(&format!("{which}: keys generated and uploaded in {:.1} s", t.elapsed().as_secs_f64()));
+    log(&format!(
+        "{which}: keys generated and uploaded in {:.1} s",
+        t.elapsed().as_secs_f64()
+    ));
 
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut rnd = move || {
@@ -504,7 +521,12 @@ fn bench_hl(ctx: &Ctx, which: &str, pool: &rayon::ThreadPool) {
                 ("wall_us", format!("{:.1}", median(times.clone()) * 1e6)),
                 ("reps", times.len().to_string()),
                 ("warmup", "1".into()),
-                ("method", json_str("tournament of min (8+4+2+1), each round concurrent on 8 threads/streams")),
+                (
+                    "method",
+                    json_str(
+                        "tournament of min (8+4+2+1), each round concurrent on 8 threads/streams",
+                    ),
+                ),
                 ("correct", (got == sorted[0]).to_string()),
             ],
         );
@@ -534,7 +556,10 @@ fn main() {
         println!("sorting network ok");
         return;
     }
-    assert!(tfhe::core_crypto::gpu::get_number_of_gpus() > 0, "no CUDA device");
+    assert!(
+        tfhe::core_crypto::gpu::get_number_of_gpus() > 0,
+        "no CUDA device"
+    );
 
     if !has("--skip-pbs") {
         for set in pbs_sets() {
@@ -547,7 +572,10 @@ fn main() {
         }
     }
     if !has("--skip-hl") {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(8).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(8)
+            .build()
+            .unwrap();
         for which in hl_sets.split(',') {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 bench_hl(&ctx, which.trim(), &pool)
