@@ -199,7 +199,13 @@ pub fn run(
     }
     .min(log_n);
     let groups = (p.rows_per_rgsw() * p.ring_degree) as u32 >> radix_log;
-    let threads = groups.clamp(32, 1024).next_multiple_of(32).min(1024);
+    // The loops of the kernel are strided, so any whole number of warps up to the function's
+    // limit (its register use) gives the same result.
+    let limit = f
+        .max_threads_per_block()
+        .map_err(Error::driver("kernel attribute"))?
+        .clamp(32, 1024) as u32;
+    let threads = groups.clamp(32, 1024).next_multiple_of(32).min(limit / 32 * 32);
     let q = p.modulus;
     let (bhi, blo) = q.barrett_constant();
     let args = BrArgs {
