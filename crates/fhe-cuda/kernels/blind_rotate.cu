@@ -6,8 +6,8 @@
 // steps, one launch): the accumulator, the digit polynomials and (ternary keys) the NTT-form sum
 // of the first key's product stay in shared memory; each step decomposes X^a·ACC − ACC, runs the
 // forward NTTs of all digit polynomials at once, multiplies-and-accumulates with the key rows
-// (read from global memory, shared by every block through L2: all blocks walk the steps in the
-// same order), runs the inverse NTTs and adds the result to the accumulator. At the end the block
+// (read from global memory with L2-only loads, shared by every block through L2: all blocks walk
+// the steps in the same order; L1 is left to the twiddle tables), runs the inverse NTTs and adds the result to the accumulator. At the end the block
 // writes the extracted LWE (coefficient 0).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
@@ -66,8 +66,8 @@ __device__ __forceinline__ void br_fwd_round(u64* base, u32 polys, u32 log_n, u3
     const u32 per = n >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + (size_t)(g / per) * n;
-        const u32 gg = g % per;
+        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 gg = g & (per - 1);
         const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
         const u32 start = (b << (log_u + S)) + j;
         u64 x[1 << S];
@@ -103,8 +103,8 @@ __device__ __forceinline__ void br_inv_round(u64* base, u32 polys, u32 log_n, u3
     const u32 per = n >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + (size_t)(g / per) * n;
-        const u32 gg = g % per;
+        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 gg = g & (per - 1);
         const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
         const u32 start = (b << (st0 + S)) + j;
         u64 x[1 << S];
@@ -246,7 +246,7 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
                     u128 sum = t > 0 ? (u128)prod[(size_t)c2 * n + p] : (u128)0;
                     for (u32 r = 0; r < rows; r++)
                         sum += (u128)dig[(size_t)r * n + p] *
-                               __ldg(kr + ((size_t)r * k1 + c2) * n + p);
+                               __ldcg(kr + ((size_t)r * k1 + c2) * n + p);
                     res[c2] = reduce_u128(sum, m);
                 }
 #pragma unroll

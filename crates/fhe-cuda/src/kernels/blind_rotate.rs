@@ -27,6 +27,11 @@ pub const RADIX_LOG_BATCHED: u32 = 3;
 /// values, twice the threads per block, for a shorter step.
 pub const RADIX_LOG_SMALL: u32 = 2;
 
+/// Most threads per block of `blind_rotate_run`. A 1024-thread launch of the small-batch shape
+/// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the function's
+/// limit allowed it; 512 has run everywhere.
+pub const MAX_THREADS: u32 = 512;
+
 /// `BrArgs` of blind_rotate.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -205,7 +210,10 @@ pub fn run(
         .max_threads_per_block()
         .map_err(Error::driver("kernel attribute"))?
         .clamp(32, 1024) as u32;
-    let threads = groups.clamp(32, 1024).next_multiple_of(32).min(limit / 32 * 32);
+    let threads = groups
+        .clamp(32, MAX_THREADS)
+        .next_multiple_of(32)
+        .min(limit / 32 * 32);
     let q = p.modulus;
     let (bhi, blo) = q.barrett_constant();
     let args = BrArgs {
