@@ -156,6 +156,234 @@ __device__ __forceinline__ void br_inverse(u64* base, u32 polys, u32 log_n, u32 
     }
 }
 
+// Digit `jl` (0 = most significant) of the signed gadget decomposition of x, as a residue.
+__device__ __forceinline__ u64 br_digit(u64 x, u32 jl, u32 l, u32 base_log, u32 bits, u64 c,
+                                        u64 q) {
+    u64 y = br_round_scaled(x, bits, c, q);
+    const u64 base = 1ull << base_log;
+    const long long half_base = (long long)(base >> 1);
+    long long carry = 0, d = 0;
+    for (int j = (int)l - 1; j >= (int)jl; j--) {
+        d = (long long)(y & (base - 1)) + carry;
+        y >>= base_log;
+        if (d >= half_base) {
+            d -= (long long)base;
+            carry = 1;
+        } else {
+            carry = 0;
+        }
+    }
+    return d < 0 ? q - (u64)(-d) : (u64)d;
+}
+
+// The first forward round (stages 0..S) with the decomposition fused into its loads: row
+// c·l + jl of `dig` gets digit jl of X^e·ACC_c − ACC_c, transformed by the round's stages.
+template <int S>
+__device__ __forceinline__ void br_fwd_first(u64* dig, const u64* acc, u32 rows, u32 l,
+                                             u32 log_n, u32 e_rot, const BrArgs& a,
+                                             const ulonglong2* __restrict__ tw) {
+    const u64 q = a.q, two_q = 2 * q;
+    const u32 n = 1u << log_n;
+    const u32 log_u = log_n - S;
+    const u32 per = n >> S;
+    const u32 bits = a.base_log * l;
+    for (u32 g = threadIdx.x; g < rows * per; g += blockDim.x) {
+        const u32 r = g >> log_u, start = g & (per - 1);
+        const u32 c = r / l, jl = r - c * l;
+        const u64* poly = acc + ((size_t)c << log_n);
+        u64 x[1 << S];
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) {
+            const u32 pos = start + (e << log_u);
+            const u64 v = mod_sub(br_rotated(poly, pos, e_rot, n, q), poly[pos], q);
+            x[e] = br_digit(v, jl, l, a.base_log, bits, a.dec_c, q);
+        }
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const u32 half = 1u << (S - 1 - s);
+            const u32 log_blk = log_n - s;
+            const u32 m = 1u << s;
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) {
+                if (e & half) continue;
+                const u32 pos = start + (e << log_u);
+                const ulonglong2 w = __ldg(tw + m + (pos >> log_blk));
+                fwd_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+            }
+        }
+        u64* out = dig + ((size_t)r << log_n);
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) out[start + (e << log_u)] = x[e];
+    }
+}
+
+// The last forward round (S stages on 2^S consecutive values of every row), the key's
+// multiply-accumulate at those positions and, for the last key of the step, the first inverse
+// round (S stages on the same positions), all in registers: each thread owns its positions in
+// every row, so no barrier separates the three. The sums go to `prod` (first key of a ternary
+// pair) or, inverse-transformed, to rows 0..k of `dig` (after every row was read).
+template <int S>
+__device__ __forceinline__ void br_fwd_mac_inv(u64* dig, u64* prod, const u64* __restrict__ kr,
+                                               u32 rows, u32 k1, u32 log_n, bool has_prev,
+                                               bool last, const Mod& m,
+                                               const ulonglong2* __restrict__ fwd_tw,
+                                               const ulonglong2* __restrict__ inv_tw,
+                                               const u64* __restrict__ fin) {
+    const u64 q = m.q, two_q = 2 * q;
+    const u32 n = 1u << log_n;
+    const u32 per = n >> S;
+    const u32 st0 = log_n - S;
+    for (u32 gg = threadIdx.x; gg < per; gg += blockDim.x) {
+        const u32 start = gg << S;
+        for (u32 r = 0; r < rows; r++) {
+            u64* row = dig + ((size_t)r << log_n) + start;
+            u64 x[1 << S];
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) x[e] = row[e];
+#pragma unroll
+            for (int s = 0; s < S; s++) {
+                const u32 half = 1u << (S - 1 - s);
+                const u32 log_blk = log_n - st0 - s;
+                const u32 mm = 1u << (st0 + s);
+#pragma unroll
+                for (int e = 0; e < (1 << S); e++) {
+                    if (e & half) continue;
+                    const ulonglong2 w = __ldg(fwd_tw + mm + ((start + e) >> log_blk));
+                    fwd_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+                }
+            }
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) row[e] = x[e];
+        }
+        u64 y[BR_MAX_K1][1 << S];
+#pragma unroll
+        for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+            if (c2 >= k1) break;
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) {
+                const u32 p = start + e;
+                u128 sum = has_prev ? (u128)prod[((size_t)c2 << log_n) + p] : (u128)0;
+                for (u32 r = 0; r < rows; r++)
+                    sum += (u128)dig[((size_t)r << log_n) + p] *
+                           __ldcg(kr + (((size_t)r * k1 + c2) << log_n) + p);
+                y[c2][e] = reduce_u128(sum, m);
+            }
+        }
+#pragma unroll
+        for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+            if (c2 >= k1) break;
+            if (!last) {
+#pragma unroll
+                for (int e = 0; e < (1 << S); e++) prod[((size_t)c2 << log_n) + start + e] = y[c2][e];
+                continue;
+            }
+#pragma unroll
+            for (int s = 0; s < S; s++) {
+                const u32 half = 1u << s;
+                const u32 h = n >> (s + 1);
+#pragma unroll
+                for (int e = 0; e < (1 << S); e++) {
+                    if (e & half) continue;
+                    if (h == 1) {
+                        inv_bf_last(y[c2][e], y[c2][e + half], fin, q, two_q);
+                    } else {
+                        const ulonglong2 w = __ldg(inv_tw + h + ((start + e) >> (s + 1)));
+                        inv_bf(y[c2][e], y[c2][e + half], w.x, w.y, q, two_q);
+                    }
+                }
+            }
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) dig[((size_t)c2 << log_n) + start + e] = y[c2][e];
+        }
+    }
+}
+
+// The last inverse round (stages log_n − S .. log_n, the n^-1 stage included) with the update
+// ACC += result fused into its stores.
+template <int S>
+__device__ __forceinline__ void br_inv_last_update(const u64* dig, u64* acc, u32 k1, u32 log_n,
+                                                   const ulonglong2* __restrict__ tw,
+                                                   const u64* __restrict__ fin, u64 q) {
+    const u64 two_q = 2 * q;
+    const u32 n = 1u << log_n;
+    const u32 per = n >> S;
+    const u32 st0 = log_n - S;
+    for (u32 g = threadIdx.x; g < k1 * per; g += blockDim.x) {
+        const u32 c = g >> st0, start = g & (per - 1);
+        const u64* src = dig + ((size_t)c << log_n);
+        u64 x[1 << S];
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) x[e] = src[start + (e << st0)];
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const u32 half = 1u << s;
+            const u32 st = st0 + s;
+            const u32 h = n >> (st + 1);
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) {
+                if (e & half) continue;
+                if (h == 1) {
+                    inv_bf_last(x[e], x[e + half], fin, q, two_q);
+                } else {
+                    const u32 pos = start + (e << st0);
+                    const ulonglong2 w = __ldg(tw + h + (pos >> (st + 1)));
+                    inv_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+                }
+            }
+        }
+        u64* dst = acc + ((size_t)c << log_n);
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) {
+            const u32 pos = start + (e << st0);
+            dst[pos] = mod_add(dst[pos], x[e], q);
+        }
+    }
+}
+
+#define BR_DISPATCH(S, CALL)                      \
+    do {                                          \
+        if ((S) == 3) { constexpr int SS = 3; CALL; } \
+        else if ((S) == 2) { constexpr int SS = 2; CALL; } \
+        else { constexpr int SS = 1; CALL; }      \
+    } while (0)
+
+// One CMux step on the fused path (needs at least two rounds per transform: log_n > radix):
+// [decomposition + first forward round] [middle forward rounds] [last forward round + key
+// product + first inverse round] [middle inverse rounds] [last inverse round + update], one
+// barrier after each. The inverse runs its rounds in the reverse order of the forward's sizes,
+// so that its first round covers the forward's last round's positions.
+__device__ __forceinline__ void br_step_fused(u64* acc, u64* dig, u64* prod, const BrArgs& a,
+                                              const Mod& m, const u64* __restrict__ key_step,
+                                              size_t rgsw_words, u32 ai,
+                                              const ulonglong2* fwd_tw,
+                                              const ulonglong2* inv_tw, const u64* fin) {
+    const u32 log_n = a.log_n, n = 1u << log_n, two_n = 2 * n;
+    const u32 k1 = a.k + 1, l = a.levels, rows = k1 * l;
+    const u32 radix = a.radix_log;
+    const u32 rounds = (log_n + radix - 1) / radix;
+    const u32 s_last = log_n - (rounds - 1) * radix;
+    for (u32 t = 0; t < a.kpc; t++) {
+        const u32 e = t == 0 ? ai : two_n - ai;
+        BR_DISPATCH(radix, (br_fwd_first<SS>(dig, acc, rows, l, log_n, e, a, fwd_tw)));
+        __syncthreads();
+        for (u32 rd = 1; rd + 1 < rounds; rd++) {
+            BR_DISPATCH(radix, (br_fwd_round<SS>(dig, rows, log_n, rd * radix, fwd_tw, a.q)));
+            __syncthreads();
+        }
+        const bool last = t + 1 == a.kpc;
+        BR_DISPATCH(s_last, (br_fwd_mac_inv<SS>(dig, prod, key_step + t * rgsw_words, rows, k1,
+                                                 log_n, t > 0, last, m, fwd_tw, inv_tw, fin)));
+        __syncthreads();
+    }
+    for (u32 rd = 1; rd + 1 < rounds; rd++) {
+        const u32 st0 = s_last + (rd - 1) * radix;
+        BR_DISPATCH(radix, (br_inv_round<SS>(dig, k1, log_n, st0, inv_tw, fin, a.q)));
+        __syncthreads();
+    }
+    BR_DISPATCH(radix, (br_inv_last_update<SS>(dig, acc, k1, log_n, inv_tw, fin, a.q)));
+    __syncthreads();
+}
+
 // Blind rotation and extraction of `count` LWE ciphertexts (`lwe`: n + 1 words each) into
 // `out` (k·N + 1 words each). `key`: the bootstrapping key in fhe-math's layout (rows in NTT
 // form); `tw`: N forward (twiddle, Shoup) pairs, N inverse pairs, then the 4 final constants;
@@ -210,6 +438,12 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
         if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
+        if (a.log_n > a.radix_log) {
+            br_step_fused(acc, dig, prod, a, m, key + (size_t)i * a.kpc * rgsw_words,
+                          rgsw_words, ai, fwd_tw, inv_tw, fin);
+            continue;
+        }
+        // Unfused path (a transform of a single round): separate passes.
         for (u32 t = 0; t < a.kpc; t++) {
             const u32 e = t == 0 ? ai : two_n - ai;
             // Digits of X^e·ACC − ACC: row c·l + j holds digit j (most significant first).
