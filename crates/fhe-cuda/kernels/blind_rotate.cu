@@ -6,8 +6,8 @@
 // steps, one launch): the accumulator, the digit polynomials and (ternary keys) the NTT-form sum
 // of the first key's product stay in shared memory; each step decomposes X^a·ACC − ACC, runs the
 // forward NTTs of all digit polynomials at once, multiplies-and-accumulates with the key rows
-// (read from global memory with L2-only loads, shared by every block through L2: all blocks walk
-// the steps in the same order; L1 is left to the twiddle tables), runs the inverse NTTs and adds the result to the accumulator. At the end the block
+// (read from global memory, shared by every block through L2, and through L1 by the blocks of
+// one SM: all blocks walk the steps in the same order), runs the inverse NTTs and adds the result to the accumulator. At the end the block
 // writes the extracted LWE (coefficient 0).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
@@ -246,7 +246,7 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
                     u128 sum = t > 0 ? (u128)prod[(size_t)c2 * n + p] : (u128)0;
                     for (u32 r = 0; r < rows; r++)
                         sum += (u128)dig[(size_t)r * n + p] *
-                               __ldcg(kr + ((size_t)r * k1 + c2) * n + p);
+                               __ldg(kr + ((size_t)r * k1 + c2) * n + p);
                     res[c2] = reduce_u128(sum, m);
                 }
 #pragma unroll
