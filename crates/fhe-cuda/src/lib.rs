@@ -56,7 +56,8 @@ mod tables;
 pub mod trace;
 pub mod tuning;
 
-pub use any::{AnyBackend, AnyPoly};
+pub use any::{AnyBackend, AnyBootstrapKey, AnyKeySwitchKey, AnyLweBatch, AnyPoly};
+pub use backend::{CudaBootstrapKey, CudaKeySwitchKey, CudaLweBatch};
 pub use backend::CudaBackend;
 pub use device::{Device, ModuleLoads, PoolStats};
 pub use error::{Error, Result};
