@@ -48,7 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (backend, why_cpu) = AnyBackend::auto_explained(ring);
     match (&backend, why_cpu) {
         (AnyBackend::Cuda(b), _) => println!("backend: GPU ({})", b.device().name()),
-        (_, Some(e)) => println!("backend: CPU ({} rayon threads; no GPU: {e})", rayon_threads()),
+        (_, Some(e)) => println!(
+            "backend: CPU ({} rayon threads; no GPU: {e})",
+            rayon_threads()
+        ),
         _ => println!("backend: CPU ({} rayon threads)", rayon_threads()),
     }
 

@@ -21,7 +21,11 @@ const BATCH_REPS: usize = 5;
 
 /// `(parameters, batch)` of a PBS preset name (after the `pbs:` prefix).
 pub fn preset(name: &str) -> R<(Parameters, usize)> {
-    let bad = || format!("bad PBS preset {name:?} (form: <SET>x<batch>, e.g. CLASSIC_918_2048x4096; sets CLASSIC_918_2048, LPF_STD128_556_1024)");
+    let bad = || {
+        format!(
+            "bad PBS preset {name:?} (form: <SET>x<batch>, e.g. CLASSIC_918_2048x4096; sets CLASSIC_918_2048, LPF_STD128_556_1024)"
+        )
+    };
     let (set, batch) = name.rsplit_once('x').ok_or_else(bad)?;
     let batch: usize = batch.parse().map_err(|_| bad())?;
     let params = match set {
@@ -42,7 +46,10 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     dev.synchronize()?;
     dev.reset_pool_peak()?;
     let cpu = gpufhe::tfhe::cpu_backend(&params)?;
-    let be = CudaBackend::new(dev.clone(), Arc::clone(gpufhe::math::backend::RingBackend::ring(&cpu)))?;
+    let be = CudaBackend::new(
+        dev.clone(),
+        Arc::clone(gpufhe::math::backend::RingBackend::ring(&cpu)),
+    )?;
     let ck = ClientKey::generate(&params, &Seed([5; 32]))?;
     let sk = ck.server_key(&Seed([6; 32]))?;
     let p = params.message_space();

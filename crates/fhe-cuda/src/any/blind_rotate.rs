@@ -107,12 +107,12 @@ impl BlindRotateBackend for AnyBackend {
         input: &AnyLweBatch,
     ) -> Result<AnyLweBatch> {
         match (self, key, input) {
-            (AnyBackend::Cpu(b), AnyBootstrapKey::Cpu(k), AnyLweBatch::Cpu(x)) => Ok(
-                AnyLweBatch::Cpu(b.blind_rotate_extract(k, test_poly, x)?),
-            ),
-            (AnyBackend::Cuda(b), AnyBootstrapKey::Cuda(k), AnyLweBatch::Cuda(x)) => Ok(
-                AnyLweBatch::Cuda(b.blind_rotate_extract(k, test_poly, x)?),
-            ),
+            (AnyBackend::Cpu(b), AnyBootstrapKey::Cpu(k), AnyLweBatch::Cpu(x)) => {
+                Ok(AnyLweBatch::Cpu(b.blind_rotate_extract(k, test_poly, x)?))
+            }
+            (AnyBackend::Cuda(b), AnyBootstrapKey::Cuda(k), AnyLweBatch::Cuda(x)) => {
+                Ok(AnyLweBatch::Cuda(b.blind_rotate_extract(k, test_poly, x)?))
+            }
             (AnyBackend::Cpu(_), AnyBootstrapKey::Cpu(_), x)
             | (AnyBackend::Cuda(_), AnyBootstrapKey::Cuda(_), x) => Err(self.mismatch_of(x)),
             (_, k, _) => Err(self.mismatch_of(k)),
@@ -172,7 +172,9 @@ mod tests {
         let (any, cpu) = cpu_pair();
         let mut x = 1u64;
         let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (x >> 33) % 97
         };
         let key = BootstrapKeyHost {
