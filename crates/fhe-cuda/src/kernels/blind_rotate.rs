@@ -20,20 +20,6 @@ const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
 const KS_COLS: u32 = 128;
 
-/// Butterfly stages per shared-memory round of the batched rotation's NTTs (groups of 8 values
-/// in registers, one barrier per three stages). Every choice gives the same words; swapped with
-/// [`RADIX_LOG_SMALL`] the H200 measured the same (CLASSIC_918_2048: a batch of 4096 853 against
-/// 856 ms, one alone 31.4 against 31.3 ms; PERF.md).
-pub const RADIX_LOG_BATCHED: u32 = 3;
-/// The same for a batch too small to fill the GPU (fewer ciphertexts than SMs): groups of 4
-/// values, one barrier per two stages.
-pub const RADIX_LOG_SMALL: u32 = 2;
-
-/// Most threads per block of `blind_rotate_run`. A 1024-thread launch of the small-batch shape
-/// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the function's
-/// limit allowed it; 512 has run everywhere.
-pub const MAX_THREADS: u32 = 512;
-
 /// `BrArgs` of blind_rotate.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -199,11 +185,14 @@ pub fn run(
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(Error::driver("device attribute"))? as u32;
     let log_n = p.ring_degree.trailing_zeros();
+    let tuning = dev.tuning();
+    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
     let radix_log = if count < sms {
-        RADIX_LOG_SMALL
+        radix_small
     } else {
-        RADIX_LOG_BATCHED
+        radix_batched
     }
+    .clamp(1, 3)
     .min(log_n);
     let groups = (p.rows_per_rgsw() * p.ring_degree) as u32 >> radix_log;
     // The loops of the kernel are strided, so any whole number of warps up to the function's
@@ -213,7 +202,7 @@ pub fn run(
         .map_err(Error::driver("kernel attribute"))?
         .clamp(32, 1024) as u32;
     let threads = groups
-        .clamp(32, MAX_THREADS)
+        .clamp(32, tuning.blind_rotate_max_threads.clamp(32, 1024))
         .next_multiple_of(32)
         .min(limit / 32 * 32);
     let q = p.modulus;
