@@ -43,7 +43,8 @@
 //!   memory through all `n` CMux steps, the key rows read by every block through L2), key
 //!   switching a second. Exact arithmetic mod one 50-bit prime with 64-bit Shoup butterflies,
 //!   the CPU reference's words. H200, CLASSIC_918_2048, batch of 4096: 4.8k PBS/s, one alone
-//!   31 ms; the 64-bit butterfly floor is 16.8k/s (PERF.md, "Blind rotation").
+//!   31 ms; the 64-bit butterfly floor is 16.8k/s (PERF.md, "Blind rotation"). [`Spread`]
+//!   spreads a batch over several backends, e.g. every visible GPU ([`Spread::all_gpus`]).
 //! - Memory: buffers come from the driver's stream-ordered pool on the backend's stream; event
 //!   tracking is disabled, so a buffer must only be used on its backend's stream (or ordered with
 //!   explicit events). Operators' internal temporaries are borrowed from the backend's
@@ -60,6 +61,7 @@ pub mod launch_stats;
 pub mod poly;
 pub mod scratch;
 mod side;
+pub mod spread;
 mod tables;
 pub mod trace;
 pub mod tuning;
@@ -71,4 +73,5 @@ pub use device::{Device, ModuleLoads, PoolStats};
 pub use error::{Error, Result};
 pub use poly::DevicePoly;
 pub use scratch::ScratchStats;
+pub use spread::{Spread, SpreadBatch};
 pub use tuning::Tuning;

@@ -172,3 +172,44 @@ fn gpu_blind_rotate_rejects_bad_inputs() {
     let out = gpu.blind_rotate_extract(&gbk, &[0; 3], &empty).unwrap();
     assert!(gpu.download_lwe_batch(&out).unwrap().is_empty());
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_blind_rotate_spread_over_all_gpus_matches_cpu() {
+    // Every visible GPU (one or more) takes a part of the batch; the words are the CPU's.
+    let params = TEST_256_INSECURE.opt_in_insecure();
+    let ck = ClientKey::generate(&params, &Seed([31; 32])).unwrap();
+    let sk = ck.server_key(&Seed([32; 32])).unwrap();
+    let cpu = cpu_backend(&params).unwrap();
+    let spread = fhe_cuda::Spread::all_gpus(Arc::clone(cpu.ring()))
+        .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+    eprintln!("spread over {} GPU(s)", spread.backends().len());
+    let p = params.message_space();
+    let lut = LookupTable::from_fn(&params, |m| (5 * m + 1) % p).unwrap();
+    let (msgs, host) = inputs(&ck, &params, 301);
+    let want = {
+        let (bk, kk) = (
+            cpu.upload_bootstrap_key(sk.bootstrap_key()).unwrap(),
+            cpu.upload_key_switch_key(sk.key_switch_key()).unwrap(),
+        );
+        cpu.programmable_bootstrap(&bk, &kk, lut.test_polynomial(), &host)
+            .unwrap()
+    };
+    let (bk, kk) = (
+        spread.upload_bootstrap_key(sk.bootstrap_key()).unwrap(),
+        spread.upload_key_switch_key(sk.key_switch_key()).unwrap(),
+    );
+    let input = spread.upload_lwe_batch(&host).unwrap();
+    let got = spread
+        .download_lwe_batch(
+            &spread
+                .programmable_bootstrap(&bk, &kk, lut.test_polynomial(), &input)
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(got, want, "spread PBS differs from the CPU");
+    for (i, &m) in msgs.iter().enumerate() {
+        let ct = LweCiphertext::from_residues(got.modulus, got.get(i).unwrap().to_vec()).unwrap();
+        assert_eq!(ck.decrypt(&ct).unwrap(), lut.table()[m as usize]);
+    }
+}
