@@ -139,7 +139,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         name: full.clone(),
         log_n,
         levels: 0,
-        dnum: params.pbs_gadget.levels as usize,
+        dnum: 0,
         special_primes: 0,
         rows,
         keys: json!({
@@ -148,6 +148,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "lwe_dimension": params.lwe_dimension,
             "ring_degree": params.ring_degree,
             "modulus": params.modulus,
+            "pbs_gadget": [params.pbs_gadget.base_log, params.pbs_gadget.levels],
+            "ks_gadget": [params.ks_gadget.base_log, params.ks_gadget.levels],
             "bootstrap_key_bytes": 8 * sk.bootstrap_key().data.len(),
             "key_switch_key_bytes": 8 * sk.key_switch_key().data.len(),
         }),
