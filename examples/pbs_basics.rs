@@ -3,11 +3,13 @@
 //! against the table on plaintexts.
 //!
 //! Run with `cargo run --release --example pbs_basics` (`-- std128` runs the latency set
-//! `LPF_STD128_556_1024` with its 1-bit table instead). The backend is the CPU: the blind-rotation
-//! trait has no CUDA implementation yet; once it has, `AnyBackend`'s `auto` will pick the GPU
-//! here as in the other examples. The last line is `correct: true` only when every bootstrapped
-//! result decrypts to the table's entry.
+//! `LPF_STD128_556_1024` with its 1-bit table instead). The backend is `AnyBackend::auto`: the GPU
+//! when one is usable (the fused blind-rotation kernels of fhe-cuda, the CPU's words), else the
+//! CPU; `FHE_BACKEND=cpu` forces the CPU. The last line is `correct: true` only when every
+//! bootstrapped result decrypts to the table's entry.
 
+use gpufhe::cuda::AnyBackend;
+use gpufhe::math::backend::RingBackend;
 use gpufhe::math::sampler::Seed;
 use gpufhe::tfhe::{
     Bootstrapper, CLASSIC_918_2048, ClientKey, LPF_STD128_556_1024, LookupTable, cpu_backend,
@@ -41,8 +43,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "failure probability per PBS <= 2^{:.1}",
         params.log2_failure_probability()
     );
-    let backend = cpu_backend(&params)?;
-    println!("backend: CPU ({} rayon threads)", rayon_threads());
+    // The ring of the CPU backend (q and one special prime) serves both sides.
+    let ring = cpu_backend(&params)?.ring().clone();
+    let (backend, why_cpu) = AnyBackend::auto_explained(ring);
+    match (&backend, why_cpu) {
+        (AnyBackend::Cuda(b), _) => println!("backend: GPU ({})", b.device().name()),
+        (_, Some(e)) => println!(
+            "backend: CPU ({} rayon threads; no GPU: {e})",
+            rayon_threads()
+        ),
+        _ => println!("backend: CPU ({} rayon threads)", rayon_threads()),
+    }
 
     let clock = Instant::now();
     let client = ClientKey::generate_random(&params)?;
@@ -59,7 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|&m| client.encrypt_random(m))
         .collect::<Result<Vec<_>, _>>()?;
 
-    // One at a time (latency), then all inputs as one batch (rayon over the batch).
+    // One at a time (latency), then all inputs as one batch (one launch on the GPU, rayon over
+    // the batch on the CPU).
     let clock = Instant::now();
     let single = boot.bootstrap(&lut, &cts[..1])?;
     let alone = clock.elapsed().as_secs_f64();

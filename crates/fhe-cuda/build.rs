@@ -44,6 +44,7 @@ fn main() {
         "scale_round",
         "decode",
         "lincomb",
+        "blind_rotate",
     ] {
         let path = kernels.join(format!("{name}.cu"));
         println!("cargo:rerun-if-changed={}", path.display());

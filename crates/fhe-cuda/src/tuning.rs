@@ -106,6 +106,16 @@ pub struct Tuning {
     /// at N = 2^13 one run with the integer kernels was faster in CKKS key switches and slower
     /// in BGV rotations, within the spread; 0 keeps the tensor cores on every ring.
     pub convert_mma_min_n: usize,
+    /// Blind rotation (`blind_rotate_run`): butterfly stages per shared-memory round of its
+    /// NTTs when the batch fills the GPU (at least one ciphertext per SM), and when it does not:
+    /// 3 (8 values a thread, a barrier per three stages) and 2. Swapped, the H200 measured the
+    /// same (CLASSIC_918_2048: a batch of 4096 853 against 856 ms, one alone 31.4 against
+    /// 31.3 ms; PERF.md, 2026-11-29).
+    pub blind_rotate_radix_log: (u32, u32),
+    /// Blind rotation: most threads per block. A 1024-thread launch of the small-batch shape
+    /// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the
+    /// function's limit allowed it; 512 has run everywhere.
+    pub blind_rotate_max_threads: u32,
 }
 
 impl Tuning {
@@ -128,6 +138,8 @@ impl Tuning {
         convert_unrolled_min_n: 0,
         convert_mma_min_from: 3,
         convert_mma_min_n: 0,
+        blind_rotate_radix_log: (3, 2),
+        blind_rotate_max_threads: 512,
     };
 
     /// Whether `kernels::keyprod::key_product_early` takes the unfused launches for `rows` rows of which

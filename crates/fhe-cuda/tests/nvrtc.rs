@@ -94,3 +94,9 @@ fn missing_device_is_an_error() {
         ),
     }
 }
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_blind_rotate() {
+    compile("blind_rotate");
+}

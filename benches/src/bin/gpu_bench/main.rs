@@ -26,6 +26,7 @@
 
 mod integer;
 mod ntt_batch;
+mod pbs;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -51,7 +52,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
-    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`).
+    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), and
+    /// programmable bootstrapping as `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -83,6 +85,8 @@ struct Args {
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
     if let Some(rest) = name.strip_prefix("ntt:") {
         (Some("ntt"), rest)
+    } else if let Some(rest) = name.strip_prefix("pbs:") {
+        (Some("pbs"), rest)
     } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
@@ -700,6 +704,7 @@ fn run(args: &Args) -> R<()> {
     for p in &presets {
         match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
+            (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -737,6 +742,7 @@ fn run(args: &Args) -> R<()> {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -838,6 +844,11 @@ fn run(args: &Args) -> R<()> {
                     "reps": row.reps,
                     "floor_us": row.floor_us,
                 }));
+                if let (Some(Value::Object(e)), Some(Value::Object(x))) =
+                    (entries.last_mut(), pbs::row_fields(r, row))
+                {
+                    e.extend(x);
+                }
             }
         }
         let doc = json!({

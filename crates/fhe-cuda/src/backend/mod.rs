@@ -8,7 +8,8 @@
 //!
 //! Files: this one holds the backend's state, its buffers and the private helpers the traits
 //! share; `impl_ring.rs`, `impl_key_switch.rs` and `impl_integer.rs` implement
-//! [`RingBackend`], [`KeySwitchBackend`] and [`IntegerBackend`]; `keyswitch/` is the key
+//! [`RingBackend`], [`KeySwitchBackend`] and [`IntegerBackend`], `impl_blind_rotate.rs`
+//! [`fhe_math::backend::blind_rotate::BlindRotateBackend`] (TFHE-style bootstrapping); `keyswitch/` is the key
 //! switches' kernel plumbing (`mod_up.rs`, `key_product.rs` with the fused key product,
 //! `mod_down.rs` with `mod_down_any`, hoisting in its `mod.rs`) and `scale_round.rs` BFV's
 //! scale-and-round product.
@@ -37,11 +38,14 @@ use fhe_math::scale_round::ScaleRoundTables;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod impl_blind_rotate;
 mod impl_integer;
 mod impl_key_switch;
 mod impl_ring;
 mod keyswitch;
 mod scale_round;
+
+pub use impl_blind_rotate::{CudaBootstrapKey, CudaKeySwitchKey, CudaLweBatch};
 
 struct Inner {
     device: Arc<Device>,

@@ -7,6 +7,7 @@
 //! [`crate::kernel_cache`], so that later processes skip NVRTC.
 
 pub mod automorphism;
+pub mod blind_rotate;
 mod compile;
 pub mod decode;
 pub mod elementwise;
@@ -28,7 +29,7 @@ use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::OnceLock;
 
 /// Names of all kernel modules (the `.cu` file stems).
-pub const MODULES: [&str; 8] = [
+pub const MODULES: [&str; 9] = [
     "ntt",
     "elementwise",
     "keyswitch",
@@ -37,6 +38,7 @@ pub const MODULES: [&str; 8] = [
     "scale_round",
     "decode",
     "lincomb",
+    "blind_rotate",
 ];
 
 /// The self-contained source of a kernel module.
@@ -50,6 +52,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "scale_round" => include_str!(concat!(env!("OUT_DIR"), "/scale_round.cu")),
         "decode" => include_str!(concat!(env!("OUT_DIR"), "/decode.cu")),
         "lincomb" => include_str!(concat!(env!("OUT_DIR"), "/lincomb.cu")),
+        "blind_rotate" => include_str!(concat!(env!("OUT_DIR"), "/blind_rotate.cu")),
         _ => return None,
     })
 }

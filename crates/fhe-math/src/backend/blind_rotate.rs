@@ -8,10 +8,10 @@
 //! own memory ([`BlindRotateBackend::BootstrapKey`], [`BlindRotateBackend::KeySwitchKey`]) and
 //! processes whole batches of LWE ciphertexts ([`BlindRotateBackend::LweBatch`]) per call.
 //!
-//! [`crate::cpu::CpuBackend`] implements it (rayon over the batch, in `blind_rotate/cpu.rs`).
-//! The CUDA implementation (fused per-step kernels over the batch, the key read once per step)
-//! is the next step and does not exist yet; `fhe_cuda::CudaBackend` does not implement this
-//! trait.
+//! [`crate::cpu::CpuBackend`] implements it (rayon over the batch, in `blind_rotate/cpu.rs`),
+//! and so does `fhe_cuda::CudaBackend` (one launch rotates a whole batch through all steps, a
+//! thread block per ciphertext, the key rows shared through L2; `fhe_cuda`'s
+//! `kernels/blind_rotate.cu`), with the same words.
 //!
 //! # Bit-exactness rules
 //!
@@ -468,7 +468,7 @@ fn check_residues(data: &[u64], len: usize, q: &Modulus, what: &str) -> Result<(
 ///
 /// Keys are uploaded once and stay in the backend's memory; every call processes a batch.
 /// Results are bit-identical to [`crate::cpu::CpuBackend`]'s (the module's rules), whatever the
-/// batch size. Implemented by the CPU backend; the CUDA implementation is the next step.
+/// batch size. Implemented by the CPU backend and by `fhe_cuda::CudaBackend`.
 pub trait BlindRotateBackend {
     /// A bootstrapping key in the backend's memory.
     type BootstrapKey: Send + Sync;

@@ -1,0 +1,364 @@
+// Batched blind rotation, sample extraction and LWE key switching (fhe-math's
+// `backend::blind_rotate`, whose module documentation fixes every rounding; the CPU reference is
+// `blind_rotate/cpu.rs`). Exact arithmetic modulo one NTT prime q < 2^61, so equal output words.
+//
+// `blind_rotate_run`: one thread block per LWE ciphertext runs the whole rotation (all n CMux
+// steps, one launch): the accumulator, the digit polynomials and (ternary keys) the NTT-form sum
+// of the first key's product stay in shared memory; each step decomposes X^a·ACC − ACC, runs the
+// forward NTTs of all digit polynomials at once, multiplies-and-accumulates with the key rows
+// (read from global memory, shared by every block through L2, and through L1 by the blocks of
+// one SM: all blocks walk the steps in the same order), runs the inverse NTTs and adds the result to the accumulator. At the end the block
+// writes the extracted LWE (coefficient 0).
+//
+// `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
+// ciphertexts, so each key word read serves KS_TILE ciphertexts.
+#include "ntt_arith.cuh"
+
+// Mirrors `BrArgs` in src/kernels/blind_rotate.rs (repr(C)).
+struct BrArgs {
+    u64 q;
+    u64 bhi;       // floor(2^128 / q), high word
+    u64 blo;       // low word
+    u64 dec_c;     // floor(2^(64 + base_log·levels) / q): the gadget's rounding
+    u64 ms_c;      // floor(2^(64 + log2(2N)) / q): the modulus switch
+    u32 n_lwe;     // LWE dimension n
+    u32 log_n;     // log2 N
+    u32 k;         // GLWE dimension
+    u32 levels;    // gadget levels l
+    u32 base_log;  // gadget base log
+    u32 kpc;       // RGSW per LWE coefficient (1 binary, 2 ternary)
+    u32 radix_log; // butterfly stages per shared-memory round (1..3)
+    u32 pad;
+};
+
+#define BR_MAX_K1 4  // k + 1 <= 4 (checked on the host)
+
+// floor((x·2^bits + floor(q/2)) / q) mod 2^bits for x < q, 2^bits < q, with
+// c = floor(2^(64+bits) / q): the estimate floor(x·c / 2^64) is at most 3 below the quotient
+// (`Decomposer::decompose` of fhe-math, the same steps).
+__device__ __forceinline__ u64 br_round_scaled(u64 x, u32 bits, u64 c, u64 q) {
+    u128 num = ((u128)x << bits) + (u128)(q >> 1);
+    u64 y = __umul64hi(x, c);
+    u128 r = num - (u128)y * q;
+    while (r >= (u128)q) {
+        y++;
+        r -= q;
+    }
+    return y & ((1ull << bits) - 1);
+}
+
+// Coefficient p of X^e · poly (negacyclic, e < 2N): the source index (p − e) mod 2N, negated
+// when it lies in the upper half.
+__device__ __forceinline__ u64 br_rotated(const u64* poly, u32 p, u32 e, u32 n, u64 q) {
+    u32 i = (p - e) & (2 * n - 1);
+    return i < n ? poly[i] : mod_neg(poly[i - n], q);
+}
+
+// One round of S forward (Cooley-Tukey) stages over `polys` polynomials at `base`, starting at
+// stage `st0` (half-size N >> (st0 + 1)): each thread loads groups of 2^S values, applies the
+// S stages in registers and stores them back. Lazy values in [0, 4q).
+template <int S>
+__device__ __forceinline__ void br_fwd_round(u64* base, u32 polys, u32 log_n, u32 st0,
+                                             const ulonglong2* __restrict__ tw, u64 q) {
+    const u64 two_q = 2 * q;
+    const u32 n = 1u << log_n;
+    const u32 log_u = log_n - st0 - S;  // element stride 2^log_u
+    const u32 per = n >> S;
+    const u32 total = polys * per;
+    for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
+        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 gg = g & (per - 1);
+        const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
+        const u32 start = (b << (log_u + S)) + j;
+        u64 x[1 << S];
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << log_u)];
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const u32 half = 1u << (S - 1 - s);
+            const u32 log_blk = log_n - st0 - s;  // block size 2·ts = 2^log_blk
+            const u32 m = 1u << (st0 + s);
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) {
+                if (e & half) continue;
+                const u32 pos = start + (e << log_u);
+                const ulonglong2 w = __ldg(tw + m + (pos >> log_blk));
+                fwd_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) poly[start + (e << log_u)] = x[e];
+    }
+}
+
+// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0);
+// the last stage of the transform (h = 1) folds in n^-1 and returns canonical values
+// (`fin` = [n^-1, shoup, n^-1·ψ^(-N/2), shoup]).
+template <int S>
+__device__ __forceinline__ void br_inv_round(u64* base, u32 polys, u32 log_n, u32 st0,
+                                             const ulonglong2* __restrict__ tw,
+                                             const u64* __restrict__ fin, u64 q) {
+    const u64 two_q = 2 * q;
+    const u32 n = 1u << log_n;
+    const u32 per = n >> S;
+    const u32 total = polys * per;
+    for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
+        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 gg = g & (per - 1);
+        const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
+        const u32 start = (b << (st0 + S)) + j;
+        u64 x[1 << S];
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << st0)];
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            const u32 half = 1u << s;
+            const u32 st = st0 + s;
+            const u32 h = n >> (st + 1);
+#pragma unroll
+            for (int e = 0; e < (1 << S); e++) {
+                if (e & half) continue;
+                if (h == 1) {
+                    inv_bf_last(x[e], x[e + half], fin, q, two_q);
+                } else {
+                    const u32 pos = start + (e << st0);
+                    const ulonglong2 w = __ldg(tw + h + (pos >> (st + 1)));
+                    inv_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+                }
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) poly[start + (e << st0)] = x[e];
+    }
+}
+
+__device__ __forceinline__ void br_forward(u64* base, u32 polys, u32 log_n, u32 radix,
+                                           const ulonglong2* tw, u64 q) {
+    for (u32 st = 0; st < log_n;) {
+        const u32 s = min(radix, log_n - st);
+        if (s == 3) br_fwd_round<3>(base, polys, log_n, st, tw, q);
+        else if (s == 2) br_fwd_round<2>(base, polys, log_n, st, tw, q);
+        else br_fwd_round<1>(base, polys, log_n, st, tw, q);
+        st += s;
+        __syncthreads();
+    }
+}
+
+__device__ __forceinline__ void br_inverse(u64* base, u32 polys, u32 log_n, u32 radix,
+                                           const ulonglong2* tw, const u64* fin, u64 q) {
+    for (u32 st = 0; st < log_n;) {
+        const u32 s = min(radix, log_n - st);
+        if (s == 3) br_inv_round<3>(base, polys, log_n, st, tw, fin, q);
+        else if (s == 2) br_inv_round<2>(base, polys, log_n, st, tw, fin, q);
+        else br_inv_round<1>(base, polys, log_n, st, tw, fin, q);
+        st += s;
+        __syncthreads();
+    }
+}
+
+// Blind rotation and extraction of `count` LWE ciphertexts (`lwe`: n + 1 words each) into
+// `out` (k·N + 1 words each). `key`: the bootstrapping key in fhe-math's layout (rows in NTT
+// form); `tw`: N forward (twiddle, Shoup) pairs, N inverse pairs, then the 4 final constants;
+// `test_poly`: N canonical words. One block per ciphertext; dynamic shared memory:
+// (k+1)·N accumulator + (k+1)·l·N digits (+ (k+1)·N for ternary keys) words + (n+1) u32.
+extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ key,
+                                            const u64* __restrict__ tw_words,
+                                            const u64* __restrict__ test_poly,
+                                            const u64* __restrict__ lwe, u64* __restrict__ out,
+                                            u32 count) {
+    extern __shared__ u64 sm[];
+    pdl_wait();
+    const u32 b = blockIdx.x;
+    if (b >= count) return;
+    const u32 n = 1u << a.log_n;
+    const u32 two_n = 2 * n;
+    const u32 k1 = a.k + 1;
+    const u32 l = a.levels;
+    const u32 rows = k1 * l;
+    const u64 q = a.q;
+    Mod m;
+    m.q = q;
+    m.bhi = a.bhi;
+    m.blo = a.blo;
+    const ulonglong2* fwd_tw = (const ulonglong2*)tw_words;
+    const ulonglong2* inv_tw = fwd_tw + n;
+    const u64* fin = tw_words + 4 * (size_t)n;
+
+    u64* acc = sm;
+    u64* dig = acc + (size_t)k1 * n;
+    u64* prod = dig + (size_t)rows * n;
+    u32* ex = (u32*)(prod + (a.kpc == 2 ? (size_t)k1 * n : 0));
+
+    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
+    const u32 ms_bits = a.log_n + 1;
+    for (u32 i = threadIdx.x; i <= a.n_lwe; i += blockDim.x)
+        ex[i] = (u32)br_round_scaled(in[i], ms_bits, a.ms_c, q);
+    __syncthreads();
+
+    // ACC = (0, …, 0, X^{-b̃} · v).
+    const u32 shift = (two_n - ex[a.n_lwe]) & (two_n - 1);
+    for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
+        const u32 c = idx >> a.log_n, p = idx & (n - 1);
+        acc[idx] = c < a.k ? 0 : br_rotated(test_poly, p, shift, n, q);
+    }
+    __syncthreads();
+
+    const u32 bits = a.base_log * l;
+    const u64 base = 1ull << a.base_log;
+    const long long half_base = (long long)(base >> 1);
+    const size_t rgsw_words = (size_t)rows * k1 * n;
+    for (u32 i = 0; i < a.n_lwe; i++) {
+        const u32 ai = ex[i];
+        if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
+        for (u32 t = 0; t < a.kpc; t++) {
+            const u32 e = t == 0 ? ai : two_n - ai;
+            // Digits of X^e·ACC − ACC: row c·l + j holds digit j (most significant first).
+            for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
+                const u32 c = idx >> a.log_n, p = idx & (n - 1);
+                const u64* poly = acc + (size_t)c * n;
+                const u64 x = mod_sub(br_rotated(poly, p, e, n, q), poly[p], q);
+                u64 y = br_round_scaled(x, bits, a.dec_c, q);
+                long long carry = 0;
+                for (int j = (int)l - 1; j >= 0; j--) {
+                    long long d = (long long)(y & (base - 1)) + carry;
+                    y >>= a.base_log;
+                    if (d >= half_base) {
+                        d -= (long long)base;
+                        carry = 1;
+                    } else {
+                        carry = 0;
+                    }
+                    dig[(size_t)(c * l + j) * n + p] = d < 0 ? q - (u64)(-d) : (u64)d;
+                }
+            }
+            __syncthreads();
+            br_forward(dig, rows, a.log_n, a.radix_log, fwd_tw, q);
+            // Multiply-accumulate with the key rows; the sums go to rows 0..k of `dig` (each
+            // thread reads all rows at its positions before writing them) or, for the first key
+            // of a ternary pair, to `prod`.
+            const u64* kr = key + ((size_t)i * a.kpc + t) * rgsw_words;
+            const bool last = t + 1 == a.kpc;
+            for (u32 p = threadIdx.x; p < n; p += blockDim.x) {
+                u64 res[BR_MAX_K1];
+#pragma unroll
+                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                    if (c2 >= k1) break;
+                    u128 sum = t > 0 ? (u128)prod[(size_t)c2 * n + p] : (u128)0;
+                    for (u32 r = 0; r < rows; r++)
+                        sum += (u128)dig[(size_t)r * n + p] *
+                               __ldg(kr + ((size_t)r * k1 + c2) * n + p);
+                    res[c2] = reduce_u128(sum, m);
+                }
+#pragma unroll
+                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                    if (c2 >= k1) break;
+                    if (last) dig[(size_t)c2 * n + p] = res[c2];
+                    else prod[(size_t)c2 * n + p] = res[c2];
+                }
+            }
+            __syncthreads();
+        }
+        br_inverse(dig, k1, a.log_n, a.radix_log, inv_tw, fin, q);
+        for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x)
+            acc[idx] = mod_add(acc[idx], dig[idx], q);
+        __syncthreads();
+    }
+
+    // Sample extraction of coefficient 0.
+    const u32 w_out = a.k * n + 1;
+    u64* o = out + (size_t)b * w_out;
+    for (u32 idx = threadIdx.x; idx < a.k * n; idx += blockDim.x) {
+        const u32 c = idx >> a.log_n, j = idx & (n - 1);
+        const u64* poly = acc + (size_t)c * n;
+        o[idx] = j == 0 ? poly[0] : mod_neg(poly[n - j], q);
+    }
+    if (threadIdx.x == 0) o[a.k * n] = acc[(size_t)a.k * n];
+}
+
+// Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).
+struct KsArgs {
+    u64 q;
+    u64 bhi;
+    u64 blo;
+    u64 dec_c;     // floor(2^(64 + base_log·levels) / q)
+    u32 n_in;      // input dimension
+    u32 n_out;     // output dimension
+    u32 levels;
+    u32 base_log;
+};
+
+#define KS_TILE 16   // ciphertexts per block
+#define KS_COLS 128  // output columns per block (= threads)
+#define KS_CHUNK 64  // input coefficients decomposed per shared-memory chunk
+#define KS_MAX_LEVELS 8
+
+// LWE key switching: out = (−Σ d_{i,j}·K_{i,j}.a, b − Σ d_{i,j}·K_{i,j}.b) with d_{i,j} the
+// signed digits of a_i. Grid (column tiles, ciphertext tiles), KS_COLS threads. The products
+// |d|·K < 2^63 (checked on the host) accumulate exactly in signed 128-bit sums.
+extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restrict__ key,
+                                                   const u64* __restrict__ in,
+                                                   u64* __restrict__ out, u32 count) {
+    __shared__ int digits[KS_TILE][KS_CHUNK * KS_MAX_LEVELS];
+    pdl_wait();
+    const u32 col = blockIdx.x * KS_COLS + threadIdx.x;
+    const u32 b0 = blockIdx.y * KS_TILE;
+    const u32 l = a.levels;
+    const u32 w_in = a.n_in + 1, w_out = a.n_out + 1;
+    const u32 bits = a.base_log * l;
+    const u64 base = 1ull << a.base_log;
+    const long long half_base = (long long)(base >> 1);
+    __int128 acc[KS_TILE];
+#pragma unroll
+    for (int t = 0; t < KS_TILE; t++) acc[t] = 0;
+    for (u32 i0 = 0; i0 < a.n_in; i0 += KS_CHUNK) {
+        const u32 len = min((u32)KS_CHUNK, a.n_in - i0);
+        __syncthreads();
+        for (u32 idx = threadIdx.x; idx < KS_TILE * KS_CHUNK; idx += blockDim.x) {
+            const u32 t = idx / KS_CHUNK, i = idx % KS_CHUNK;
+            const u32 bb = b0 + t;
+            u64 y = 0;
+            if (bb < count && i < len) y = br_round_scaled(in[(size_t)bb * w_in + i0 + i], bits, a.dec_c, a.q);
+            long long carry = 0;
+            for (int j = (int)l - 1; j >= 0; j--) {
+                long long d = (long long)(y & (base - 1)) + carry;
+                y >>= a.base_log;
+                if (d >= half_base) {
+                    d -= (long long)base;
+                    carry = 1;
+                } else {
+                    carry = 0;
+                }
+                digits[t][i * l + j] = (int)d;
+            }
+        }
+        __syncthreads();
+        if (col < w_out) {
+            const u64* kp = key + (size_t)i0 * l * w_out + col;
+            for (u32 r = 0; r < len * l; r++) {
+                const long long kv = (long long)__ldg(kp + (size_t)r * w_out);
+#pragma unroll
+                for (int t = 0; t < KS_TILE; t++) acc[t] += (__int128)(kv * (long long)digits[t][r]);
+            }
+        }
+    }
+    if (col >= w_out) return;
+    Mod m;
+    m.q = a.q;
+    m.bhi = a.bhi;
+    m.blo = a.blo;
+#pragma unroll
+    for (int t = 0; t < KS_TILE; t++) {
+        const u32 bb = b0 + t;
+        if (bb >= count) break;
+        const __int128 s = acc[t];
+        // r = s mod q, canonical.
+        u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
+        u64 v;
+        if (col < a.n_out) {
+            v = mod_neg(r, a.q);
+        } else {
+            v = mod_sub(in[(size_t)bb * w_in + a.n_in], r, a.q);
+        }
+        out[(size_t)bb * w_out + col] = v;
+    }
+}

@@ -1,0 +1,314 @@
+//! Launch wrappers of `kernels/blind_rotate.cu`: the fused blind rotation with sample
+//! extraction (`blind_rotate_run`, one block per ciphertext over all steps) and LWE key
+//! switching (`blind_rotate_key_switch`), with their argument structs and the host-side tables
+//! (twiddles, rounding constants) and shape limits.
+
+use super::launch;
+use crate::error::{Error, Result};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
+use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig};
+use fhe_math::backend::blind_rotate::{BlindRotateParams, KeySwitchParams};
+use fhe_math::ntt::NttTable;
+use std::sync::Arc;
+
+/// `BR_MAX_K1` of blind_rotate.cu: the most GLWE components `k + 1`.
+pub const MAX_GLWE_COMPONENTS: usize = 4;
+/// `KS_MAX_LEVELS` of blind_rotate.cu: the most key-switching gadget levels.
+pub const MAX_KS_LEVELS: u32 = 8;
+/// `KS_TILE` of blind_rotate.cu: ciphertexts per key-switching block.
+const KS_TILE: u32 = 16;
+/// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
+const KS_COLS: u32 = 128;
+
+/// `BrArgs` of blind_rotate.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BrArgs {
+    q: u64,
+    bhi: u64,
+    blo: u64,
+    dec_c: u64,
+    ms_c: u64,
+    n_lwe: u32,
+    log_n: u32,
+    k: u32,
+    levels: u32,
+    base_log: u32,
+    kpc: u32,
+    radix_log: u32,
+    pad: u32,
+}
+
+// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (5 u64 then 8 u32).
+unsafe impl DeviceRepr for BrArgs {}
+
+/// `KsArgs` of blind_rotate.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KsArgs {
+    q: u64,
+    bhi: u64,
+    blo: u64,
+    dec_c: u64,
+    n_in: u32,
+    n_out: u32,
+    levels: u32,
+    base_log: u32,
+}
+
+// SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 4 u32).
+unsafe impl DeviceRepr for KsArgs {}
+
+/// `floor(2^(64 + bits) / q)`, the rounding constant of `br_round_scaled` (`2^bits < q`).
+fn round_constant(bits: u32, q: u64) -> u64 {
+    ((1u128 << (64 + bits)) / u128::from(q)) as u64
+}
+
+/// The device twiddle table of a blind rotation's ring: `N` forward `(ψ^brv(k), shoup)`
+/// pairs, `N` inverse pairs, then `[n^-1, shoup, n^-1·ψ^(-N/2), shoup]`.
+pub fn twiddle_words(ntt: &NttTable) -> Vec<u64> {
+    let n = ntt.n();
+    let mut w = Vec::with_capacity(4 * n + 4);
+    for (a, b) in ntt
+        .forward_twiddles()
+        .iter()
+        .zip(ntt.forward_twiddles_shoup())
+    {
+        w.extend_from_slice(&[*a, *b]);
+    }
+    for (a, b) in ntt
+        .inverse_twiddles()
+        .iter()
+        .zip(ntt.inverse_twiddles_shoup())
+    {
+        w.extend_from_slice(&[*a, *b]);
+    }
+    w.extend_from_slice(&[
+        ntt.n_inv(),
+        ntt.n_inv_shoup(),
+        ntt.inverse_final_twiddle(),
+        ntt.inverse_final_twiddle_shoup(),
+    ]);
+    w
+}
+
+/// The device-side limits of the blind rotation: `k + 1 <= 4`.
+pub fn check_blind_rotate(p: &BlindRotateParams) -> Result<()> {
+    if p.glwe_dimension + 1 > MAX_GLWE_COMPONENTS {
+        return Err(Error::Unsupported {
+            what: format!(
+                "blind rotation with GLWE dimension {} on the GPU (at most {})",
+                p.glwe_dimension,
+                MAX_GLWE_COMPONENTS - 1
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The device-side limits of key switching: at most [`MAX_KS_LEVELS`] levels and
+/// `2^(base_log − 1) · q < 2^63` (the products are formed in 64 bits).
+pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
+    let g = p.gadget;
+    let fits = u128::from(p.modulus.value()) << (g.base_log - 1) < 1u128 << 63;
+    if g.levels > MAX_KS_LEVELS || !fits || p.output_dimension >= u32::MAX as usize {
+        return Err(Error::Unsupported {
+            what: format!(
+                "key switching with base 2^{} and {} levels mod {} on the GPU (at most {} \
+                 levels, 2^(base_log - 1) * q < 2^63)",
+                g.base_log,
+                g.levels,
+                p.modulus.value(),
+                MAX_KS_LEVELS
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator, digits, the ternary
+/// sum, then `n + 1` exponents.
+pub fn shared_bytes(p: &BlindRotateParams) -> usize {
+    let k1 = p.glwe_dimension + 1;
+    let rows = p.rows_per_rgsw();
+    let ternary = if p.keys_per_coefficient == 2 { k1 } else { 0 };
+    8 * (k1 + rows + ternary) * p.ring_degree + 4 * (p.lwe_dimension + 1)
+}
+
+/// Device addresses of one `blind_rotate_run` launch.
+pub struct RunBuffers {
+    /// The bootstrapping key (fhe-math's layout).
+    pub key: u64,
+    /// [`twiddle_words`] on the device.
+    pub twiddles: u64,
+    /// The test polynomial (`N` words).
+    pub test_poly: u64,
+    /// The input ciphertexts (`n + 1` words each).
+    pub input: u64,
+    /// The extracted outputs (`k·N + 1` words each).
+    pub output: u64,
+}
+
+/// Enqueues the blind rotation and extraction of `count` ciphertexts.
+pub fn run(
+    dev: &crate::Device,
+    stream: &Arc<CudaStream>,
+    p: &BlindRotateParams,
+    bufs: &RunBuffers,
+    count: u32,
+) -> Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    check_blind_rotate(p)?;
+    let f = dev.function("blind_rotate", "blind_rotate_run")?;
+    let smem = shared_bytes(p);
+    let ctx = stream.context();
+    let max = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("device attribute"))? as usize;
+    if smem > max {
+        return Err(Error::Unsupported {
+            what: format!(
+                "blind rotation at N = {}, k = {}, {} levels needs {smem} bytes of shared memory \
+                 per block (the device has {max})",
+                p.ring_degree, p.glwe_dimension, p.gadget.levels
+            ),
+        });
+    }
+    f.set_attribute(
+        CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        smem as i32,
+    )
+    .map_err(Error::driver("kernel attribute"))?;
+    let sms = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let log_n = p.ring_degree.trailing_zeros();
+    let tuning = dev.tuning();
+    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
+    let radix_log = if count < sms {
+        radix_small
+    } else {
+        radix_batched
+    }
+    .clamp(1, 3)
+    .min(log_n);
+    let groups = (p.rows_per_rgsw() * p.ring_degree) as u32 >> radix_log;
+    // The loops of the kernel are strided, so any whole number of warps up to the function's
+    // limit (its register use) gives the same result.
+    let limit = f
+        .max_threads_per_block()
+        .map_err(Error::driver("kernel attribute"))?
+        .clamp(32, 1024) as u32;
+    let threads = groups
+        .clamp(32, tuning.blind_rotate_max_threads.clamp(32, 1024))
+        .next_multiple_of(32)
+        .min(limit / 32 * 32);
+    let q = p.modulus;
+    let (bhi, blo) = q.barrett_constant();
+    let args = BrArgs {
+        q: q.value(),
+        bhi,
+        blo,
+        dec_c: round_constant(p.gadget.base_log * p.gadget.levels, q.value()),
+        ms_c: round_constant(log_n + 1, q.value()),
+        n_lwe: p.lwe_dimension as u32,
+        log_n,
+        k: p.glwe_dimension as u32,
+        levels: p.gadget.levels,
+        base_log: p.gadget.base_log,
+        kpc: p.keys_per_coefficient as u32,
+        radix_log,
+        pad: 0,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (count, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    launch!(
+        stream,
+        f,
+        cfg,
+        &args,
+        &bufs.key,
+        &bufs.twiddles,
+        &bufs.test_poly,
+        &bufs.input,
+        &bufs.output,
+        &count
+    )
+}
+
+/// Enqueues the key switch of `count` ciphertexts at `input` into `output`.
+pub fn key_switch(
+    dev: &crate::Device,
+    stream: &Arc<CudaStream>,
+    p: &KeySwitchParams,
+    (key, input, output): (u64, u64, u64),
+    count: u32,
+) -> Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    check_key_switch(p)?;
+    let f = dev.function("blind_rotate", "blind_rotate_key_switch")?;
+    let q = p.modulus;
+    let (bhi, blo) = q.barrett_constant();
+    let args = KsArgs {
+        q: q.value(),
+        bhi,
+        blo,
+        dec_c: round_constant(p.gadget.base_log * p.gadget.levels, q.value()),
+        n_in: p.input_dimension as u32,
+        n_out: p.output_dimension as u32,
+        levels: p.gadget.levels,
+        base_log: p.gadget.base_log,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (
+            (p.output_dimension as u32 + 1).div_ceil(KS_COLS),
+            count.div_ceil(KS_TILE),
+            1,
+        ),
+        block_dim: (KS_COLS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(stream, f, cfg, &args, &key, &input, &output, &count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_math::Modulus;
+    use fhe_math::backend::blind_rotate::Gadget;
+
+    #[test]
+    fn twiddle_table_layout_and_shared_size() {
+        let q = Modulus::new(1_125_899_906_826_241).unwrap();
+        let ntt = NttTable::new(q, 2048).unwrap();
+        let w = twiddle_words(&ntt);
+        assert_eq!(w.len(), 4 * 2048 + 4);
+        assert_eq!(w[2 * 5], ntt.forward_twiddles()[5]);
+        assert_eq!(w[2 * 2048 + 2 * 7 + 1], ntt.inverse_twiddles_shoup()[7]);
+        assert_eq!(w[4 * 2048 + 2], ntt.inverse_final_twiddle());
+        let p = BlindRotateParams {
+            lwe_dimension: 918,
+            ring_degree: 2048,
+            glwe_dimension: 1,
+            modulus: q,
+            gadget: Gadget {
+                base_log: 23,
+                levels: 1,
+            },
+            keys_per_coefficient: 1,
+        };
+        // 2 accumulator + 2 digit polynomials, 919 exponents: three blocks fit an H200 SM.
+        assert_eq!(shared_bytes(&p), 8 * 4 * 2048 + 4 * 919);
+        assert_eq!(
+            round_constant(12, q.value()),
+            ((1u128 << 76) / 1_125_899_906_826_241) as u64
+        );
+    }
+}
