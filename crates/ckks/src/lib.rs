@@ -1,6 +1,7 @@
 //! The CKKS scheme: approximate arithmetic on encrypted complex vectors, generic over the
 //! backend.
 
+pub mod bootstrap;
 pub mod context;
 pub mod encoder;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod precision;
 pub mod serialize;
 pub mod slots;
 
+pub use bootstrap::{BootstrapConfig, Bootstrapper};
 pub use context::Context;
 pub use encoder::Encoder;
 pub use error::{Error, Result};

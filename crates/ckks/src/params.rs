@@ -162,6 +162,31 @@ pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
     security: Security::InsecureForTestingOnly,
 };
 
+/// **Insecure** CI-sized set for bootstrapping on the CPU
+/// ([`crate::bootstrap::BOOT_N12_CONFIG`]; use a sparse secret of weight
+/// [`BOOT_N12_SECRET_WEIGHT`], [`rlwe::KeyGenerator::sparse_secret_key_from_seed`]).
+///
+/// `N = 2^12` (2048 slots), `L + 1 = 18` ciphertext primes (60 + 17 × 52 bits), `K = 6` special
+/// primes of 60 bits, `dnum = 3` (digits of 6 primes, largest ≈ 320 bits ≤ log2 P ≈ 360).
+/// Bootstrapping takes 14 levels (CoeffToSlot 3, EvalMod 8, SlotToCoeff 3) and leaves 3 of
+/// 52 bits. The message ratio `q_0/Δ_0 ≈ 2^8` bounds the sine's error. log2 QP ≈ 1304, far
+/// above the 109-bit bound at `N = 2^12`: **not secure**, hence
+/// [`Security::InsecureForTestingOnly`].
+pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
+    log_n: 12,
+    levels: 17,
+    first_prime_bits: 60,
+    scale_bits: 52,
+    special_primes: 6,
+    special_prime_bits: 60,
+    dnum: 3,
+    security: Security::InsecureForTestingOnly,
+};
+
+/// Hamming weight of the sparse secret for [`BOOT_N12_INSECURE`]: `|I_k|` has standard
+/// deviation about `√(32/12) ≈ 1.6`, so EvalMod's `K = 12` is 7 standard deviations away.
+pub const BOOT_N12_SECRET_WEIGHT: usize = 32;
+
 /// Validated CKKS parameters: the chosen primes, the scale ladder and the digit partition.
 ///
 /// Built with [`Parameters::new`]; shared as `Arc<Parameters>`. Serializes as its literal, the
@@ -339,7 +364,8 @@ mod tests {
     use super::*;
     use rlwe::wire::{self, BlobKind};
 
-    const PRESETS: [(&str, ParametersLiteral); 6] = [
+    const PRESETS: [(&str, ParametersLiteral); 7] = [
+        ("BOOT_N12_INSECURE", BOOT_N12_INSECURE),
         ("CAT", CAT),
         ("CAT_COMPAT", CAT_COMPAT),
         ("N16_L24_D3", N16_L24_D3),

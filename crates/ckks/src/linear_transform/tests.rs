@@ -8,8 +8,9 @@ use rlwe::{PublicKey, SecretKey, encrypt};
 type Be = CpuBackend;
 
 /// Bits of absolute precision the transforms below keep at the test set (inputs of modulus 1,
-/// matrix entries in `[-1, 1]²`, so outputs up to `√2·(diagonals)`): measured 26.9-30.6.
-const MIN_BITS: f64 = 24.0;
+/// matrix entries in `[-1, 1]²`, so outputs up to `√2·(diagonals)`): measured 24.3 (7 full-slot
+/// diagonals) and 27.2 (dense 16 × 16).
+const MIN_BITS: f64 = 22.0;
 
 struct Setup {
     ctx: Context<Be>,

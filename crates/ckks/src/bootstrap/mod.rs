@@ -1,0 +1,405 @@
+//! CKKS bootstrapping: a ciphertext at level 0 refreshed to a higher level, written once over
+//! the backend.
+//!
+//! # Pipeline
+//!
+//! With `m` the message polynomial (`m = Δ_0·FFT⁻¹(z)` for slots `z`) and `s` the secret:
+//!
+//! 1. **ModRaise** ([`Bootstrapper::mod_raise`]): the level-0 ciphertext `(c_0, c_1)`, centred
+//!    modulo `q_0`, read over the whole chain `Q_L`: it decrypts to `m + q_0·I` with an integer
+//!    polynomial `I`, `|I_k| ≤ K` (a small `K` needs a sparse secret: `I_k` is a sum of `h`
+//!    terms of `c_1·s`, standard deviation about `√(h/12)`). Declared scale `Δ_L`.
+//! 2. **CoeffToSlot** ([`Bootstrapper::coeff_to_slot`]): the inverse homomorphic DFT, a few
+//!    sparse BSGS matrices ([`dft`]) whose product maps the slots to
+//!    `bitrev(w)/(2·q_0·K)`, `w_k = P_k + i·P_{k+s}` the paired coefficients of `P = m + q_0·I`;
+//!    then the conjugation splits real and imaginary parts:
+//!    `re = ct + conj(ct)`, `im = −i·(ct − conj(ct))` (`−i` is the monomial `−X^{N/2}`, exact),
+//!    each with slots `y = P_k/(q_0·K) ∈ [−1, 1]`.
+//! 3. **EvalMod** ([`Bootstrapper::eval_mod`]) on each: `x = K·y = I_k + m_k/q_0`, and
+//!    `sin(2πx) = cos(2π(x − ¼))` removes `I_k`: the cosine of `2π(x − ¼)/2^r` is a Chebyshev
+//!    interpolant of degree `d` in `y` on `[−1, 1]` ([`crate::poly_eval`]), followed by `r`
+//!    double-angle steps `c → 2c² − 1`; optionally the arcsine's cubic term,
+//!    `x ≈ (σ + σ³/6)/(2π)` with `σ = sin 2πx`, removes the sine's own `(2π)²x³/6` error.
+//! 4. **SlotToCoeff** ([`Bootstrapper::slot_to_coeff`]): `re + i·im` (slots
+//!    `sin(2π·bitrev(w)/q_0) ≈ 2π·bitrev(w(m))/q_0`) through the forward DFT matrices, scaled by
+//!    `q_0/(2π·Δ_0)` (`q_0/Δ_0` with the arcsine), gives the slots `z` again, on the ladder.
+//!
+//! # Levels and precision
+//!
+//! CoeffToSlot and SlotToCoeff take one level per matrix; EvalMod
+//! `depth(d) + r (+ 2 with the arcsine)` ([`BootstrapLevels`]). The result is at level
+//! `L − total` with the ladder scale of that level. Precision is limited by the sine's cubic
+//! term (relative `(2π)²x²/6` with `|x| ≤ |m_k|/q_0`, so the ratio `q_0/Δ_0` matters: a
+//! larger one shrinks it), by EvalMod's rounding noise amplified by the double angles and by
+//! `q_0/Δ_0`, and by the approximation error of the cosine.
+//!
+//! The plaintext diagonals and the Chebyshev coefficients are computed once on the host in
+//! `f64` ([`dft`], [`eval_mod`]); every backend encodes the same integers, so the CPU and
+//! CUDA backends give the same ciphertext words.
+
+pub mod dft;
+pub mod eval_mod;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::evaluator::Evaluator;
+use crate::linear_transform::LinearTransform;
+use crate::poly_eval::{Basis, PolyPlan, Polynomial};
+use fhe_math::backend::KeySwitchBackend;
+use fhe_math::poly::Shape;
+use rlwe::{Ciphertext, GaloisKeys, Meta, Plaintext, RelinKey};
+
+fn bad(reason: impl Into<String>) -> Error {
+    Error::Bootstrap {
+        reason: reason.into(),
+    }
+}
+
+/// How to bootstrap: levels of each stage and the EvalMod approximation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BootstrapConfig {
+    /// Levels (matrices) of CoeffToSlot, 1..=log2(slots).
+    pub cts_levels: usize,
+    /// Levels (matrices) of SlotToCoeff, 1..=log2(slots).
+    pub stc_levels: usize,
+    /// EvalMod's interval `[−K, K]` for `x = I_k + m_k/q_0` (`K` above the largest `|I_k|`
+    /// plus a margin).
+    pub k: f64,
+    /// Degree of the Chebyshev interpolant of the scaled cosine.
+    pub cos_degree: usize,
+    /// Double-angle steps `r` (the cosine is taken of `2π(x − ¼)/2^r`).
+    pub double_angle: usize,
+    /// Whether to apply the arcsine's cubic correction (two more levels).
+    pub arcsine: bool,
+}
+
+/// A configuration for bootstrapping at [`crate::params::BOOT_N12_INSECURE`] (sparse secret of
+/// weight 32, so `|I_k| ≤ 12` with overwhelming probability): 3 + 8 + 3 levels.
+pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
+    cts_levels: 3,
+    stc_levels: 3,
+    k: 12.0,
+    cos_degree: 31,
+    double_angle: 3,
+    arcsine: false,
+};
+
+/// Levels each stage consumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootstrapLevels {
+    /// CoeffToSlot (one per matrix).
+    pub coeff_to_slot: usize,
+    /// EvalMod (the cosine's polynomial depth, the double angles, the arcsine).
+    pub eval_mod: usize,
+    /// SlotToCoeff (one per matrix).
+    pub slot_to_coeff: usize,
+    /// The level of a bootstrapped ciphertext: `L` minus the three above.
+    pub output_level: usize,
+}
+
+/// Bootstrapping for one context: the encoded DFT matrices, the EvalMod polynomial and the
+/// constants, built once ([`Bootstrapper::new`]) and applied to any number of ciphertexts.
+pub struct Bootstrapper<B: KeySwitchBackend> {
+    eval: Evaluator<B>,
+    config: BootstrapConfig,
+    levels: BootstrapLevels,
+    cts: Vec<LinearTransform<B>>,
+    stc: Vec<LinearTransform<B>>,
+    cosine: Polynomial,
+    plan: PolyPlan,
+    arcsine: Option<Polynomial>,
+}
+
+impl<B: KeySwitchBackend> Bootstrapper<B> {
+    /// Builds the full-slot bootstrapping of `ctx` for `config`: encodes the CoeffToSlot
+    /// matrices at levels `L, L−1, …` and the SlotToCoeff matrices below EvalMod.
+    ///
+    /// Errors ([`Error::Bootstrap`]): stage levels outside `1..=log2(N/2)`, `K` not positive,
+    /// a cosine degree below 2, or more levels needed than the chain has.
+    pub fn new(ctx: &Context<B>, config: BootstrapConfig) -> Result<Self> {
+        let eval = Evaluator::new(ctx)?;
+        let params = ctx.params();
+        let slots = params.slots();
+        let log_slots = slots.trailing_zeros() as usize;
+        for (what, v) in [
+            ("CoeffToSlot", config.cts_levels),
+            ("SlotToCoeff", config.stc_levels),
+        ] {
+            if !(1..=log_slots.max(1)).contains(&v) {
+                return Err(bad(format!("{what} levels {v} outside 1..={log_slots}")));
+            }
+        }
+        if !(config.k.is_finite() && config.k > 0.0) || config.cos_degree < 2 {
+            return Err(bad(format!(
+                "K = {} and cosine degree {} (K > 0 and degree ≥ 2 needed)",
+                config.k, config.cos_degree
+            )));
+        }
+        let cosine = eval_mod::scaled_cosine(config.k, config.double_angle, config.cos_degree)?;
+        let plan = PolyPlan::new(cosine.basis(), &[cosine.degree()])?;
+        let arcsine = config.arcsine.then(eval_mod::arcsine_cubic).transpose()?;
+        let arcsine_depth = arcsine
+            .as_ref()
+            .map(|p| PolyPlan::new(Basis::Power, &[p.degree()]).map(|pl| pl.depth()))
+            .transpose()?
+            .unwrap_or(0);
+        let eval_mod_levels = plan.depth() + config.double_angle + arcsine_depth;
+        let top = params.max_level();
+        let needed = config.cts_levels + eval_mod_levels + config.stc_levels;
+        if needed > top {
+            return Err(bad(format!(
+                "it needs {needed} levels, the chain has {top}"
+            )));
+        }
+        let levels = BootstrapLevels {
+            coeff_to_slot: config.cts_levels,
+            eval_mod: eval_mod_levels,
+            slot_to_coeff: config.stc_levels,
+            output_level: top - needed,
+        };
+        let q0 = params.moduli_q()[0] as f64;
+        // CoeffToSlot: the raised ciphertext's slots are the decoding of P at scale Δ_L; the
+        // matrices take them to bitrev(w(P))/(2·q_0·K).
+        let cts_constant = params.scale(top)? / (2.0 * q0 * config.k);
+        let cts = dft::coeff_to_slot(slots, config.cts_levels, cts_constant)
+            .iter()
+            .enumerate()
+            .map(|(i, d)| LinearTransform::new(&eval, d, slots, top - i))
+            .collect::<Result<Vec<_>>>()?;
+        // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0, whose decoding is z.
+        let delta0 = params.scale(0)?;
+        let stc_constant = if config.arcsine {
+            q0 / delta0
+        } else {
+            q0 / (std::f64::consts::TAU * delta0)
+        };
+        let stc_top = top - config.cts_levels - eval_mod_levels;
+        let stc = dft::slot_to_coeff(slots, config.stc_levels, stc_constant)
+            .iter()
+            .enumerate()
+            .map(|(i, d)| LinearTransform::new(&eval, d, slots, stc_top - i))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bootstrapper {
+            eval,
+            config,
+            levels,
+            cts,
+            stc,
+            cosine,
+            plan,
+            arcsine,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BootstrapConfig {
+        &self.config
+    }
+
+    /// Levels consumed by each stage and the output level.
+    pub fn levels(&self) -> BootstrapLevels {
+        self.levels
+    }
+
+    /// The evaluator the bootstrapper computes with.
+    pub fn evaluator(&self) -> &Evaluator<B> {
+        &self.eval
+    }
+
+    /// The rotation steps of CoeffToSlot and SlotToCoeff (conjugation not included).
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps: Vec<i64> = Vec::new();
+        for lt in self.cts.iter().chain(&self.stc) {
+            for s in lt.rotation_steps() {
+                if !steps.contains(&s) {
+                    steps.push(s);
+                }
+            }
+        }
+        steps.sort_unstable();
+        steps
+    }
+
+    /// Galois elements whose keys [`Bootstrapper::bootstrap`] needs: the rotations of the DFT
+    /// matrices and conjugation.
+    pub fn galois_elements(&self) -> Vec<u64> {
+        self.eval.galois_elements(&self.rotation_steps(), true)
+    }
+
+    /// Bytes of the encoded DFT plaintexts (host or device memory of the backend).
+    pub fn plaintext_bytes(&self) -> usize {
+        self.cts
+            .iter()
+            .chain(&self.stc)
+            .map(LinearTransform::plaintext_bytes)
+            .sum()
+    }
+
+    /// Key switches of one bootstrap, by stage: (CoeffToSlot with the conjugation, EvalMod's
+    /// relinearizations for both halves, SlotToCoeff).
+    pub fn key_switches(&self) -> (usize, usize, usize) {
+        let cts: usize = self.cts.iter().map(LinearTransform::key_switches).sum();
+        let stc: usize = self.stc.iter().map(LinearTransform::key_switches).sum();
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        let em = 2 * (self.plan.multiplications() + self.config.double_angle + arcsine);
+        (cts + 1, em, stc)
+    }
+
+    /// ModRaise: `ct` (2 components, any level, its ladder scale) brought to level 0 by
+    /// [`Evaluator::drop_to_level`], then its centred residues modulo `q_0` lifted to every
+    /// prime of the chain: a ciphertext at level `L` decrypting to `m + q_0·I`, declared at
+    /// scale `Δ_L` (its slots are the decoding of `m + q_0·I` at that scale). Built from
+    /// existing backend operations: the level-0 buffer (`2·N` words) crosses to the host and
+    /// back through [`fhe_math::backend::RingBackend::upload_lifted_i64`].
+    pub fn mod_raise(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let be = self.be();
+        let params = self.eval.encoder().context().params();
+        if ct.components(be) != 2 {
+            return Err(bad(
+                "the input must have 2 components (relinearize it first)",
+            ));
+        }
+        let mut low = if ct.level() > 0 {
+            self.eval.drop_to_level(ct, 0)?
+        } else {
+            ct.duplicate(be)?
+        };
+        low.set_form(be, false)?;
+        let host = be.download(low.poly())?;
+        let q0 = params.moduli_q()[0];
+        let top = params.max_level();
+        let mut raised = be.zeros(Shape {
+            components: 2,
+            level: top,
+            extended: false,
+        })?;
+        for c in 0..2 {
+            let centred: Vec<i64> = host
+                .limb(c, 0)
+                .iter()
+                .map(|&v| {
+                    if v > q0 / 2 {
+                        v as i64 - q0 as i64
+                    } else {
+                        v as i64
+                    }
+                })
+                .collect();
+            let lifted = be.upload_lifted_i64(&centred, top)?;
+            be.copy_component(&lifted, 0, &mut raised, c)?;
+        }
+        let meta = Meta::new(top, params.scale(top)?, false, params.fingerprint());
+        let mut out = Ciphertext::new(be, raised, meta)?;
+        out.set_form(be, true)?;
+        Ok(out)
+    }
+
+    /// CoeffToSlot on a raised ciphertext (level `L`): the inverse DFT matrices, then the split
+    /// into real and imaginary parts by conjugation. Returns `(re, im)`, each with slots
+    /// `P_k/(q_0·K)` in bit-reversed order, at level `L − cts_levels`.
+    pub fn coeff_to_slot(
+        &self,
+        ct: &Ciphertext<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
+        let mut x = self.apply_all(ct, &self.cts, keys)?;
+        let conj = self.eval.conjugate(&x, keys)?;
+        let re = self.eval.add(&x, &conj)?;
+        self.eval.sub_assign(&mut x, &conj)?;
+        let im = self.times_monomial(&x, true)?;
+        Ok((re, im))
+    }
+
+    /// EvalMod on one half: slots `y = x/K` with `x = I + t`, `|t|` small, to
+    /// `sin(2πx) ≈ 2π·t` (with the arcsine correction: `≈ t`), consuming
+    /// [`BootstrapLevels::eval_mod`] levels.
+    pub fn eval_mod(&self, y: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        let (mut c, _) = self.eval.evaluate_polynomials_with_plan(
+            y,
+            std::slice::from_ref(&self.cosine),
+            &self.plan,
+            rlk,
+        )?;
+        let mut c = c.remove(0);
+        let be = self.be();
+        for _ in 0..self.config.double_angle {
+            let sq = self.eval.mul_relin_rescale(&c, &c, rlk)?;
+            let mut d = self.eval.mul_int(&sq, 2)?;
+            let minus_one = crate::poly_eval::residues(be, d.level(), -1.0, d.scale())?;
+            d.modify(be, d.meta(), |p| be.add_scalar_assign(p, 0, &minus_one))?;
+            c = d;
+        }
+        if let Some(p) = &self.arcsine {
+            c = self.eval.evaluate_polynomial(&c, p, rlk)?;
+        }
+        Ok(c)
+    }
+
+    /// SlotToCoeff: `re + i·im` through the forward DFT matrices, to the slots of the message.
+    pub fn slot_to_coeff(
+        &self,
+        re: &Ciphertext<B>,
+        im: &Ciphertext<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let i_im = self.times_monomial(im, false)?;
+        let x = self.eval.add(re, &i_im)?;
+        self.apply_all(&x, &self.stc, keys)
+    }
+
+    /// The whole bootstrap: [`Bootstrapper::mod_raise`], [`Bootstrapper::coeff_to_slot`],
+    /// [`Bootstrapper::eval_mod`] on both halves, [`Bootstrapper::slot_to_coeff`]. The result
+    /// encrypts the input's slots at level [`BootstrapLevels::output_level`] with its ladder
+    /// scale. The slots must be small: `|z_j| ≤ 1` (the message ratio `q_0/Δ_0` is spent on
+    /// EvalMod's sine).
+    pub fn bootstrap(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let raised = self.mod_raise(ct)?;
+        let (re, im) = self.coeff_to_slot(&raised, keys)?;
+        let re = self.eval_mod(&re, rlk)?;
+        let im = self.eval_mod(&im, rlk)?;
+        self.slot_to_coeff(&re, &im, keys)
+    }
+
+    fn be(&self) -> &B {
+        self.eval.encoder().context().backend()
+    }
+
+    fn apply_all(
+        &self,
+        ct: &Ciphertext<B>,
+        lts: &[LinearTransform<B>],
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let mut x = self.eval.linear_transform(ct, &lts[0], keys)?;
+        for lt in &lts[1..] {
+            x = self.eval.linear_transform(&x, lt, keys)?;
+        }
+        Ok(x)
+    }
+
+    /// `ct · (±i)` exactly, as the monomial `±X^{N/2}` (`ζ_j^{N/2} = i` at every slot point):
+    /// `negative` gives `−i`. No level, no scale change.
+    fn times_monomial(&self, ct: &Ciphertext<B>, negative: bool) -> Result<Ciphertext<B>> {
+        let be = self.be();
+        let params = self.eval.encoder().context().params();
+        let n = params.n();
+        let mut mono = vec![0i64; n];
+        mono[n / 2] = if negative { -1 } else { 1 };
+        let mut poly = be.upload_lifted_i64(&mono, ct.level())?;
+        be.ntt(&mut poly)?;
+        let pt = Plaintext::new(
+            be,
+            poly,
+            Meta::new(ct.level(), 1.0, true, params.fingerprint()),
+        )?;
+        self.eval.mul_plain(ct, &pt)
+    }
+}
+
+#[cfg(test)]
+mod tests;
