@@ -235,6 +235,16 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             .sum()
     }
 
+    /// Bytes of the rotation (Galois) keys [`Bootstrapper::galois_elements`] asks for, as held
+    /// in memory (host or device): per key `dnum` digits × 2 polynomials × `(L + 1 + K)` limbs
+    /// × `N` words of 8 bytes. Their serialized form stores each `a` half as a seed, so about
+    /// half of this crosses the wire.
+    pub fn rotation_key_bytes(&self) -> usize {
+        let p = self.eval.encoder().context().params();
+        self.galois_elements().len()
+            * switching_key_bytes(p.dnum(), p.moduli_q().len() + p.moduli_p().len(), p.n())
+    }
+
     /// Key switches of one bootstrap, by stage: (CoeffToSlot with the conjugation, EvalMod's
     /// relinearizations for both halves, SlotToCoeff).
     pub fn key_switches(&self) -> (usize, usize, usize) {
@@ -399,6 +409,11 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         )?;
         self.eval.mul_plain(ct, &pt)
     }
+}
+
+/// Bytes of one switching key in memory: `dnum · 2 · limbs · N · 8`.
+pub fn switching_key_bytes(dnum: usize, limbs: usize, n: usize) -> usize {
+    dnum * 2 * limbs * n * 8
 }
 
 #[cfg(test)]
