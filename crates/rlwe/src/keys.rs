@@ -385,3 +385,76 @@ impl<'a, B: RingBackend> KeyGenerator<'a, B> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_math::cpu::CpuBackend;
+    use fhe_math::primes::ntt_primes;
+    use fhe_math::ring::RingContext;
+
+    fn backend() -> CpuBackend {
+        let n = 1 << 10;
+        let qs = ntt_primes(50, 2 * n as u64, 2, &[]).unwrap();
+        let ps = ntt_primes(55, 2 * n as u64, 1, &qs).unwrap();
+        CpuBackend::new(RingContext::new(n, &qs, &ps, vec![0..1, 1..2]).unwrap())
+    }
+
+    /// The coefficients of `s` (the same small integer in every limb, read centred).
+    fn coefficients(be: &CpuBackend, sk: &SecretKey<CpuBackend>) -> Vec<i64> {
+        let mut p = be.duplicate(sk.poly()).unwrap();
+        be.intt(&mut p).unwrap();
+        let host = be.download(&p).unwrap();
+        let ring = be.ring();
+        let q0 = ring.modulus(0).value();
+        let centred: Vec<i64> = host
+            .limb(0, 0)
+            .iter()
+            .map(|&v| if v > q0 / 2 { v as i64 - q0 as i64 } else { v as i64 })
+            .collect();
+        for s in host.active_slots() {
+            let q = ring.modulus(s).value() as i64;
+            for (k, &v) in host.limb(0, s).iter().enumerate() {
+                assert_eq!(v as i64, centred[k].rem_euclid(q), "slot {s} coefficient {k}");
+            }
+        }
+        centred
+    }
+
+    #[test]
+    fn sparse_secret_has_its_weight() {
+        let be = backend();
+        let kg = KeyGenerator::new(&be, 1);
+        for weight in [1, 32, 1024] {
+            let sk = kg
+                .sparse_secret_key_from_seed(Seed([9; 32]), weight)
+                .unwrap();
+            assert_eq!(sk.sparse_weight(), Some(weight));
+            let c = coefficients(&be, &sk);
+            assert_eq!(c.iter().filter(|&&v| v != 0).count(), weight);
+            assert!(c.iter().all(|v| v.abs() <= 1));
+            // Both signs appear for a non-trivial weight; deterministic per seed.
+            if weight >= 32 {
+                assert!(c.contains(&1) && c.contains(&-1));
+            }
+            let again = kg
+                .sparse_secret_key_from_seed(Seed([9; 32]), weight)
+                .unwrap();
+            assert_eq!(coefficients(&be, &again), c);
+        }
+        let other = kg.sparse_secret_key_from_seed(Seed([8; 32]), 32).unwrap();
+        let first = kg.sparse_secret_key_from_seed(Seed([9; 32]), 32).unwrap();
+        assert_ne!(coefficients(&be, &other), coefficients(&be, &first));
+        assert_eq!(kg.secret_key_from_seed(Seed([9; 32])).unwrap().sparse_weight(), None);
+        for weight in [0, 1025] {
+            assert!(matches!(
+                kg.sparse_secret_key_from_seed(Seed([9; 32]), weight),
+                Err(Error::InvalidOperand { .. })
+            ));
+        }
+        assert!(matches!(
+            crate::serialize::secret_key_to_bytes(&first),
+            Err(Error::InvalidOperand { .. })
+        ));
+    }
+}
