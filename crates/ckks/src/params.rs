@@ -166,20 +166,21 @@ pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
 /// ([`crate::bootstrap::BOOT_N12_CONFIG`]; use a sparse secret of weight
 /// [`BOOT_N12_SECRET_WEIGHT`], [`rlwe::KeyGenerator::sparse_secret_key_from_seed`]).
 ///
-/// `N = 2^12` (2048 slots), `L + 1 = 18` ciphertext primes (60 + 17 × 52 bits), `K = 6` special
-/// primes of 60 bits, `dnum = 3` (digits of 6 primes, largest ≈ 320 bits ≤ log2 P ≈ 360).
-/// Bootstrapping takes 14 levels (CoeffToSlot 3, EvalMod 8, SlotToCoeff 3) and leaves 3 of
-/// 52 bits. The message ratio `q_0/Δ_0 ≈ 2^8` bounds the sine's error. log2 QP ≈ 1304, far
+/// `N = 2^12` (2048 slots), `L + 1 = 20` ciphertext primes (60 + 19 × 54 bits), `K = 5` special
+/// primes of 60 bits, `dnum = 4` (digits of 5 primes, largest ≈ 276 bits ≤ log2 P ≈ 300).
+/// Bootstrapping takes 16 levels (CoeffToSlot 3, EvalMod 10 with the
+/// arcsine, SlotToCoeff 3) and leaves 3 of 54 bits. The message ratio `q_0/Δ_0 ≈ 2^6`.
+/// log2 QP ≈ 1386, far
 /// above the 109-bit bound at `N = 2^12`: **not secure**, hence
 /// [`Security::InsecureForTestingOnly`].
 pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
     log_n: 12,
-    levels: 17,
+    levels: 19,
     first_prime_bits: 60,
-    scale_bits: 52,
-    special_primes: 6,
+    scale_bits: 54,
+    special_primes: 5,
     special_prime_bits: 60,
-    dnum: 3,
+    dnum: 4,
     security: Security::InsecureForTestingOnly,
 };
 

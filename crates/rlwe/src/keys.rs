@@ -410,12 +410,22 @@ mod tests {
         let centred: Vec<i64> = host
             .limb(0, 0)
             .iter()
-            .map(|&v| if v > q0 / 2 { v as i64 - q0 as i64 } else { v as i64 })
+            .map(|&v| {
+                if v > q0 / 2 {
+                    v as i64 - q0 as i64
+                } else {
+                    v as i64
+                }
+            })
             .collect();
         for s in host.active_slots() {
             let q = ring.modulus(s).value() as i64;
             for (k, &v) in host.limb(0, s).iter().enumerate() {
-                assert_eq!(v as i64, centred[k].rem_euclid(q), "slot {s} coefficient {k}");
+                assert_eq!(
+                    v as i64,
+                    centred[k].rem_euclid(q),
+                    "slot {s} coefficient {k}"
+                );
             }
         }
         centred
@@ -445,7 +455,12 @@ mod tests {
         let other = kg.sparse_secret_key_from_seed(Seed([8; 32]), 32).unwrap();
         let first = kg.sparse_secret_key_from_seed(Seed([9; 32]), 32).unwrap();
         assert_ne!(coefficients(&be, &other), coefficients(&be, &first));
-        assert_eq!(kg.secret_key_from_seed(Seed([9; 32])).unwrap().sparse_weight(), None);
+        assert_eq!(
+            kg.secret_key_from_seed(Seed([9; 32]))
+                .unwrap()
+                .sparse_weight(),
+            None
+        );
         for weight in [0, 1025] {
             assert!(matches!(
                 kg.sparse_secret_key_from_seed(Seed([9; 32]), weight),

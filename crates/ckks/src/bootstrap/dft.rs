@@ -157,6 +157,39 @@ pub(crate) fn slot_to_coeff(s: usize, groups: usize, constant: f64) -> Vec<Diago
     grouped(stages, groups, s, constant)
 }
 
+/// For sparse slots (`n < N/2`, the input repeated with period `n`): `M` on `n` slots as a
+/// matrix on `2n` slots that writes `M·u` into the first half and zeros into the second,
+/// `[[M/2, M/2], [0, 0]]` (on the period-`n` input `[u, u]` it gives `[M·u, 0]`).
+pub(crate) fn masked_to_first_half(m: &Diagonals, n: usize) -> Diagonals {
+    let mut out = Diagonals::new();
+    for i in 0..n {
+        for (&k, d) in m {
+            let j = (i as i64 + k).rem_euclid(n as i64);
+            let v = d[i] * 0.5;
+            put(&mut out, j - i as i64, 2 * n, i, v);
+            put(&mut out, j + n as i64 - i as i64, 2 * n, i, v);
+        }
+    }
+    out
+}
+
+/// For sparse slots: `M` on `n` slots as a matrix on `2n` slots reading the input `[a, b]` as
+/// `a + i·b` and writing `M·(a + i·b)` into both halves (period `n` again):
+/// `[[M, i·M], [M, i·M]]`.
+pub(crate) fn merged_halves(m: &Diagonals, n: usize) -> Diagonals {
+    let mut out = Diagonals::new();
+    let i_unit = Complex64::new(0.0, 1.0);
+    for i in 0..2 * n {
+        let ii = i % n;
+        for (&k, d) in m {
+            let j = (ii as i64 + k).rem_euclid(n as i64);
+            put(&mut out, j - i as i64, 2 * n, i, d[ii]);
+            put(&mut out, j + n as i64 - i as i64, 2 * n, i, d[ii] * i_unit);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,14 +74,15 @@ pub struct BootstrapConfig {
 }
 
 /// A configuration for bootstrapping at [`crate::params::BOOT_N12_INSECURE`] (sparse secret of
-/// weight 32, so `|I_k| ≤ 12` with overwhelming probability): 3 + 8 + 3 levels.
+/// weight 32, so `|I_k| ≤ 12` with overwhelming probability): 3 + 10 + 3 levels (the cosine
+/// of degree 31 takes 5, three double angles, the arcsine 2).
 pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
     cts_levels: 3,
     stc_levels: 3,
     k: 12.0,
     cos_degree: 31,
     double_angle: 3,
-    arcsine: false,
+    arcsine: true,
 };
 
 /// Levels each stage consumes.
@@ -102,6 +103,8 @@ pub struct BootstrapLevels {
 pub struct Bootstrapper<B: KeySwitchBackend> {
     eval: Evaluator<B>,
     config: BootstrapConfig,
+    /// The slot count `n` (`N/2`: full slots).
+    slots: usize,
     levels: BootstrapLevels,
     cts: Vec<LinearTransform<B>>,
     stc: Vec<LinearTransform<B>>,
@@ -117,9 +120,30 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// Errors ([`Error::Bootstrap`]): stage levels outside `1..=log2(N/2)`, `K` not positive,
     /// a cosine degree below 2, or more levels needed than the chain has.
     pub fn new(ctx: &Context<B>, config: BootstrapConfig) -> Result<Self> {
+        Self::with_slots(ctx, config, ctx.params().slots())
+    }
+
+    /// Bootstrapping of ciphertexts encoding `slots` values (a power of two up to `N/2`;
+    /// sparse packing below `N/2`, the message `m(X) = m'(X^{N/(2n)})`). For `n < N/2`,
+    /// CoeffToSlot starts with the sum of the rotations by `n, 2n, …, N/4`
+    /// ([`Evaluator::replicate`], no level), which keeps the coefficients at multiples of
+    /// `N/(2n)` (times `N/(2n)`) and cancels the others; its last matrix writes the result into
+    /// the first `n` of `2n` slots so that the real and imaginary parts share one ciphertext
+    /// and **one** EvalMod; SlotToCoeff's first matrix reads them back as `re + i·im`.
+    ///
+    /// Errors as [`Bootstrapper::new`], and a bad slot count; stage levels must lie in
+    /// `1..=max(1, log2 n)`.
+    pub fn with_slots(ctx: &Context<B>, config: BootstrapConfig, slots: usize) -> Result<Self> {
         let eval = Evaluator::new(ctx)?;
         let params = ctx.params();
-        let slots = params.slots();
+        if !slots.is_power_of_two() || slots > params.slots() {
+            return Err(bad(format!(
+                "{slots} slots is not a power of two up to {}",
+                params.slots()
+            )));
+        }
+        let sparse = slots < params.slots();
+        let gap = params.slots() / slots;
         let log_slots = slots.trailing_zeros() as usize;
         for (what, v) in [
             ("CoeffToSlot", config.cts_levels),
@@ -160,11 +184,20 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         let q0 = params.moduli_q()[0] as f64;
         // CoeffToSlot: the raised ciphertext's slots are the decoding of P at scale Δ_L; the
         // matrices take them to bitrev(w(P))/(2·q_0·K).
-        let cts_constant = params.scale(top)? / (2.0 * q0 * config.k);
-        let cts = dft::coeff_to_slot(slots, config.cts_levels, cts_constant)
+        // Sparse slots: the rotation sum multiplies the kept coefficients by the gap.
+        let cts_constant = params.scale(top)? / (2.0 * q0 * config.k * gap as f64);
+        let mut cts_matrices = dft::coeff_to_slot(slots, config.cts_levels, cts_constant);
+        let mut cts_slots = vec![slots; cts_matrices.len()];
+        if sparse {
+            let last = cts_matrices.len() - 1;
+            cts_matrices[last] = dft::masked_to_first_half(&cts_matrices[last], slots);
+            cts_slots[last] = 2 * slots;
+        }
+        let cts = cts_matrices
             .iter()
+            .zip(&cts_slots)
             .enumerate()
-            .map(|(i, d)| LinearTransform::new(&eval, d, slots, top - i))
+            .map(|(i, (d, &n))| LinearTransform::new(&eval, d, n, top - i))
             .collect::<Result<Vec<_>>>()?;
         // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0, whose decoding is z.
         let delta0 = params.scale(0)?;
@@ -174,14 +207,22 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             q0 / (std::f64::consts::TAU * delta0)
         };
         let stc_top = top - config.cts_levels - eval_mod_levels;
-        let stc = dft::slot_to_coeff(slots, config.stc_levels, stc_constant)
+        let mut stc_matrices = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
+        let mut stc_slots = vec![slots; stc_matrices.len()];
+        if sparse {
+            stc_matrices[0] = dft::merged_halves(&stc_matrices[0], slots);
+            stc_slots[0] = 2 * slots;
+        }
+        let stc = stc_matrices
             .iter()
+            .zip(&stc_slots)
             .enumerate()
-            .map(|(i, d)| LinearTransform::new(&eval, d, slots, stc_top - i))
+            .map(|(i, (d, &n))| LinearTransform::new(&eval, d, n, stc_top - i))
             .collect::<Result<Vec<_>>>()?;
         Ok(Bootstrapper {
             eval,
             config,
+            slots,
             levels,
             cts,
             stc,
@@ -196,6 +237,25 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         &self.config
     }
 
+    /// The slot count `n` this bootstrapper refreshes.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn is_sparse(&self) -> bool {
+        self.slots < self.eval.encoder().max_slots()
+    }
+
+    /// The rotation steps of the sparse-slot rotation sum (`n, 2n, …, N/4`; none for full
+    /// slots); the step `n` also joins the real and imaginary halves.
+    fn sub_sum_steps(&self) -> Vec<i64> {
+        let full = self.eval.encoder().max_slots();
+        std::iter::successors(Some(self.slots), |&s| Some(2 * s))
+            .take_while(|&s| s < full)
+            .map(|s| s as i64)
+            .collect()
+    }
+
     /// Levels consumed by each stage and the output level.
     pub fn levels(&self) -> BootstrapLevels {
         self.levels
@@ -208,7 +268,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
 
     /// The rotation steps of CoeffToSlot and SlotToCoeff (conjugation not included).
     pub fn rotation_steps(&self) -> Vec<i64> {
-        let mut steps: Vec<i64> = Vec::new();
+        let mut steps: Vec<i64> = self.sub_sum_steps();
         for lt in self.cts.iter().chain(&self.stc) {
             for s in lt.rotation_steps() {
                 if !steps.contains(&s) {
@@ -251,8 +311,20 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         let cts: usize = self.cts.iter().map(LinearTransform::key_switches).sum();
         let stc: usize = self.stc.iter().map(LinearTransform::key_switches).sum();
         let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
-        let em = 2 * (self.plan.multiplications() + self.config.double_angle + arcsine);
-        (cts + 1, em, stc)
+        let halves = self.halves();
+        let em = halves * (self.plan.multiplications() + self.config.double_angle + arcsine);
+        // Sparse: the rotation sum and the rotation joining the halves.
+        let extra = if self.is_sparse() {
+            self.sub_sum_steps().len() + 1
+        } else {
+            0
+        };
+        (cts + 1 + extra, em, stc)
+    }
+
+    /// Ciphertexts EvalMod runs on: 2 for full slots (real, imaginary), 1 for sparse slots.
+    fn halves(&self) -> usize {
+        if self.is_sparse() { 1 } else { 2 }
     }
 
     /// ModRaise: `ct` (2 components, any level, its ladder scale) brought to level 0 by
@@ -304,20 +376,35 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         Ok(out)
     }
 
-    /// CoeffToSlot on a raised ciphertext (level `L`): the inverse DFT matrices, then the split
-    /// into real and imaginary parts by conjugation. Returns `(re, im)`, each with slots
-    /// `P_k/(q_0·K)` in bit-reversed order, at level `L − cts_levels`.
+    /// CoeffToSlot on a raised ciphertext (level `L`): for sparse slots the rotation sum, then
+    /// the inverse DFT matrices and the split into real and imaginary parts by conjugation.
+    /// Full slots: `[re, im]`, each with slots `P_k/(q_0·K)` in bit-reversed order; sparse
+    /// slots: one ciphertext with `re` in the first `n` and `im` in the next `n` of every `2n`
+    /// slots. At level `L − cts_levels`.
     pub fn coeff_to_slot(
         &self,
         ct: &Ciphertext<B>,
         keys: &GaloisKeys<B>,
-    ) -> Result<(Ciphertext<B>, Ciphertext<B>)> {
-        let mut x = self.apply_all(ct, &self.cts, keys)?;
+    ) -> Result<Vec<Ciphertext<B>>> {
+        let summed;
+        let input = if self.is_sparse() {
+            summed = self.eval.replicate(ct, self.slots, keys)?;
+            &summed
+        } else {
+            ct
+        };
+        let mut x = self.apply_all(input, &self.cts, keys)?;
         let conj = self.eval.conjugate(&x, keys)?;
         let re = self.eval.add(&x, &conj)?;
         self.eval.sub_assign(&mut x, &conj)?;
         let im = self.times_monomial(&x, true)?;
-        Ok((re, im))
+        if self.is_sparse() {
+            // [re, 0] + rot([im, 0], −n) = [re, im] (period 2n: −n ≡ n).
+            let moved = self.eval.rotate(&im, self.slots as i64, keys)?;
+            Ok(vec![self.eval.add(&re, &moved)?])
+        } else {
+            Ok(vec![re, im])
+        }
     }
 
     /// EvalMod on one half: slots `y = x/K` with `x = I + t`, `|t|` small, to
@@ -345,20 +432,36 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         Ok(c)
     }
 
-    /// SlotToCoeff: `re + i·im` through the forward DFT matrices, to the slots of the message.
+    /// SlotToCoeff on EvalMod's outputs (as [`Bootstrapper::coeff_to_slot`] returned them):
+    /// `re + i·im` through the forward DFT matrices, to the slots of the message (for sparse
+    /// slots the first matrix reads the halves as `re + i·im`).
+    ///
+    /// Errors ([`Error::Bootstrap`]): a number of halves other than CoeffToSlot's.
     pub fn slot_to_coeff(
         &self,
-        re: &Ciphertext<B>,
-        im: &Ciphertext<B>,
+        halves: &[Ciphertext<B>],
         keys: &GaloisKeys<B>,
     ) -> Result<Ciphertext<B>> {
-        let i_im = self.times_monomial(im, false)?;
-        let x = self.eval.add(re, &i_im)?;
+        if halves.len() != self.halves() {
+            return Err(bad(format!(
+                "SlotToCoeff takes {} ciphertexts, {} given",
+                self.halves(),
+                halves.len()
+            )));
+        }
+        let x = match halves {
+            [re, im] => {
+                let i_im = self.times_monomial(im, false)?;
+                self.eval.add(re, &i_im)?
+            }
+            [both] => both.duplicate(self.be())?,
+            _ => unreachable!("checked above"),
+        };
         self.apply_all(&x, &self.stc, keys)
     }
 
     /// The whole bootstrap: [`Bootstrapper::mod_raise`], [`Bootstrapper::coeff_to_slot`],
-    /// [`Bootstrapper::eval_mod`] on both halves, [`Bootstrapper::slot_to_coeff`]. The result
+    /// [`Bootstrapper::eval_mod`] on each half (two for full slots, one for sparse), [`Bootstrapper::slot_to_coeff`]. The result
     /// encrypts the input's slots at level [`BootstrapLevels::output_level`] with its ladder
     /// scale. The slots must be small: `|z_j| ≤ 1` (the message ratio `q_0/Δ_0` is spent on
     /// EvalMod's sine).
@@ -369,10 +472,12 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         keys: &GaloisKeys<B>,
     ) -> Result<Ciphertext<B>> {
         let raised = self.mod_raise(ct)?;
-        let (re, im) = self.coeff_to_slot(&raised, keys)?;
-        let re = self.eval_mod(&re, rlk)?;
-        let im = self.eval_mod(&im, rlk)?;
-        self.slot_to_coeff(&re, &im, keys)
+        let halves = self
+            .coeff_to_slot(&raised, keys)?
+            .iter()
+            .map(|h| self.eval_mod(h, rlk))
+            .collect::<Result<Vec<_>>>()?;
+        self.slot_to_coeff(&halves, keys)
     }
 
     fn be(&self) -> &B {
