@@ -38,7 +38,10 @@
 //! CUDA backends give the same ciphertext words.
 
 pub mod dft;
+pub mod encapsulation;
 pub mod eval_mod;
+
+pub use encapsulation::EncapsulationKeys;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -334,6 +337,17 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// existing backend operations: the level-0 buffer (`2·N` words) crosses to the host and
     /// back through [`fhe_math::backend::RingBackend::upload_lifted_i64`].
     pub fn mod_raise(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.mod_raise_with(ct, None)
+    }
+
+    /// [`Bootstrapper::mod_raise`] with sparse-secret encapsulation when `keys` are given: at
+    /// level 0 the ciphertext is switched to the sparse ephemeral secret, raised, and switched
+    /// back to the main secret at level `L` ([`encapsulation`]).
+    pub fn mod_raise_with(
+        &self,
+        ct: &Ciphertext<B>,
+        keys: Option<&EncapsulationKeys<B>>,
+    ) -> Result<Ciphertext<B>> {
         let be = self.be();
         let params = self.eval.encoder().context().params();
         if ct.components(be) != 2 {
@@ -346,6 +360,10 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         } else {
             ct.duplicate(be)?
         };
+        low.set_form(be, true)?;
+        if let Some(k) = keys {
+            low = k.to_sparse(be, &low)?;
+        }
         low.set_form(be, false)?;
         let host = be.download(low.poly())?;
         let q0 = params.moduli_q()[0];
@@ -373,7 +391,10 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         let meta = Meta::new(top, params.scale(top)?, false, params.fingerprint());
         let mut out = Ciphertext::new(be, raised, meta)?;
         out.set_form(be, true)?;
-        Ok(out)
+        match keys {
+            Some(k) => k.to_dense(be, &out),
+            None => Ok(out),
+        }
     }
 
     /// CoeffToSlot on a raised ciphertext (level `L`): for sparse slots the rotation sum, then
@@ -464,14 +485,38 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// [`Bootstrapper::eval_mod`] on each half (two for full slots, one for sparse), [`Bootstrapper::slot_to_coeff`]. The result
     /// encrypts the input's slots at level [`BootstrapLevels::output_level`] with its ladder
     /// scale. The slots must be small: `|z_j| ≤ 1` (the message ratio `q_0/Δ_0` is spent on
-    /// EvalMod's sine).
+    /// EvalMod's sine). The secret must be sparse enough that `|I_k| < K`
+    /// (`rlwe::KeyGenerator::sparse_secret_key_from_seed`); a dense main secret needs
+    /// [`Bootstrapper::bootstrap_encapsulated`].
     pub fn bootstrap(
         &self,
         ct: &Ciphertext<B>,
         rlk: &RelinKey<B>,
         keys: &GaloisKeys<B>,
     ) -> Result<Ciphertext<B>> {
-        let raised = self.mod_raise(ct)?;
+        self.bootstrap_with(ct, rlk, keys, None)
+    }
+
+    /// [`Bootstrapper::bootstrap`] for a dense main secret with sparse-secret encapsulation
+    /// ([`EncapsulationKeys`]; [`Bootstrapper::mod_raise_with`]): two more key switches.
+    pub fn bootstrap_encapsulated(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+        encapsulation: &EncapsulationKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        self.bootstrap_with(ct, rlk, keys, Some(encapsulation))
+    }
+
+    fn bootstrap_with(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+        encapsulation: Option<&EncapsulationKeys<B>>,
+    ) -> Result<Ciphertext<B>> {
+        let raised = self.mod_raise_with(ct, encapsulation)?;
         let halves = self
             .coeff_to_slot(&raised, keys)?
             .iter()
