@@ -68,6 +68,36 @@ pub(crate) fn signed_index(k: i64, n: usize) -> i64 {
     if r > n / 2 { r - n } else { r }
 }
 
+/// The rotation steps a transform with these diagonal indices (taken modulo `slots`) applies
+/// with the baby step [`LinearTransform::new`] would choose: the non-zero baby steps, then the
+/// non-zero giant steps (for planning keys without encoding any plaintext).
+pub fn planned_rotation_steps(indices: &[i64], slots: usize) -> Vec<i64> {
+    let mut idx: Vec<i64> = indices.iter().map(|&k| signed_index(k, slots)).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let n1 = best_baby_step(&idx, slots);
+    let (babies, giants) = split(&idx, n1);
+    let mut steps: Vec<i64> = babies.into_iter().filter(|&b| b != 0).collect();
+    for g in giants {
+        if g != 0 && !steps.contains(&g) {
+            steps.push(g);
+        }
+    }
+    steps
+}
+
+/// The power of two `n1 ≤ slots` of fewest key switches for these indices (ties: the
+/// smaller `n1`, fewer hoisted rotations to keep).
+fn best_baby_step(indices: &[i64], slots: usize) -> usize {
+    std::iter::successors(Some(1usize), |&n| Some(n * 2))
+        .take_while(|&n| n <= slots)
+        .min_by_key(|&n1| {
+            let (b, g) = split(indices, n1);
+            (rotations(&b, &g), n1)
+        })
+        .expect("slots >= 1")
+}
+
 /// The BSGS split of a set of diagonal indices for baby step `n1`: `(babies, giants)`, the
 /// distinct `b = k mod n1` and `g = k − b`.
 fn split(indices: &[i64], n1: usize) -> (Vec<i64>, Vec<i64>) {
@@ -171,7 +201,7 @@ impl<B: KeySwitchBackend> LinearTransform<B> {
                     "baby step {n1} is not a power of two up to {slots}"
                 )));
             }
-            None => Self::best_baby_step(&indices, slots),
+            None => best_baby_step(&indices, slots),
         };
         let (babies, giant_steps) = split(&indices, n1);
         let enc = eval.encoder();
@@ -204,18 +234,6 @@ impl<B: KeySwitchBackend> LinearTransform<B> {
             babies,
             giants,
         })
-    }
-
-    /// The power of two `n1 ≤ slots` of fewest key switches for these indices (ties: the
-    /// smaller `n1`, fewer hoisted rotations to keep).
-    fn best_baby_step(indices: &[i64], slots: usize) -> usize {
-        std::iter::successors(Some(1usize), |&n| Some(n * 2))
-            .take_while(|&n| n <= slots)
-            .min_by_key(|&n1| {
-                let (b, g) = split(indices, n1);
-                (rotations(&b, &g), n1)
-            })
-            .expect("slots >= 1")
     }
 
     /// The slot count `n` the matrix acts on.

@@ -188,6 +188,32 @@ pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
 /// deviation about `√(32/12) ≈ 1.6`, so EvalMod's `K = 12` is 7 standard deviations away.
 pub const BOOT_N12_SECRET_WEIGHT: usize = 32;
 
+/// A bootstrappable 128-bit set at `N = 2^16` (2^15 slots), for
+/// [`crate::bootstrap::BOOT_N16_CONFIG`] with a **dense** uniform ternary secret and
+/// sparse-secret encapsulation ([`crate::bootstrap::EncapsulationKeys`]).
+///
+/// `N = 2^16`, `L + 1 = 27` ciphertext primes (60 + 26 × 56 bits), `K = 4` special primes of 60
+/// bits, `dnum = 7` (digits of 4 primes, largest ≈ 228 bits ≤ log2 P ≈ 240). log2 QP ≈ 1756
+/// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
+/// (`stdlatticeparms.cpp`): margin ≈ 16 bits. Bootstrapping takes 17 levels (CoeffToSlot 4,
+/// EvalMod 10, SlotToCoeff 3) and leaves **9 levels of 56 bits**; `q_0/Δ_0 ≈ 2^4` (the arcsine
+/// removes the sine's cubic error). The ephemeral sparse secret (weight 32) appears only in the
+/// level-0 key over `q_0·P` (300 bits), the setting whose security eprint 2022/024 analyses
+/// (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022, Sect. 5 and its parameter tables: sparse
+/// ephemeral secrets at that small modulus keep 128-bit security). Key memory: each switching
+/// key is `7 · 2 · 31 · 2^16 · 8` bytes ≈ 227 MB (half on the wire with seeded `a`); the
+/// rotation-key count is [`crate::bootstrap::BootstrapPlan::rotation_key_count`].
+pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 26,
+    first_prime_bits: 60,
+    scale_bits: 56,
+    special_primes: 4,
+    special_prime_bits: 60,
+    dnum: 7,
+    security: Security::Bits128,
+};
+
 /// Validated CKKS parameters: the chosen primes, the scale ladder and the digit partition.
 ///
 /// Built with [`Parameters::new`]; shared as `Arc<Parameters>`. Serializes as its literal, the
@@ -365,7 +391,8 @@ mod tests {
     use super::*;
     use rlwe::wire::{self, BlobKind};
 
-    const PRESETS: [(&str, ParametersLiteral); 7] = [
+    const PRESETS: [(&str, ParametersLiteral); 8] = [
+        ("BOOT_N16", BOOT_N16),
         ("BOOT_N12_INSECURE", BOOT_N12_INSECURE),
         ("CAT", CAT),
         ("CAT_COMPAT", CAT_COMPAT),
@@ -400,7 +427,7 @@ mod tests {
 
     #[test]
     fn secure_presets_are_secure() {
-        for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13] {
+        for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13, BOOT_N16] {
             assert_eq!(lit.security, Security::Bits128);
             let p = build(&lit);
             assert!(p.log2_qp() <= fhe_math::security::max_log_qp_128(lit.log_n).unwrap());

@@ -40,19 +40,21 @@
 pub mod dft;
 pub mod encapsulation;
 pub mod eval_mod;
+pub mod plan;
 
 pub use encapsulation::EncapsulationKeys;
+pub use plan::BootstrapPlan;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::evaluator::Evaluator;
 use crate::linear_transform::LinearTransform;
-use crate::poly_eval::{Basis, PolyPlan, Polynomial};
+use crate::poly_eval::{PolyPlan, Polynomial};
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::poly::Shape;
 use rlwe::{Ciphertext, GaloisKeys, Meta, Plaintext, RelinKey};
 
-fn bad(reason: impl Into<String>) -> Error {
+pub(crate) fn bad(reason: impl Into<String>) -> Error {
     Error::Bootstrap {
         reason: reason.into(),
     }
@@ -88,6 +90,16 @@ pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
     arcsine: true,
 };
 
+/// The configuration for [`crate::params::BOOT_N16`] (2^15 full slots, a dense secret with
+/// sparse-secret encapsulation at weight [`crate::params::BOOT_N12_SECRET_WEIGHT`]):
+/// CoeffToSlot 4 levels (15 stages in groups of 4, 4, 4, 3), EvalMod 10 (`K = 12`, degree 31,
+/// three double angles, the arcsine), SlotToCoeff 3 (5 stages each): 17 levels, 9 left.
+pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
+    cts_levels: 4,
+    stc_levels: 3,
+    ..BOOT_N12_CONFIG
+};
+
 /// Levels each stage consumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootstrapLevels {
@@ -108,6 +120,10 @@ pub struct Bootstrapper<B: KeySwitchBackend> {
     config: BootstrapConfig,
     /// The slot count `n` (`N/2`: full slots).
     slots: usize,
+    /// `n < N/2`.
+    sparse: bool,
+    /// The rotation sum's steps ([`BootstrapPlan::sub_sum_steps`]).
+    sub_sum: Vec<i64>,
     levels: BootstrapLevels,
     cts: Vec<LinearTransform<B>>,
     stc: Vec<LinearTransform<B>>,
@@ -137,101 +153,27 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// Errors as [`Bootstrapper::new`], and a bad slot count; stage levels must lie in
     /// `1..=max(1, log2 n)`.
     pub fn with_slots(ctx: &Context<B>, config: BootstrapConfig, slots: usize) -> Result<Self> {
+        Self::from_plan(ctx, BootstrapPlan::new(ctx.params(), config, slots)?)
+    }
+
+    /// Encodes a plan's matrices for `ctx` (whose parameters the plan was made for).
+    pub fn from_plan(ctx: &Context<B>, plan: BootstrapPlan) -> Result<Self> {
         let eval = Evaluator::new(ctx)?;
-        let params = ctx.params();
-        if !slots.is_power_of_two() || slots > params.slots() {
-            return Err(bad(format!(
-                "{slots} slots is not a power of two up to {}",
-                params.slots()
-            )));
-        }
-        let sparse = slots < params.slots();
-        let gap = params.slots() / slots;
-        let log_slots = slots.trailing_zeros() as usize;
-        for (what, v) in [
-            ("CoeffToSlot", config.cts_levels),
-            ("SlotToCoeff", config.stc_levels),
-        ] {
-            if !(1..=log_slots.max(1)).contains(&v) {
-                return Err(bad(format!("{what} levels {v} outside 1..={log_slots}")));
-            }
-        }
-        if !(config.k.is_finite() && config.k > 0.0) || config.cos_degree < 2 {
-            return Err(bad(format!(
-                "K = {} and cosine degree {} (K > 0 and degree ≥ 2 needed)",
-                config.k, config.cos_degree
-            )));
-        }
-        let cosine = eval_mod::scaled_cosine(config.k, config.double_angle, config.cos_degree)?;
-        let plan = PolyPlan::new(cosine.basis(), &[cosine.degree()])?;
-        let arcsine = config.arcsine.then(eval_mod::arcsine_cubic).transpose()?;
-        let arcsine_depth = arcsine
-            .as_ref()
-            .map(|p| PolyPlan::new(Basis::Power, &[p.degree()]).map(|pl| pl.depth()))
-            .transpose()?
-            .unwrap_or(0);
-        let eval_mod_levels = plan.depth() + config.double_angle + arcsine_depth;
-        let top = params.max_level();
-        let needed = config.cts_levels + eval_mod_levels + config.stc_levels;
-        if needed > top {
-            return Err(bad(format!(
-                "it needs {needed} levels, the chain has {top}"
-            )));
-        }
-        let levels = BootstrapLevels {
-            coeff_to_slot: config.cts_levels,
-            eval_mod: eval_mod_levels,
-            slot_to_coeff: config.stc_levels,
-            output_level: top - needed,
-        };
-        let q0 = params.moduli_q()[0] as f64;
-        // CoeffToSlot: the raised ciphertext's slots are the decoding of P at scale Δ_L; the
-        // matrices take them to bitrev(w(P))/(2·q_0·K).
-        // Sparse slots: the rotation sum multiplies the kept coefficients by the gap.
-        let cts_constant = params.scale(top)? / (2.0 * q0 * config.k * gap as f64);
-        let mut cts_matrices = dft::coeff_to_slot(slots, config.cts_levels, cts_constant);
-        let mut cts_slots = vec![slots; cts_matrices.len()];
-        if sparse {
-            let last = cts_matrices.len() - 1;
-            cts_matrices[last] = dft::masked_to_first_half(&cts_matrices[last], slots);
-            cts_slots[last] = 2 * slots;
-        }
-        let cts = cts_matrices
-            .iter()
-            .zip(&cts_slots)
-            .enumerate()
-            .map(|(i, (d, &n))| LinearTransform::new(&eval, d, n, top - i))
-            .collect::<Result<Vec<_>>>()?;
-        // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0, whose decoding is z.
-        let delta0 = params.scale(0)?;
-        let stc_constant = if config.arcsine {
-            q0 / delta0
-        } else {
-            q0 / (std::f64::consts::TAU * delta0)
-        };
-        let stc_top = top - config.cts_levels - eval_mod_levels;
-        let mut stc_matrices = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
-        let mut stc_slots = vec![slots; stc_matrices.len()];
-        if sparse {
-            stc_matrices[0] = dft::merged_halves(&stc_matrices[0], slots);
-            stc_slots[0] = 2 * slots;
-        }
-        let stc = stc_matrices
-            .iter()
-            .zip(&stc_slots)
-            .enumerate()
-            .map(|(i, (d, &n))| LinearTransform::new(&eval, d, n, stc_top - i))
-            .collect::<Result<Vec<_>>>()?;
+        let encode = |m: &plan::Matrix| LinearTransform::new(&eval, &m.diagonals, m.slots, m.level);
+        let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
         Ok(Bootstrapper {
             eval,
-            config,
-            slots,
-            levels,
+            config: plan.config,
+            slots: plan.slots,
+            sparse: plan.is_sparse(),
+            sub_sum: plan.sub_sum_steps(),
+            levels: plan.levels,
             cts,
             stc,
-            cosine,
-            plan,
-            arcsine,
+            cosine: plan.cosine,
+            plan: plan.cosine_plan,
+            arcsine: plan.arcsine,
         })
     }
 
@@ -246,17 +188,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     }
 
     fn is_sparse(&self) -> bool {
-        self.slots < self.eval.encoder().max_slots()
-    }
-
-    /// The rotation steps of the sparse-slot rotation sum (`n, 2n, …, N/4`; none for full
-    /// slots); the step `n` also joins the real and imaginary halves.
-    fn sub_sum_steps(&self) -> Vec<i64> {
-        let full = self.eval.encoder().max_slots();
-        std::iter::successors(Some(self.slots), |&s| Some(2 * s))
-            .take_while(|&s| s < full)
-            .map(|s| s as i64)
-            .collect()
+        self.sparse
     }
 
     /// Levels consumed by each stage and the output level.
@@ -269,17 +201,17 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         &self.eval
     }
 
-    /// The rotation steps of CoeffToSlot and SlotToCoeff (conjugation not included).
+    /// The rotation steps (rotation sum, CoeffToSlot, SlotToCoeff), reduced modulo `N/2` and
+    /// sorted (conjugation not included).
     pub fn rotation_steps(&self) -> Vec<i64> {
-        let mut steps: Vec<i64> = self.sub_sum_steps();
+        let full = self.eval.encoder().max_slots() as i64;
+        let mut steps: Vec<i64> = self.sub_sum.clone();
         for lt in self.cts.iter().chain(&self.stc) {
-            for s in lt.rotation_steps() {
-                if !steps.contains(&s) {
-                    steps.push(s);
-                }
-            }
+            steps.extend(lt.rotation_steps());
         }
+        let mut steps: Vec<i64> = steps.into_iter().map(|s| s.rem_euclid(full)).collect();
         steps.sort_unstable();
+        steps.dedup();
         steps
     }
 
@@ -318,7 +250,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         let em = halves * (self.plan.multiplications() + self.config.double_angle + arcsine);
         // Sparse: the rotation sum and the rotation joining the halves.
         let extra = if self.is_sparse() {
-            self.sub_sum_steps().len() + 1
+            self.sub_sum.len() + 1
         } else {
             0
         };
