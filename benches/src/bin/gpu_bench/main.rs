@@ -24,6 +24,7 @@
 //!
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
+mod bootstrap;
 mod integer;
 mod ntt_batch;
 
@@ -51,7 +52,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
-    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`).
+    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), and CKKS
+    /// bootstrapping as `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`.
     #[arg(
         long,
         value_delimiter = ',',
@@ -78,11 +80,14 @@ struct Args {
     copy_mib: usize,
 }
 
-/// `(Some("bgv" | "bfv" | "ntt"), rest)` for an integer-scheme or batched-NTT preset name, else
+/// `(Some("bgv" | "bfv" | "ntt" | "boot"), rest)` for an integer-scheme, batched-NTT or
+/// bootstrapping preset name, else
 /// `(None, name)`.
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
     if let Some(rest) = name.strip_prefix("ntt:") {
         (Some("ntt"), rest)
+    } else if let Some(rest) = name.strip_prefix("boot:") {
+        (Some("boot"), rest)
     } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
@@ -700,6 +705,7 @@ fn run(args: &Args) -> R<()> {
     for p in &presets {
         match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
+            (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -737,6 +743,7 @@ fn run(args: &Args) -> R<()> {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -837,6 +844,7 @@ fn run(args: &Args) -> R<()> {
                     "first_launch_us": row.t.first_launch_us,
                     "reps": row.reps,
                     "floor_us": row.floor_us,
+                    "precision_bits": r.keys.get("precision_bits"),
                 }));
             }
         }
