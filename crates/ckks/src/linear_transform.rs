@@ -20,8 +20,11 @@
 //! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is a run of plaintext
 //! multiply-accumulates into one buffer ([`fhe_math::backend::RingBackend::mul_plain_acc`],
 //! the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), rescaled, then rotated by its
-//! giant step `g`. Key switches: (distinct non-zero `b`) + (distinct non-zero `g`);
-//! [`LinearTransform::new`] picks the `n_1` that minimizes that count.
+//! giant step `g`. The giant-step key switches share one `mod_down`: each inner sum is raised
+//! and its key product (with `σ_g` folded in) accumulated over `Q·P`, and `⌊acc/P⌉` is taken
+//! once ([`fhe_math::backend::KeySwitchBackend`]'s parts). Key switches: (distinct non-zero
+//! `b`) + (distinct non-zero `g`); [`LinearTransform::new`] picks the `n_1` that minimizes
+//! that count.
 //!
 //! # Levels and scales
 //!
@@ -310,6 +313,9 @@ impl<B: KeySwitchBackend> Evaluator<B> {
                 right: lt.level,
             });
         }
+        if x.level() == 0 {
+            return Err(Error::CannotRescale);
+        }
         // Every key looked up before any work.
         for &s in &lt.rotation_steps() {
             keys.get(self.rotation_element(s), "apply a linear transform")?;
@@ -336,25 +342,47 @@ impl<B: KeySwitchBackend> Evaluator<B> {
             level: x.level(),
             extended: false,
         };
-        let mut out: Option<Ciphertext<B>> = None;
+        // The giant-step rotations share one mod_down: each rescaled inner sum y_g is raised
+        // (mod_up) and its key product accumulated into one extended buffer; `σ_g(y_g,0)` is
+        // added directly, and `⌊acc / P⌉` once at the end.
+        let low = Shape {
+            level: x.level() - 1,
+            ..shape
+        };
+        let mut total = be.zeros(low)?;
+        let mut acc: Option<B::Poly> = None;
+        let mut out_meta = None;
         for giant in lt.giants.iter().filter(|g| !g.terms.is_empty()) {
-            let mut acc = be.zeros(shape)?;
+            let mut sum = be.zeros(shape)?;
             for (bi, pt) in &giant.terms {
-                be.mul_plain_acc(&mut acc, babies[*bi].poly(), pt.poly())?;
+                be.mul_plain_acc(&mut sum, babies[*bi].poly(), pt.poly())?;
             }
-            let sum = Ciphertext::new(be, acc, meta)?;
-            let sum = self.rescale(&sum)?;
-            let part = if giant.step == 0 {
-                sum
-            } else {
-                self.rotate(&sum, giant.step, keys)?
+            let sum = self.rescale(&Ciphertext::new(be, sum, meta)?)?;
+            out_meta = Some(sum.meta());
+            if giant.step == 0 {
+                be.add_assign(&mut total, sum.poly())?;
+                continue;
+            }
+            let g = self.rotation_element(giant.step);
+            let key = keys.get(g, "apply a linear transform")?;
+            let ext = be.mod_up(sum.poly(), 1)?;
+            let acc = match acc.as_mut() {
+                Some(a) => a,
+                None => acc.insert(be.zeros(Shape {
+                    extended: true,
+                    ..low
+                })?),
             };
-            match out.as_mut() {
-                None => out = Some(part),
-                Some(o) => self.add_assign(o, &part)?,
-            }
+            be.key_product(&ext, &key.poly, Some(g), acc)?;
+            let mut rotated = be.zeros(low)?;
+            be.automorphism_into(sum.poly(), g, &mut rotated, 1)?;
+            be.add_assign(&mut total, &rotated)?;
         }
-        out.ok_or_else(|| invalid("the transform has no diagonal"))
+        if let Some(acc) = &acc {
+            be.mod_down_into(acc, &mut total, false)?;
+        }
+        let meta = out_meta.ok_or_else(|| invalid("the transform has no diagonal"))?;
+        Ok(Ciphertext::new(be, total, meta)?)
     }
 }
 
