@@ -262,7 +262,8 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         if self.is_sparse() { 1 } else { 2 }
     }
 
-    /// ModRaise: `ct` (2 components, any level, its ladder scale) brought to level 0 by
+    /// ModRaise: `ct` (2 components, any level, its ladder scale, else
+    /// [`Error::ScaleMismatch`]) brought to level 0 by
     /// [`Evaluator::drop_to_level`], then its centred residues modulo `q_0` lifted to every
     /// prime of the chain: a ciphertext at level `L` decrypting to `m + q_0·I`, declared at
     /// scale `Δ_L` (its slots are the decoding of `m + q_0·I` at that scale). Built from
@@ -292,6 +293,14 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         } else {
             ct.duplicate(be)?
         };
+        let delta0 = params.scale(0)?;
+        if ((low.scale() - delta0) / delta0).abs() > 2.0 * crate::evaluator::SCALE_TOLERANCE {
+            return Err(Error::ScaleMismatch {
+                op: "bootstrap",
+                left: low.scale(),
+                right: delta0,
+            });
+        }
         low.set_form(be, true)?;
         if let Some(k) = keys {
             low = k.to_sparse(be, &low)?;

@@ -107,6 +107,15 @@ fn bootstrap_full_and_sparse_slots_match_input() {
         full.mod_raise(&three),
         Err(Error::Bootstrap { .. })
     ));
+    let off_ladder = eval
+        .encoder()
+        .encode_with(&[], 0, 2f64.powi(40), params.slots())
+        .unwrap();
+    let off_ladder = encrypt::encrypt_sk(ctx.backend(), &sk, &off_ladder).unwrap();
+    assert!(matches!(
+        full.mod_raise(&off_ladder),
+        Err(Error::ScaleMismatch { .. })
+    ));
     assert!(matches!(
         full.slot_to_coeff(&[ct], &gk),
         Err(Error::Bootstrap { .. })
