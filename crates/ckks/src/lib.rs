@@ -1,5 +1,10 @@
 //! The CKKS scheme: approximate arithmetic on encrypted complex vectors, generic over the
 //! backend.
+//!
+//! Besides the evaluator's operators: polynomial evaluation ([`poly_eval`]), sums over slots
+//! ([`slots`]), linear transforms given by diagonals ([`linear_transform`], BSGS with hoisted
+//! baby steps) and bootstrapping ([`bootstrap`]: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff,
+//! full and sparse slots, sparse-secret encapsulation), all written once over the backend.
 
 pub mod bootstrap;
 pub mod context;
