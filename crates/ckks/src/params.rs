@@ -192,22 +192,24 @@ pub const BOOT_N12_SECRET_WEIGHT: usize = 32;
 /// [`crate::bootstrap::BOOT_N16_CONFIG`] with a **dense** uniform ternary secret and
 /// sparse-secret encapsulation ([`crate::bootstrap::EncapsulationKeys`]).
 ///
-/// `N = 2^16`, `L + 1 = 27` ciphertext primes (60 + 26 × 56 bits), `K = 4` special primes of 60
-/// bits, `dnum = 7` (digits of 4 primes, largest ≈ 228 bits ≤ log2 P ≈ 240). log2 QP ≈ 1756
+/// `N = 2^16`, `L + 1 = 26` ciphertext primes (60 + 25 × 57 bits), `K = 4` special primes of 60
+/// bits, `dnum = 7` (digits of 4 primes, largest ≈ 231 bits ≤ log2 P ≈ 240). log2 QP ≈ 1725
 /// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
-/// (`stdlatticeparms.cpp`): margin ≈ 16 bits. Bootstrapping takes 17 levels (CoeffToSlot 4,
-/// EvalMod 10, SlotToCoeff 3) and leaves **9 levels of 56 bits**; `q_0/Δ_0 ≈ 2^4` (the arcsine
+/// (`stdlatticeparms.cpp`): margin ≈ 47 bits. Bootstrapping takes 16 levels (CoeffToSlot 4,
+/// EvalMod 9, SlotToCoeff 3) and leaves **9 levels of 57 bits**; `q_0/Δ_0 ≈ 2^3` (the arcsine
 /// removes the sine's cubic error). The ephemeral sparse secret (weight 32) appears only in the
 /// level-0 key over `q_0·P` (300 bits), the setting whose security eprint 2022/024 analyses
-/// (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022, Sect. 5 and its parameter tables: sparse
-/// ephemeral secrets at that small modulus keep 128-bit security). Key memory: each switching
-/// key is `7 · 2 · 31 · 2^16 · 8` bytes ≈ 227 MB (half on the wire with seeded `a`); the
-/// rotation-key count is [`crate::bootstrap::BootstrapPlan::rotation_key_count`].
+/// (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022: the ephemeral sparse secret is used only
+/// at the small modulus of level 0, where sparse secrets keep 128-bit security; check the
+/// margin for these exact sizes with the lattice estimator before production use). Key
+/// memory: each switching key is `7 · 2 · 30 · 2^16 · 8` bytes ≈ 220 MB (half on the wire
+/// with seeded `a`); the rotation-key count is
+/// [`crate::bootstrap::BootstrapPlan::rotation_key_count`].
 pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
     log_n: 16,
-    levels: 26,
+    levels: 25,
     first_prime_bits: 60,
-    scale_bits: 56,
+    scale_bits: 57,
     special_primes: 4,
     special_prime_bits: 60,
     dnum: 7,

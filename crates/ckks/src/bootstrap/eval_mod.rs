@@ -38,38 +38,43 @@ pub fn eval_mod_host(config: &BootstrapConfig, x: f64) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bootstrap::BOOT_N12_CONFIG;
+    use crate::bootstrap::{BOOT_N12_CONFIG, BOOT_N16_CONFIG};
 
     /// Near every integer `I` of `[−K+1, K−1]`, EvalMod's host value is `sin(2π(x − I))`
     /// (the reduction) to 2^-35, and with the arcsine it is `x − I` to within the next
     /// arcsine term (`3σ⁵/40/(2π)`, 2^-28.1 at `|x − I| = 2^-7`).
     #[test]
     fn approximation_reduces_modulo_one() {
-        let cfg = BootstrapConfig {
-            arcsine: false,
-            ..BOOT_N12_CONFIG
-        };
-        let mut worst = 0f64;
-        let mut worst_arcsine = 0f64;
-        let kmax = cfg.k as i64 - 1;
-        for i in -kmax..=kmax {
-            for j in -64..=64 {
-                let t = j as f64 / 64.0 * 2f64.powi(-7);
-                let x = i as f64 + t;
-                worst = worst.max((eval_mod_host(&cfg, x).unwrap() - (TAU * t).sin()).abs());
-                let a = BootstrapConfig {
-                    arcsine: true,
-                    ..cfg
-                };
-                worst_arcsine = worst_arcsine.max((eval_mod_host(&a, x).unwrap() - t).abs());
+        for base in [BOOT_N12_CONFIG, BOOT_N16_CONFIG] {
+            let cfg = BootstrapConfig {
+                arcsine: false,
+                ..base
+            };
+            let mut worst = 0f64;
+            let mut worst_arcsine = 0f64;
+            let kmax = cfg.k as i64 - 1;
+            for i in -kmax..=kmax {
+                for j in -64..=64 {
+                    let t = j as f64 / 64.0 * 2f64.powi(-7);
+                    let x = i as f64 + t;
+                    worst = worst.max((eval_mod_host(&cfg, x).unwrap() - (TAU * t).sin()).abs());
+                    let a = BootstrapConfig {
+                        arcsine: true,
+                        ..cfg
+                    };
+                    worst_arcsine = worst_arcsine.max((eval_mod_host(&a, x).unwrap() - t).abs());
+                }
             }
+            println!(
+                "EvalMod host error (degree {}, {} double angles): {:.1} bits (sine), {:.1} bits \
+                 (arcsine)",
+                cfg.cos_degree,
+                cfg.double_angle,
+                -worst.log2(),
+                -worst_arcsine.log2()
+            );
+            assert!(worst < 2f64.powi(-35), "{worst:e}");
+            assert!(worst_arcsine < 2f64.powi(-27), "{worst_arcsine:e}");
         }
-        println!(
-            "EvalMod host error: {:.1} bits (sine), {:.1} bits (arcsine)",
-            -worst.log2(),
-            -worst_arcsine.log2()
-        );
-        assert!(worst < 2f64.powi(-35), "{worst:e}");
-        assert!(worst_arcsine < 2f64.powi(-27), "{worst_arcsine:e}");
     }
 }

@@ -227,13 +227,13 @@ mod tests {
             plan.levels(),
             BootstrapLevels {
                 coeff_to_slot: 4,
-                eval_mod: 10,
+                eval_mod: 9,
                 slot_to_coeff: 3,
                 output_level: 9,
             }
         );
         for l in 0..=9 {
-            assert!(params.moduli_q()[l] > 1 << 55);
+            assert!(params.moduli_q()[l] > 1 << 56);
         }
         println!(
             "BOOT_N16: log2 QP {:.1}, {} rotation keys, {:.2} GB of rotation keys, {} diagonals, \
