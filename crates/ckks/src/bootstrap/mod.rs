@@ -289,8 +289,9 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// [`Evaluator::drop_to_level`], then its centred residues modulo `q_0` lifted to every
     /// prime of the chain: a ciphertext at level `L` decrypting to `m + q_0·I`, declared at
     /// scale `Δ_L` (its slots are the decoding of `m + q_0·I` at that scale). Built from
-    /// existing backend operations: the level-0 buffer (`2·N` words) crosses to the host and
-    /// back through [`fhe_math::backend::RingBackend::upload_lifted_i64`].
+    /// existing backend operations: each component's centred residues modulo `q_0` (`N` words,
+    /// [`fhe_math::backend::RingBackend::download_centered_q0`]) cross to the host and back
+    /// through [`fhe_math::backend::RingBackend::upload_lifted_i64`].
     pub fn mod_raise(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.mod_raise_with(ct, None)
     }
@@ -328,26 +329,25 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             low = k.to_sparse(be, &low)?;
         }
         low.set_form(be, false)?;
-        let host = be.download(low.poly())?;
-        let q0 = params.moduli_q()[0];
         let top = params.max_level();
         let mut raised = be.zeros(Shape {
             components: 2,
             level: top,
             extended: false,
         })?;
+        let mut single = be.zeros(Shape {
+            components: 1,
+            level: 0,
+            extended: false,
+        })?;
         for c in 0..2 {
-            let centred: Vec<i64> = host
-                .limb(c, 0)
-                .iter()
-                .map(|&v| {
-                    if v > q0 / 2 {
-                        v as i64 - q0 as i64
-                    } else {
-                        v as i64
-                    }
-                })
-                .collect();
+            // The centred residues mod q_0 of component c: N words cross, not the buffer.
+            be.copy_component(low.poly(), c, &mut single, 0)?;
+            let centred: Vec<i64> = be
+                .download_centered_q0(&single)?
+                .into_iter()
+                .map(|v| v.ok_or_else(|| bad("a level-0 residue was not centred")))
+                .collect::<Result<_>>()?;
             let lifted = be.upload_lifted_i64(&centred, top)?;
             be.copy_component(&lifted, 0, &mut raised, c)?;
         }
