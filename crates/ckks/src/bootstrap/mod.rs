@@ -8,7 +8,11 @@
 //! 1. **ModRaise** ([`Bootstrapper::mod_raise`]): the level-0 ciphertext `(c_0, c_1)`, centred
 //!    modulo `q_0`, read over the whole chain `Q_L`: it decrypts to `m + q_0·I` with an integer
 //!    polynomial `I`, `|I_k| ≤ K` (a small `K` needs a sparse secret: `I_k` is a sum of `h`
-//!    terms of `c_1·s`, standard deviation about `√(h/12)`). Declared scale `Δ_L`.
+//!    terms of `c_1·s`, standard deviation about `√(h/12)`; with a dense main secret the
+//!    level-0 ciphertext is first switched to a sparse ephemeral one and the raised one back,
+//!    [`encapsulation`]). Declared scale `Δ_L`. For sparse slots (`n < N/2`) CoeffToSlot
+//!    starts with a rotation sum and packs the two halves into one ciphertext
+//!    ([`Bootstrapper::with_slots`]).
 //! 2. **CoeffToSlot** ([`Bootstrapper::coeff_to_slot`]): the inverse homomorphic DFT, a few
 //!    sparse BSGS matrices ([`dft`]) whose product maps the slots to
 //!    `bitrev(w)/(2·q_0·K)`, `w_k = P_k + i·P_{k+s}` the paired coefficients of `P = m + q_0·I`;
