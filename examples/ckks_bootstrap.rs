@@ -57,8 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let kg = ctx.key_generator();
     let sk = kg.secret_key()?;
-    let ephemeral =
-        kg.sparse_secret_key_from_seed(Seed::random(), params::BOOT_N12_SECRET_WEIGHT)?;
+    let ephemeral = kg.sparse_secret_key_from_seed(Seed::random(), params::BOOT_SECRET_WEIGHT)?;
     let encapsulation = EncapsulationKeys::generate(&ctx, &sk, &ephemeral)?;
     let rlk = kg.relin_key(&sk)?;
     let gk = kg.galois_keys(&sk, &boot.galois_elements())?;

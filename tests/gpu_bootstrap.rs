@@ -8,7 +8,7 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::ckks::bootstrap::{BOOT_N12_CONFIG, Bootstrapper, EncapsulationKeys};
 use gpufhe::ckks::linear_transform::LinearTransform;
-use gpufhe::ckks::params::{BOOT_N12_INSECURE, BOOT_N12_SECRET_WEIGHT};
+use gpufhe::ckks::params::{BOOT_N12_INSECURE, BOOT_SECRET_WEIGHT};
 use gpufhe::ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use gpufhe::ckks::{Context, Parameters, context::ring_for};
 use gpufhe::math::backend::prelude::*;
@@ -30,7 +30,7 @@ fn run<B: Backend>(ctx: &Context<B>, encapsulated: bool) -> (Named, f64) {
     let eval = boot.evaluator();
     let kg = ctx.key_generator();
     let sparse = kg
-        .sparse_secret_key_from_seed(seed(1), BOOT_N12_SECRET_WEIGHT)
+        .sparse_secret_key_from_seed(seed(1), BOOT_SECRET_WEIGHT)
         .unwrap();
     let dense = kg.secret_key_from_seed(seed(2)).unwrap();
     let sk = if encapsulated { &dense } else { &sparse };

@@ -164,7 +164,7 @@ pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
 
 /// **Insecure** CI-sized set for bootstrapping on the CPU
 /// ([`crate::bootstrap::BOOT_N12_CONFIG`]; use a sparse secret of weight
-/// [`BOOT_N12_SECRET_WEIGHT`], [`rlwe::KeyGenerator::sparse_secret_key_from_seed`]).
+/// [`BOOT_SECRET_WEIGHT`], [`rlwe::KeyGenerator::sparse_secret_key_from_seed`]).
 ///
 /// `N = 2^12` (2048 slots), `L + 1 = 20` ciphertext primes (60 + 19 × 54 bits), `K = 5` special
 /// primes of 60 bits, `dnum = 4` (digits of 5 primes, largest ≈ 276 bits ≤ log2 P ≈ 300).
@@ -184,9 +184,12 @@ pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
     security: Security::InsecureForTestingOnly,
 };
 
-/// Hamming weight of the sparse secret for [`BOOT_N12_INSECURE`]: `|I_k|` has standard
-/// deviation about `√(32/12) ≈ 1.6`, so EvalMod's `K = 12` is 7 standard deviations away.
-pub const BOOT_N12_SECRET_WEIGHT: usize = 32;
+/// Hamming weight of the sparse secrets of bootstrapping: the main secret at
+/// [`BOOT_N12_INSECURE`] without encapsulation, and the ephemeral secret of sparse-secret
+/// encapsulation ([`crate::bootstrap::EncapsulationKeys`], e.g. at [`BOOT_N16`]). `|I_k|` has
+/// standard deviation about `√(32/12) ≈ 1.6`, so EvalMod's `K = 12` is 7 standard deviations
+/// away (per coefficient about `2^-42`).
+pub const BOOT_SECRET_WEIGHT: usize = 32;
 
 /// A bootstrappable 128-bit set at `N = 2^16` (2^15 slots), for
 /// [`crate::bootstrap::BOOT_N16_CONFIG`] with a **dense** uniform ternary secret and

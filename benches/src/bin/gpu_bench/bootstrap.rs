@@ -10,7 +10,7 @@ use ckks::bootstrap::{
     BOOT_N12_CONFIG, BOOT_N16_CONFIG, BootstrapConfig, BootstrapPlan, Bootstrapper,
     EncapsulationKeys,
 };
-use ckks::params::{BOOT_N12_INSECURE, BOOT_N12_SECRET_WEIGHT, BOOT_N16, ParametersLiteral};
+use ckks::params::{BOOT_N12_INSECURE, BOOT_N16, BOOT_SECRET_WEIGHT, ParametersLiteral};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
@@ -58,7 +58,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let boot = Bootstrapper::from_plan(&ctx, plan)?;
     let kg = ctx.key_generator();
     let sk = kg.secret_key()?;
-    let ephemeral = kg.sparse_secret_key_from_seed(Seed::random(), BOOT_N12_SECRET_WEIGHT)?;
+    let ephemeral = kg.sparse_secret_key_from_seed(Seed::random(), BOOT_SECRET_WEIGHT)?;
     let encapsulation = EncapsulationKeys::generate(&ctx, &sk, &ephemeral)?;
     let rlk = kg.relin_key(&sk)?;
     let gk = kg.galois_keys(&sk, &boot.galois_elements())?;

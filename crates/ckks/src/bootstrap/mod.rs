@@ -112,7 +112,7 @@ pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
 };
 
 /// The configuration for [`crate::params::BOOT_N16`] (2^15 full slots, a dense secret with
-/// sparse-secret encapsulation at weight [`crate::params::BOOT_N12_SECRET_WEIGHT`]):
+/// sparse-secret encapsulation at weight [`crate::params::BOOT_SECRET_WEIGHT`]):
 /// CoeffToSlot 4 levels (15 stages in groups of 4, 4, 4, 3), EvalMod 9 (`K = 12`, the cosine
 /// itself at degree 119, depth 7, no double angle, the arcsine 2), SlotToCoeff 3 (5 stages
 /// each): 16 levels, 9 left. Against degree 31 with three double angles it saves a level and

@@ -1,5 +1,5 @@
 use super::*;
-use crate::params::{BOOT_N12_INSECURE, BOOT_N12_SECRET_WEIGHT, Parameters};
+use crate::params::{BOOT_N12_INSECURE, BOOT_SECRET_WEIGHT, Parameters};
 use crate::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use fhe_math::cpu::CpuBackend;
 use fhe_math::sampler::Seed;
@@ -22,7 +22,7 @@ fn bootstrap_full_and_sparse_slots_match_input() {
     let sparse = Bootstrapper::with_slots(&ctx, BOOT_N12_CONFIG, 64).unwrap();
     let kg = ctx.key_generator();
     let sk = kg
-        .sparse_secret_key_from_seed(Seed([7; 32]), BOOT_N12_SECRET_WEIGHT)
+        .sparse_secret_key_from_seed(Seed([7; 32]), BOOT_SECRET_WEIGHT)
         .unwrap();
     let rlk = kg.relin_key(&sk).unwrap();
     let mut elements = full.galois_elements();
@@ -137,7 +137,7 @@ fn bootstrap_dense_secret_with_encapsulation_matches_input() {
     let kg = ctx.key_generator();
     let sk = kg.secret_key_from_seed(Seed([5; 32])).unwrap();
     let ephemeral = kg
-        .sparse_secret_key_from_seed(Seed([6; 32]), BOOT_N12_SECRET_WEIGHT)
+        .sparse_secret_key_from_seed(Seed([6; 32]), BOOT_SECRET_WEIGHT)
         .unwrap();
     let enc = EncapsulationKeys::generate(&ctx, &sk, &ephemeral).unwrap();
     let rlk = kg.relin_key(&sk).unwrap();
