@@ -75,18 +75,26 @@ pub(crate) fn signed_index(k: i64, n: usize) -> i64 {
 /// with the baby step [`LinearTransform::new`] would choose: the non-zero baby steps, then the
 /// non-zero giant steps (for planning keys without encoding any plaintext).
 pub fn planned_rotation_steps(indices: &[i64], slots: usize) -> Vec<i64> {
+    let (mut steps, giants) = planned_bsgs(indices, slots);
+    for g in giants {
+        if !steps.contains(&g) {
+            steps.push(g);
+        }
+    }
+    steps
+}
+
+/// The non-zero baby steps and the non-zero giant steps of [`planned_rotation_steps`].
+pub(crate) fn planned_bsgs(indices: &[i64], slots: usize) -> (Vec<i64>, Vec<i64>) {
     let mut idx: Vec<i64> = indices.iter().map(|&k| signed_index(k, slots)).collect();
     idx.sort_unstable();
     idx.dedup();
     let n1 = best_baby_step(&idx, slots);
     let (babies, giants) = split(&idx, n1);
-    let mut steps: Vec<i64> = babies.into_iter().filter(|&b| b != 0).collect();
-    for g in giants {
-        if g != 0 && !steps.contains(&g) {
-            steps.push(g);
-        }
-    }
-    steps
+    (
+        babies.into_iter().filter(|&b| b != 0).collect(),
+        giants.into_iter().filter(|&g| g != 0).collect(),
+    )
 }
 
 /// The power of two `n1 ≤ slots` of fewest key switches for these indices (ties: the

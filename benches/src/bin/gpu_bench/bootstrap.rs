@@ -3,7 +3,10 @@
 //! [−1, 1] real and imaginary) and each stage on its own inputs (`bootstrap_mod_raise`,
 //! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half, `bootstrap_slot_to_coeff`).
 //! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16` (a dense secret with sparse-secret
-//! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry.
+//! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry. Each
+//! row's `floor_us` is the key and plaintext bytes the stage must read
+//! ([`ckks::bootstrap::BootstrapPlan::stage_bytes`], ciphertexts left out) over the measured
+//! copy bandwidth.
 
 use super::{PresetResult, R, Row, Timer, log_timing};
 use ckks::bootstrap::{
@@ -39,7 +42,13 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
 }
 
 /// Times a full-slot bootstrap and its stages at one preset.
-pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> R<PresetResult> {
+pub fn bench_preset(
+    dev: &Arc<Device>,
+    name: &str,
+    reps: usize,
+    warm: usize,
+    bw_gbps: f64,
+) -> R<PresetResult> {
     let t_setup = Instant::now();
     dev.synchronize()?;
     dev.reset_pool_peak()?;
@@ -55,6 +64,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         plan.plaintext_bytes(),
     );
     let levels = plan.levels();
+    let bytes = plan.stage_bytes(true);
+    let floor = |b: usize| Some(b as f64 / (bw_gbps * 1e9) * 1e6);
     let boot = Bootstrapper::from_plan(&ctx, plan)?;
     let kg = ctx.key_generator();
     let sk = kg.secret_key()?;
@@ -89,38 +100,44 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let timer = Timer::new(dev.clone(), be.stream().clone(), reps, warm.min(2))?;
     let none = || -> R<()> { Ok(()) };
     let mut rows = Vec::new();
-    let mut push = |op: &'static str, t| {
+    let mut push = |op: &'static str, t, floor_us| {
         log_timing(name, op, &t);
         rows.push(Row {
             op,
             t,
             reps,
-            floor_us: None,
+            floor_us,
         });
     };
+    let total = bytes.mod_raise + bytes.coeff_to_slot + bytes.eval_mod + bytes.slot_to_coeff;
     push(
         "bootstrap",
         timer.time(reps, none, |_| {
             Ok(boot.bootstrap_encapsulated(&ct, &rlk, &gk, &encapsulation)?)
         })?,
+        floor(total),
     );
     push(
         "bootstrap_mod_raise",
         timer.time(reps, none, |_| {
             Ok(boot.mod_raise_with(&ct, Some(&encapsulation))?)
         })?,
+        floor(bytes.mod_raise),
     );
     push(
         "bootstrap_coeff_to_slot",
         timer.time(reps, none, |_| Ok(boot.coeff_to_slot(&raised, &gk)?))?,
+        floor(bytes.coeff_to_slot),
     );
     push(
         "bootstrap_eval_mod",
         timer.time(reps, none, |_| Ok(boot.eval_mod(&halves[0], &rlk)?))?,
+        floor(bytes.eval_mod / halves.len()),
     );
     push(
         "bootstrap_slot_to_coeff",
         timer.time(reps, none, |_| Ok(boot.slot_to_coeff(&modded, &gk)?))?,
+        floor(bytes.slot_to_coeff),
     );
     let ps = dev.pool_stats()?;
     let preset_name = format!("boot:{name}");
@@ -148,6 +165,12 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "rotation_key_note": "keys generated on the device; full a and b halves held there, seeded a halves on the wire",
             "plaintext_device_bytes": pt_bytes,
             "encapsulation_key_device_bytes": encapsulation.bytes(be),
+            "stage_read_bytes": {
+                "mod_raise": bytes.mod_raise,
+                "coeff_to_slot": bytes.coeff_to_slot,
+                "eval_mod": bytes.eval_mod,
+                "slot_to_coeff": bytes.slot_to_coeff,
+            },
         }),
         pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
         peak: ps.peak,

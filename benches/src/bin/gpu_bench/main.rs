@@ -743,7 +743,7 @@ fn run(args: &Args) -> R<()> {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
-            (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }

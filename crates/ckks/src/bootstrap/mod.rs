@@ -64,7 +64,7 @@ pub mod eval_mod;
 pub mod plan;
 
 pub use encapsulation::EncapsulationKeys;
-pub use plan::BootstrapPlan;
+pub use plan::{BootstrapPlan, StageBytes};
 
 use crate::context::Context;
 use crate::error::{Error, Result};

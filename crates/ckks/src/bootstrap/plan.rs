@@ -4,7 +4,7 @@
 
 use super::{BootstrapConfig, BootstrapLevels, bad, dft, eval_mod};
 use crate::error::Result;
-use crate::linear_transform::planned_rotation_steps;
+use crate::linear_transform::{planned_bsgs, planned_rotation_steps};
 use crate::params::Parameters;
 use crate::poly_eval::{Basis, PolyPlan, Polynomial};
 
@@ -29,6 +29,26 @@ pub struct BootstrapPlan {
     pub(crate) arcsine: Option<Polynomial>,
     dnum: usize,
     limbs: usize,
+    /// Digits active at each level.
+    digits_at: Vec<usize>,
+    special: usize,
+}
+
+/// Bytes a bootstrap must read, by stage (keys and plaintexts; ciphertexts left out): the
+/// floor of each stage on a device of given bandwidth is `bytes / bandwidth`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageBytes {
+    /// ModRaise with encapsulation: the key back to the dense secret at level `L` (the level-0
+    /// key is negligible).
+    pub mod_raise: usize,
+    /// CoeffToSlot: the rotation keys at each matrix's levels, the conjugation key, the
+    /// plaintext diagonals.
+    pub coeff_to_slot: usize,
+    /// EvalMod (all halves): the relinearization key per product, each product counted at the
+    /// lowest level it can run at (a lower bound).
+    pub eval_mod: usize,
+    /// SlotToCoeff: rotation keys and plaintext diagonals.
+    pub slot_to_coeff: usize,
 }
 
 impl BootstrapPlan {
@@ -143,7 +163,48 @@ impl BootstrapPlan {
             arcsine,
             dnum: params.dnum(),
             limbs: params.moduli_q().len() + params.moduli_p().len(),
+            digits_at: (0..=top)
+                .map(|l| params.digits().iter().filter(|d| d.start <= l).count())
+                .collect(),
+            special: params.moduli_p().len(),
         })
+    }
+
+    /// Bytes a key switch at `level` reads from its key: `2 · digits · (level + 1 + K) · N · 8`.
+    fn key_read(&self, level: usize) -> usize {
+        2 * self.digits_at[level] * (level + 1 + self.special) * self.n * 8
+    }
+
+    /// Key and plaintext bytes of one matrix: hoisted baby rotations at its level, giant-step
+    /// key products one level lower (after the rescale), the diagonals.
+    fn matrix_bytes(&self, m: &Matrix) -> usize {
+        let idx: Vec<i64> = m.diagonals.keys().copied().collect();
+        let (babies, giants) = planned_bsgs(&idx, m.slots);
+        let keys = babies.len() * self.key_read(m.level)
+            + giants.len() * self.key_read(m.level.saturating_sub(1));
+        keys + m.diagonals.len() * (m.level + 1) * self.n * 8
+    }
+
+    /// The bytes each stage must read ([`StageBytes`]), for a memory-bound floor.
+    pub fn stage_bytes(&self, encapsulated: bool) -> StageBytes {
+        let top = self.cts.first().map_or(0, |m| m.level);
+        let halves = if self.is_sparse() { 1 } else { 2 };
+        let em_top = top - self.levels.coeff_to_slot;
+        let em_out = em_top - self.levels.eval_mod;
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        let products = self.cosine_plan.multiplications() + self.config.double_angle + arcsine;
+        // A relinearization key has one digit pair per active digit, like a rotation key.
+        let eval_mod = halves * products * self.key_read(em_out + 1);
+        let sub_sum = self.sub_sum_steps().len() * self.key_read(top);
+        let extra = if self.is_sparse() { 1 } else { 0 };
+        StageBytes {
+            mod_raise: if encapsulated { self.key_read(top) } else { 0 },
+            coeff_to_slot: sub_sum
+                + self.cts.iter().map(|m| self.matrix_bytes(m)).sum::<usize>()
+                + (1 + extra) * self.key_read(em_top),
+            eval_mod,
+            slot_to_coeff: self.stc.iter().map(|m| self.matrix_bytes(m)).sum(),
+        }
     }
 
     /// Levels consumed by each stage and the output level.
@@ -235,15 +296,19 @@ mod tests {
         for l in 0..=9 {
             assert!(params.moduli_q()[l] > 1 << 56);
         }
+        let bytes = plan.stage_bytes(true);
         println!(
             "BOOT_N16: log2 QP {:.1}, {} rotation keys, {:.2} GB of rotation keys, {} diagonals, \
-             {:.2} GB of plaintexts",
+             {:.2} GB of plaintexts; bytes read per stage {bytes:?}",
             params.log2_qp(),
             plan.rotation_key_count(),
             plan.rotation_key_bytes() as f64 / 1e9,
             plan.diagonal_count(),
             plan.plaintext_bytes() as f64 / 1e9
         );
+        // Every stage reads something; CoeffToSlot reads at least its plaintexts.
+        assert!(bytes.coeff_to_slot > plan.cts.iter().map(|m| m.diagonals.len()).sum::<usize>());
+        assert!(bytes.eval_mod > 0 && bytes.slot_to_coeff > 0 && bytes.mod_raise > 0);
         assert!(plan.rotation_key_count() < 80);
     }
 
