@@ -143,6 +143,20 @@ pub enum Error {
         /// The ciphertext's level.
         available: usize,
     },
+    /// A linear transform that cannot be built or applied as given (a diagonal of the wrong
+    /// length, a repeated diagonal, no diagonal, a bad slot count).
+    #[error("invalid linear transform: {reason}")]
+    InvalidTransform {
+        /// What is wrong.
+        reason: String,
+    },
+    /// Bootstrapping parameters or inputs that do not fit (too few levels, a bad slot count,
+    /// a ciphertext of the wrong shape).
+    #[error("cannot bootstrap: {reason}")]
+    Bootstrap {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Result with the CKKS [`Error`].

@@ -162,6 +162,63 @@ pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
     security: Security::InsecureForTestingOnly,
 };
 
+/// **Insecure** CI-sized set for bootstrapping on the CPU
+/// ([`crate::bootstrap::BOOT_N12_CONFIG`]; use a sparse secret of weight
+/// [`BOOT_SECRET_WEIGHT`], [`rlwe::KeyGenerator::sparse_secret_key_from_seed`]).
+///
+/// `N = 2^12` (2048 slots), `L + 1 = 20` ciphertext primes (60 + 19 × 54 bits), `K = 5` special
+/// primes of 60 bits, `dnum = 4` (digits of 5 primes, largest ≈ 276 bits ≤ log2 P ≈ 300).
+/// Bootstrapping takes 16 levels (CoeffToSlot 3, EvalMod 10 with the
+/// arcsine, SlotToCoeff 3) and leaves 3 of 54 bits. The message ratio `q_0/Δ_0 ≈ 2^6`.
+/// log2 QP ≈ 1386, far
+/// above the 109-bit bound at `N = 2^12`: **not secure**, hence
+/// [`Security::InsecureForTestingOnly`].
+pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
+    log_n: 12,
+    levels: 19,
+    first_prime_bits: 60,
+    scale_bits: 54,
+    special_primes: 5,
+    special_prime_bits: 60,
+    dnum: 4,
+    security: Security::InsecureForTestingOnly,
+};
+
+/// Hamming weight of the sparse secrets of bootstrapping: the main secret at
+/// [`BOOT_N12_INSECURE`] without encapsulation, and the ephemeral secret of sparse-secret
+/// encapsulation ([`crate::bootstrap::EncapsulationKeys`], e.g. at [`BOOT_N16`]). `|I_k|` has
+/// standard deviation about `√(32/12) ≈ 1.6`, so EvalMod's `K = 12` is 7 standard deviations
+/// away (per coefficient about `2^-42`).
+pub const BOOT_SECRET_WEIGHT: usize = 32;
+
+/// A bootstrappable 128-bit set at `N = 2^16` (2^15 slots), for
+/// [`crate::bootstrap::BOOT_N16_CONFIG`] with a **dense** uniform ternary secret and
+/// sparse-secret encapsulation ([`crate::bootstrap::EncapsulationKeys`]).
+///
+/// `N = 2^16`, `L + 1 = 26` ciphertext primes (60 + 25 × 57 bits), `K = 4` special primes of 60
+/// bits, `dnum = 7` (digits of 4 primes, largest ≈ 231 bits ≤ log2 P ≈ 240). log2 QP ≈ 1725
+/// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
+/// (`stdlatticeparms.cpp`): margin ≈ 47 bits. Bootstrapping takes 16 levels (CoeffToSlot 4,
+/// EvalMod 9, SlotToCoeff 3) and leaves **9 levels of 57 bits**; `q_0/Δ_0 ≈ 2^3` (the arcsine
+/// removes the sine's cubic error). The ephemeral sparse secret (weight 32) appears only in the
+/// level-0 key over `q_0·P` (300 bits), the setting whose security eprint 2022/024 analyses
+/// (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022: the ephemeral sparse secret is used only
+/// at the small modulus of level 0, where sparse secrets keep 128-bit security; check the
+/// margin for these exact sizes with the lattice estimator before production use). Key
+/// memory: each switching key is `7 · 2 · 30 · 2^16 · 8` bytes ≈ 220 MB (half on the wire
+/// with seeded `a`); the rotation-key count is
+/// [`crate::bootstrap::BootstrapPlan::rotation_key_count`].
+pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 25,
+    first_prime_bits: 60,
+    scale_bits: 57,
+    special_primes: 4,
+    special_prime_bits: 60,
+    dnum: 7,
+    security: Security::Bits128,
+};
+
 /// Validated CKKS parameters: the chosen primes, the scale ladder and the digit partition.
 ///
 /// Built with [`Parameters::new`]; shared as `Arc<Parameters>`. Serializes as its literal, the
@@ -339,7 +396,9 @@ mod tests {
     use super::*;
     use rlwe::wire::{self, BlobKind};
 
-    const PRESETS: [(&str, ParametersLiteral); 6] = [
+    const PRESETS: [(&str, ParametersLiteral); 8] = [
+        ("BOOT_N16", BOOT_N16),
+        ("BOOT_N12_INSECURE", BOOT_N12_INSECURE),
         ("CAT", CAT),
         ("CAT_COMPAT", CAT_COMPAT),
         ("N16_L24_D3", N16_L24_D3),
@@ -373,7 +432,7 @@ mod tests {
 
     #[test]
     fn secure_presets_are_secure() {
-        for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13] {
+        for lit in [CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, N13, BOOT_N16] {
             assert_eq!(lit.security, Security::Bits128);
             let p = build(&lit);
             assert!(p.log2_qp() <= fhe_math::security::max_log_qp_128(lit.log_n).unwrap());

@@ -446,7 +446,12 @@ impl PolyPlan {
 }
 
 /// Residues of `round(v)` in the active limbs of `level` (an error beyond `2^126`).
-fn residues<B: KeySwitchBackend>(be: &B, level: usize, value: f64, scale: f64) -> Result<Vec<u64>> {
+pub(crate) fn residues<B: KeySwitchBackend>(
+    be: &B,
+    level: usize,
+    value: f64,
+    scale: f64,
+) -> Result<Vec<u64>> {
     let v = (value * scale).round();
     if !v.is_finite() || v.abs() >= 2f64.powi(126) {
         return Err(Error::ValueTooLarge { value, scale });

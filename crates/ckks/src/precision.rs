@@ -23,6 +23,25 @@ pub fn precision_bits(got: &[Complex64], want: &[Complex64]) -> f64 {
     -err.log2()
 }
 
+/// `-log2` of the median absolute difference between `got` and `want` (the typical slot's
+/// precision, beside [`precision_bits`]'s worst slot).
+pub fn median_precision_bits(got: &[Complex64], want: &[Complex64]) -> f64 {
+    let mut err: Vec<f64> = got.iter().zip(want).map(|(a, b)| (a - b).norm()).collect();
+    if err.is_empty() {
+        return f64::INFINITY;
+    }
+    err.sort_by(f64::total_cmp);
+    -err[err.len() / 2].log2()
+}
+
+/// `n` complex values with real and imaginary parts uniform in `[-1, 1]` (bootstrapping's
+/// test inputs).
+pub fn uniform_complex(g: &mut InputGenerator, n: usize) -> Vec<Complex64> {
+    (0..n)
+        .map(|_| Complex64::new(2.0 * g.unit() - 1.0, 2.0 * g.unit() - 1.0))
+        .collect()
+}
+
 /// A small deterministic generator of test inputs (SplitMix64); not for secrets.
 #[derive(Clone, Debug)]
 pub struct InputGenerator(u64);

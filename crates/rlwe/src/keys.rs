@@ -25,6 +25,9 @@ pub struct SecretKey<B: RingBackend> {
     /// `s` over `Q_L·P`, NTT form, one component.
     poly: B::Poly,
     fingerprint: u64,
+    /// `Some(h)` for a sparse key of Hamming weight `h`
+    /// ([`KeyGenerator::sparse_secret_key_from_seed`]), `None` for the uniform ternary key.
+    weight: Option<usize>,
 }
 
 impl<B: RingBackend> SecretKey<B> {
@@ -41,6 +44,11 @@ impl<B: RingBackend> SecretKey<B> {
     /// Fingerprint of the parameters.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
+    }
+
+    /// The Hamming weight of a sparse key, `None` for a uniform ternary key.
+    pub fn sparse_weight(&self) -> Option<usize> {
+        self.weight
     }
 }
 
@@ -170,6 +178,52 @@ impl<'a, B: RingBackend> KeyGenerator<'a, B> {
             seed,
             poly,
             fingerprint: self.fingerprint,
+            weight: None,
+        })
+    }
+
+    /// A **sparse** ternary secret key expanded from `seed`: exactly `weight` coefficients are
+    /// `±1`, the others 0 (positions by a partial Fisher–Yates shuffle, signs from one bit each,
+    /// all from the ChaCha20 stream `(Domain::Secret, 1, 0)` of `seed`). Sparse secrets keep
+    /// the bootstrapping overflow `I` of `c_0 + c_1·s = m + q_0·I` small
+    /// (`|I_k| ≲ √(weight/12)` standard deviations); their security must be assessed
+    /// separately (parameter sets using them say which analysis applies).
+    ///
+    /// Errors: `weight` of 0 or above `N` ([`Error::InvalidOperand`]).
+    pub fn sparse_secret_key_from_seed(&self, seed: Seed, weight: usize) -> Result<SecretKey<B>> {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::{Rng, SeedableRng};
+        let ring = self.backend.ring();
+        let n = ring.n();
+        if weight == 0 || weight > n {
+            return Err(Error::InvalidOperand {
+                op: "generate a sparse secret key",
+                reason: format!("weight {weight} is not in 1..={n}"),
+            });
+        }
+        let mut rng = ChaCha20Rng::from_seed(seed.0);
+        rng.set_stream(fhe_math::sampler::stream_id(Domain::Secret, 1, 0));
+        let mut positions: Vec<usize> = (0..n).collect();
+        let mut values = zeroize::Zeroizing::new(vec![0i64; n]);
+        for i in 0..weight {
+            // Bias of the reduction: at most n / 2^64.
+            let j = i + (rng.next_u64() % (n - i) as u64) as usize;
+            positions.swap(i, j);
+            values[positions[i]] = if rng.next_u32() & 1 == 0 { 1 } else { -1 };
+        }
+        let mut host = ring.zeros(self.top(1, true))?;
+        for s in host.active_slots() {
+            fhe_math::sampler::signed_to_limb(&values, ring.modulus(s), host.limb_mut(0, s));
+        }
+        let mut poly = self.backend.upload(&host)?;
+        host.raw_mut().iter_mut().for_each(|w| *w = 0);
+        self.backend.ntt(&mut poly)?;
+        Ok(SecretKey {
+            backend: self.backend.clone(),
+            seed,
+            poly,
+            fingerprint: self.fingerprint,
+            weight: Some(weight),
         })
     }
 
@@ -329,5 +383,93 @@ impl<'a, B: RingBackend> KeyGenerator<'a, B> {
             keys,
             fingerprint: self.fingerprint,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_math::cpu::CpuBackend;
+    use fhe_math::primes::ntt_primes;
+    use fhe_math::ring::RingContext;
+
+    fn backend() -> CpuBackend {
+        let n = 1 << 10;
+        let qs = ntt_primes(50, 2 * n as u64, 2, &[]).unwrap();
+        let ps = ntt_primes(55, 2 * n as u64, 1, &qs).unwrap();
+        CpuBackend::new(RingContext::new(n, &qs, &ps, vec![0..1, 1..2]).unwrap())
+    }
+
+    /// The coefficients of `s` (the same small integer in every limb, read centred).
+    fn coefficients(be: &CpuBackend, sk: &SecretKey<CpuBackend>) -> Vec<i64> {
+        let mut p = be.duplicate(sk.poly()).unwrap();
+        be.intt(&mut p).unwrap();
+        let host = be.download(&p).unwrap();
+        let ring = be.ring();
+        let q0 = ring.modulus(0).value();
+        let centred: Vec<i64> = host
+            .limb(0, 0)
+            .iter()
+            .map(|&v| {
+                if v > q0 / 2 {
+                    v as i64 - q0 as i64
+                } else {
+                    v as i64
+                }
+            })
+            .collect();
+        for s in host.active_slots() {
+            let q = ring.modulus(s).value() as i64;
+            for (k, &v) in host.limb(0, s).iter().enumerate() {
+                assert_eq!(
+                    v as i64,
+                    centred[k].rem_euclid(q),
+                    "slot {s} coefficient {k}"
+                );
+            }
+        }
+        centred
+    }
+
+    #[test]
+    fn sparse_secret_has_its_weight() {
+        let be = backend();
+        let kg = KeyGenerator::new(&be, 1);
+        for weight in [1, 32, 1024] {
+            let sk = kg
+                .sparse_secret_key_from_seed(Seed([9; 32]), weight)
+                .unwrap();
+            assert_eq!(sk.sparse_weight(), Some(weight));
+            let c = coefficients(&be, &sk);
+            assert_eq!(c.iter().filter(|&&v| v != 0).count(), weight);
+            assert!(c.iter().all(|v| v.abs() <= 1));
+            // Both signs appear for a non-trivial weight; deterministic per seed.
+            if weight >= 32 {
+                assert!(c.contains(&1) && c.contains(&-1));
+            }
+            let again = kg
+                .sparse_secret_key_from_seed(Seed([9; 32]), weight)
+                .unwrap();
+            assert_eq!(coefficients(&be, &again), c);
+        }
+        let other = kg.sparse_secret_key_from_seed(Seed([8; 32]), 32).unwrap();
+        let first = kg.sparse_secret_key_from_seed(Seed([9; 32]), 32).unwrap();
+        assert_ne!(coefficients(&be, &other), coefficients(&be, &first));
+        assert_eq!(
+            kg.secret_key_from_seed(Seed([9; 32]))
+                .unwrap()
+                .sparse_weight(),
+            None
+        );
+        for weight in [0, 1025] {
+            assert!(matches!(
+                kg.sparse_secret_key_from_seed(Seed([9; 32]), weight),
+                Err(Error::InvalidOperand { .. })
+            ));
+        }
+        assert!(matches!(
+            crate::serialize::secret_key_to_bytes(&first),
+            Err(Error::InvalidOperand { .. })
+        ));
     }
 }

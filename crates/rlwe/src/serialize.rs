@@ -264,7 +264,18 @@ fn invalid(op: &'static str, reason: String) -> Error {
 /// **The returned bytes are the secret key.** They are wiped when the returned buffer is
 /// dropped; store or transmit them only under protection (encryption at rest, a secure
 /// channel), and wipe any copy the caller makes.
+///
+/// Errors: a sparse key ([`KeyGenerator::sparse_secret_key_from_seed`]): this format holds the
+/// seed of a uniform ternary key only ([`Error::InvalidOperand`]).
 pub fn secret_key_to_bytes<B: RingBackend>(sk: &SecretKey<B>) -> Result<Zeroizing<Vec<u8>>> {
+    if let Some(weight) = sk.sparse_weight() {
+        return Err(Error::InvalidOperand {
+            op: "serialize a secret key",
+            reason: format!(
+                "the key is sparse (weight {weight}); the format holds uniform ternary keys only"
+            ),
+        });
+    }
     let wire = SecretKeyWire {
         fingerprint: sk.fingerprint(),
         seed: sk.seed().clone(),

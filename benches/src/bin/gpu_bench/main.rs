@@ -24,6 +24,7 @@
 //!
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
+mod bootstrap;
 mod integer;
 mod ntt_batch;
 mod pbs;
@@ -52,8 +53,9 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
-    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), and
-    /// programmable bootstrapping as `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`).
+    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`),
+    /// programmable bootstrapping as `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), and
+    /// CKKS bootstrapping as `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`.
     #[arg(
         long,
         value_delimiter = ',',
@@ -80,13 +82,16 @@ struct Args {
     copy_mib: usize,
 }
 
-/// `(Some("bgv" | "bfv" | "ntt"), rest)` for an integer-scheme or batched-NTT preset name, else
+/// `(Some("bgv" | "bfv" | "ntt" | "pbs" | "boot"), rest)` for an integer-scheme, batched-NTT or
+/// bootstrapping preset name, else
 /// `(None, name)`.
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
     if let Some(rest) = name.strip_prefix("ntt:") {
         (Some("ntt"), rest)
     } else if let Some(rest) = name.strip_prefix("pbs:") {
         (Some("pbs"), rest)
+    } else if let Some(rest) = name.strip_prefix("boot:") {
+        (Some("boot"), rest)
     } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
@@ -705,6 +710,7 @@ fn run(args: &Args) -> R<()> {
         match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
             (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
+            (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -743,6 +749,7 @@ fn run(args: &Args) -> R<()> {
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -843,6 +850,7 @@ fn run(args: &Args) -> R<()> {
                     "first_launch_us": row.t.first_launch_us,
                     "reps": row.reps,
                     "floor_us": row.floor_us,
+                    "precision_bits": r.keys.get("precision_bits"),
                 }));
                 if let (Some(Value::Object(e)), Some(Value::Object(x))) =
                     (entries.last_mut(), pbs::row_fields(r, row))

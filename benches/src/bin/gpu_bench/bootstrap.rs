@@ -1,0 +1,179 @@
+//! CKKS bootstrapping on the CUDA backend: the whole bootstrap (`op` `bootstrap`, with the
+//! precision reached, `precision_bits` = −log2 of the largest slot error, inputs uniform in
+//! [−1, 1] real and imaginary) and each stage on its own inputs (`bootstrap_mod_raise`,
+//! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half, `bootstrap_slot_to_coeff`).
+//! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16` (a dense secret with sparse-secret
+//! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry. Each
+//! row's `floor_us` is the key and plaintext bytes the stage must read
+//! ([`ckks::bootstrap::BootstrapPlan::stage_bytes`], ciphertexts left out) over the measured
+//! copy bandwidth.
+
+use super::{PresetResult, R, Row, Timer, log_timing};
+use ckks::bootstrap::{
+    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BootstrapConfig, BootstrapPlan, Bootstrapper,
+    EncapsulationKeys,
+};
+use ckks::params::{BOOT_N12_INSECURE, BOOT_N16, BOOT_SECRET_WEIGHT, ParametersLiteral};
+use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
+use ckks::{Context, Parameters, context::ring_for};
+use fhe_cuda::{CudaBackend, Device};
+use fhe_math::backend::prelude::*;
+use fhe_math::sampler::Seed;
+use rlwe::encrypt;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Timed runs per row at most (a bootstrap takes tens of milliseconds).
+const MAX_REPS: usize = 10;
+
+/// The parameters and configuration of a bootstrapping preset name (after `boot:`).
+pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
+    Ok(match name {
+        "BOOT_N12_INSECURE" => (BOOT_N12_INSECURE, BOOT_N12_CONFIG),
+        "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
+        other => {
+            return Err(format!(
+                "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16)"
+            )
+            .into());
+        }
+    })
+}
+
+/// Times a full-slot bootstrap and its stages at one preset.
+pub fn bench_preset(
+    dev: &Arc<Device>,
+    name: &str,
+    reps: usize,
+    warm: usize,
+    bw_gbps: f64,
+) -> R<PresetResult> {
+    let t_setup = Instant::now();
+    dev.synchronize()?;
+    dev.reset_pool_peak()?;
+    let (lit, config) = preset(name)?;
+    let params = Parameters::new(&lit)?;
+    let be = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
+    let ctx = Context::with_backend(params.clone(), be)?;
+    let be = ctx.backend();
+    let plan = BootstrapPlan::new(&params, config, params.slots())?;
+    let (rot_keys, rot_key_bytes, pt_bytes) = (
+        plan.rotation_key_count(),
+        plan.rotation_key_bytes(),
+        plan.plaintext_bytes(),
+    );
+    let levels = plan.levels();
+    let bytes = plan.stage_bytes(true);
+    let floor = |b: usize| Some(b as f64 / (bw_gbps * 1e9) * 1e6);
+    let boot = Bootstrapper::from_plan(&ctx, plan)?;
+    let kg = ctx.key_generator();
+    let sk = kg.secret_key()?;
+    let ephemeral = kg.sparse_secret_key_from_seed(Seed::random(), BOOT_SECRET_WEIGHT)?;
+    let encapsulation = EncapsulationKeys::generate(&ctx, &sk, &ephemeral)?;
+    let rlk = kg.relin_key(&sk)?;
+    let gk = kg.galois_keys(&sk, &boot.galois_elements())?;
+    let eval = boot.evaluator();
+    let z = uniform_complex(&mut InputGenerator::new(2026), params.slots());
+    let ct = encrypt::encrypt_sk(be, &sk, &eval.encoder().encode(&z, 0)?)?;
+    // The stages' inputs, and the precision of one bootstrap.
+    let raised = boot.mod_raise_with(&ct, Some(&encapsulation))?;
+    let halves = boot.coeff_to_slot(&raised, &gk)?;
+    let modded = halves
+        .iter()
+        .map(|h| boot.eval_mod(h, &rlk))
+        .collect::<ckks::Result<Vec<_>>>()?;
+    let out = boot.slot_to_coeff(&modded, &gk)?;
+    let got = eval.encoder().decode(&encrypt::decrypt(be, &sk, &out)?)?;
+    let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
+    be.synchronize()?;
+    let setup_s = t_setup.elapsed().as_secs_f64();
+    eprintln!(
+        "  {name}: precision {bits:.2} bits (median {median_bits:.2}); output level {}; \
+         {rot_keys} rotation keys, {:.2} GB; plaintexts {:.2} GB",
+        levels.output_level,
+        rot_key_bytes as f64 / 1e9,
+        pt_bytes as f64 / 1e9
+    );
+
+    let reps = reps.clamp(1, MAX_REPS);
+    let timer = Timer::new(dev.clone(), be.stream().clone(), reps, warm.min(2))?;
+    let none = || -> R<()> { Ok(()) };
+    let mut rows = Vec::new();
+    let mut push = |op: &'static str, t, floor_us| {
+        log_timing(name, op, &t);
+        rows.push(Row {
+            op,
+            t,
+            reps,
+            floor_us,
+        });
+    };
+    let total = bytes.mod_raise + bytes.coeff_to_slot + bytes.eval_mod + bytes.slot_to_coeff;
+    push(
+        "bootstrap",
+        timer.time(reps, none, |_| {
+            Ok(boot.bootstrap_encapsulated(&ct, &rlk, &gk, &encapsulation)?)
+        })?,
+        floor(total),
+    );
+    push(
+        "bootstrap_mod_raise",
+        timer.time(reps, none, |_| {
+            Ok(boot.mod_raise_with(&ct, Some(&encapsulation))?)
+        })?,
+        floor(bytes.mod_raise),
+    );
+    push(
+        "bootstrap_coeff_to_slot",
+        timer.time(reps, none, |_| Ok(boot.coeff_to_slot(&raised, &gk)?))?,
+        floor(bytes.coeff_to_slot),
+    );
+    push(
+        "bootstrap_eval_mod",
+        timer.time(reps, none, |_| Ok(boot.eval_mod(&halves[0], &rlk)?))?,
+        floor(bytes.eval_mod / halves.len()),
+    );
+    push(
+        "bootstrap_slot_to_coeff",
+        timer.time(reps, none, |_| Ok(boot.slot_to_coeff(&modded, &gk)?))?,
+        floor(bytes.slot_to_coeff),
+    );
+    let ps = dev.pool_stats()?;
+    let preset_name = format!("boot:{name}");
+    Ok(PresetResult {
+        scheme: "ckks",
+        name: preset_name.clone(),
+        log_n: lit.log_n,
+        levels: lit.levels,
+        dnum: lit.dnum,
+        special_primes: lit.special_primes,
+        rows,
+        keys: json!({
+            "preset": preset_name,
+            "precision_bits": bits,
+            "median_precision_bits": median_bits,
+            "slots": params.slots(),
+            "output_level": levels.output_level,
+            "levels_coeff_to_slot": levels.coeff_to_slot,
+            "levels_eval_mod": levels.eval_mod,
+            "levels_slot_to_coeff": levels.slot_to_coeff,
+            "rotation_keys": rot_keys,
+            "rotation_key_device_bytes": rot_key_bytes,
+            "rotation_key_host_bytes": 0,
+            "rotation_key_wire_bytes": rot_key_bytes / 2,
+            "rotation_key_note": "keys generated on the device; full a and b halves held there, seeded a halves on the wire",
+            "plaintext_device_bytes": pt_bytes,
+            "encapsulation_key_device_bytes": encapsulation.bytes(be),
+            "stage_read_bytes": {
+                "mod_raise": bytes.mod_raise,
+                "coeff_to_slot": bytes.coeff_to_slot,
+                "eval_mod": bytes.eval_mod,
+                "slot_to_coeff": bytes.slot_to_coeff,
+            },
+        }),
+        pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
+        peak: ps.peak,
+        setup_s,
+    })
+}

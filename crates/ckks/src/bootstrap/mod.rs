@@ -1,0 +1,537 @@
+//! CKKS bootstrapping: a ciphertext at level 0 refreshed to a higher level, written once over
+//! the backend.
+//!
+//! # Pipeline
+//!
+//! With `m` the message polynomial (`m = Δ_0·FFT⁻¹(z)` for slots `z`) and `s` the secret:
+//!
+//! 1. **ModRaise** ([`Bootstrapper::mod_raise`]): the level-0 ciphertext `(c_0, c_1)`, centred
+//!    modulo `q_0`, read over the whole chain `Q_L`: it decrypts to `m + q_0·I` with an integer
+//!    polynomial `I`, `|I_k| ≤ K` (a small `K` needs a sparse secret: `I_k` is a sum of `h`
+//!    terms of `c_1·s`, standard deviation about `√(h/12)`; with a dense main secret the
+//!    level-0 ciphertext is first switched to a sparse ephemeral one and the raised one back,
+//!    [`encapsulation`]). Declared scale `Δ_L`. For sparse slots (`n < N/2`) CoeffToSlot
+//!    starts with a rotation sum and packs the two halves into one ciphertext
+//!    ([`Bootstrapper::with_slots`]).
+//! 2. **CoeffToSlot** ([`Bootstrapper::coeff_to_slot`]): the inverse homomorphic DFT, a few
+//!    sparse BSGS matrices ([`dft`]) whose product maps the slots to
+//!    `bitrev(w)/(2·q_0·K)`, `w_k = P_k + i·P_{k+s}` the paired coefficients of `P = m + q_0·I`;
+//!    then the conjugation splits real and imaginary parts:
+//!    `re = ct + conj(ct)`, `im = −i·(ct − conj(ct))` (`−i` is the monomial `−X^{N/2}`, exact),
+//!    each with slots `y = P_k/(q_0·K) ∈ [−1, 1]`.
+//! 3. **EvalMod** ([`Bootstrapper::eval_mod`]) on each: `x = K·y = I_k + m_k/q_0`, and
+//!    `sin(2πx) = cos(2π(x − ¼))` removes `I_k`: the cosine of `2π(x − ¼)/2^r` is a Chebyshev
+//!    interpolant of degree `d` in `y` on `[−1, 1]` ([`crate::poly_eval`]), followed by `r`
+//!    double-angle steps `c → 2c² − 1`; optionally the arcsine's cubic term,
+//!    `x ≈ (σ + σ³/6)/(2π)` with `σ = sin 2πx`, removes the sine's own `(2π)²x³/6` error.
+//! 4. **SlotToCoeff** ([`Bootstrapper::slot_to_coeff`]): `re + i·im` (slots
+//!    `sin(2π·bitrev(w)/q_0) ≈ 2π·bitrev(w(m))/q_0`) through the forward DFT matrices, scaled by
+//!    `q_0/(2π·Δ_0)` (`q_0/Δ_0` with the arcsine), gives the slots `z` again, on the ladder.
+//!
+//! # Levels and precision
+//!
+//! CoeffToSlot and SlotToCoeff take one level per matrix; EvalMod
+//! `depth(d) + r (+ 2 with the arcsine)` ([`BootstrapLevels`]). The result is at level
+//! `L − total` with the ladder scale of that level. Precision is limited by the sine's cubic
+//! term (relative `(2π)²x²/6` with `|x| ≤ |m_k|/q_0`, so the ratio `q_0/Δ_0` matters: a
+//! larger one shrinks it), by EvalMod's rounding noise amplified by the double angles and by
+//! `q_0/Δ_0`, and by the approximation error of the cosine.
+//!
+//! Measured on the CPU (max-error bits / median-error bits, inputs uniform in `[−1, 1]` real
+//! and imaginary), 2026-11-29:
+//!
+//! | parameters | secret | slots | bits | median | time (2 shared cores) |
+//! |---|---|---|---|---|---|
+//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.4 | 28.1 | 1.1-2.2 s |
+//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 64 | 27.6 | 28.4 | 1.0-2.2 s |
+//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | dense, encapsulated | 2048 | 23.3 | 25.0 | 0.8-1.9 s |
+//! | `BOOT_N16`'s chain at `N = 2^14`, `BOOT_N16_CONFIG` | dense, encapsulated | 8192 | 27.2 | 29.1 | 12.2 s |
+//!
+//! A dense secret costs about 3 bits against a sparse one: every rescale's rounding
+//! `e_0 + e_1·s` grows with `‖s‖`. The rounding noise is amplified by `K·q_0/Δ_0`, so each bit
+//! of scale gains about two bits while the arcsine's residual (which grows as `q_0/Δ_0`
+//! shrinks) stays below it: at `N = 2^14` the `BOOT_N16` shape measured 24.1 bits with 56-bit
+//! scales (degree 31, three double angles), 24.2 with 58 (the residual, `q_0/Δ_0 = 4`) and
+//! 27.2 with 57. Each doubling of `N` costs roughly 1.5 bits.
+//!
+//! The plaintext diagonals and the Chebyshev coefficients are computed once on the host in
+//! `f64` ([`dft`], [`eval_mod`]); every backend encodes the same integers, so the CPU and
+//! CUDA backends give the same ciphertext words.
+
+pub mod dft;
+pub mod encapsulation;
+pub mod eval_mod;
+pub mod plan;
+
+pub use encapsulation::EncapsulationKeys;
+pub use plan::{BootstrapPlan, StageBytes};
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::evaluator::Evaluator;
+use crate::linear_transform::LinearTransform;
+use crate::poly_eval::{PolyPlan, Polynomial};
+use fhe_math::backend::KeySwitchBackend;
+use fhe_math::poly::Shape;
+use rlwe::{Ciphertext, GaloisKeys, Meta, Plaintext, RelinKey};
+
+pub(crate) fn bad(reason: impl Into<String>) -> Error {
+    Error::Bootstrap {
+        reason: reason.into(),
+    }
+}
+
+/// How to bootstrap: levels of each stage and the EvalMod approximation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BootstrapConfig {
+    /// Levels (matrices) of CoeffToSlot, 1..=log2(slots).
+    pub cts_levels: usize,
+    /// Levels (matrices) of SlotToCoeff, 1..=log2(slots).
+    pub stc_levels: usize,
+    /// EvalMod's interval `[−K, K]` for `x = I_k + m_k/q_0` (`K` above the largest `|I_k|`
+    /// plus a margin).
+    pub k: f64,
+    /// Degree of the Chebyshev interpolant of the scaled cosine.
+    pub cos_degree: usize,
+    /// Double-angle steps `r` (the cosine is taken of `2π(x − ¼)/2^r`).
+    pub double_angle: usize,
+    /// Whether to apply the arcsine's cubic correction (two more levels).
+    pub arcsine: bool,
+}
+
+/// A configuration for bootstrapping at [`crate::params::BOOT_N12_INSECURE`] (sparse secret of
+/// weight 32, so `|I_k| ≤ 12` with overwhelming probability): 3 + 10 + 3 levels (the cosine
+/// of degree 31 takes 5, three double angles, the arcsine 2).
+pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
+    cts_levels: 3,
+    stc_levels: 3,
+    k: 12.0,
+    cos_degree: 31,
+    double_angle: 3,
+    arcsine: true,
+};
+
+/// The configuration for [`crate::params::BOOT_N16`] (2^15 full slots, a dense secret with
+/// sparse-secret encapsulation at weight [`crate::params::BOOT_SECRET_WEIGHT`]):
+/// CoeffToSlot 4 levels (15 stages in groups of 4, 4, 4, 3), EvalMod 9 (`K = 12`, the cosine
+/// itself at degree 119, depth 7, no double angle, the arcsine 2), SlotToCoeff 3 (5 stages
+/// each): 16 levels, 9 left. Against degree 31 with three double angles it saves a level and
+/// gained 1.3 bits at `BOOT_N12_INSECURE`, for 8 more products per half.
+pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
+    cts_levels: 4,
+    stc_levels: 3,
+    k: 12.0,
+    cos_degree: 119,
+    double_angle: 0,
+    arcsine: true,
+};
+
+/// Levels each stage consumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootstrapLevels {
+    /// CoeffToSlot (one per matrix).
+    pub coeff_to_slot: usize,
+    /// EvalMod (the cosine's polynomial depth, the double angles, the arcsine).
+    pub eval_mod: usize,
+    /// SlotToCoeff (one per matrix).
+    pub slot_to_coeff: usize,
+    /// The level of a bootstrapped ciphertext: `L` minus the three above.
+    pub output_level: usize,
+}
+
+/// Bootstrapping for one context: the encoded DFT matrices, the EvalMod polynomial and the
+/// constants, built once ([`Bootstrapper::new`]) and applied to any number of ciphertexts.
+pub struct Bootstrapper<B: KeySwitchBackend> {
+    eval: Evaluator<B>,
+    config: BootstrapConfig,
+    /// The slot count `n` (`N/2`: full slots).
+    slots: usize,
+    /// `n < N/2`.
+    sparse: bool,
+    /// The rotation sum's steps ([`BootstrapPlan::sub_sum_steps`]).
+    sub_sum: Vec<i64>,
+    levels: BootstrapLevels,
+    cts: Vec<LinearTransform<B>>,
+    stc: Vec<LinearTransform<B>>,
+    cosine: Polynomial,
+    plan: PolyPlan,
+    arcsine: Option<Polynomial>,
+}
+
+impl<B: KeySwitchBackend> Bootstrapper<B> {
+    /// Builds the full-slot bootstrapping of `ctx` for `config`: encodes the CoeffToSlot
+    /// matrices at levels `L, L−1, …` and the SlotToCoeff matrices below EvalMod.
+    ///
+    /// Errors ([`Error::Bootstrap`]): stage levels outside `1..=log2(N/2)`, `K` not positive,
+    /// a cosine degree below 2, or more levels needed than the chain has.
+    pub fn new(ctx: &Context<B>, config: BootstrapConfig) -> Result<Self> {
+        Self::with_slots(ctx, config, ctx.params().slots())
+    }
+
+    /// Bootstrapping of ciphertexts encoding `slots` values (a power of two up to `N/2`;
+    /// sparse packing below `N/2`, the message `m(X) = m'(X^{N/(2n)})`). For `n < N/2`,
+    /// CoeffToSlot starts with the sum of the rotations by `n, 2n, …, N/4`
+    /// ([`Evaluator::replicate`], no level), which keeps the coefficients at multiples of
+    /// `N/(2n)` (times `N/(2n)`) and cancels the others; its last matrix writes the result into
+    /// the first `n` of `2n` slots so that the real and imaginary parts share one ciphertext
+    /// and **one** EvalMod; SlotToCoeff's first matrix reads them back as `re + i·im`.
+    ///
+    /// Errors as [`Bootstrapper::new`], and a bad slot count; stage levels must lie in
+    /// `1..=max(1, log2 n)`.
+    pub fn with_slots(ctx: &Context<B>, config: BootstrapConfig, slots: usize) -> Result<Self> {
+        Self::from_plan(ctx, BootstrapPlan::new(ctx.params(), config, slots)?)
+    }
+
+    /// Encodes a plan's matrices for `ctx` (whose parameters the plan was made for).
+    pub fn from_plan(ctx: &Context<B>, plan: BootstrapPlan) -> Result<Self> {
+        let eval = Evaluator::new(ctx)?;
+        let encode = |m: &plan::Matrix| LinearTransform::new(&eval, &m.diagonals, m.slots, m.level);
+        let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        Ok(Bootstrapper {
+            eval,
+            config: plan.config,
+            slots: plan.slots,
+            sparse: plan.is_sparse(),
+            sub_sum: plan.sub_sum_steps(),
+            levels: plan.levels,
+            cts,
+            stc,
+            cosine: plan.cosine,
+            plan: plan.cosine_plan,
+            arcsine: plan.arcsine,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BootstrapConfig {
+        &self.config
+    }
+
+    /// The slot count `n` this bootstrapper refreshes.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn is_sparse(&self) -> bool {
+        self.sparse
+    }
+
+    /// Levels consumed by each stage and the output level.
+    pub fn levels(&self) -> BootstrapLevels {
+        self.levels
+    }
+
+    /// The evaluator the bootstrapper computes with.
+    pub fn evaluator(&self) -> &Evaluator<B> {
+        &self.eval
+    }
+
+    /// The rotation steps (rotation sum, CoeffToSlot, SlotToCoeff), reduced modulo `N/2` and
+    /// sorted (conjugation not included).
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let full = self.eval.encoder().max_slots() as i64;
+        let mut steps: Vec<i64> = self.sub_sum.clone();
+        for lt in self.cts.iter().chain(&self.stc) {
+            steps.extend(lt.rotation_steps());
+        }
+        let mut steps: Vec<i64> = steps.into_iter().map(|s| s.rem_euclid(full)).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// Galois elements whose keys [`Bootstrapper::bootstrap`] needs: the rotations of the DFT
+    /// matrices and conjugation.
+    pub fn galois_elements(&self) -> Vec<u64> {
+        self.eval.galois_elements(&self.rotation_steps(), true)
+    }
+
+    /// Bytes of the encoded DFT plaintexts (host or device memory of the backend).
+    pub fn plaintext_bytes(&self) -> usize {
+        self.cts
+            .iter()
+            .chain(&self.stc)
+            .map(LinearTransform::plaintext_bytes)
+            .sum()
+    }
+
+    /// Bytes of the rotation (Galois) keys [`Bootstrapper::galois_elements`] asks for, as held
+    /// in memory (host or device): per key `dnum` digits × 2 polynomials × `(L + 1 + K)` limbs
+    /// × `N` words of 8 bytes. Their serialized form stores each `a` half as a seed, so about
+    /// half of this crosses the wire.
+    pub fn rotation_key_bytes(&self) -> usize {
+        let p = self.eval.encoder().context().params();
+        self.galois_elements().len()
+            * switching_key_bytes(p.dnum(), p.moduli_q().len() + p.moduli_p().len(), p.n())
+    }
+
+    /// Key switches of one bootstrap, by stage: (CoeffToSlot with the conjugation, EvalMod's
+    /// relinearizations for both halves, SlotToCoeff).
+    pub fn key_switches(&self) -> (usize, usize, usize) {
+        let cts: usize = self.cts.iter().map(LinearTransform::key_switches).sum();
+        let stc: usize = self.stc.iter().map(LinearTransform::key_switches).sum();
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        let halves = self.halves();
+        let em = halves * (self.plan.multiplications() + self.config.double_angle + arcsine);
+        // Sparse: the rotation sum and the rotation joining the halves.
+        let extra = if self.is_sparse() {
+            self.sub_sum.len() + 1
+        } else {
+            0
+        };
+        (cts + 1 + extra, em, stc)
+    }
+
+    /// Ciphertexts EvalMod runs on: 2 for full slots (real, imaginary), 1 for sparse slots.
+    fn halves(&self) -> usize {
+        if self.is_sparse() { 1 } else { 2 }
+    }
+
+    /// ModRaise: `ct` (2 components, any level, its ladder scale, else
+    /// [`Error::ScaleMismatch`]) brought to level 0 by
+    /// [`Evaluator::drop_to_level`], then its centred residues modulo `q_0` lifted to every
+    /// prime of the chain: a ciphertext at level `L` decrypting to `m + q_0·I`, declared at
+    /// scale `Δ_L` (its slots are the decoding of `m + q_0·I` at that scale). Built from
+    /// existing backend operations: each component's centred residues modulo `q_0` (`N` words,
+    /// [`fhe_math::backend::RingBackend::download_centered_q0`]) cross to the host and back
+    /// through [`fhe_math::backend::RingBackend::upload_lifted_i64`].
+    pub fn mod_raise(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.mod_raise_with(ct, None)
+    }
+
+    /// [`Bootstrapper::mod_raise`] with sparse-secret encapsulation when `keys` are given: at
+    /// level 0 the ciphertext is switched to the sparse ephemeral secret, raised, and switched
+    /// back to the main secret at level `L` ([`encapsulation`]).
+    pub fn mod_raise_with(
+        &self,
+        ct: &Ciphertext<B>,
+        keys: Option<&EncapsulationKeys<B>>,
+    ) -> Result<Ciphertext<B>> {
+        let be = self.be();
+        let params = self.eval.encoder().context().params();
+        if ct.components(be) != 2 {
+            return Err(bad(
+                "the input must have 2 components (relinearize it first)",
+            ));
+        }
+        let mut low = if ct.level() > 0 {
+            self.eval.drop_to_level(ct, 0)?
+        } else {
+            ct.duplicate(be)?
+        };
+        let delta0 = params.scale(0)?;
+        if ((low.scale() - delta0) / delta0).abs() > 2.0 * crate::evaluator::SCALE_TOLERANCE {
+            return Err(Error::ScaleMismatch {
+                op: "bootstrap",
+                left: low.scale(),
+                right: delta0,
+            });
+        }
+        low.set_form(be, true)?;
+        if let Some(k) = keys {
+            low = k.to_sparse(be, &low)?;
+        }
+        low.set_form(be, false)?;
+        let top = params.max_level();
+        let mut raised = be.zeros(Shape {
+            components: 2,
+            level: top,
+            extended: false,
+        })?;
+        let mut single = be.zeros(Shape {
+            components: 1,
+            level: 0,
+            extended: false,
+        })?;
+        for c in 0..2 {
+            // The centred residues mod q_0 of component c: N words cross, not the buffer.
+            be.copy_component(low.poly(), c, &mut single, 0)?;
+            let centred: Vec<i64> = be
+                .download_centered_q0(&single)?
+                .into_iter()
+                .map(|v| v.ok_or_else(|| bad("a level-0 residue was not centred")))
+                .collect::<Result<_>>()?;
+            let lifted = be.upload_lifted_i64(&centred, top)?;
+            be.copy_component(&lifted, 0, &mut raised, c)?;
+        }
+        let meta = Meta::new(top, params.scale(top)?, false, params.fingerprint());
+        let mut out = Ciphertext::new(be, raised, meta)?;
+        out.set_form(be, true)?;
+        match keys {
+            Some(k) => k.to_dense(be, &out),
+            None => Ok(out),
+        }
+    }
+
+    /// CoeffToSlot on a raised ciphertext (level `L`): for sparse slots the rotation sum, then
+    /// the inverse DFT matrices and the split into real and imaginary parts by conjugation.
+    /// Full slots: `[re, im]`, each with slots `P_k/(q_0·K)` in bit-reversed order; sparse
+    /// slots: one ciphertext with `re` in the first `n` and `im` in the next `n` of every `2n`
+    /// slots. At level `L − cts_levels`.
+    pub fn coeff_to_slot(
+        &self,
+        ct: &Ciphertext<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Vec<Ciphertext<B>>> {
+        let summed;
+        let input = if self.is_sparse() {
+            summed = self.eval.replicate(ct, self.slots, keys)?;
+            &summed
+        } else {
+            ct
+        };
+        let mut x = self.apply_all(input, &self.cts, keys)?;
+        let conj = self.eval.conjugate(&x, keys)?;
+        let re = self.eval.add(&x, &conj)?;
+        self.eval.sub_assign(&mut x, &conj)?;
+        let im = self.times_monomial(&x, true)?;
+        if self.is_sparse() {
+            // [re, 0] + rot([im, 0], −n) = [re, im] (period 2n: −n ≡ n).
+            let moved = self.eval.rotate(&im, self.slots as i64, keys)?;
+            Ok(vec![self.eval.add(&re, &moved)?])
+        } else {
+            Ok(vec![re, im])
+        }
+    }
+
+    /// EvalMod on one half: slots `y = x/K` with `x = I + t`, `|t|` small, to
+    /// `sin(2πx) ≈ 2π·t` (with the arcsine correction: `≈ t`), consuming
+    /// [`BootstrapLevels::eval_mod`] levels.
+    pub fn eval_mod(&self, y: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
+        let (mut c, _) = self.eval.evaluate_polynomials_with_plan(
+            y,
+            std::slice::from_ref(&self.cosine),
+            &self.plan,
+            rlk,
+        )?;
+        let mut c = c.remove(0);
+        let be = self.be();
+        for _ in 0..self.config.double_angle {
+            let sq = self.eval.mul_relin_rescale(&c, &c, rlk)?;
+            let mut d = self.eval.mul_int(&sq, 2)?;
+            let minus_one = crate::poly_eval::residues(be, d.level(), -1.0, d.scale())?;
+            d.modify(be, d.meta(), |p| be.add_scalar_assign(p, 0, &minus_one))?;
+            c = d;
+        }
+        if let Some(p) = &self.arcsine {
+            c = self.eval.evaluate_polynomial(&c, p, rlk)?;
+        }
+        Ok(c)
+    }
+
+    /// SlotToCoeff on EvalMod's outputs (as [`Bootstrapper::coeff_to_slot`] returned them):
+    /// `re + i·im` through the forward DFT matrices, to the slots of the message (for sparse
+    /// slots the first matrix reads the halves as `re + i·im`).
+    ///
+    /// Errors ([`Error::Bootstrap`]): a number of halves other than CoeffToSlot's.
+    pub fn slot_to_coeff(
+        &self,
+        halves: &[Ciphertext<B>],
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        if halves.len() != self.halves() {
+            return Err(bad(format!(
+                "SlotToCoeff takes {} ciphertexts, {} given",
+                self.halves(),
+                halves.len()
+            )));
+        }
+        let x = match halves {
+            [re, im] => {
+                let i_im = self.times_monomial(im, false)?;
+                self.eval.add(re, &i_im)?
+            }
+            [both] => both.duplicate(self.be())?,
+            _ => unreachable!("checked above"),
+        };
+        self.apply_all(&x, &self.stc, keys)
+    }
+
+    /// The whole bootstrap: [`Bootstrapper::mod_raise`], [`Bootstrapper::coeff_to_slot`],
+    /// [`Bootstrapper::eval_mod`] on each half (two for full slots, one for sparse), [`Bootstrapper::slot_to_coeff`]. The result
+    /// encrypts the input's slots at level [`BootstrapLevels::output_level`] with its ladder
+    /// scale. The slots must be small: `|z_j| ≤ 1` (the message ratio `q_0/Δ_0` is spent on
+    /// EvalMod's sine). The secret must be sparse enough that `|I_k| < K`
+    /// (`rlwe::KeyGenerator::sparse_secret_key_from_seed`); a dense main secret needs
+    /// [`Bootstrapper::bootstrap_encapsulated`].
+    pub fn bootstrap(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        self.bootstrap_with(ct, rlk, keys, None)
+    }
+
+    /// [`Bootstrapper::bootstrap`] for a dense main secret with sparse-secret encapsulation
+    /// ([`EncapsulationKeys`]; [`Bootstrapper::mod_raise_with`]): two more key switches.
+    pub fn bootstrap_encapsulated(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+        encapsulation: &EncapsulationKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        self.bootstrap_with(ct, rlk, keys, Some(encapsulation))
+    }
+
+    fn bootstrap_with(
+        &self,
+        ct: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+        keys: &GaloisKeys<B>,
+        encapsulation: Option<&EncapsulationKeys<B>>,
+    ) -> Result<Ciphertext<B>> {
+        let raised = self.mod_raise_with(ct, encapsulation)?;
+        let halves = self
+            .coeff_to_slot(&raised, keys)?
+            .iter()
+            .map(|h| self.eval_mod(h, rlk))
+            .collect::<Result<Vec<_>>>()?;
+        self.slot_to_coeff(&halves, keys)
+    }
+
+    fn be(&self) -> &B {
+        self.eval.encoder().context().backend()
+    }
+
+    fn apply_all(
+        &self,
+        ct: &Ciphertext<B>,
+        lts: &[LinearTransform<B>],
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let mut x = self.eval.linear_transform(ct, &lts[0], keys)?;
+        for lt in &lts[1..] {
+            x = self.eval.linear_transform(&x, lt, keys)?;
+        }
+        Ok(x)
+    }
+
+    /// `ct · (±i)` exactly, as the monomial `±X^{N/2}` (`ζ_j^{N/2} = i` at every slot point):
+    /// `negative` gives `−i`. No level, no scale change.
+    fn times_monomial(&self, ct: &Ciphertext<B>, negative: bool) -> Result<Ciphertext<B>> {
+        let be = self.be();
+        let params = self.eval.encoder().context().params();
+        let n = params.n();
+        let mut mono = vec![0i64; n];
+        mono[n / 2] = if negative { -1 } else { 1 };
+        let mut poly = be.upload_lifted_i64(&mono, ct.level())?;
+        be.ntt(&mut poly)?;
+        let pt = Plaintext::new(
+            be,
+            poly,
+            Meta::new(ct.level(), 1.0, true, params.fingerprint()),
+        )?;
+        self.eval.mul_plain(ct, &pt)
+    }
+}
+
+/// Bytes of one switching key in memory: `dnum · 2 · limbs · N · 8`.
+pub fn switching_key_bytes(dnum: usize, limbs: usize, n: usize) -> usize {
+    dnum * 2 * limbs * n * 8
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,327 @@
+//! [`BootstrapPlan`]: everything bootstrapping computes on the host before encoding — the
+//! stage levels, the DFT matrices with their levels and slot counts, the EvalMod polynomials —
+//! and the memory it will take (plaintexts, rotation keys), without a backend.
+
+use super::{BootstrapConfig, BootstrapLevels, bad, dft, eval_mod};
+use crate::error::Result;
+use crate::linear_transform::{planned_bsgs, planned_rotation_steps};
+use crate::params::Parameters;
+use crate::poly_eval::{Basis, PolyPlan, Polynomial};
+
+/// One DFT matrix: its diagonals, the slot count it acts on, the level it is encoded at.
+pub(crate) struct Matrix {
+    pub(crate) diagonals: dft::Diagonals,
+    pub(crate) slots: usize,
+    pub(crate) level: usize,
+}
+
+/// The host side of a bootstrap for one parameter set, configuration and slot count.
+pub struct BootstrapPlan {
+    pub(crate) config: BootstrapConfig,
+    pub(crate) slots: usize,
+    pub(crate) full_slots: usize,
+    pub(crate) n: usize,
+    pub(crate) levels: BootstrapLevels,
+    pub(crate) cts: Vec<Matrix>,
+    pub(crate) stc: Vec<Matrix>,
+    pub(crate) cosine: Polynomial,
+    pub(crate) cosine_plan: PolyPlan,
+    pub(crate) arcsine: Option<Polynomial>,
+    dnum: usize,
+    limbs: usize,
+    /// Digits active at each level.
+    digits_at: Vec<usize>,
+    special: usize,
+}
+
+/// Bytes a bootstrap must read, by stage (keys and plaintexts; ciphertexts left out): the
+/// floor of each stage on a device of given bandwidth is `bytes / bandwidth`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageBytes {
+    /// ModRaise with encapsulation: the key back to the dense secret at level `L` (the level-0
+    /// key is negligible).
+    pub mod_raise: usize,
+    /// CoeffToSlot: the rotation keys at each matrix's levels, the conjugation key, the
+    /// plaintext diagonals.
+    pub coeff_to_slot: usize,
+    /// EvalMod (all halves): the relinearization key per product, each product counted at the
+    /// lowest level it can run at (a lower bound).
+    pub eval_mod: usize,
+    /// SlotToCoeff: rotation keys and plaintext diagonals.
+    pub slot_to_coeff: usize,
+}
+
+impl BootstrapPlan {
+    /// The plan for `slots` slots (a power of two up to `N/2`).
+    ///
+    /// Errors ([`crate::Error::Bootstrap`]): a bad slot count, stage levels outside
+    /// `1..=max(1, log2 slots)`, `K` not positive, a cosine degree below 2, more levels needed
+    /// than the chain has.
+    pub fn new(params: &Parameters, config: BootstrapConfig, slots: usize) -> Result<Self> {
+        if !slots.is_power_of_two() || slots > params.slots() {
+            return Err(bad(format!(
+                "{slots} slots is not a power of two up to {}",
+                params.slots()
+            )));
+        }
+        let sparse = slots < params.slots();
+        let gap = params.slots() / slots;
+        let log_slots = slots.trailing_zeros() as usize;
+        for (what, v) in [
+            ("CoeffToSlot", config.cts_levels),
+            ("SlotToCoeff", config.stc_levels),
+        ] {
+            if !(1..=log_slots.max(1)).contains(&v) {
+                return Err(bad(format!("{what} levels {v} outside 1..={log_slots}")));
+            }
+        }
+        if !(config.k.is_finite() && config.k > 0.0) || config.cos_degree < 2 {
+            return Err(bad(format!(
+                "K = {} and cosine degree {} (K > 0 and degree ≥ 2 needed)",
+                config.k, config.cos_degree
+            )));
+        }
+        let cosine = eval_mod::scaled_cosine(config.k, config.double_angle, config.cos_degree)?;
+        let cosine_plan = PolyPlan::new(cosine.basis(), &[cosine.degree()])?;
+        let arcsine = config.arcsine.then(eval_mod::arcsine_cubic).transpose()?;
+        let arcsine_depth = arcsine
+            .as_ref()
+            .map(|p| PolyPlan::new(Basis::Power, &[p.degree()]).map(|pl| pl.depth()))
+            .transpose()?
+            .unwrap_or(0);
+        let eval_mod_levels = cosine_plan.depth() + config.double_angle + arcsine_depth;
+        let top = params.max_level();
+        let needed = config.cts_levels + eval_mod_levels + config.stc_levels;
+        if needed > top {
+            return Err(bad(format!(
+                "it needs {needed} levels, the chain has {top}"
+            )));
+        }
+        let levels = BootstrapLevels {
+            coeff_to_slot: config.cts_levels,
+            eval_mod: eval_mod_levels,
+            slot_to_coeff: config.stc_levels,
+            output_level: top - needed,
+        };
+        let q0 = params.moduli_q()[0] as f64;
+        // CoeffToSlot: the raised ciphertext's slots are the decoding of P at scale Δ_L; the
+        // matrices take them to bitrev(w(P))/(2·q_0·K). Sparse slots: the rotation sum
+        // multiplies the kept coefficients by the gap.
+        let cts_constant = params.scale(top)? / (2.0 * q0 * config.k * gap as f64);
+        let mut cts_d = dft::coeff_to_slot(slots, config.cts_levels, cts_constant);
+        let mut cts_slots = vec![slots; cts_d.len()];
+        if sparse {
+            let last = cts_d.len() - 1;
+            cts_d[last] = dft::masked_to_first_half(&cts_d[last], slots);
+            cts_slots[last] = 2 * slots;
+        }
+        let cts = cts_d
+            .into_iter()
+            .zip(cts_slots)
+            .enumerate()
+            .map(|(i, (diagonals, slots))| Matrix {
+                diagonals,
+                slots,
+                level: top - i,
+            })
+            .collect();
+        // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0 (without the 2π after the
+        // arcsine), whose decoding is z.
+        let delta0 = params.scale(0)?;
+        let stc_constant = if config.arcsine {
+            q0 / delta0
+        } else {
+            q0 / (std::f64::consts::TAU * delta0)
+        };
+        let stc_top = top - config.cts_levels - eval_mod_levels;
+        let mut stc_d = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
+        let mut stc_slots = vec![slots; stc_d.len()];
+        if sparse {
+            stc_d[0] = dft::merged_halves(&stc_d[0], slots);
+            stc_slots[0] = 2 * slots;
+        }
+        let stc = stc_d
+            .into_iter()
+            .zip(stc_slots)
+            .enumerate()
+            .map(|(i, (diagonals, slots))| Matrix {
+                diagonals,
+                slots,
+                level: stc_top - i,
+            })
+            .collect();
+        Ok(BootstrapPlan {
+            config,
+            slots,
+            full_slots: params.slots(),
+            n: params.n(),
+            levels,
+            cts,
+            stc,
+            cosine,
+            cosine_plan,
+            arcsine,
+            dnum: params.dnum(),
+            limbs: params.moduli_q().len() + params.moduli_p().len(),
+            digits_at: (0..=top)
+                .map(|l| params.digits().iter().filter(|d| d.start <= l).count())
+                .collect(),
+            special: params.moduli_p().len(),
+        })
+    }
+
+    /// Bytes a key switch at `level` reads from its key: `2 · digits · (level + 1 + K) · N · 8`.
+    fn key_read(&self, level: usize) -> usize {
+        2 * self.digits_at[level] * (level + 1 + self.special) * self.n * 8
+    }
+
+    /// Key and plaintext bytes of one matrix: hoisted baby rotations at its level, giant-step
+    /// key products one level lower (after the rescale), the diagonals.
+    fn matrix_bytes(&self, m: &Matrix) -> usize {
+        let idx: Vec<i64> = m.diagonals.keys().copied().collect();
+        let (babies, giants) = planned_bsgs(&idx, m.slots);
+        let keys = babies.len() * self.key_read(m.level)
+            + giants.len() * self.key_read(m.level.saturating_sub(1));
+        keys + m.diagonals.len() * (m.level + 1) * self.n * 8
+    }
+
+    /// The bytes each stage must read ([`StageBytes`]), for a memory-bound floor.
+    pub fn stage_bytes(&self, encapsulated: bool) -> StageBytes {
+        let top = self.cts.first().map_or(0, |m| m.level);
+        let halves = if self.is_sparse() { 1 } else { 2 };
+        let em_top = top - self.levels.coeff_to_slot;
+        let em_out = em_top - self.levels.eval_mod;
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        let products = self.cosine_plan.multiplications() + self.config.double_angle + arcsine;
+        // A relinearization key has one digit pair per active digit, like a rotation key.
+        let eval_mod = halves * products * self.key_read(em_out + 1);
+        let sub_sum = self.sub_sum_steps().len() * self.key_read(top);
+        let extra = if self.is_sparse() { 1 } else { 0 };
+        StageBytes {
+            mod_raise: if encapsulated { self.key_read(top) } else { 0 },
+            coeff_to_slot: sub_sum
+                + self.cts.iter().map(|m| self.matrix_bytes(m)).sum::<usize>()
+                + (1 + extra) * self.key_read(em_top),
+            eval_mod,
+            slot_to_coeff: self.stc.iter().map(|m| self.matrix_bytes(m)).sum(),
+        }
+    }
+
+    /// Levels consumed by each stage and the output level.
+    pub fn levels(&self) -> BootstrapLevels {
+        self.levels
+    }
+
+    /// Whether the slot count is below `N/2` (sparse packing).
+    pub fn is_sparse(&self) -> bool {
+        self.slots < self.full_slots
+    }
+
+    /// The rotation steps of the sparse-slot rotation sum (`n, 2n, …, N/4`; none for full
+    /// slots); the step `n` also joins the real and imaginary halves.
+    pub fn sub_sum_steps(&self) -> Vec<i64> {
+        std::iter::successors(Some(self.slots), |&s| Some(2 * s))
+            .take_while(|&s| s < self.full_slots)
+            .map(|s| s as i64)
+            .collect()
+    }
+
+    /// Every rotation step a bootstrap applies (rotation sum, CoeffToSlot, SlotToCoeff),
+    /// sorted; conjugation comes on top.
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps = self.sub_sum_steps();
+        for m in self.cts.iter().chain(&self.stc) {
+            let idx: Vec<i64> = m.diagonals.keys().copied().collect();
+            steps.extend(planned_rotation_steps(&idx, m.slots));
+        }
+        let full = self.full_slots as i64;
+        let mut steps: Vec<i64> = steps.into_iter().map(|s| s.rem_euclid(full)).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// Rotation keys a bootstrap needs: one per rotation step, plus conjugation.
+    pub fn rotation_key_count(&self) -> usize {
+        self.rotation_steps().len() + 1
+    }
+
+    /// Bytes of those keys in memory (host or device):
+    /// [`super::switching_key_bytes`] each.
+    pub fn rotation_key_bytes(&self) -> usize {
+        self.rotation_key_count() * super::switching_key_bytes(self.dnum, self.limbs, self.n)
+    }
+
+    /// Plaintext diagonals of the DFT matrices.
+    pub fn diagonal_count(&self) -> usize {
+        self.cts
+            .iter()
+            .chain(&self.stc)
+            .map(|m| m.diagonals.len())
+            .sum()
+    }
+
+    /// Bytes of the encoded diagonals: `Σ (level + 1) · N · 8` over the matrices' diagonals.
+    pub fn plaintext_bytes(&self) -> usize {
+        self.cts
+            .iter()
+            .chain(&self.stc)
+            .map(|m| m.diagonals.len() * (m.level + 1) * self.n * 8)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootstrap::{BOOT_N12_CONFIG, BOOT_N16_CONFIG};
+    use crate::params::{BOOT_N12_INSECURE, BOOT_N16};
+
+    /// The N = 2^16 preset's plan: 9 levels of 56 bits left, 128-bit secure, and its key and
+    /// plaintext memory (printed for the records).
+    #[test]
+    fn n16_plan_leaves_nine_levels() {
+        let params = Parameters::new(&BOOT_N16).unwrap();
+        assert!(params.log2_qp() <= 1772.0);
+        let plan = BootstrapPlan::new(&params, BOOT_N16_CONFIG, params.slots()).unwrap();
+        assert_eq!(
+            plan.levels(),
+            BootstrapLevels {
+                coeff_to_slot: 4,
+                eval_mod: 9,
+                slot_to_coeff: 3,
+                output_level: 9,
+            }
+        );
+        for l in 0..=9 {
+            assert!(params.moduli_q()[l] > 1 << 56);
+        }
+        let bytes = plan.stage_bytes(true);
+        println!(
+            "BOOT_N16: log2 QP {:.1}, {} rotation keys, {:.2} GB of rotation keys, {} diagonals, \
+             {:.2} GB of plaintexts; bytes read per stage {bytes:?}",
+            params.log2_qp(),
+            plan.rotation_key_count(),
+            plan.rotation_key_bytes() as f64 / 1e9,
+            plan.diagonal_count(),
+            plan.plaintext_bytes() as f64 / 1e9
+        );
+        // Every stage reads something; CoeffToSlot reads at least its plaintexts.
+        assert!(bytes.coeff_to_slot > plan.cts.iter().map(|m| m.diagonals.len()).sum::<usize>());
+        assert!(bytes.eval_mod > 0 && bytes.slot_to_coeff > 0 && bytes.mod_raise > 0);
+        assert!(plan.rotation_key_count() < 80);
+    }
+
+    /// The plan's keys are exactly those the encoded bootstrapper asks for.
+    #[test]
+    fn plan_rotations_match_the_bootstrapper() {
+        let params = Parameters::new(&BOOT_N12_INSECURE).unwrap();
+        let ctx = crate::Context::cpu(params.clone()).unwrap();
+        for slots in [params.slots(), 64] {
+            let plan = BootstrapPlan::new(&params, BOOT_N12_CONFIG, slots).unwrap();
+            let steps = plan.rotation_steps();
+            let boot = crate::Bootstrapper::from_plan(&ctx, plan).unwrap();
+            assert_eq!(boot.rotation_steps(), steps, "{slots} slots");
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! CKKS linear transforms and bootstrapping on the CUDA backend, bit-identical to the CPU
+//! backend for the same seeds (every DFT diagonal and Chebyshev coefficient is computed once on
+//! the host, so both backends encode the same integers). `#[ignore]`d without a GPU (run with
+//! `--include-ignored` on the GPU machine); the device helper panics when no device is found.
+
+mod common;
+
+use common::{assert_bit_identical, cuda_backend};
+use gpufhe::ckks::bootstrap::{BOOT_N12_CONFIG, Bootstrapper, EncapsulationKeys};
+use gpufhe::ckks::linear_transform::LinearTransform;
+use gpufhe::ckks::params::{BOOT_N12_INSECURE, BOOT_SECRET_WEIGHT};
+use gpufhe::ckks::precision::{InputGenerator, precision_bits, uniform_complex};
+use gpufhe::ckks::{Context, Parameters, context::ring_for};
+use gpufhe::math::backend::prelude::*;
+use gpufhe::math::fft::Complex64;
+use gpufhe::rlwe::encrypt;
+use std::collections::BTreeMap;
+use test_support::{active_limbs, seed, seeded_galois_keys};
+
+/// Named results: the active limbs of each buffer (the inactive capacity may hold stale data).
+type Named = Vec<(String, Vec<u64>)>;
+
+/// A linear transform (7 diagonals on full slots) and a whole bootstrap (each stage kept), on
+/// `ctx`'s backend with fixed seeds; with `encapsulated`, a dense secret with sparse-secret
+/// encapsulation. Also returns the bootstrap's precision in bits.
+fn run<B: Backend>(ctx: &Context<B>, encapsulated: bool) -> (Named, f64) {
+    let be = ctx.backend();
+    let params = ctx.params();
+    let boot = Bootstrapper::new(ctx, BOOT_N12_CONFIG).unwrap();
+    let eval = boot.evaluator();
+    let kg = ctx.key_generator();
+    let sparse = kg
+        .sparse_secret_key_from_seed(seed(1), BOOT_SECRET_WEIGHT)
+        .unwrap();
+    let dense = kg.secret_key_from_seed(seed(2)).unwrap();
+    let sk = if encapsulated { &dense } else { &sparse };
+    let rlk = kg.relin_key_with_seeds(sk, seed(3), &seed(4)).unwrap();
+    let slots = params.slots();
+    let mut g = InputGenerator::new(12);
+    let diagonals: BTreeMap<i64, Vec<Complex64>> = [0i64, 1, 3, -4, 100, -512, 1023]
+        .into_iter()
+        .map(|k| (k, uniform_complex(&mut g, slots)))
+        .collect();
+    let top = params.max_level();
+    let lt = LinearTransform::new(eval, &diagonals, slots, top).unwrap();
+    let mut elements = boot.galois_elements();
+    elements.extend(lt.galois_elements(eval));
+    elements.sort_unstable();
+    elements.dedup();
+    let gk = seeded_galois_keys(&kg, sk, &elements, 10, 20).unwrap();
+    let enc = EncapsulationKeys::generate_with_seeds(ctx, &dense, &sparse, [5, 6, 7, 8].map(seed))
+        .unwrap();
+    let enc = encapsulated.then_some(&enc);
+
+    let mut out = Vec::new();
+    let mut keep =
+        |name: &str, p: &B::Poly| out.push((name.to_string(), active_limbs(be, p).unwrap()));
+    let x = uniform_complex(&mut g, slots);
+    let px = eval.encoder().encode(&x, top).unwrap();
+    let cx = encrypt::encrypt_sk_with_seeds(be, sk, &px, seed(30), &seed(31)).unwrap();
+    keep(
+        "linear_transform",
+        eval.linear_transform(&cx, &lt, &gk).unwrap().poly(),
+    );
+
+    let z = uniform_complex(&mut g, slots);
+    let pz = eval.encoder().encode(&z, 0).unwrap();
+    let cz = encrypt::encrypt_sk_with_seeds(be, sk, &pz, seed(32), &seed(33)).unwrap();
+    let raised = boot.mod_raise_with(&cz, enc).unwrap();
+    keep("mod_raise", raised.poly());
+    let halves = boot.coeff_to_slot(&raised, &gk).unwrap();
+    for h in &halves {
+        keep("coeff_to_slot", h.poly());
+    }
+    let modded: Vec<_> = halves
+        .iter()
+        .map(|h| boot.eval_mod(h, &rlk).unwrap())
+        .collect();
+    for h in &modded {
+        keep("eval_mod", h.poly());
+    }
+    let result = boot.slot_to_coeff(&modded, &gk).unwrap();
+    keep("slot_to_coeff", result.poly());
+    let got = eval
+        .encoder()
+        .decode(&encrypt::decrypt(be, sk, &result).unwrap())
+        .unwrap();
+    (out, precision_bits(&got, &z))
+}
+
+fn compare(encapsulated: bool) {
+    let params = Parameters::new(&BOOT_N12_INSECURE).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let gpu =
+        Context::with_backend(params.clone(), cuda_backend(ring_for(&params).unwrap())).unwrap();
+    let (c, cpu_bits) = run(&cpu, encapsulated);
+    let (g, gpu_bits) = run(&gpu, encapsulated);
+    println!("bootstrap precision: CPU {cpu_bits:.2} bits, GPU {gpu_bits:.2} bits");
+    assert!(gpu_bits >= 21.0, "{gpu_bits:.2} bits");
+    assert_bit_identical(&c, &g);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bootstrap_bit_identical_to_cpu() {
+    compare(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bootstrap_encapsulated_bit_identical_to_cpu() {
+    compare(true);
+}
