@@ -20,8 +20,9 @@
 //! `≠ = 1 - =`) are taken inside the mask: `μ·(2 - L_hi) - (μ·EQ_hi)·rot(L, σ)`.
 //!
 //! Levels consumed ([`Comparator::levels`], checked by measurement in the tests):
-//! `LT`: `⌈log2 s(s-2)⌉`… in detail `d_EQ = 1 + ⌈log2(s-1)⌉`, `d_L = 2 + ⌈log2(s-2)⌉`
-//! (at least `d_EQ`), then `log2 B` combination steps of one level each.
+//! `d_EQ = 1 + ⌈log2(s-1)⌉`, `d_L = max(d_EQ, 2 + ⌈log2(s-2)⌉)`, then `log2 B` combination
+//! steps of one level each (one level for the mask when `B = 1`): `LT` takes
+//! `d_L + max(log2 B, 1)`, `EQ` `d_EQ + max(log2 B, 1)`.
 
 use crate::digit_poly::{DigitPolynomials, inv_mod};
 use crate::error::{Error, Result};
@@ -75,6 +76,24 @@ impl Predicate {
             Predicate::Eq => (false, false, false),
             Predicate::Ne => (false, false, true),
         }
+    }
+}
+
+/// The cost of one comparison circuit (per ciphertext, whatever its number of words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircuitCost {
+    /// Levels consumed.
+    pub levels: usize,
+    /// Ciphertext products (each relinearized: one key switch).
+    pub products: usize,
+    /// Row rotations (one key switch each).
+    pub rotations: usize,
+}
+
+impl CircuitCost {
+    /// Key switches: products and rotations.
+    pub fn key_switches(&self) -> usize {
+        self.products + self.rotations
     }
 }
 
@@ -235,20 +254,37 @@ impl<B: IntegerBackend> Comparator<B> {
         let (_, lt, _) = p.shape();
         let s = self.layout.base() as usize;
         let steps = self.layout.block().trailing_zeros() as usize;
-        let mut eq = 1 + ceil_log2(s - 1);
-        let mut l = if lt {
+        // `w`, then `e(w)`; `z·h(w)` one level after `h` (never before `e`).
+        let eq = 1 + ceil_log2(s - 1);
+        let l = if lt {
             (2 + ceil_log2(s - 2)).max(eq)
         } else {
             eq
         };
-        if steps == 0 {
-            return l + 1;
+        // One level per combination step (`EQ` stays at or above `L`); with `B = 1` the mask's
+        // product and switch take the level instead.
+        l + steps.max(1)
+    }
+
+    /// Levels, products and rotations of the circuit of `p` (per ciphertext).
+    pub fn cost(&self, p: Predicate) -> CircuitCost {
+        let (_, lt, _) = p.shape();
+        let steps = self.layout.block().trailing_zeros() as usize;
+        let (ps, own) = if lt {
+            (self.plan_lt.multiplications(), 2)
+        } else {
+            (self.plan_eq.multiplications(), 1)
+        };
+        let tree = if lt && steps > 0 {
+            2 * steps - 1
+        } else {
+            steps
+        };
+        CircuitCost {
+            levels: self.levels(p),
+            products: own + ps + tree,
+            rotations: tree,
         }
-        for _ in 0..steps {
-            l = if lt { l.max(eq) + 1 } else { l + 1 };
-            eq += 1;
-        }
-        l
     }
 
     /// `p(a_i, b_i)` for every word: 0/1 in the lead slots (module documentation).
