@@ -24,13 +24,14 @@
 //! steps of one level each (one level for the mask when `B = 1`): `LT` takes
 //! `d_L + max(log2 B, 1)`, `EQ` `d_EQ + max(log2 B, 1)`.
 
-use crate::digit_poly::{DigitPolynomials, inv_mod};
+use crate::circuit::Affine;
+use crate::digit_poly::DigitPolynomials;
 use crate::error::{Error, Result};
 use crate::keys::CompareKeys;
 use crate::layout::DigitLayout;
 use crate::vectors::{EncryptedBits, EncryptedWords};
 use bgv::poly_eval::ceil_log2;
-use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan, RowRotations};
+use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan};
 use fhe_math::backend::IntegerBackend;
 use rayon::prelude::*;
 use rlwe::PublicKey;
@@ -67,7 +68,7 @@ impl Predicate {
 
     /// `(swap, uses LT, complement)`: `z = b - a` when `swap`, the LT circuit or the EQ one,
     /// and whether the result is `1 - …`.
-    fn shape(self) -> (bool, bool, bool) {
+    pub(crate) fn shape(self) -> (bool, bool, bool) {
         match self {
             Predicate::Lt => (false, true, false),
             Predicate::Gt => (true, true, false),
@@ -112,7 +113,6 @@ pub struct Comparator<B: IntegerBackend> {
     polys: DigitPolynomials,
     plan_lt: PsPlan,
     plan_eq: PsPlan,
-    inv2: u64,
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -148,7 +148,6 @@ impl<B: IntegerBackend> Comparator<B> {
             polys,
             plan_lt,
             plan_eq,
-            inv2: inv_mod(2, t),
         })
     }
 
@@ -182,8 +181,9 @@ impl<B: IntegerBackend> Comparator<B> {
         &self.plan_eq
     }
 
-    fn rlk(&self) -> &rlwe::RelinKey<B> {
-        &self.keys.relin
+    /// The digit polynomials.
+    pub fn polys(&self) -> &DigitPolynomials {
+        &self.polys
     }
 
     // ----- encoding, encryption, decryption -----------------------------------------------
@@ -304,7 +304,31 @@ impl<B: IntegerBackend> Comparator<B> {
                 reason: format!("vectors of {} and {} words", a.len, b.len),
             });
         }
-        self.compare_impl(a, Rhs::Cipher(b), p)
+        self.compare_impl(a, Rhs::Cipher(b), p, None)
+    }
+
+    /// `weights_j·p(a_j, b_j)` (weights mod `t`) in the lead slots at the cost of `p` alone
+    /// (the weights enter the final plaintext mask): e.g. the values to sum where a
+    /// predicate holds. Errors as [`Comparator::compare`].
+    pub fn compare_weighted(
+        &self,
+        a: &EncryptedWords<B>,
+        b: &EncryptedWords<B>,
+        p: Predicate,
+        weights: &[u64],
+    ) -> Result<EncryptedBits<B>> {
+        if a.len != b.len || a.len != weights.len() {
+            return Err(Error::Mismatch {
+                op: "compare with weights",
+                reason: format!(
+                    "vectors of {} and {} words, {} weights",
+                    a.len,
+                    b.len,
+                    weights.len()
+                ),
+            });
+        }
+        self.compare_impl(a, Rhs::Cipher(b), p, Some(weights))
     }
 
     /// `p(a_i, c_i)` for plaintext constants `c` (one per word). Errors as
@@ -325,7 +349,7 @@ impl<B: IntegerBackend> Comparator<B> {
         for &v in c {
             self.layout.word().offset(v)?;
         }
-        self.compare_impl(a, Rhs::Plain(c), p)
+        self.compare_impl(a, Rhs::Plain(c), p, None)
     }
 
     /// `p(a_i, c)` for one constant `c` and every word.
@@ -343,6 +367,7 @@ impl<B: IntegerBackend> Comparator<B> {
         a: &EncryptedWords<B>,
         b: Rhs<'_, B>,
         p: Predicate,
+        weights: Option<&[u64]>,
     ) -> Result<EncryptedBits<B>> {
         let op = "compare";
         let needed = self.levels(p);
@@ -358,6 +383,7 @@ impl<B: IntegerBackend> Comparator<B> {
             });
         }
         let cap = self.layout.words_per_ciphertext();
+        let t = self.ctx.params().t();
         let cts = (0..a.cts.len())
             .into_par_iter()
             .map(|i| {
@@ -369,7 +395,8 @@ impl<B: IntegerBackend> Comparator<B> {
                         self.diff_plain(&a.cts[i], chunk, p)?
                     }
                 };
-                self.compare_ciphertext(&z, p, count)
+                let w = weights.map(|w| &w[i * cap..i * cap + count]);
+                self.circuit(&z, &Affine::of(p, count, t, w))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(EncryptedBits { cts, len: a.len })
@@ -397,93 +424,6 @@ impl<B: IntegerBackend> Comparator<B> {
     pub(crate) fn lead_mask(&self, value: u64, count: usize, level: usize) -> Result<Plaintext<B>> {
         let slots = self.layout.encode_leads(&vec![value; count])?;
         Ok(self.eval.encoder().encode(&slots, level)?)
-    }
-
-    /// The comparison circuit on one ciphertext of differences `z` (module documentation).
-    fn compare_ciphertext(
-        &self,
-        z: &Ciphertext<B>,
-        p: Predicate,
-        count: usize,
-    ) -> Result<Ciphertext<B>> {
-        let (_, lt, complement) = p.shape();
-        let ev = &self.eval;
-        let w = ev.square_relin(z, self.rlk())?;
-        let (mut l, mut eq, scale) = if lt {
-            let polys = [self.polys.eq().clone(), self.polys.sign().clone()];
-            let (mut out, _) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, &self.plan_lt, self.rlk())?;
-            let h = out.pop().expect("two outputs");
-            let eq = out.pop().expect("two outputs");
-            let zh = ev.mul_relin(z, &h, self.rlk())?;
-            let l = ev.add_scalar(&ev.negate(&ev.add(&eq, &zh)?)?, 1)?;
-            (l, eq, self.inv2)
-        } else {
-            let polys = [self.polys.eq().clone()];
-            let (mut out, _) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, &self.plan_eq, self.rlk())?;
-            let eq = out.pop().expect("one output");
-            (eq.duplicate(self.ctx.backend())?, eq, 1)
-        };
-        // `k - x` is the complement of `x` carried at scale `1/scale`.
-        let k = if lt { 2 } else { 1 };
-        let steps = self.layout.block().trailing_zeros();
-        let gk = &self.keys.galois;
-        if steps == 0 {
-            let x = if complement {
-                ev.add_scalar(&ev.negate(&l)?, k)?
-            } else {
-                l
-            };
-            let mask = self.lead_mask(scale, count, x.level())?;
-            let mut r = ev.mul_plain(&x, &mask)?;
-            if r.level() > 0 {
-                ev.mod_switch_assign(&mut r)?;
-            }
-            return Ok(r);
-        }
-        for step in 0..steps {
-            let sigma = 1i64 << step;
-            let l_lo = ev.rotate_rows(&l, sigma, gk)?;
-            if step + 1 < steps {
-                if lt {
-                    let eq_lo = ev.rotate_rows(&eq, sigma, gk)?;
-                    let prod = ev.mul_relin(&eq, &l_lo, self.rlk())?;
-                    l = ev.add(&l, &prod)?;
-                    eq = ev.mul_relin(&eq, &eq_lo, self.rlk())?;
-                } else {
-                    l = ev.mul_relin(&l, &l_lo, self.rlk())?;
-                }
-                continue;
-            }
-            // Last step, the mask folded in.
-            let mask_eq = self.lead_mask(scale, count, eq.level())?;
-            let m_eq = ev.mul_plain(if lt { &eq } else { &l }, &mask_eq)?;
-            let prod = ev.mul_relin(&m_eq, &l_lo, self.rlk())?;
-            let hi = if lt {
-                let x = if complement {
-                    ev.add_scalar(&ev.negate(&l)?, k)?
-                } else {
-                    l.duplicate(self.ctx.backend())?
-                };
-                let mask_l = self.lead_mask(scale, count, x.level())?;
-                Some(ev.mul_plain(&x, &mask_l)?)
-            } else if complement {
-                None
-            } else {
-                return Ok(prod);
-            };
-            return Ok(match (hi, complement) {
-                (Some(hi), false) => ev.add(&hi, &prod)?,
-                (Some(hi), true) => ev.sub(&hi, &prod)?,
-                (None, _) => {
-                    let top = self.ctx.params().max_level();
-                    let mask = self.lead_mask(1, count, top)?;
-                    ev.add_plain(&ev.negate(&prod)?, &mask)?
-                }
-            });
-        }
-        unreachable!("the loop returns at its last step")
     }
 }
 

@@ -62,6 +62,7 @@
 //! or an operation of this crate) give unspecified results; plaintext values outside the word
 //! range are refused with [`Error::ValueOutOfRange`].
 
+mod circuit;
 pub mod comparator;
 pub mod digit_poly;
 pub mod error;
