@@ -69,6 +69,7 @@ pub mod error;
 pub mod keys;
 pub mod layout;
 pub mod masks;
+pub mod select;
 pub mod vectors;
 
 pub use comparator::{CircuitCost, Comparator, Predicate};

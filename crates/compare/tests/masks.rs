@@ -66,3 +66,27 @@ fn masked_sums_logic_and_broadcast_match_plaintext() {
         }
     }
 }
+
+#[test]
+fn select_min_max_match_plaintext() {
+    let s = Setup::new(common::cpu_ctx(&common::TEST_N11_DEEP), WordType::I32, 4);
+    let (a, b) = (
+        vec![i32::MIN as i128, i32::MAX as i128, -5, 7, 0, 123456, -1],
+        vec![i32::MAX as i128, i32::MIN as i128, -5, -7, 1, 123457, 0],
+    );
+    let ca = s.cmp.encrypt(&s.pk, &a).unwrap();
+    let cb = s.cmp.encrypt(&s.pk, &b).unwrap();
+    let top = ca.level();
+    let dec = s.dec();
+    let mn = s.cmp.min(&ca, &cb).unwrap();
+    let mx = s.cmp.max(&ca, &cb).unwrap();
+    assert_eq!(top - mn.level(), s.cmp.levels(Predicate::Lt) + 1);
+    let want_min: Vec<i128> = a.iter().zip(&b).map(|(x, y)| *x.min(y)).collect();
+    let want_max: Vec<i128> = a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect();
+    assert_eq!(s.cmp.decrypt(&dec, &mn).unwrap(), want_min);
+    assert_eq!(s.cmp.decrypt(&dec, &mx).unwrap(), want_max);
+    let c = s.cmp.eq_scalar(&ca, -5).unwrap();
+    let sel = s.cmp.select(&c, &ca, &cb).unwrap();
+    let want: Vec<i128> = (0..a.len()).map(|i| if a[i] == -5 { a[i] } else { b[i] }).collect();
+    assert_eq!(s.cmp.decrypt(&dec, &sel).unwrap(), want);
+}
