@@ -6,7 +6,9 @@
 //! the same or one product more. See [`crate::comparator`] for the steps.
 
 use crate::comparator::{Comparator, Predicate};
+use crate::digit_poly::inv_mod;
 use crate::error::Result;
+use crate::factors;
 use bgv::{Ciphertext, RowRotations};
 use fhe_math::backend::IntegerBackend;
 
@@ -47,108 +49,163 @@ fn nonzero(v: &[u64]) -> bool {
     v.iter().any(|&x| x != 0)
 }
 
+/// The common value of `v`, if all its entries are equal (and it is not empty).
+fn uniform(v: &[u64]) -> Option<u64> {
+    let first = *v.first()?;
+    v.iter().all(|&x| x == first).then_some(first)
+}
+
+/// How the final plaintext factors weight a part (`LT` or `EQ`) of the output.
+enum Weights<'a> {
+    /// Not present.
+    Absent,
+    /// The same weight `λ` for every word: the 0/1 mask of all lead slots, `λ` by relabelling
+    /// the factor (no noise).
+    Uniform(u64),
+    /// One weight per word in the mask itself (the mask's norm adds noise).
+    PerWord(&'a [u64]),
+}
+
+impl<'a> Weights<'a> {
+    fn of(v: &'a [u64]) -> Self {
+        match uniform(v) {
+            _ if !nonzero(v) => Weights::Absent,
+            Some(l) => Weights::Uniform(l),
+            None => Weights::PerWord(v),
+        }
+    }
+}
+
 impl<B: IntegerBackend> Comparator<B> {
-    /// `Σ` of the present terms (at least one).
+    /// `Σ` of the present terms (at least one), factors aligned by small multipliers.
     fn sum_terms(&self, terms: Vec<Ciphertext<B>>) -> Result<Ciphertext<B>> {
-        let ev = self.evaluator();
         let mut it = terms.into_iter();
         let mut acc = it.next().expect("at least one term");
         for t in it {
-            acc = ev.add(&acc, &t)?;
+            acc = factors::add(self.evaluator(), &acc, &t)?;
         }
         Ok(acc)
     }
 
-    /// `x ⊙ μ` for the plaintext `μ` with `values` (mod `t`) in the lead slots, at `x`'s level.
+    /// `x ⊙ μ` for the plaintext `μ` with `values` (mod `t`) in the lead slots of the first
+    /// `values.len()` blocks, at `x`'s level.
     fn times_leads(&self, x: &Ciphertext<B>, values: &[u64]) -> Result<Ciphertext<B>> {
         let slots = self.layout().encode_leads(values)?;
         let p = self.evaluator().encoder().encode(&slots, x.level())?;
         Ok(self.evaluator().mul_plain(x, &p)?)
     }
 
-    /// The circuit on the differences `z` (module documentation of [`crate::comparator`]).
+    /// `x·y` relinearized and switched down, counted.
+    fn mul(&self, x: &Ciphertext<B>, y: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.count(1, 0);
+        Ok(self.evaluator().mul_relin(x, y, &self.keys().relin)?)
+    }
+
+    /// `x` rotated left by `step` within the rows, counted.
+    fn rot(&self, x: &Ciphertext<B>, step: i64) -> Result<Ciphertext<B>> {
+        self.count(0, 1);
+        Ok(self.evaluator().rotate_rows(x, step, &self.keys().galois)?)
+    }
+
+    /// `x` times the mask of `w` ([`Weights`]): `None` when absent.
+    fn weighted(&self, x: &Ciphertext<B>, w: &Weights<'_>) -> Result<Option<Ciphertext<B>>> {
+        let all = self.layout().words_per_ciphertext();
+        Ok(match w {
+            Weights::Absent => None,
+            Weights::Uniform(l) => {
+                let m = self.times_leads(x, &vec![1; all])?;
+                Some(factors::scale(self.context(), m, *l)?)
+            }
+            Weights::PerWord(v) => Some(self.times_leads(x, v)?),
+        })
+    }
+
+    /// The circuit on the differences `z` of `count` words (module documentation of
+    /// [`crate::comparator`]). Blocks past `count` (zero digits on both sides) get the
+    /// difference 1 in every slot first, so that their `LT` and `EQ` are 0 and the mask of all
+    /// lead slots (cheap: a periodic pattern has a short polynomial) is enough.
     pub(crate) fn circuit(&self, z: &Ciphertext<B>, a: &Affine) -> Result<Ciphertext<B>> {
         let ev = self.evaluator();
+        let ctx = self.context();
         let rlk = &self.keys().relin;
-        let gk = &self.keys().galois;
-        let t = self.context().params().t();
-        let inv2 = crate::digit_poly::inv_mod(2, t);
-        let half = |v: &[u64]| -> Vec<u64> {
-            v.iter()
-                .map(|&x| (x as u128 * inv2 as u128 % t as u128) as u64)
-                .collect()
+        let t = ctx.params().t();
+        let layout = self.layout();
+        let count = a.c.len();
+        let z = if count < layout.words_per_ciphertext() {
+            let mut slots = vec![0u64; layout.slot_count()];
+            slots[layout.lead_slot(count)..].fill(1);
+            ev.add_plain(z, &ev.encoder().encode(&slots, z.level())?)?
+        } else {
+            z.duplicate(ctx.backend())?
         };
-        let w = ev.square_relin(z, rlk)?;
-        // `l` carries `2·LT` (`1 - EQ - sign`), so its weights are halved.
+        let inv2 = inv_mod(2, t);
+        let lw: Vec<u64> =
+            a.l.iter()
+                .map(|&x| (x as u128 * inv2 as u128 % t as u128) as u64)
+                .collect();
+        let w = self.mul(&z, &z)?;
+        // `l` carries `2·LT = 1 - EQ - sign` (its weights are halved).
         let (mut l, mut eq) = if a.needs_lt() {
             let polys = [self.polys().eq().clone(), self.polys().sign().clone()];
-            let (mut out, _) =
+            let (mut out, made) =
                 ev.evaluate_polynomials_with_plan(&w, &polys, self.plan_lt(), rlk)?;
+            self.count(made, 0);
             let h = out.pop().expect("two outputs");
             let eq = out.pop().expect("two outputs");
-            let zh = ev.mul_relin(z, &h, rlk)?;
-            let l = ev.add_scalar(&ev.negate(&ev.add(&eq, &zh)?)?, 1)?;
+            let zh = self.mul(&z, &h)?;
+            let l = ev.add_scalar(&ev.negate(&factors::add(ev, &eq, &zh)?)?, 1)?;
             (Some(l), eq)
         } else {
             let polys = [self.polys().eq().clone()];
-            let (mut out, _) =
+            let (mut out, made) =
                 ev.evaluate_polynomials_with_plan(&w, &polys, self.plan_eq(), rlk)?;
+            self.count(made, 0);
             (None, out.pop().expect("one output"))
         };
-        let lw = half(&a.l);
-        let (use_l, use_e, use_c) = (nonzero(&lw), nonzero(&a.e), nonzero(&a.c));
-        let constant = |level: usize| -> Result<_> {
-            let slots = self.layout().encode_leads(&a.c)?;
-            Ok(ev.encoder().encode(&slots, level)?)
-        };
-        let top = self.context().params().max_level();
-        let steps = self.layout().block().trailing_zeros();
+        let (wl, we) = (Weights::of(&lw), Weights::of(&a.e));
+        let steps = layout.block().trailing_zeros();
         let mut terms = Vec::new();
         if steps == 0 {
-            if let (true, Some(l)) = (use_l, &l) {
-                terms.push(self.times_leads(l, &lw)?);
+            if let Some(l) = &l {
+                terms.extend(self.weighted(l, &wl)?);
             }
-            if use_e {
-                terms.push(self.times_leads(&eq, &a.e)?);
-            }
-            let mut r = if terms.is_empty() {
-                self.times_leads(&eq, &a.e)?
-            } else {
-                self.sum_terms(terms)?
-            };
-            if use_c {
-                r = ev.add_plain(&r, &constant(top)?)?;
-            }
-            if r.level() > 0 {
-                ev.mod_switch_assign(&mut r)?;
-            }
-            return Ok(r);
+            terms.extend(self.weighted(&eq, &we)?);
         }
         for step in 0..steps {
             let sigma = 1i64 << step;
             if step + 1 < steps {
-                let eq_lo = ev.rotate_rows(&eq, sigma, gk)?;
+                let eq_lo = self.rot(&eq, sigma)?;
                 if let Some(lc) = l.as_mut() {
-                    let l_lo = ev.rotate_rows(lc, sigma, gk)?;
-                    *lc = ev.add(lc, &ev.mul_relin(&eq, &l_lo, rlk)?)?;
+                    let l_lo = self.rot(lc, sigma)?;
+                    *lc = factors::add(ev, lc, &self.mul(&eq, &l_lo)?)?;
                 }
-                eq = ev.mul_relin(&eq, &eq_lo, rlk)?;
+                eq = self.mul(&eq, &eq_lo)?;
                 continue;
             }
-            // Last step: the lead weights folded into the plaintext factors.
-            if let (true, Some(lc)) = (use_l, &l) {
-                let l_lo = ev.rotate_rows(lc, sigma, gk)?;
-                terms.push(self.times_leads(lc, &lw)?);
-                terms.push(ev.mul_relin(&self.times_leads(&eq, &lw)?, &l_lo, rlk)?);
+            // Last step: the weights folded into the plaintext factors of the high halves.
+            if let (Some(lc), Some(m_eq)) = (&l, self.weighted(&eq, &wl)?) {
+                let l_lo = self.rot(lc, sigma)?;
+                terms.extend(self.weighted(lc, &wl)?);
+                terms.push(self.mul(&m_eq, &l_lo)?);
             }
-            if use_e || terms.is_empty() {
-                let eq_lo = ev.rotate_rows(&eq, sigma, gk)?;
-                terms.push(ev.mul_relin(&self.times_leads(&eq, &a.e)?, &eq_lo, rlk)?);
+            if let Some(m_eq) = self.weighted(&eq, &we)? {
+                let eq_lo = self.rot(&eq, sigma)?;
+                terms.push(self.mul(&m_eq, &eq_lo)?);
             }
         }
+        if terms.is_empty() {
+            // Only a constant: `0·EQ` keeps the level and the layout.
+            let zero = vec![0; layout.words_per_ciphertext()];
+            terms.push(self.times_leads(&eq, &zero)?);
+        }
         let mut r = self.sum_terms(terms)?;
-        if use_c {
-            r = ev.add_plain(&r, &constant(top)?)?;
+        if nonzero(&a.c) {
+            let top = ctx.params().max_level();
+            let slots = layout.encode_leads(&a.c)?;
+            r = ev.add_plain(&r, &ev.encoder().encode(&slots, top)?)?;
+        }
+        if steps == 0 && r.level() > 0 {
+            ev.mod_switch_assign(&mut r)?;
         }
         Ok(r)
     }

@@ -30,11 +30,11 @@ use crate::error::{Error, Result};
 use crate::keys::CompareKeys;
 use crate::layout::DigitLayout;
 use crate::vectors::{EncryptedBits, EncryptedWords};
-use bgv::poly_eval::ceil_log2;
 use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan};
 use fhe_math::backend::IntegerBackend;
 use rayon::prelude::*;
 use rlwe::PublicKey;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The six comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +104,20 @@ enum Rhs<'a, B: IntegerBackend> {
     Plain(&'a [i128]),
 }
 
+/// The Paterson–Stockmeyer plan of least depth whose baby step is below every degree ≥ 2 (so
+/// that every polynomial ends in a product, whose modulus switch leaves the noise at the
+/// floor, rather than in a linear combination with coefficients up to `t/2`), with the
+/// fewest products among those; [`PsPlan::new`] when no such step reaches the least depth.
+fn split_plan(degrees: &[usize]) -> PsPlan {
+    let best = PsPlan::new(degrees);
+    let low = degrees.iter().copied().min().unwrap_or(0);
+    (1..low)
+        .filter_map(|k| PsPlan::with_baby_step(degrees, k).ok())
+        .filter(|p| p.depth() == best.depth())
+        .min_by_key(|p| p.multiplications())
+        .unwrap_or(best)
+}
+
 /// Compares encrypted words of one [`DigitLayout`] (module documentation).
 pub struct Comparator<B: IntegerBackend> {
     ctx: Context<B>,
@@ -113,6 +127,8 @@ pub struct Comparator<B: IntegerBackend> {
     polys: DigitPolynomials,
     plan_lt: PsPlan,
     plan_eq: PsPlan,
+    /// Products and rotations made by the comparison circuits so far.
+    counters: [AtomicUsize; 2],
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -138,8 +154,8 @@ impl<B: IntegerBackend> Comparator<B> {
                 layout.base()
             ),
         })?;
-        let plan_lt = PsPlan::new(&[polys.eq().degree(), polys.sign().degree()]);
-        let plan_eq = PsPlan::new(&[polys.eq().degree()]);
+        let plan_lt = split_plan(&[polys.eq().degree(), polys.sign().degree()]);
+        let plan_eq = split_plan(&[polys.eq().degree()]);
         Ok(Comparator {
             ctx: ctx.clone(),
             eval: Evaluator::new(ctx),
@@ -148,6 +164,7 @@ impl<B: IntegerBackend> Comparator<B> {
             polys,
             plan_lt,
             plan_eq,
+            counters: Default::default(),
         })
     }
 
@@ -179,6 +196,20 @@ impl<B: IntegerBackend> Comparator<B> {
     /// The Paterson–Stockmeyer plan of the EQ circuit (`e` alone).
     pub fn plan_eq(&self) -> &PsPlan {
         &self.plan_eq
+    }
+
+    /// The ciphertext products and row rotations the comparison circuits have made so far
+    /// (all threads; a measurement of [`Comparator::cost`]).
+    pub fn counters(&self) -> (usize, usize) {
+        (
+            self.counters[0].load(Ordering::Relaxed),
+            self.counters[1].load(Ordering::Relaxed),
+        )
+    }
+
+    pub(crate) fn count(&self, products: usize, rotations: usize) {
+        self.counters[0].fetch_add(products, Ordering::Relaxed);
+        self.counters[1].fetch_add(rotations, Ordering::Relaxed);
     }
 
     /// The digit polynomials.
@@ -248,22 +279,10 @@ impl<B: IntegerBackend> Comparator<B> {
 
     // ----- comparisons ----------------------------------------------------------------------
 
-    /// The levels a comparison consumes (module documentation): the input must be at least at
-    /// this level.
+    /// The levels a comparison consumes ([`DigitLayout::levels`]): the input must be at least
+    /// at this level.
     pub fn levels(&self, p: Predicate) -> usize {
-        let (_, lt, _) = p.shape();
-        let s = self.layout.base() as usize;
-        let steps = self.layout.block().trailing_zeros() as usize;
-        // `w`, then `e(w)`; `z·h(w)` one level after `h` (never before `e`).
-        let eq = 1 + ceil_log2(s - 1);
-        let l = if lt {
-            (2 + ceil_log2(s - 2)).max(eq)
-        } else {
-            eq
-        };
-        // One level per combination step (`EQ` stays at or above `L`); with `B = 1` the mask's
-        // product and switch take the level instead.
-        l + steps.max(1)
+        self.layout.levels(p)
     }
 
     /// Levels, products and rotations of the circuit of `p` (per ciphertext).

@@ -50,13 +50,13 @@
 //! | 8 | 2^8 | 1 | 32768 | 11 | 49 + 0 | 10 | 34 + 0 |
 //! | 32 | 2^4 | 8 | 4096 | 9 | 16 + 5 | 8 | 11 + 3 |
 //! | 32 | 2^8 | 4 | 8192 | 12 | 52 + 3 | 11 | 36 + 2 |
-//! | 64 | 2^2 | 32 | 1024 | 8 | 13 + 9 | 8 | 8 + 5 |
+//! | 64 | 2^2 | 32 | 1024 | 8 | 14 + 9 | 8 | 8 + 5 |
 //! | 64 | 2^4 | 16 | 2048 | 10 | 18 + 7 | 9 | 12 + 4 |
 //! | 64 | 2^8 | 8 | 4096 | 13 | 54 + 5 | 12 | 37 + 3 |
 //!
 //! Base 2^4 is the best amortized choice for 64-bit words (25 key switches per 2048 words
-//! against 59 per 4096 at base 2^8, and 3 levels fewer); base 2^2 has the fewest key switches
-//! and levels for one pair.
+//! against 59 per 4096 at base 2^8, and 3 levels fewer); base 2^2 has the fewest levels and
+//! few key switches for one pair.
 //!
 //! Encrypted inputs whose digits are not in `[0, s)` (not produced by [`Comparator::encrypt`]
 //! or an operation of this crate) give unspecified results; plaintext values outside the word
@@ -66,10 +66,12 @@ mod circuit;
 pub mod comparator;
 pub mod digit_poly;
 pub mod error;
+mod factors;
 pub mod keys;
 pub mod layout;
-pub mod range;
 pub mod masks;
+pub mod presets;
+pub mod range;
 pub mod select;
 pub mod vectors;
 

@@ -35,10 +35,18 @@ fn masked_sums_logic_and_broadcast_match_plaintext() {
     assert!(dec.decrypt(&sum).unwrap().iter().all(|&x| x == want));
     // The same sum with the values folded into the comparison's mask (≥: a complement).
     let weighted = s.cmp.compare_weighted(&ca, &cb, Predicate::Lt, &v).unwrap();
-    assert!(s.dec().decrypt(&s.cmp.sum_bits(&weighted).unwrap()).unwrap()[0] == want);
+    assert!(
+        s.dec()
+            .decrypt(&s.cmp.sum_bits(&weighted).unwrap())
+            .unwrap()[0]
+            == want
+    );
     let ge_w = s.cmp.compare_weighted(&ca, &cb, Predicate::Ge, &v).unwrap();
     let want_ge: u64 = (0..n).filter(|&i| !lt_want[i]).map(|i| v[i]).sum::<u64>() % t;
-    assert_eq!(dec.decrypt(&s.cmp.sum_bits(&ge_w).unwrap()).unwrap()[0], want_ge);
+    assert_eq!(
+        dec.decrypt(&s.cmp.sum_bits(&ge_w).unwrap()).unwrap()[0],
+        want_ge
+    );
     let count = s.cmp.sum_bits(&lt).unwrap();
     let want = lt_want.iter().filter(|&&x| x).count() as u64;
     assert_eq!(dec.decrypt(&count).unwrap()[0], want);
@@ -87,6 +95,8 @@ fn select_min_max_match_plaintext() {
     assert_eq!(s.cmp.decrypt(&dec, &mx).unwrap(), want_max);
     let c = s.cmp.eq_scalar(&ca, -5).unwrap();
     let sel = s.cmp.select(&c, &ca, &cb).unwrap();
-    let want: Vec<i128> = (0..a.len()).map(|i| if a[i] == -5 { a[i] } else { b[i] }).collect();
+    let want: Vec<i128> = (0..a.len())
+        .map(|i| if a[i] == -5 { a[i] } else { b[i] })
+        .collect();
     assert_eq!(s.cmp.decrypt(&dec, &sel).unwrap(), want);
 }

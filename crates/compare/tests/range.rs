@@ -10,14 +10,20 @@ use test_support::{SeededKeys, SplitMix, seed};
 fn sign_lt_relu_over_the_range() {
     let ctx = Context::cpu(Parameters::new(&TEST_N11_INSECURE).unwrap()).unwrap();
     let SeededKeys { sk, pk, rlk } = SeededKeys::new(&ctx.key_generator()).unwrap();
-    let (enc, ev, dec) = (Encoder::new(&ctx), Evaluator::new(&ctx), Decryptor::new(&ctx, &sk));
+    let (enc, ev, dec) = (
+        Encoder::new(&ctx),
+        Evaluator::new(&ctx),
+        Decryptor::new(&ctx, &sk),
+    );
     let t = ctx.params().t();
     let n = ctx.params().n();
     let top = ctx.params().max_level();
     for r in [1i64, 37, 200] {
         let f = RangeFunctions::new(r as u64, t).unwrap();
         let mut g = SplitMix::new(r as u64);
-        let mut x: Vec<i64> = (0..n).map(|_| g.below(2 * r as u64 + 1) as i64 - r).collect();
+        let mut x: Vec<i64> = (0..n)
+            .map(|_| g.below(2 * r as u64 + 1) as i64 - r)
+            .collect();
         x[0] = -r;
         x[1] = r;
         x[2] = 0;
