@@ -67,11 +67,13 @@ enum Weights<'a> {
 }
 
 impl<'a> Weights<'a> {
-    fn of(v: &'a [u64]) -> Self {
+    /// The weights `v` of the words present; uniform ones use the mask of all lead slots only
+    /// when the blocks past them are `clean`.
+    fn of(v: &'a [u64], clean: bool) -> Self {
         match uniform(v) {
             _ if !nonzero(v) => Weights::Absent,
-            Some(l) => Weights::Uniform(l),
-            None => Weights::PerWord(v),
+            Some(l) if clean => Weights::Uniform(l),
+            _ => Weights::PerWord(v),
         }
     }
 }
@@ -124,14 +126,24 @@ impl<B: IntegerBackend> Comparator<B> {
     /// [`crate::comparator`]). Blocks past `count` (zero digits on both sides) get the
     /// difference 1 in every slot first, so that their `LT` and `EQ` are 0 and the mask of all
     /// lead slots (cheap: a periodic pattern has a short polynomial) is enough.
-    pub(crate) fn circuit(&self, z: &Ciphertext<B>, a: &Affine) -> Result<Ciphertext<B>> {
+    ///
+    /// `wide`: the digit functions on `[-s, s]` (a shifted lowest digit); `clean`: the blocks
+    /// past `count` hold zero differences (else the mask is restricted to the words present).
+    pub(crate) fn circuit(
+        &self,
+        z: &Ciphertext<B>,
+        a: &Affine,
+        wide: bool,
+        clean: bool,
+    ) -> Result<Ciphertext<B>> {
         let ev = self.evaluator();
         let ctx = self.context();
         let rlk = &self.keys().relin;
         let t = ctx.params().t();
         let layout = self.layout();
         let count = a.c.len();
-        let z = if count < layout.words_per_ciphertext() {
+        let dc = self.digit_circuit(wide);
+        let z = if clean && count < layout.words_per_ciphertext() {
             let mut slots = vec![0u64; layout.slot_count()];
             slots[layout.lead_slot(count)..].fill(1);
             ev.add_plain(z, &ev.encoder().encode(&slots, z.level())?)?
@@ -146,9 +158,9 @@ impl<B: IntegerBackend> Comparator<B> {
         let w = self.mul(&z, &z)?;
         // `l` carries `2·LT = 1 - EQ - sign` (its weights are halved).
         let (mut l, mut eq) = if a.needs_lt() {
-            let polys = [self.polys().eq().clone(), self.polys().sign().clone()];
+            let polys = [dc.polys.eq().clone(), dc.polys.sign().clone()];
             let (mut out, made) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, self.plan_lt(), rlk)?;
+                ev.evaluate_polynomials_with_plan(&w, &polys, &dc.plan_lt, rlk)?;
             self.count(made, 0);
             let h = out.pop().expect("two outputs");
             let eq = out.pop().expect("two outputs");
@@ -156,13 +168,13 @@ impl<B: IntegerBackend> Comparator<B> {
             let l = ev.add_scalar(&ev.negate(&factors::add(ev, &eq, &zh)?)?, 1)?;
             (Some(l), eq)
         } else {
-            let polys = [self.polys().eq().clone()];
+            let polys = [dc.polys.eq().clone()];
             let (mut out, made) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, self.plan_eq(), rlk)?;
+                ev.evaluate_polynomials_with_plan(&w, &polys, &dc.plan_eq, rlk)?;
             self.count(made, 0);
             (None, out.pop().expect("one output"))
         };
-        let (wl, we) = (Weights::of(&lw), Weights::of(&a.e));
+        let (wl, we) = (Weights::of(&lw, clean), Weights::of(&a.e, clean));
         let steps = layout.block().trailing_zeros();
         let mut terms = Vec::new();
         if steps == 0 {

@@ -118,15 +118,34 @@ fn split_plan(degrees: &[usize]) -> PsPlan {
         .unwrap_or(best)
 }
 
+/// The digit polynomials on `[-(r-1), r-1]` with their plans.
+pub(crate) struct DigitCircuit {
+    pub polys: DigitPolynomials,
+    pub plan_lt: PsPlan,
+    pub plan_eq: PsPlan,
+}
+
+impl DigitCircuit {
+    fn new(r: u64, t: u64) -> Result<Self> {
+        let polys = DigitPolynomials::new(r, t)?;
+        Ok(DigitCircuit {
+            plan_lt: split_plan(&[polys.eq().degree(), polys.sign().degree()]),
+            plan_eq: split_plan(&[polys.eq().degree()]),
+            polys,
+        })
+    }
+}
+
 /// Compares encrypted words of one [`DigitLayout`] (module documentation).
 pub struct Comparator<B: IntegerBackend> {
     ctx: Context<B>,
     eval: Evaluator<B>,
     layout: DigitLayout,
     keys: CompareKeys<B>,
-    polys: DigitPolynomials,
-    plan_lt: PsPlan,
-    plan_eq: PsPlan,
+    digits: DigitCircuit,
+    /// The digit functions on `[-s, s]`: for a lowest-digit difference shifted by -1
+    /// (`a ≤ b` as `a < b + 1` in [`crate::array`]).
+    wide: DigitCircuit,
     /// Products and rotations made by the comparison circuits so far.
     counters: [AtomicUsize; 2],
 }
@@ -148,22 +167,21 @@ impl<B: IntegerBackend> Comparator<B> {
             });
         }
         let t = ctx.params().t();
-        let polys = DigitPolynomials::new(layout.base(), t).map_err(|_| Error::InvalidLayout {
+        let too_small = |_| Error::InvalidLayout {
             reason: format!(
-                "t = {t} is too small for base {} digits (needs t > 2(s-1))",
+                "t = {t} is too small for base {} digits (needs t > 2s)",
                 layout.base()
             ),
-        })?;
-        let plan_lt = split_plan(&[polys.eq().degree(), polys.sign().degree()]);
-        let plan_eq = split_plan(&[polys.eq().degree()]);
+        };
+        let digits = DigitCircuit::new(layout.base(), t).map_err(too_small)?;
+        let wide = DigitCircuit::new(layout.base() + 1, t).map_err(too_small)?;
         Ok(Comparator {
             ctx: ctx.clone(),
             eval: Evaluator::new(ctx),
             layout,
             keys,
-            polys,
-            plan_lt,
-            plan_eq,
+            digits,
+            wide,
             counters: Default::default(),
         })
     }
@@ -190,12 +208,12 @@ impl<B: IntegerBackend> Comparator<B> {
 
     /// The Paterson–Stockmeyer plan of the LT circuit (`e` and `h` together).
     pub fn plan_lt(&self) -> &PsPlan {
-        &self.plan_lt
+        &self.digits.plan_lt
     }
 
     /// The Paterson–Stockmeyer plan of the EQ circuit (`e` alone).
     pub fn plan_eq(&self) -> &PsPlan {
-        &self.plan_eq
+        &self.digits.plan_eq
     }
 
     /// The ciphertext products and row rotations the comparison circuits have made so far
@@ -214,7 +232,12 @@ impl<B: IntegerBackend> Comparator<B> {
 
     /// The digit polynomials.
     pub fn polys(&self) -> &DigitPolynomials {
-        &self.polys
+        &self.digits.polys
+    }
+
+    /// The digit circuit on `[-(s-1), s-1]`, or on `[-s, s]` when `wide`.
+    pub(crate) fn digit_circuit(&self, wide: bool) -> &DigitCircuit {
+        if wide { &self.wide } else { &self.digits }
     }
 
     // ----- encoding, encryption, decryption -----------------------------------------------
@@ -240,6 +263,7 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(EncryptedWords {
             cts,
             len: values.len(),
+            clean: true,
         })
     }
 
@@ -290,9 +314,9 @@ impl<B: IntegerBackend> Comparator<B> {
         let (_, lt, _) = p.shape();
         let steps = self.layout.block().trailing_zeros() as usize;
         let (ps, own) = if lt {
-            (self.plan_lt.multiplications(), 2)
+            (self.digits.plan_lt.multiplications(), 2)
         } else {
-            (self.plan_eq.multiplications(), 1)
+            (self.digits.plan_eq.multiplications(), 1)
         };
         let tree = if lt && steps > 0 {
             2 * steps - 1
@@ -403,6 +427,11 @@ impl<B: IntegerBackend> Comparator<B> {
         }
         let cap = self.layout.words_per_ciphertext();
         let t = self.ctx.params().t();
+        let clean = a.clean
+            && match &b {
+                Rhs::Cipher(b) => b.clean,
+                Rhs::Plain(_) => true,
+            };
         let cts = (0..a.cts.len())
             .into_par_iter()
             .map(|i| {
@@ -415,7 +444,7 @@ impl<B: IntegerBackend> Comparator<B> {
                     }
                 };
                 let w = weights.map(|w| &w[i * cap..i * cap + count]);
-                self.circuit(&z, &Affine::of(p, count, t, w))
+                self.circuit(&z, &Affine::of(p, count, t, w), false, clean)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(EncryptedBits { cts, len: a.len })

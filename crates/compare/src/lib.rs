@@ -62,6 +62,7 @@
 //! or an operation of this crate) give unspecified results; plaintext values outside the word
 //! range are refused with [`Error::ValueOutOfRange`].
 
+pub mod array;
 mod circuit;
 pub mod comparator;
 pub mod digit_poly;
@@ -75,6 +76,7 @@ pub mod range;
 pub mod select;
 pub mod vectors;
 
+pub use array::{ArrayInput, ArrayOp};
 pub use comparator::{CircuitCost, Comparator, Predicate};
 pub use digit_poly::DigitPolynomials;
 pub use error::{Error, Result};

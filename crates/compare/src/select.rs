@@ -35,7 +35,11 @@ impl<B: IntegerBackend> Comparator<B> {
                 Ok(ev.add(y, &ev.mul_relin(c, &d, rlk)?)?)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(EncryptedWords { cts, len: a.len })
+        Ok(EncryptedWords {
+            cts,
+            len: a.len,
+            clean: b.clean,
+        })
     }
 
     /// `min(a_j, b_j)`: `select(a < b, a, b)` ([`Comparator::levels`] of `<` plus one).

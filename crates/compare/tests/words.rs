@@ -135,7 +135,7 @@ fn errors_are_typed() {
     ));
     // A result has too few levels left for another comparison.
     let r = s.cmp.eq(&ca, &ca).unwrap();
-    let low = compare::EncryptedWords::from_parts(r.into_ciphertexts(), 3);
+    let low = compare::EncryptedWords::from_parts(r.into_ciphertexts(), 3, true);
     assert!(matches!(
         s.cmp.lt(&low, &low),
         Err(Error::NotEnoughLevels { .. })
