@@ -186,24 +186,41 @@ impl<B: IntegerBackend> Comparator<B> {
         for step in 0..steps {
             let sigma = 1i64 << step;
             if step + 1 < steps {
-                let eq_lo = self.rot(&eq, sigma)?;
-                if let Some(lc) = l.as_mut() {
-                    let l_lo = self.rot(lc, sigma)?;
-                    *lc = factors::add(ev, lc, &self.mul(&eq, &l_lo)?)?;
-                }
-                eq = self.mul(&eq, &eq_lo)?;
+                // The two halves of a step are independent: digit-level parallelism.
+                let (new_l, new_eq) = self.join(
+                    || {
+                        l.as_ref()
+                            .map(|lc| {
+                                let l_lo = self.rot(lc, sigma)?;
+                                factors::add(ev, lc, &self.mul(&eq, &l_lo)?)
+                            })
+                            .transpose()
+                    },
+                    || self.mul(&eq, &self.rot(&eq, sigma)?),
+                );
+                l = new_l?;
+                eq = new_eq?;
                 continue;
             }
             // Last step: the weights folded into the plaintext factors of the high halves.
-            if let (Some(lc), Some(m_eq)) = (&l, self.weighted(&eq, &wl)?) {
-                let l_lo = self.rot(lc, sigma)?;
-                terms.extend(self.weighted(lc, &wl)?);
-                terms.push(self.mul(&m_eq, &l_lo)?);
-            }
-            if let Some(m_eq) = self.weighted(&eq, &we)? {
-                let eq_lo = self.rot(&eq, sigma)?;
-                terms.push(self.mul(&m_eq, &eq_lo)?);
-            }
+            let (l_terms, e_term) = self.join(
+                || -> Result<Vec<Ciphertext<B>>> {
+                    let mut out = Vec::new();
+                    if let (Some(lc), Some(m_eq)) = (&l, self.weighted(&eq, &wl)?) {
+                        let l_lo = self.rot(lc, sigma)?;
+                        out.extend(self.weighted(lc, &wl)?);
+                        out.push(self.mul(&m_eq, &l_lo)?);
+                    }
+                    Ok(out)
+                },
+                || -> Result<Option<Ciphertext<B>>> {
+                    self.weighted(&eq, &we)?
+                        .map(|m_eq| self.mul(&m_eq, &self.rot(&eq, sigma)?))
+                        .transpose()
+                },
+            );
+            terms.extend(l_terms?);
+            terms.extend(e_term?);
         }
         if terms.is_empty() {
             // Only a constant: `0·EQ` keeps the level and the layout.

@@ -34,7 +34,7 @@ use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan}
 use fhe_math::backend::IntegerBackend;
 use rayon::prelude::*;
 use rlwe::PublicKey;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The six comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -148,6 +148,8 @@ pub struct Comparator<B: IntegerBackend> {
     wide: DigitCircuit,
     /// Products and rotations made by the comparison circuits so far.
     counters: [AtomicUsize; 2],
+    /// Whether independent parts of a circuit run on two rayon tasks.
+    parallel: AtomicBool,
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -183,6 +185,7 @@ impl<B: IntegerBackend> Comparator<B> {
             digits,
             wide,
             counters: Default::default(),
+            parallel: AtomicBool::new(true),
         })
     }
 
@@ -223,6 +226,32 @@ impl<B: IntegerBackend> Comparator<B> {
             self.counters[0].load(Ordering::Relaxed),
             self.counters[1].load(Ordering::Relaxed),
         )
+    }
+
+    /// Turns digit-level parallelism on (the default) or off: the independent halves of each
+    /// combination step (the `LT` and the `EQ` chain: a rotation and a product each) run as two
+    /// rayon tasks (`rayon::join`), as do the ciphertexts of a vector. The results are the same
+    /// bits either way.
+    pub fn set_digit_parallelism(&self, on: bool) {
+        self.parallel.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether digit-level parallelism is on.
+    pub fn digit_parallelism(&self) -> bool {
+        self.parallel.load(Ordering::Relaxed)
+    }
+
+    /// `(a(), b())`, as two rayon tasks when digit-level parallelism is on.
+    pub(crate) fn join<RA: Send, RB: Send>(
+        &self,
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB) {
+        if self.digit_parallelism() {
+            rayon::join(a, b)
+        } else {
+            (a(), b())
+        }
     }
 
     pub(crate) fn count(&self, products: usize, rotations: usize) {
@@ -432,21 +461,26 @@ impl<B: IntegerBackend> Comparator<B> {
                 Rhs::Cipher(b) => b.clean,
                 Rhs::Plain(_) => true,
             };
-        let cts = (0..a.cts.len())
-            .into_par_iter()
-            .map(|i| {
-                let count = cap.min(a.len - i * cap);
-                let z = match &b {
-                    Rhs::Cipher(b) => self.diff(&a.cts[i], &b.cts[i], p)?,
-                    Rhs::Plain(c) => {
-                        let chunk = &c[i * cap..i * cap + count];
-                        self.diff_plain(&a.cts[i], chunk, p)?
-                    }
-                };
-                let w = weights.map(|w| &w[i * cap..i * cap + count]);
-                self.circuit(&z, &Affine::of(p, count, t, w), false, clean)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let one = |i: usize| -> Result<Ciphertext<B>> {
+            let count = cap.min(a.len - i * cap);
+            let z = match &b {
+                Rhs::Cipher(b) => self.diff(&a.cts[i], &b.cts[i], p)?,
+                Rhs::Plain(c) => {
+                    let chunk = &c[i * cap..i * cap + count];
+                    self.diff_plain(&a.cts[i], chunk, p)?
+                }
+            };
+            let w = weights.map(|w| &w[i * cap..i * cap + count]);
+            self.circuit(&z, &Affine::of(p, count, t, w), false, clean)
+        };
+        let cts = if self.digit_parallelism() {
+            (0..a.cts.len())
+                .into_par_iter()
+                .map(one)
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            (0..a.cts.len()).map(one).collect::<Result<Vec<_>>>()?
+        };
         Ok(EncryptedBits { cts, len: a.len })
     }
 

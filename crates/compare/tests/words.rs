@@ -166,3 +166,25 @@ fn circuit_costs_match_the_documented_table() {
         }
     }
 }
+
+#[test]
+fn digit_parallelism_gives_the_same_bits() {
+    let s = Setup::new(cpu_ctx(&TEST_N11_DEEP), WordType::U64, 4);
+    let (a, b) = edge_pairs(WordType::U64, 4, 128, 11);
+    let ca = s.cmp.encrypt(&s.pk, &a).unwrap();
+    let cb = s.cmp.encrypt(&s.pk, &b).unwrap();
+    let be = s.cmp.context().backend();
+    let mut runs = Vec::new();
+    for on in [true, false] {
+        s.cmp.set_digit_parallelism(on);
+        let clock = std::time::Instant::now();
+        let r = s.cmp.lt(&ca, &cb).unwrap();
+        println!("digit parallelism {on}: {:?}", clock.elapsed());
+        s.check_bits(&r, &a, &b, Predicate::Lt);
+        runs.push(test_support::active_limbs(be, r.ciphertexts()[0].inner().poly()).unwrap());
+    }
+    assert!(
+        runs[0] == runs[1],
+        "parallel and sequential circuits differ"
+    );
+}
