@@ -74,6 +74,7 @@ pub mod masks;
 pub mod presets;
 pub mod range;
 pub mod select;
+pub mod slots;
 pub mod vectors;
 
 pub use array::{ArrayInput, ArrayOp};
@@ -83,4 +84,5 @@ pub use error::{Error, Result};
 pub use keys::CompareKeys;
 pub use layout::{DigitLayout, WordType};
 pub use range::RangeFunctions;
+pub use slots::Packing;
 pub use vectors::{EncryptedBits, EncryptedWords};

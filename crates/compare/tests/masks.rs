@@ -100,3 +100,67 @@ fn select_min_max_match_plaintext() {
         .collect();
     assert_eq!(s.cmp.decrypt(&dec, &sel).unwrap(), want);
 }
+
+#[test]
+fn compaction_packs_sparse_vectors_into_one_circuit() {
+    let s = Setup::new(common::cpu_ctx(&TEST_N11_INSECURE), WordType::U16, 4);
+    let mut r = SplitMix::new(21);
+    // 512 words per ciphertext, 256 per row: these four fit one ciphertext.
+    let lens = [100usize, 200, 150, 40];
+    let data: Vec<(Vec<i128>, Vec<i128>)> = lens
+        .iter()
+        .map(|&n| {
+            let a: Vec<i128> = (0..n).map(|_| r.below(1 << 16) as i128).collect();
+            let b: Vec<i128> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        a[i]
+                    } else {
+                        r.below(1 << 16) as i128
+                    }
+                })
+                .collect();
+            (a, b)
+        })
+        .collect();
+    let enc: Vec<_> = data
+        .iter()
+        .map(|(a, b)| {
+            (
+                s.cmp.encrypt(&s.pk, a).unwrap(),
+                s.cmp.encrypt(&s.pk, b).unwrap(),
+            )
+        })
+        .collect();
+    let dec = s.dec();
+    // Off: one circuit per vector.
+    let before = s.cmp.counters();
+    let separate: Vec<Vec<u64>> = enc
+        .iter()
+        .map(|(a, b)| s.cmp.decrypt_bits(&dec, &s.cmp.le(a, b).unwrap()).unwrap())
+        .collect();
+    let off = s.cmp.counters().0 - before.0;
+    // On: packed, one circuit.
+    let (pa, packing) = s
+        .cmp
+        .compact(&enc.iter().map(|e| &e.0).collect::<Vec<_>>())
+        .unwrap();
+    let (pb, packing_b) = s
+        .cmp
+        .compact(&enc.iter().map(|e| &e.1).collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(packing, packing_b);
+    assert_eq!(packing.ciphertexts(), 1);
+    let before = s.cmp.counters();
+    let packed = s.cmp.le(&pa, &pb).unwrap();
+    let on = s.cmp.counters().0 - before.0;
+    assert_eq!(off, 4 * on, "compaction: one circuit instead of four");
+    let split = packing.split(&s.cmp.decrypt_bits(&dec, &packed).unwrap());
+    let unpacked = s.cmp.unpack_bits(&packed, &packing).unwrap();
+    for (m, (a, b)) in data.iter().enumerate() {
+        let want: Vec<u64> = a.iter().zip(b).map(|(x, y)| u64::from(x <= y)).collect();
+        assert_eq!(separate[m], want, "vector {m} alone");
+        assert_eq!(split[m], want, "vector {m} packed");
+        s.check_bits(&unpacked[m], a, b, Predicate::Le);
+    }
+}
