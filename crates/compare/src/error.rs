@@ -46,6 +46,12 @@ pub enum Error {
         /// The level of the input.
         available: usize,
     },
+    /// Work started on another thread did not finish.
+    #[error("cannot join a pending result: {reason}")]
+    Worker {
+        /// Why.
+        reason: String,
+    },
     /// An invalid argument (a range bound, an array size, ...).
     #[error("cannot {op}: {reason}")]
     InvalidArgument {

@@ -164,3 +164,40 @@ fn compaction_packs_sparse_vectors_into_one_circuit() {
         s.check_bits(&unpacked[m], a, b, Predicate::Le);
     }
 }
+
+#[test]
+fn non_blocking_comparison_overlaps_other_work() {
+    use std::sync::Arc;
+    let s = Setup::new(common::cpu_ctx(&TEST_N11_INSECURE), WordType::U32, 4);
+    let a: Vec<i128> = (0..200).map(|i| i * 1000).collect();
+    let b: Vec<i128> = (0..200).map(|i| 100_000 + (i % 7) * 7).collect();
+    let ca = Arc::new(s.cmp.encrypt(&s.pk, &a).unwrap());
+    let cb = Arc::new(s.cmp.encrypt(&s.pk, &b).unwrap());
+    let Setup { cmp, sk, pk } = s;
+    let cmp = Arc::new(cmp);
+    let pending = cmp.compare_async(ca.clone(), cb.clone(), Predicate::Gt);
+    let scalar = cmp.compare_scalar_async(ca.clone(), 150_000, Predicate::Ge);
+    // Meanwhile, other arithmetic on this thread: a² slot-wise.
+    let ev = cmp.evaluator();
+    let sq = ev
+        .mul_relin(
+            &ca.ciphertexts()[0],
+            &ca.ciphertexts()[0],
+            &cmp.keys().relin,
+        )
+        .unwrap();
+    let dec = bgv::Decryptor::new(cmp.context(), &sk);
+    let t = cmp.context().params().t();
+    let plain_a = dec.decrypt(&ca.ciphertexts()[0]).unwrap();
+    assert_eq!(
+        dec.decrypt(&sq).unwrap(),
+        test_support::mul_slots(&plain_a, &plain_a, t)
+    );
+    let gt = cmp.decrypt_bits(&dec, &pending.join().unwrap()).unwrap();
+    let ge = cmp.decrypt_bits(&dec, &scalar.join().unwrap()).unwrap();
+    for i in 0..a.len() {
+        assert_eq!(gt[i], u64::from(a[i] > b[i]));
+        assert_eq!(ge[i], u64::from(a[i] >= 150_000));
+    }
+    let _ = pk;
+}
