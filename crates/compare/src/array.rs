@@ -23,8 +23,10 @@
 //!    `p`; the other blocks hold partial sums (the output is not clean:
 //!    [`crate::EncryptedWords`]).
 //!
-//! Levels: the `<` comparison, then 3 ([`Comparator::sort_levels`], 15 for 16 32-bit words at
-//! base 2^4: 9 + 5 + 1) or 2 ([`Comparator::min_levels`]: 9 + 4 + 1). Slots: `K³·B` (`sort`)
+//! Levels: the `<` comparison, a modulus switch of the rank differences (their noise would
+//! otherwise be raised to the polynomial's degree), then `EQ` and the product: 16 for 16
+//! 32-bit words at base 2^4 ([`Comparator::sort_levels`]: 9 + 1 + 5 + 1), 15 for the minimum
+//! ([`Comparator::min_levels`]: 9 + 1 + 4 + 1). Slots: `K³·B` (`sort`)
 //! or `K²·B` (`min`) must fit `N`. The keys are those of
 //! [`crate::CompareKeys::generate_with_sums`].
 
@@ -91,17 +93,17 @@ impl<B: IntegerBackend> Comparator<B> {
         l + (self.layout().block().trailing_zeros() as usize).max(1)
     }
 
-    /// Levels of [`Comparator::sort`] for `k` words: the matrix, `EQ` on the rank
-    /// differences, the product with the words.
+    /// Levels of [`Comparator::sort`] for `k` words: the matrix, a modulus switch of the rank
+    /// differences, `EQ` on them, the product with the words.
     pub fn sort_levels(&self, k: usize) -> usize {
         let kk = k.next_power_of_two().max(2);
-        self.matrix_levels() + 1 + ceil_log2(kk - 1) + 1
+        self.matrix_levels() + 1 + 1 + ceil_log2(kk - 1) + 1
     }
 
     /// Levels of [`Comparator::array_min`] for `k` words.
     pub fn min_levels(&self, k: usize) -> usize {
         let kk = k.next_power_of_two().max(2);
-        self.matrix_levels() + ceil_log2(kk) + 1
+        self.matrix_levels() + 1 + ceil_log2(kk) + 1
     }
 
     fn check_array(&self, op: ArrayOp, k: usize) -> Result<usize> {
@@ -264,7 +266,10 @@ impl<B: IntegerBackend> Comparator<B> {
             let p = if sp == 1 { (g % kk) as u64 } else { 0 };
             slots[layout.lead_slot(g)] = p;
         }
-        let d = ev.sub_plain(&ranks, &ev.encoder().encode(&slots, ranks.level())?)?;
+        let mut d = ev.sub_plain(&ranks, &ev.encoder().encode(&slots, ranks.level())?)?;
+        // The ranks carry the mask's noise and that of the rotations; the polynomial would
+        // raise it to its degree: one modulus switch brings it back to the floor first.
+        ev.mod_switch_assign(&mut d)?;
         let rlk = &self.keys().relin;
         let e = match op {
             ArrayOp::Sort => {
