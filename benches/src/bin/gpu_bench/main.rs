@@ -24,6 +24,7 @@
 //!
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
+mod compare;
 mod integer;
 mod ntt_batch;
 
@@ -50,7 +51,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 #[command(about = "Times CKKS operators on the CUDA backend (event and synchronized wall time)")]
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
-    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
+    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), comparisons
+    /// with `cmp:` (U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT), and batched
     /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`).
     #[arg(
         long,
@@ -83,6 +85,8 @@ struct Args {
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
     if let Some(rest) = name.strip_prefix("ntt:") {
         (Some("ntt"), rest)
+    } else if let Some(rest) = name.strip_prefix("cmp:") {
+        (Some("cmp"), rest)
     } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
@@ -700,6 +704,7 @@ fn run(args: &Args) -> R<()> {
     for p in &presets {
         match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
+            (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -737,6 +742,7 @@ fn run(args: &Args) -> R<()> {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
