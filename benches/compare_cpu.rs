@@ -8,7 +8,7 @@ mod common;
 
 use common::quick_group;
 use compare::presets::{Preset, U64_LATENCY, U64_THROUGHPUT};
-use compare::{CompareKeys, Comparator, EncryptedWords};
+use compare::{Comparator, CompareKeys, EncryptedWords};
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpufhe::bgv::{Context, Parameters};
 use gpufhe::math::cpu::CpuBackend;
@@ -28,8 +28,12 @@ fn setup(
     let kg = ctx.key_generator();
     let sk = kg.secret_key().unwrap();
     let pk = kg.public_key(&sk).unwrap();
-    let cmp = Comparator::new(&ctx, layout, CompareKeys::generate(&ctx, &sk, &layout).unwrap())
-        .unwrap();
+    let cmp = Comparator::new(
+        &ctx,
+        layout,
+        CompareKeys::generate(&ctx, &sk, &layout).unwrap(),
+    )
+    .unwrap();
     let mut r = SplitMix::new(3);
     let a: Vec<i128> = (0..words).map(|_| r.next_u64() as i128).collect();
     let b: Vec<i128> = (0..words).map(|_| r.next_u64() as i128).collect();

@@ -12,7 +12,7 @@
 //! only when every answer equals the plaintext one.
 
 use compare::presets::U32_THROUGHPUT;
-use compare::{CompareKeys, Comparator, DigitLayout, Predicate, WordType};
+use compare::{Comparator, CompareKeys, DigitLayout, Predicate, WordType};
 use gpufhe::bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Parameters, RowRotations};
 use gpufhe::math::cpu::CpuBackend;
 use std::sync::Arc;
@@ -47,7 +47,11 @@ fn branches(
     let enc = Encoder::new(cmp.context());
     let sq = ev.mul_relin(x, x, &cmp.keys().relin)?;
     let wx = ev.mul_plain(x, &enc.encode(w, x.level())?)?;
-    Ok(vec![sum_slots(cmp, x)?, sum_slots(cmp, &sq)?, sum_slots(cmp, &wx)?])
+    Ok(vec![
+        sum_slots(cmp, x)?,
+        sum_slots(cmp, &sq)?,
+        sum_slots(cmp, &wx)?,
+    ])
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -114,7 +118,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             correct &= ok;
             println!(
                 "query type {q}, comparisons {}: {secs:.2} s, answer {got} (plaintext {}), level {} left, matches: {ok}",
-                if overlap { "non-blocking" } else { "blocking    " },
+                if overlap {
+                    "non-blocking"
+                } else {
+                    "blocking    "
+                },
                 plain[q as usize],
                 answer.level()
             );

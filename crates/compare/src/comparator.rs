@@ -12,12 +12,24 @@
 //!    digits `2σ·m .. 2σ(m+1)` of word `j` (its more significant half decides unless equal),
 //!    so after `log2 B` steps the lead slot holds `2·LT` of the whole word; slots read only
 //!    offsets inside their own block, so no mask is needed on the way;
-//! 4. the last step multiplies by the plaintext **mask** `μ` (`μ = 2^{-1} mod t` in the lead
-//!    slots of the words present, 0 elsewhere): `μ·L_hi + (μ·EQ_hi)·rot(L, σ)`, so the mask
-//!    costs no level of its own (with `B = 1` it is one plaintext product and a switch).
+//! 4. the last step multiplies the high halves by the plaintext **mask** `μ` (1 in every lead
+//!    slot, 0 elsewhere): `μ·L_hi + (μ·EQ_hi)·rot(L, σ)`, so the mask costs no level of its own
+//!    (with `B = 1` it is one plaintext product and a switch); the factor `1/2` is free
+//!    (declared in the BGV correction factor, relabelling of the factor). Blocks
+//!    past the words present get the difference 1 in step 1 (their `LT` and `EQ` are then 0),
+//!    so the periodic mask of all lead slots (a short polynomial: about 20 bits of `ℓ1` norm
+//!    at `N = 2^15`, against 28 for a mask of some blocks only) is enough.
 //!
-//! `EQ` alone (`=`, `≠`) skips `h` and `L`. The complements (`≥ = 1 - <`, `≤ = 1 - >`,
-//! `≠ = 1 - =`) are taken inside the mask: `μ·(2 - L_hi) - (μ·EQ_hi)·rot(L, σ)`.
+//! The output is an affine form `c + l·LT + e·EQ` with weights per word:
+//! `EQ` alone (`=`, `≠`) skips `h` and `L`; the complements (`≥ = 1 - <`, `≤ = 1 - >`,
+//! `≠ = 1 - =`) are a negative weight and a plaintext constant in the lead slots;
+//! [`Comparator::compare_weighted`] folds any per-word weights into the mask.
+//!
+//! Factor alignment: adding ciphertexts whose BGV correction factors differ multiplies one by
+//! a constant up to `t/2` (16 bits of noise); the circuit aligns by the cheapest of that and a
+//! pair of small multipliers (`≤ √t` each), and its Paterson–Stockmeyer plans end every
+//! polynomial in a product (whose switch brings the noise back down) rather than in a linear
+//! combination with coefficients up to `t/2`.
 //!
 //! Levels consumed ([`Comparator::levels`], checked by measurement in the tests):
 //! `d_EQ = 1 + ⌈log2(s-1)⌉`, `d_L = max(d_EQ, 2 + ⌈log2(s-2)⌉)`, then `log2 B` combination

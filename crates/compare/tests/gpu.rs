@@ -14,8 +14,8 @@ use fhe_math::backend::IntegerBackend;
 use test_support::{SplitMix, active_limbs, seed};
 
 fn gpu_context() -> Context<CudaBackend> {
-    let dev = Device::new(0)
-        .unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+    let dev =
+        Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
     dev.warm_up().expect("kernel modules compile");
     let params = Parameters::new(&TEST_N11_DEEP).unwrap();
     let backend = CudaBackend::new(dev, ring_for(&params).unwrap()).unwrap();
@@ -35,7 +35,9 @@ fn run_all<B: IntegerBackend>(ctx: Context<B>, word: WordType) -> Vec<(String, V
         word.from_offset(u as u64)
     };
     let a: Vec<i128> = (0..n).map(|_| draw(&mut r)).collect();
-    let b: Vec<i128> = (0..n).map(|i| if i % 3 == 0 { a[i] } else { draw(&mut r) }).collect();
+    let b: Vec<i128> = (0..n)
+        .map(|i| if i % 3 == 0 { a[i] } else { draw(&mut r) })
+        .collect();
     let enc = |v: &[i128], sd: u8| {
         let pts = s.cmp.encode(v, top).unwrap();
         let ct = s

@@ -12,7 +12,7 @@
 
 use super::{PresetResult, R, Row, Timer, Timing, log_timing};
 use ::compare::presets::{Preset, U32_THROUGHPUT, U64_LATENCY, U64_THROUGHPUT};
-use ::compare::{CompareKeys, Comparator, Predicate};
+use ::compare::{Comparator, CompareKeys, Predicate};
 use gpufhe::bgv::context::ring_for;
 use gpufhe::bgv::{Context, Decryptor, Parameters};
 use gpufhe::cuda::{CudaBackend, Device};
@@ -72,14 +72,24 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         word.from_offset(u as u64)
     };
     let latency = name == "U64_LATENCY";
-    let words = if latency { 1 } else { layout.words_per_ciphertext() };
+    let words = if latency {
+        1
+    } else {
+        layout.words_per_ciphertext()
+    };
     let a: Vec<i128> = (0..words).map(|_| draw()).collect();
-    let b: Vec<i128> = (0..words).map(|i| if i % 4 == 0 { a[i] } else { draw() }).collect();
+    let b: Vec<i128> = (0..words)
+        .map(|i| if i % 4 == 0 { a[i] } else { draw() })
+        .collect();
     let ca = cmp.encrypt(&pk, &a)?;
     let cb = cmp.encrypt(&pk, &b)?;
     // Sanity check (untimed): the comparison decrypts to the plaintext one.
     let got = cmp.decrypt_bits(&dec, &cmp.lt(&ca, &cb)?)?;
-    if got.iter().zip(a.iter().zip(&b)).any(|(&g, (x, y))| g != u64::from(x < y)) {
+    if got
+        .iter()
+        .zip(a.iter().zip(&b))
+        .any(|(&g, (x, y))| g != u64::from(x < y))
+    {
         return Err(format!("cmp:{name}: lt does not decrypt to the plaintext comparison").into());
     }
     let setup_s = t_setup.elapsed().as_secs_f64();
@@ -89,7 +99,12 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let mut rows = Vec::new();
     let mut row = |op: &'static str, t: Timing| {
         log_timing(&label, op, &t);
-        rows.push(Row { op, t, reps, floor_us: None })
+        rows.push(Row {
+            op,
+            t,
+            reps,
+            floor_us: None,
+        })
     };
     let none = || Ok(());
     let lt = timer.time(reps, none, |_| Ok(cmp.lt(&ca, &cb)?))?;
@@ -98,7 +113,11 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         row("lt64_latency", lt);
         row("eq64_latency", eq);
     } else {
-        let tag = if word.bits() == 64 { "lt64_amortized" } else { "lt32_amortized" };
+        let tag = if word.bits() == 64 {
+            "lt64_amortized"
+        } else {
+            "lt32_amortized"
+        };
         row(tag, per_word(lt, words));
         row("lt_ciphertext", lt);
         row("eq_ciphertext", eq);
