@@ -121,7 +121,8 @@ impl RangeFunctions {
         Ok(ev.add(&even, &ev.mul_relin(x, &odd, rlk)?)?)
     }
 
-    /// `[x < y]` slot-wise for `x - y ∈ [-R, R]`.
+    /// `[x < y]` slot-wise for `x - y ∈ [-R, R]` (`lt_range`).
+    #[doc(alias = "lt_range")]
     pub fn lt<B: IntegerBackend>(
         &self,
         ev: &Evaluator<B>,
