@@ -73,6 +73,7 @@
 //! | [`pending`] | the non-blocking API ([`Pending`]) |
 //! | [`presets`] | 128-bit-secure presets (`U32_THROUGHPUT`, `U64_THROUGHPUT`, `U64_LATENCY`) |
 //! | [`keys`] | [`CompareKeys`]: the relinearization and rotation keys each use needs |
+//! | [`wire`] | serialized vectors (magic, version, layout and length checked on load) |
 //!
 //! # Levels and noise
 //!
@@ -110,6 +111,7 @@ pub mod range;
 pub mod select;
 pub mod slots;
 pub mod vectors;
+pub mod wire;
 
 pub use array::{ArrayInput, ArrayOp};
 pub use comparator::{CircuitCost, Comparator, Predicate};

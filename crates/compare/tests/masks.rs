@@ -201,3 +201,42 @@ fn non_blocking_comparison_overlaps_other_work() {
     }
     let _ = pk;
 }
+
+#[test]
+fn vectors_round_trip_through_bytes_and_bad_blobs_are_refused() {
+    let s = Setup::new(common::cpu_ctx(&TEST_N11_INSECURE), WordType::I16, 4);
+    let a: Vec<i128> = (0..700).map(|i| i * 37 - 12000).collect();
+    let ca = s.cmp.encrypt(&s.pk, &a).unwrap();
+    let bytes = s.cmp.words_to_bytes(&ca).unwrap();
+    let back = s.cmp.words_from_bytes(&bytes).unwrap();
+    assert_eq!(s.cmp.decrypt(&s.dec(), &back).unwrap(), a);
+    let lt = s.cmp.lt_scalar(&back, 0).unwrap();
+    let lt_back = s
+        .cmp
+        .bits_from_bytes(&s.cmp.bits_to_bytes(&lt).unwrap())
+        .unwrap();
+    s.check_bits(&lt_back, &a, &vec![0; a.len()], Predicate::Lt);
+    // Truncations, a flipped magic, the wrong kind, trailing bytes: typed errors.
+    for cut in [0, 5, 7, 100, bytes.len() - 1] {
+        assert!(
+            s.cmp.words_from_bytes(&bytes[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    let mut bad = bytes.clone();
+    bad[0] ^= 1;
+    assert!(matches!(
+        s.cmp.words_from_bytes(&bad),
+        Err(compare::Error::Malformed { .. })
+    ));
+    assert!(s.cmp.bits_from_bytes(&bytes).is_err());
+    let mut long = bytes.clone();
+    long.push(0);
+    assert!(s.cmp.words_from_bytes(&long).is_err());
+    // Another layout refuses the blob.
+    let other = Setup::new(common::cpu_ctx(&TEST_N11_INSECURE), WordType::U16, 4);
+    assert!(matches!(
+        other.cmp.words_from_bytes(&bytes),
+        Err(compare::Error::Malformed { .. })
+    ));
+}
