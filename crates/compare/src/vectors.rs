@@ -36,7 +36,8 @@ impl<B: IntegerBackend> EncryptedBits<B> {
     }
 }
 
-/// Encrypted 0/1 values, one per word: value `i` sits in the **lead slot** of block
+/// Encrypted values, one per word (0/1 for comparison results): value `i` sits in the
+/// **lead slot** of block
 /// `i mod (N/B)` of ciphertext `i / (N/B)`; every other slot (the rest of each block, the
 /// blocks past the last value) holds 0.
 pub struct EncryptedBits<B: IntegerBackend> {

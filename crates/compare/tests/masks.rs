@@ -240,3 +240,39 @@ fn vectors_round_trip_through_bytes_and_bad_blobs_are_refused() {
         Err(compare::Error::Malformed { .. })
     ));
 }
+
+#[test]
+fn lead_values_give_the_words_for_a_masked_sum() {
+    let s = Setup::new(common::cpu_ctx(&TEST_N11_INSECURE), WordType::U16, 4);
+    let t = s.cmp.context().params().t();
+    let mut r = SplitMix::new(8);
+    let n = 600;
+    let x: Vec<i128> = (0..n).map(|_| r.below(1 << 16) as i128).collect();
+    let cx = s.cmp.encrypt(&s.pk, &x).unwrap();
+    let vals = s.cmp.lead_values(&cx).unwrap();
+    let dec = s.dec();
+    let got = s.cmp.decrypt_bits(&dec, &vals).unwrap();
+    assert!(got.iter().zip(&x).all(|(&g, &v)| g as i128 == v));
+    // Every slot but the leads of the words present is 0.
+    let l = *s.cmp.layout();
+    for (i, ct) in vals.ciphertexts().iter().enumerate() {
+        for (k, &v) in dec.decrypt(ct).unwrap().iter().enumerate() {
+            if k % l.block() != 0 || i * l.words_per_ciphertext() + k / l.block() >= n {
+                assert_eq!(v, 0, "slot {k} of ct {i}");
+            }
+        }
+    }
+    // Σ_j [x_j < 30000]·x_j.
+    let cond = s.cmp.lt_scalar(&cx, 30000).unwrap();
+    let sum = s
+        .cmp
+        .sum_bits(&s.cmp.mul_leads(&cond, vals.ciphertexts()).unwrap())
+        .unwrap();
+    let want = x
+        .iter()
+        .filter(|&&v| v < 30000)
+        .map(|&v| v as u64)
+        .sum::<u64>()
+        % t;
+    assert_eq!(dec.decrypt(&sum).unwrap()[0], want);
+}
