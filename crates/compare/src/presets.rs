@@ -10,14 +10,16 @@
 //! | preset | `N` | `log2 QP` | levels | word | digits | block | words/ct | LT levels | LT key switches |
 //! |---|---|---|---|---|---|---|---|---|---|
 //! | [`U32_THROUGHPUT`] | 2^15 | 880 | 16 | 32-bit | 8 × 4 bits | 8 | 4096 | 9 | 21 |
-//! | [`U64_THROUGHPUT`] | 2^15 | 620 | 11 | 64-bit | 16 × 4 bits | 16 | 2048 | 10 | 25 |
+//! | [`U64_THROUGHPUT`] | 2^15 | 660 | 12 | 64-bit | 16 × 4 bits | 16 | 2048 | 10 | 25 |
 //! | [`U64_LATENCY`] | 2^15 | 540 | 9 | 64-bit | 32 × 2 bits | 32 | 1024 | 8 | 23 |
 //!
 //! Every preset keeps at least one level beyond its comparison: the analytic noise bound of
 //! the last product (which carries the plaintext mask, about 20 bits of `ℓ1` norm) does not
-//! fit the 99-bit modulus of level 1. `U32_THROUGHPUT` leaves 7 levels after a comparison
-//! (room for `select`, and for the sort of 16 words by the comparison matrix);
-//! `U64_THROUGHPUT` and `U64_LATENCY` one (`min`, `max`, `select`). At `N = 2^14` the 438-bit
+//! fit the 99-bit modulus of level 1; likewise `select` (`min`, `max`) needs its condition at
+//! level 2 or above (measured: the product of a level-1 condition exceeds level 1's bound).
+//! `U32_THROUGHPUT` leaves 7 levels after a comparison (room for `select`, and for the sort of
+//! 16 words by the comparison matrix); `U64_THROUGHPUT` 2 (`min`, `max`, `select`);
+//! `U64_LATENCY` 1 (the comparison alone). At `N = 2^14` the 438-bit
 //! bound holds only 8 levels of 39 bits besides `q_0` and `P`, one short of base-2^2 64-bit
 //! comparisons with that spare level, so the latency preset is at `N = 2^15` too.
 
@@ -55,18 +57,19 @@ pub const U32_THROUGHPUT: Preset = Preset {
     digit_bits: 4,
 };
 
-/// 64-bit words, base-2^4 digits: `N = 2^15`, `L = 11` (60 + 11 × 40 bits), `K = 2` special
-/// primes of 60 bits, `dnum = 6` (digits of 2 primes, 80 ≤ 120 bits); `log2 QP ≈ 620 ≤ 881`.
+/// 64-bit words, base-2^4 digits: `N = 2^15`, `L = 12` (60 + 12 × 40 bits), `K = 2` special
+/// primes of 60 bits, `dnum = 7` (digits of 2 primes, at most 100 ≤ 120 bits);
+/// `log2 QP ≈ 660 ≤ 881`.
 pub const U64_THROUGHPUT: Preset = Preset {
     name: "U64_THROUGHPUT",
     params: ParametersLiteral {
         log_n: 15,
-        levels: 11,
+        levels: 12,
         first_prime_bits: 60,
         prime_bits: 40,
         special_primes: 2,
         special_prime_bits: 60,
-        dnum: 6,
+        dnum: 7,
         plaintext_modulus: 65537,
         security: Security::Bits128,
     },
