@@ -86,8 +86,8 @@
 //!
 //! # Measured on the CPU (2-core shared machine, 2026-11-29)
 //!
-//! `a < b` of 64-bit words: 2.25–2.64 s per ciphertext of 2048 pairs at `U64_THROUGHPUT`
-//! (1.1–1.3 ms per comparison amortized, about 800 comparisons/s), 1.6 s for one pair at
+//! `a < b` of 64-bit words: 2.16–2.43 s per ciphertext of 2048 pairs at `U64_THROUGHPUT`
+//! (1.06–1.19 ms per comparison amortized, about 900 comparisons/s), 1.6 s for one pair at
 //! `U64_LATENCY` (criterion, `benches/compare_cpu.rs`); 1.3–1.9 s per ciphertext of 1024 pairs
 //! at `U64_LATENCY` (`examples/compare_basics.rs`). Sort and minimum of 16 32-bit words at
 //! `U32_THROUGHPUT`: about 5 s each (`examples/compare_sort.rs`).
