@@ -111,11 +111,11 @@ impl<B: IntegerBackend> Comparator<B> {
 
     /// `x` times the mask of `w` ([`Weights`]): `None` when absent.
     fn weighted(&self, x: &Ciphertext<B>, w: &Weights<'_>) -> Result<Option<Ciphertext<B>>> {
-        let all = self.layout().words_per_ciphertext();
         Ok(match w {
             Weights::Absent => None,
             Weights::Uniform(l) => {
-                let m = self.times_leads(x, &vec![1; all])?;
+                let mask = self.all_leads_mask(x.level())?;
+                let m = self.evaluator().mul_plain(x, &mask)?;
                 Some(factors::scale(self.context(), m, *l)?)
             }
             Weights::PerWord(v) => Some(self.times_leads(x, v)?),

@@ -46,7 +46,9 @@ use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan}
 use fhe_math::backend::IntegerBackend;
 use rayon::prelude::*;
 use rlwe::PublicKey;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The six comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -130,6 +132,13 @@ fn split_plan(degrees: &[usize]) -> PsPlan {
         .unwrap_or(best)
 }
 
+/// The error of a lock whose holder panicked.
+fn poisoned() -> Error {
+    Error::Worker {
+        reason: "a thread panicked while holding the mask cache".into(),
+    }
+}
+
 /// The digit polynomials on `[-(r-1), r-1]` with their plans.
 pub(crate) struct DigitCircuit {
     pub polys: DigitPolynomials,
@@ -162,6 +171,8 @@ pub struct Comparator<B: IntegerBackend> {
     counters: [AtomicUsize; 2],
     /// Whether independent parts of a circuit run on two rayon tasks.
     parallel: AtomicBool,
+    /// The plaintext with 1 in every lead slot, per level (encoded once).
+    lead_masks: Mutex<HashMap<usize, Arc<Plaintext<B>>>>,
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -198,6 +209,7 @@ impl<B: IntegerBackend> Comparator<B> {
             wide,
             counters: Default::default(),
             parallel: AtomicBool::new(true),
+            lead_masks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -512,6 +524,22 @@ impl<B: IntegerBackend> Comparator<B> {
         let pt = enc.encode(&self.layout.encode(c)?, a.level())?;
         let z = self.eval.sub_plain(a, &pt)?;
         Ok(if swap { self.eval.negate(&z)? } else { z })
+    }
+
+    /// The plaintext with 1 in every lead slot at `level`, encoded on first use and kept.
+    pub(crate) fn all_leads_mask(&self, level: usize) -> Result<Arc<Plaintext<B>>> {
+        if let Some(p) = self.lead_masks.lock().map_err(|_| poisoned())?.get(&level) {
+            return Ok(p.clone());
+        }
+        let slots = self
+            .layout
+            .encode_leads(&vec![1; self.layout.words_per_ciphertext()])?;
+        let p = Arc::new(self.eval.encoder().encode(&slots, level)?);
+        self.lead_masks
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(level, p.clone());
+        Ok(p)
     }
 
     /// The mask plaintext: `value` in the lead slots of the first `count` blocks, at `level`.
