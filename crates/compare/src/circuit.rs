@@ -5,7 +5,7 @@
 //! `≠ = 1 - =`); others (a comparison times a value, `>` from `<` and `=` of one circuit) cost
 //! the same or one product more. See [`crate::comparator`] for the steps.
 
-use crate::comparator::{Comparator, Predicate};
+use crate::comparator::{Comparator, MaskKind, Predicate};
 use crate::digit_poly::inv_mod;
 use crate::error::Result;
 use crate::factors;
@@ -114,7 +114,7 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(match w {
             Weights::Absent => None,
             Weights::Uniform(l) => {
-                let mask = self.all_leads_mask(x.level())?;
+                let mask = self.cached_plain(MaskKind::AllLeads, 0, 1, x.level())?;
                 let m = self.evaluator().mul_plain(x, &mask)?;
                 Some(factors::scale(self.context(), m, *l)?)
             }
@@ -144,9 +144,10 @@ impl<B: IntegerBackend> Comparator<B> {
         let count = a.c.len();
         let dc = self.digit_circuit(wide);
         let z = if clean && count < layout.words_per_ciphertext() {
-            let mut slots = vec![0u64; layout.slot_count()];
-            slots[layout.lead_slot(count)..].fill(1);
-            ev.add_plain(z, &ev.encoder().encode(&slots, z.level())?)?
+            ev.add_plain(
+                z,
+                &*self.cached_plain(MaskKind::PastCount, count, 1, z.level())?,
+            )?
         } else {
             z.duplicate(ctx.backend())?
         };
@@ -230,8 +231,15 @@ impl<B: IntegerBackend> Comparator<B> {
         let mut r = self.sum_terms(terms)?;
         if nonzero(&a.c) {
             let top = ctx.params().max_level();
-            let slots = layout.encode_leads(&a.c)?;
-            r = ev.add_plain(&r, &ev.encoder().encode(&slots, top)?)?;
+            r = match uniform(&a.c) {
+                Some(v) => {
+                    ev.add_plain(&r, &*self.cached_plain(MaskKind::Leads, count, v, top)?)?
+                }
+                None => {
+                    let slots = layout.encode_leads(&a.c)?;
+                    ev.add_plain(&r, &ev.encoder().encode(&slots, top)?)?
+                }
+            };
         }
         if steps == 0 && r.level() > 0 {
             ev.mod_switch_assign(&mut r)?;

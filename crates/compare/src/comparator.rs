@@ -132,6 +132,20 @@ fn split_plan(degrees: &[usize]) -> PsPlan {
         .unwrap_or(best)
 }
 
+/// The plaintexts [`Comparator::cached_plain`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum MaskKind {
+    /// `value` in every lead slot.
+    AllLeads,
+    /// `value` in the lead slots of the first `count` blocks.
+    Leads,
+    /// `value` in every slot of the blocks from `count` on.
+    PastCount,
+}
+
+/// The key of a kept plaintext: kind, count, value, level.
+type MaskKey = (MaskKind, usize, u64, usize);
+
 /// The error of a lock whose holder panicked.
 fn poisoned() -> Error {
     Error::Worker {
@@ -171,8 +185,9 @@ pub struct Comparator<B: IntegerBackend> {
     counters: [AtomicUsize; 2],
     /// Whether independent parts of a circuit run on two rayon tasks.
     parallel: AtomicBool,
-    /// The plaintext with 1 in every lead slot, per level (encoded once).
-    lead_masks: Mutex<HashMap<usize, Arc<Plaintext<B>>>>,
+    /// Plaintexts the circuit reuses, encoded once: keyed by ([`MaskKind`], count, value,
+    /// level).
+    masks: Mutex<HashMap<MaskKey, Arc<Plaintext<B>>>>,
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -209,7 +224,7 @@ impl<B: IntegerBackend> Comparator<B> {
             wide,
             counters: Default::default(),
             parallel: AtomicBool::new(true),
-            lead_masks: Mutex::new(HashMap::new()),
+            masks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -526,19 +541,34 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(if swap { self.eval.negate(&z)? } else { z })
     }
 
-    /// The plaintext with 1 in every lead slot at `level`, encoded on first use and kept.
-    pub(crate) fn all_leads_mask(&self, level: usize) -> Result<Arc<Plaintext<B>>> {
-        if let Some(p) = self.lead_masks.lock().map_err(|_| poisoned())?.get(&level) {
+    /// A plaintext of the circuit at `level`, encoded on first use and kept: `kind` with
+    /// `count` words and `value` ([`MaskKind`]).
+    pub(crate) fn cached_plain(
+        &self,
+        kind: MaskKind,
+        count: usize,
+        value: u64,
+        level: usize,
+    ) -> Result<Arc<Plaintext<B>>> {
+        let key = (kind, count, value, level);
+        if let Some(p) = self.masks.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(p.clone());
         }
-        let slots = self
-            .layout
-            .encode_leads(&vec![1; self.layout.words_per_ciphertext()])?;
+        let l = &self.layout;
+        let slots = match kind {
+            MaskKind::AllLeads => l.encode_leads(&vec![value; l.words_per_ciphertext()])?,
+            MaskKind::Leads => l.encode_leads(&vec![value; count])?,
+            MaskKind::PastCount => {
+                let mut v = vec![0u64; l.slot_count()];
+                v[l.lead_slot(count)..].fill(value);
+                v
+            }
+        };
         let p = Arc::new(self.eval.encoder().encode(&slots, level)?);
-        self.lead_masks
+        self.masks
             .lock()
             .map_err(|_| poisoned())?
-            .insert(level, p.clone());
+            .insert(key, p.clone());
         Ok(p)
     }
 
