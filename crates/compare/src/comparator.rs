@@ -143,6 +143,9 @@ pub(crate) enum MaskKind {
     PastCount,
 }
 
+/// The most plaintexts [`Comparator::cached_plain`] keeps (it starts over beyond).
+const MASK_CACHE_ENTRIES: usize = 64;
+
 /// The key of a kept plaintext: kind, count, value, level.
 type MaskKey = (MaskKind, usize, u64, usize);
 
@@ -565,10 +568,12 @@ impl<B: IntegerBackend> Comparator<B> {
             }
         };
         let p = Arc::new(self.eval.encoder().encode(&slots, level)?);
-        self.masks
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(key, p.clone());
+        let mut masks = self.masks.lock().map_err(|_| poisoned())?;
+        // Bounded: a plaintext is `N·(level + 1)` words; counts vary from call to call.
+        if masks.len() >= MASK_CACHE_ENTRIES {
+            masks.clear();
+        }
+        masks.insert(key, p.clone());
         Ok(p)
     }
 
