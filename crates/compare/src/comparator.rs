@@ -350,24 +350,44 @@ impl<B: IntegerBackend> Comparator<B> {
         self.encrypt(pk, &v)
     }
 
+    /// Errors unless `len` values fill `cts` ciphertexts of this layout (every one but the last
+    /// full): vectors built with `from_parts` are checked here.
+    pub(crate) fn check_shape(&self, op: &'static str, cts: usize, len: usize) -> Result<()> {
+        let cap = self.layout.words_per_ciphertext();
+        let fits = if cts == 0 {
+            len == 0
+        } else {
+            len > (cts - 1) * cap && len <= cts * cap
+        };
+        if !fits {
+            return Err(Error::Mismatch {
+                op,
+                reason: format!("{len} values in {cts} ciphertexts of {cap}"),
+            });
+        }
+        Ok(())
+    }
+
     /// The words of an encrypted vector.
     pub fn decrypt(&self, dec: &Decryptor<'_, B>, w: &EncryptedWords<B>) -> Result<Vec<i128>> {
+        self.check_shape("decrypt words", w.cts.len(), w.len)?;
         let cap = self.layout.words_per_ciphertext();
         let mut out = Vec::with_capacity(w.len);
         for (i, ct) in w.cts.iter().enumerate() {
             let count = cap.min(w.len - i * cap);
-            out.extend(self.layout.decode(&dec.decrypt(ct)?, count));
+            out.extend(self.layout.decode(&dec.decrypt(ct)?, count)?);
         }
         Ok(out)
     }
 
     /// The values in the lead slots of an encrypted bit vector (0/1 for comparison results).
     pub fn decrypt_bits(&self, dec: &Decryptor<'_, B>, b: &EncryptedBits<B>) -> Result<Vec<u64>> {
+        self.check_shape("decrypt values", b.cts.len(), b.len)?;
         let cap = self.layout.words_per_ciphertext();
         let mut out = Vec::with_capacity(b.len);
         for (i, ct) in b.cts.iter().enumerate() {
             let count = cap.min(b.len - i * cap);
-            out.extend(self.layout.decode_leads(&dec.decrypt(ct)?, count));
+            out.extend(self.layout.decode_leads(&dec.decrypt(ct)?, count)?);
         }
         Ok(out)
     }
@@ -484,6 +504,10 @@ impl<B: IntegerBackend> Comparator<B> {
         weights: Option<&[u64]>,
     ) -> Result<EncryptedBits<B>> {
         let op = "compare";
+        self.check_shape(op, a.cts.len(), a.len)?;
+        if let Rhs::Cipher(b) = &b {
+            self.check_shape(op, b.cts.len(), b.len)?;
+        }
         let needed = self.levels(p);
         let level = match &b {
             Rhs::Cipher(b) => a.level().min(b.level()),

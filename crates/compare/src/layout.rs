@@ -248,10 +248,27 @@ impl DigitLayout {
         Ok(slots)
     }
 
+    /// Errors unless `slots` holds `count` blocks (and `N` slots at most).
+    fn check_blocks(&self, op: &'static str, slots: &[u64], count: usize) -> Result<()> {
+        if count > self.words_per_ciphertext() || slots.len() < count * self.block {
+            return Err(Error::Mismatch {
+                op,
+                reason: format!(
+                    "{count} blocks of {} slots in a vector of {} slots",
+                    self.block,
+                    slots.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The first `count` words of a slot vector (digits reduced mod the base: decrypting a
-    /// fresh or selected ciphertext gives digits below it).
-    pub fn decode(&self, slots: &[u64], count: usize) -> Vec<i128> {
-        (0..count)
+    /// fresh or selected ciphertext gives digits below it). Errors: fewer than `count` blocks
+    /// ([`Error::Mismatch`]).
+    pub fn decode(&self, slots: &[u64], count: usize) -> Result<Vec<i128>> {
+        self.check_blocks("decode words", slots, count)?;
+        Ok((0..count)
             .map(|j| {
                 let base = self.lead_slot(j);
                 let u = slots[base..base + self.digits]
@@ -261,7 +278,7 @@ impl DigitLayout {
                     });
                 self.word.from_offset(u as u64)
             })
-            .collect()
+            .collect())
     }
 
     /// The slot vector with `values[j]` in the lead slot of block `j`, 0 elsewhere (e.g. a
@@ -281,9 +298,10 @@ impl DigitLayout {
         Ok(slots)
     }
 
-    /// The lead slots of the first `count` blocks.
-    pub fn decode_leads(&self, slots: &[u64], count: usize) -> Vec<u64> {
-        (0..count).map(|j| slots[self.lead_slot(j)]).collect()
+    /// The lead slots of the first `count` blocks. Errors: fewer than `count` blocks.
+    pub fn decode_leads(&self, slots: &[u64], count: usize) -> Result<Vec<u64>> {
+        self.check_blocks("decode lead slots", slots, count)?;
+        Ok((0..count).map(|j| slots[self.lead_slot(j)]).collect())
     }
 }
 
@@ -318,7 +336,8 @@ mod tests {
             let l = DigitLayout::new(w, d, 256).unwrap();
             let vals = [w.min(), w.max(), 0, 1, w.max() / 3];
             let slots = l.encode(&vals).unwrap();
-            assert_eq!(l.decode(&slots, vals.len()), vals);
+            assert_eq!(l.decode(&slots, vals.len()).unwrap(), vals);
+            assert!(l.decode(&slots[..3], vals.len()).is_err());
             assert!(slots.iter().all(|&x| x < l.base()));
             // Padding slots hold 0.
             for j in 0..vals.len() {

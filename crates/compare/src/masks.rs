@@ -14,6 +14,8 @@ use rayon::prelude::*;
 
 impl<B: IntegerBackend> Comparator<B> {
     fn same_len(&self, op: &'static str, a: &EncryptedBits<B>, b: &EncryptedBits<B>) -> Result<()> {
+        self.check_shape(op, a.cts.len(), a.len)?;
+        self.check_shape(op, b.cts.len(), b.len)?;
         if a.len != b.len {
             return Err(Error::Mismatch {
                 op,
@@ -57,6 +59,7 @@ impl<B: IntegerBackend> Comparator<B> {
 
     /// `¬a = μ - a` with `μ` 1 in the lead slots of the values present (no level).
     pub fn not(&self, a: &EncryptedBits<B>) -> Result<EncryptedBits<B>> {
+        self.check_shape("negate values", a.cts.len(), a.len)?;
         let ev = self.evaluator();
         let top = self.context().params().max_level();
         let cts = a
@@ -94,6 +97,7 @@ impl<B: IntegerBackend> Comparator<B> {
     /// `a_j · v_j` for plaintext values `v` (one per value of `a`, reduced mod `t`), kept in the
     /// lead slots (no level; the product of a plaintext).
     pub fn mul_leads_plain(&self, a: &EncryptedBits<B>, v: &[u64]) -> Result<EncryptedBits<B>> {
+        self.check_shape("multiply the lead slots", a.cts.len(), a.len)?;
         if v.len() != a.len {
             return Err(Error::Mismatch {
                 op: "multiply the lead slots",
@@ -145,6 +149,7 @@ impl<B: IntegerBackend> Comparator<B> {
     /// words subtract `min` to get the value. E.g. `Σ_j [cond_j]·x_j` is
     /// `sum_bits(mul_leads(cond, lead_values(x)))`.
     pub fn lead_values(&self, w: &crate::EncryptedWords<B>) -> Result<EncryptedBits<B>> {
+        self.check_shape("take the words' values", w.cts.len(), w.len)?;
         let ev = self.evaluator();
         let l = self.layout();
         let t = self.context().params().t();

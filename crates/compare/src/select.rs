@@ -18,6 +18,9 @@ impl<B: IntegerBackend> Comparator<B> {
         a: &EncryptedWords<B>,
         b: &EncryptedWords<B>,
     ) -> Result<EncryptedWords<B>> {
+        self.check_shape("select", c.cts.len(), c.len)?;
+        self.check_shape("select", a.cts.len(), a.len)?;
+        self.check_shape("select", b.cts.len(), b.len)?;
         if c.len != a.len || a.len != b.len {
             return Err(Error::Mismatch {
                 op: "select",

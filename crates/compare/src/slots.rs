@@ -36,11 +36,21 @@ impl Packing {
             .collect()
     }
 
-    /// The values of a decrypted packed result split per input vector.
-    pub fn split<T: Clone>(&self, values: &[T]) -> Vec<Vec<T>> {
+    /// The values of a decrypted packed result split per input vector. Errors: fewer values
+    /// than the packing covers ([`Error::Mismatch`]).
+    pub fn split<T: Clone>(&self, values: &[T]) -> Result<Vec<Vec<T>>> {
         self.ranges()
             .into_iter()
-            .map(|r| values[r].to_vec())
+            .map(|r| {
+                let end = r.end;
+                values
+                    .get(r)
+                    .map(<[T]>::to_vec)
+                    .ok_or_else(|| Error::Mismatch {
+                        op: "split packed values",
+                        reason: format!("{} values, the packing needs {end}", values.len()),
+                    })
+            })
             .collect()
     }
 
@@ -154,6 +164,12 @@ impl<B: IntegerBackend> Comparator<B> {
         packing: &Packing,
     ) -> Result<Vec<EncryptedBits<B>>> {
         let ev = self.evaluator();
+        if packing.cap != self.layout().words_per_ciphertext() {
+            return Err(Error::Mismatch {
+                op: "unpack results",
+                reason: "the packing was made for another layout".into(),
+            });
+        }
         packing
             .places
             .iter()

@@ -155,7 +155,10 @@ fn compaction_packs_sparse_vectors_into_one_circuit() {
     let packed = s.cmp.le(&pa, &pb).unwrap();
     let on = s.cmp.counters().0 - before.0;
     assert_eq!(off, 4 * on, "compaction: one circuit instead of four");
-    let split = packing.split(&s.cmp.decrypt_bits(&dec, &packed).unwrap());
+    let split = packing
+        .split(&s.cmp.decrypt_bits(&dec, &packed).unwrap())
+        .unwrap();
+    assert!(packing.split(&[0u64; 3]).is_err());
     let unpacked = s.cmp.unpack_bits(&packed, &packing).unwrap();
     for (m, (a, b)) in data.iter().enumerate() {
         let want: Vec<u64> = a.iter().zip(b).map(|(x, y)| u64::from(x <= y)).collect();
