@@ -10,8 +10,10 @@ use rayon::prelude::*;
 
 impl<B: IntegerBackend> Comparator<B> {
     /// `c_j ? a_j : b_j` word by word, for a 0/1 condition in the result layout (a comparison
-    /// result): one level below the lowest input. Errors: different lengths
-    /// ([`Error::Mismatch`]), and the BGV errors.
+    /// result): one level below the lowest input. A comparison result carries the mask's
+    /// noise: with 40-bit primes its product fits the analytic bound from level 2 up (the
+    /// presets leave that room). Errors: different lengths ([`Error::Mismatch`]), and the BGV
+    /// errors (e.g. [`bgv::Error::NoiseBudgetExceeded`] for a condition at level 1).
     pub fn select(
         &self,
         c: &EncryptedBits<B>,
