@@ -25,6 +25,7 @@
 //! No GPU (or no driver / NVRTC) is a clear error and exit status 1, never a panic.
 
 mod bootstrap;
+mod compare;
 mod integer;
 mod ntt_batch;
 mod pbs;
@@ -52,10 +53,11 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 #[command(about = "Times CKKS operators on the CUDA backend (event and synchronized wall time)")]
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
-    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
-    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`),
-    /// programmable bootstrapping as `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), and
-    /// CKKS bootstrapping as `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`.
+    /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), comparisons
+    /// with `cmp:` (U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT), batched NTTs of small rings as
+    /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
+    /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), and CKKS bootstrapping as
+    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`.
     #[arg(
         long,
         value_delimiter = ',',
@@ -82,7 +84,7 @@ struct Args {
     copy_mib: usize,
 }
 
-/// `(Some("bgv" | "bfv" | "ntt" | "pbs" | "boot"), rest)` for an integer-scheme, batched-NTT or
+/// `(Some("bgv" | "bfv" | "ntt" | "cmp" | "pbs" | "boot"), rest)` for an integer-scheme, batched-NTT or
 /// bootstrapping preset name, else
 /// `(None, name)`.
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
@@ -92,6 +94,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("pbs"), rest)
     } else if let Some(rest) = name.strip_prefix("boot:") {
         (Some("boot"), rest)
+    } else if let Some(rest) = name.strip_prefix("cmp:") {
+        (Some("cmp"), rest)
     } else if let Some(rest) = name.strip_prefix("bgv:") {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
@@ -711,6 +715,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
             (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
             (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
+            (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -750,6 +755,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
             (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
+            (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
