@@ -1,0 +1,2 @@
+//! The `pdq` binary.
+fn main() {}

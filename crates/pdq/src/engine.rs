@@ -1,0 +1,315 @@
+//! The server's evaluation of a planned query on an encrypted table, generic over the backend.
+//!
+//! - mask: each comparison by the `compare` crate (0/1 per row), `AND` = `m1·m2`, `OR` =
+//!   `m1 + m2 − m1·m2`, `NOT` = `1 − m`;
+//! - expressions in limbs ([`crate::limbs`]): `+`/`−` limb by limb, `·` a convolution whose
+//!   terms are summed as 3-component tensors and relinearized once per output limb;
+//! - `SUM`: mask × limbs, then the rows summed into slot 0 by `⌈log2 rows⌉` rotations and
+//!   additions; `COUNT` the same on the mask;
+//! - `x / y`: the denominator's limbs go to the client ([`Stage::NeedReciprocals`]), which
+//!   answers with the limbs of `m = round(2^e/|y|)`; the result is the convolution `x·m`.
+//!
+//! Results leave at level 0 (smallest on the wire).
+
+use crate::cmp::{self, Words};
+use crate::encrypted::EncTable;
+use crate::error::{Error, Result};
+use crate::keys::{ServerKeys, sum_steps};
+use crate::plan::Plan;
+use crate::query::{Expr, Item, Operand, Predicate, Query};
+use bgv::rotations::RowRotations;
+use bgv::{Ciphertext, Evaluator};
+use fhe_math::backend::IntegerBackend;
+
+/// The server's answer: everything the client decrypts.
+pub struct Response<B: IntegerBackend> {
+    /// The 0/1 mask of a per-row query with `WHERE`.
+    pub mask: Option<Ciphertext<B>>,
+    /// The count of matching rows (slot 0) of an aggregate query with `WHERE`.
+    pub count: Option<Ciphertext<B>>,
+    /// Per item, its limbs (`Index()`, `COUNT`: none).
+    pub items: Vec<Vec<Ciphertext<B>>>,
+}
+
+/// The evaluation state kept across the division round trip.
+pub struct Pending<B: IntegerBackend> {
+    mask: Option<Ciphertext<B>>,
+    count: Option<Ciphertext<B>>,
+    /// Per item: its finished limbs, or a division's numerator limbs.
+    items: Vec<PendingItem<B>>,
+}
+
+enum PendingItem<B: IntegerBackend> {
+    Ready(Vec<Ciphertext<B>>),
+    Numerator(Vec<Ciphertext<B>>),
+}
+
+/// Where a query stands after [`Engine::start`].
+pub enum Stage<B: IntegerBackend> {
+    /// Finished.
+    Done(Response<B>),
+    /// The client must answer with reciprocals of these denominators (one limb list per
+    /// division item, in item order).
+    NeedReciprocals {
+        /// What the server keeps meanwhile.
+        pending: Pending<B>,
+        /// The denominators' limbs.
+        denominators: Vec<Vec<Ciphertext<B>>>,
+    },
+}
+
+/// Evaluates queries on one table.
+pub struct Engine<'a, B: IntegerBackend> {
+    eval: &'a Evaluator<B>,
+    keys: &'a ServerKeys<B>,
+    table: &'a EncTable<B>,
+}
+
+impl<'a, B: IntegerBackend> Engine<'a, B> {
+    /// An engine for `table`; the keys must be the table's.
+    pub fn new(
+        eval: &'a Evaluator<B>,
+        keys: &'a ServerKeys<B>,
+        table: &'a EncTable<B>,
+    ) -> Result<Self> {
+        if keys.id != table.key_id {
+            return Err(Error::KeyMismatch(format!(
+                "table `{}` belongs to key {}, the evaluation keys are key {}",
+                table.name, table.key_id, keys.id
+            )));
+        }
+        if table.rows > keys.max_rows {
+            return Err(Error::Table(format!(
+                "table `{}` has {} rows; the evaluation keys sum at most {}",
+                table.name, table.rows, keys.max_rows
+            )));
+        }
+        Ok(Engine { eval, keys, table })
+    }
+
+    /// Plans `query` on this table.
+    pub fn plan(&self, query: &Query) -> Result<Plan> {
+        if query.table != self.table.name {
+            return Err(Error::UnknownTable(query.table.clone()));
+        }
+        Plan::new(query, &self.table.shape(self.eval.context()))
+    }
+
+    /// Evaluates up to the division round trip (or to the end).
+    pub fn start(&self, query: &Query, constants: &[Words<B>]) -> Result<Stage<B>> {
+        let plan = self.plan(query)?;
+        if constants.len() != query.constants {
+            return Err(Error::Protocol(format!(
+                "the query uses {} constants, {} were sent",
+                query.constants,
+                constants.len()
+            )));
+        }
+        let mask = match &query.filter {
+            Some(p) => Some(self.predicate(p, constants)?),
+            None => None,
+        };
+        let aggregate = query.items.iter().any(Item::is_aggregate);
+        let count = match (&mask, plan.count_needed) {
+            (Some(m), true) => Some(self.sum_rows(&self.rows_only(m)?)?),
+            _ => None,
+        };
+        let mut items = Vec::new();
+        let mut denominators = Vec::new();
+        for item in &query.items {
+            items.push(match item {
+                Item::Index | Item::Count => PendingItem::Ready(Vec::new()),
+                Item::Row(e) => PendingItem::Ready(self.expr(e)?),
+                Item::Div(n, d) => {
+                    denominators.push(self.finish_limbs(self.expr(d)?)?);
+                    PendingItem::Numerator(self.expr(n)?)
+                }
+                Item::Sum(e) | Item::Avg(e) => {
+                    let mut limbs = self.expr(e)?;
+                    if let Some(m) = &mask {
+                        limbs = limbs
+                            .iter()
+                            .map(|l| Ok(self.eval.mul_relin(l, m, &self.keys.rlk)?))
+                            .collect::<Result<_>>()?;
+                    }
+                    PendingItem::Ready(
+                        limbs
+                            .iter()
+                            .map(|l| self.sum_rows(l))
+                            .collect::<Result<_>>()?,
+                    )
+                }
+            });
+        }
+        let pending = Pending {
+            mask: if aggregate { None } else { mask },
+            count,
+            items,
+        };
+        if denominators.is_empty() {
+            Ok(Stage::Done(self.finish(pending, Vec::new())?))
+        } else {
+            Ok(Stage::NeedReciprocals {
+                pending,
+                denominators,
+            })
+        }
+    }
+
+    /// Finishes a query with the client's reciprocal limbs (one list per division item).
+    pub fn finish(
+        &self,
+        pending: Pending<B>,
+        reciprocals: Vec<Vec<Ciphertext<B>>>,
+    ) -> Result<Response<B>> {
+        let divisions = pending
+            .items
+            .iter()
+            .filter(|i| matches!(i, PendingItem::Numerator(_)))
+            .count();
+        if reciprocals.len() != divisions {
+            return Err(Error::Protocol(format!(
+                "{divisions} divisions pending, {} reciprocals sent",
+                reciprocals.len()
+            )));
+        }
+        let expected = crate::limbs::VALUE_BITS.div_ceil(self.table.limb_bits) as usize;
+        let mut recips = reciprocals.into_iter();
+        let mut items = Vec::new();
+        for item in pending.items {
+            items.push(match item {
+                PendingItem::Ready(limbs) => self.finish_limbs(limbs)?,
+                PendingItem::Numerator(num) => {
+                    let m = recips.next().expect("counted above");
+                    if m.len() != expected {
+                        return Err(Error::Protocol(format!(
+                            "a reciprocal has {} limbs, expected {expected}",
+                            m.len()
+                        )));
+                    }
+                    self.finish_limbs(self.convolve(&num, &m)?)?
+                }
+            });
+        }
+        let low = |c: Option<Ciphertext<B>>| -> Result<Option<Ciphertext<B>>> {
+            c.map(|c| Ok(self.eval.mod_switch_to(&c, 0)?)).transpose()
+        };
+        Ok(Response {
+            mask: low(pending.mask)?,
+            count: low(pending.count)?,
+            items,
+        })
+    }
+
+    fn finish_limbs(&self, limbs: Vec<Ciphertext<B>>) -> Result<Vec<Ciphertext<B>>> {
+        limbs
+            .iter()
+            .map(|c| Ok(self.eval.mod_switch_to(c, 0)?))
+            .collect()
+    }
+
+    fn words<'c>(&'c self, o: &Operand, constants: &'c [Words<B>]) -> Result<&'c Words<B>> {
+        match o {
+            Operand::Column(c) => Ok(&self.table.column(c)?.words),
+            Operand::Const(i) => constants
+                .get(*i)
+                .ok_or_else(|| Error::Protocol(format!("constant ${i} missing"))),
+        }
+    }
+
+    /// The 0/1 mask of a predicate.
+    fn predicate(&self, p: &Predicate, constants: &[Words<B>]) -> Result<Ciphertext<B>> {
+        let ev = self.eval;
+        Ok(match p {
+            Predicate::Cmp { op, left, right } => cmp::compare(
+                ev,
+                self.keys,
+                *op,
+                self.words(left, constants)?,
+                self.words(right, constants)?,
+            )?,
+            Predicate::And(a, b) => {
+                let (a, b) = (self.predicate(a, constants)?, self.predicate(b, constants)?);
+                ev.mul_relin(&a, &b, &self.keys.rlk)?
+            }
+            Predicate::Or(a, b) => {
+                let (a, b) = (self.predicate(a, constants)?, self.predicate(b, constants)?);
+                let ab = ev.mul_relin(&a, &b, &self.keys.rlk)?;
+                ev.sub(&ev.add(&a, &b)?, &ab)?
+            }
+            Predicate::Not(a) => ev.add_scalar(&ev.negate(&self.predicate(a, constants)?)?, 1)?,
+        })
+    }
+
+    /// An expression's limbs.
+    fn expr(&self, e: &Expr) -> Result<Vec<Ciphertext<B>>> {
+        let ev = self.eval;
+        let be = ev.context().backend();
+        match e {
+            Expr::Column(c) => self
+                .table
+                .column(c)?
+                .limbs
+                .iter()
+                .map(|l| Ok(l.duplicate(be)?))
+                .collect(),
+            Expr::Add(a, b) | Expr::Sub(a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let n = a.len().max(b.len());
+                (0..n)
+                    .map(|k| {
+                        Ok(match (a.get(k), b.get(k), e) {
+                            (Some(x), Some(y), Expr::Add(..)) => ev.add(x, y)?,
+                            (Some(x), Some(y), _) => ev.sub(x, y)?,
+                            (Some(x), None, _) => x.duplicate(be)?,
+                            (None, Some(y), Expr::Add(..)) => y.duplicate(be)?,
+                            (None, Some(y), _) => ev.negate(y)?,
+                            (None, None, _) => unreachable!("k < max length"),
+                        })
+                    })
+                    .collect()
+            }
+            Expr::Mul(a, b) => self.convolve(&self.expr(a)?, &self.expr(b)?),
+        }
+    }
+
+    /// `(a·b)_k = Σ_{i+j=k} a_i·b_j`: tensors summed, one relinearization per output limb.
+    fn convolve(&self, a: &[Ciphertext<B>], b: &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>> {
+        let ev = self.eval;
+        let mut out = Vec::with_capacity(a.len() + b.len() - 1);
+        for k in 0..a.len() + b.len() - 1 {
+            let mut acc: Option<Ciphertext<B>> = None;
+            for i in k.saturating_sub(b.len() - 1)..=k.min(a.len() - 1) {
+                let p = ev.mul(&a[i], &b[k - i])?;
+                acc = Some(match acc {
+                    None => p,
+                    Some(s) => ev.add(&s, &p)?,
+                });
+            }
+            let t = acc.expect("every output limb has a term");
+            let r = ev.relinearize(t, &self.keys.rlk)?;
+            out.push(if r.level() > 0 { ev.mod_switch(&r)? } else { r });
+        }
+        Ok(out)
+    }
+
+    /// `m` with the slots past the last row zeroed (a comparison of two padding zeros may
+    /// hold there): one plaintext product.
+    fn rows_only(&self, m: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let mut sel = vec![0u64; self.eval.encoder().slot_count()];
+        sel[..self.table.rows].fill(1);
+        let pt = self.eval.encoder().encode(&sel, m.level())?;
+        Ok(self.eval.mul_plain(m, &pt)?)
+    }
+
+    /// Slot 0 ← the sum of the rows' slots (`⌈log2 rows⌉` rotations; the others are zero).
+    fn sum_rows(&self, c: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        let ev = self.eval;
+        let mut acc = ev.mod_switch_to(c, 0)?;
+        for step in sum_steps(self.table.rows) {
+            let r = ev.rotate_rows(&acc, step, &self.keys.galois)?;
+            acc = ev.add(&acc, &r)?;
+        }
+        Ok(acc)
+    }
+}
