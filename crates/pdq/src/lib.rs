@@ -5,6 +5,7 @@
 pub mod blob;
 pub mod client;
 pub mod cmp;
+pub mod demo;
 pub mod encrypted;
 pub mod engine;
 pub mod error;
@@ -12,7 +13,10 @@ pub mod keys;
 pub mod limbs;
 pub mod local;
 pub mod plan;
+pub mod presets;
+pub mod protocol;
 pub mod query;
+pub mod server;
 pub mod sql;
 pub mod table;
 
