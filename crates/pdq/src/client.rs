@@ -30,15 +30,17 @@ pub struct Reciprocals(pub Vec<Vec<Option<(u32, bool)>>>);
 pub struct Client<B: IntegerBackend> {
     eval: Evaluator<B>,
     key: ClientKey<B>,
+    stride: usize,
 }
 
 impl<B: IntegerBackend> Client<B> {
     /// A client for `key` on `ctx`.
-    pub fn new(ctx: &Context<B>, key: ClientKey<B>) -> Self {
-        Client {
+    pub fn new(ctx: &Context<B>, key: ClientKey<B>) -> Result<Self> {
+        Ok(Client {
             eval: Evaluator::new(ctx),
             key,
-        }
+            stride: cmp::layout(ctx.params().n())?.block(),
+        })
     }
 
     /// The key.
@@ -51,19 +53,17 @@ impl<B: IntegerBackend> Client<B> {
         self.eval.context()
     }
 
-    /// Encrypts `values` with value `r` in slot `r` (zeros after), at the top level.
+    /// The slot of row `r`: the lead slot of its comparison block.
+    pub fn slot_of(&self, r: usize) -> usize {
+        r * self.stride
+    }
+
+    /// Encrypts `values` with value `r` in the lead slot of row `r` (zeros elsewhere), at the
+    /// top level.
     pub fn encrypt_slots(&self, values: &[u64]) -> Result<Ciphertext<B>> {
         let ctx = self.context();
         let enc = self.eval.encoder();
-        let mut slots = vec![0u64; enc.slot_count()];
-        if values.len() > slots.len() {
-            return Err(Error::Table(format!(
-                "{} values, {} slots",
-                values.len(),
-                slots.len()
-            )));
-        }
-        slots[..values.len()].copy_from_slice(values);
+        let slots = cmp::layout(ctx.params().n())?.encode_leads(values)?;
         let pt = enc.encode(&slots, ctx.params().max_level())?;
         Ok(ctx.encrypt_sk(&self.key.sk, &pt)?)
     }
@@ -144,7 +144,7 @@ impl<B: IntegerBackend> Client<B> {
             .collect::<Result<Vec<_>>>()?;
         Ok((0..rows)
             .map(|r| {
-                let res: Vec<u64> = slots.iter().map(|s| s[r]).collect();
+                let res: Vec<u64> = slots.iter().map(|s| s[self.slot_of(r)]).collect();
                 ranges.recombine(&res, t)
             })
             .collect())
@@ -247,7 +247,9 @@ impl<B: IntegerBackend> Client<B> {
         let selected: Vec<usize> = match &response.mask {
             Some(m) => {
                 let bits = self.decrypt(m)?;
-                (0..plan.rows).filter(|&r| bits[r] == 1).collect()
+                (0..plan.rows)
+                    .filter(|&r| bits[self.slot_of(r)] == 1)
+                    .collect()
             }
             None => (0..plan.rows).collect(),
         };

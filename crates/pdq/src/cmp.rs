@@ -1,57 +1,105 @@
-//! The comparisons, delegated to the `compare` crate (interim: until it lands, no words are
-//! encrypted and every comparison is refused).
+//! The comparisons, by the `compare` crate: 32-bit unsigned words in base-`2^4` digits
+//! (block `B = 8` slots per word; LT 9 levels, 16 products + 5 rotations per ciphertext;
+//! EQ 8 levels), results 0/1 in the lead slot `r·B` of row `r`, every other slot 0. The limbs
+//! of pdq's columns sit in the same lead slots, so a mask multiplies them directly.
 
 use crate::error::{Error, Result};
-use crate::keys::ServerKeys;
 use crate::query::CmpOp;
-use bgv::{Ciphertext, Context, Evaluator};
+use bgv::{Context, Encoder};
+use compare::{Comparator, DigitLayout, EncryptedBits, EncryptedWords, Predicate, WordType};
 use fhe_math::backend::IntegerBackend;
 use rlwe::SecretKey;
 
+/// Digit width of the comparison words.
+pub const DIGIT_BITS: u32 = 4;
+
+/// The word type of a column value.
+pub const WORD: WordType = WordType::U32;
+
+/// The digit layout at ring degree `n`.
+pub fn layout(n: usize) -> Result<DigitLayout> {
+    Ok(DigitLayout::new(WORD, DIGIT_BITS, n)?)
+}
+
+/// Most rows of a table at ring degree `n`: the lead slots of one row of the slot matrix
+/// (`N / (2B)`), so the slot sums stay inside it.
+pub fn max_rows(n: usize) -> Result<usize> {
+    Ok(n / 2 / layout(n)?.block())
+}
+
+/// The predicate of an operator.
+pub fn predicate(op: CmpOp) -> Predicate {
+    match op {
+        CmpOp::Lt => Predicate::Lt,
+        CmpOp::Le => Predicate::Le,
+        CmpOp::Eq => Predicate::Eq,
+        CmpOp::Ne => Predicate::Ne,
+        CmpOp::Gt => Predicate::Gt,
+        CmpOp::Ge => Predicate::Ge,
+    }
+}
+
+/// Levels of the deepest comparison (`<`, `≤`, `>`, `≥`).
+pub fn depth<B: IntegerBackend>(cmp: &Comparator<B>) -> usize {
+    CmpOp::ALL
+        .iter()
+        .map(|&op| cmp.levels(predicate(op)))
+        .max()
+        .unwrap_or(0)
+}
+
 /// A column (or a replicated constant) in the comparison layout.
-pub struct Words<B: IntegerBackend>(Vec<Ciphertext<B>>);
+pub struct Words<B: IntegerBackend>(pub EncryptedWords<B>);
 
 impl<B: IntegerBackend> Words<B> {
     /// The ciphertexts.
-    pub fn ciphertexts(&self) -> &[Ciphertext<B>] {
-        &self.0
+    pub fn ciphertexts(&self) -> &[bgv::Ciphertext<B>] {
+        self.0.ciphertexts()
     }
 
-    /// Rebuilds from ciphertexts, checking their number.
-    pub fn from_ciphertexts(_ctx: &Context<B>, cts: Vec<Ciphertext<B>>) -> Result<Self> {
-        Ok(Words(cts))
+    /// Rebuilds `len` words from ciphertexts, checking their number.
+    pub fn from_ciphertexts(
+        ctx: &Context<B>,
+        cts: Vec<bgv::Ciphertext<B>>,
+        len: usize,
+    ) -> Result<Self> {
+        let per = layout(ctx.params().n())?.words_per_ciphertext();
+        if cts.len() != len.div_ceil(per) {
+            return Err(Error::Protocol(format!(
+                "{} ciphertexts for {len} words ({per} per ciphertext)",
+                cts.len()
+            )));
+        }
+        Ok(Words(EncryptedWords::from_parts(cts, len)))
     }
 }
 
-/// Levels one comparison consumes.
-pub fn depth<B: IntegerBackend>(_ctx: &Context<B>) -> usize {
-    0
-}
-
-/// Galois elements the comparisons need.
-pub fn galois_elements<B: IntegerBackend>(_eval: &Evaluator<B>) -> Result<Vec<u64>> {
-    Ok(Vec::new())
-}
-
-/// Encrypts `values` (row `r` → its slots) as words.
+/// Encrypts `values` (word `r` in block `r`) under the secret key, at the top level.
 pub fn encrypt_words<B: IntegerBackend>(
-    _ctx: &Context<B>,
-    _sk: &SecretKey<B>,
-    _values: &[u64],
+    ctx: &Context<B>,
+    sk: &SecretKey<B>,
+    values: &[u64],
 ) -> Result<Words<B>> {
-    Ok(Words(Vec::new()))
+    let l = layout(ctx.params().n())?;
+    let enc = Encoder::new(ctx);
+    let top = ctx.params().max_level();
+    let words: Vec<i128> = values.iter().map(|&v| v as i128).collect();
+    let cts = words
+        .chunks(l.words_per_ciphertext())
+        .map(|chunk| {
+            let pt = enc.encode(&l.encode(chunk)?, top)?;
+            Ok(ctx.encrypt_sk(sk, &pt)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Words(EncryptedWords::from_parts(cts, values.len())))
 }
 
-/// The 0/1 mask of `a op b`, row `r` in slot `r`.
+/// The 0/1 bits of `a op b`.
 pub fn compare<B: IntegerBackend>(
-    _eval: &Evaluator<B>,
-    _keys: &ServerKeys<B>,
+    cmp: &Comparator<B>,
     op: CmpOp,
-    _a: &Words<B>,
-    _b: &Words<B>,
-) -> Result<Ciphertext<B>> {
-    Err(Error::Unsupported(format!(
-        "comparison `{}`: the compare crate is not merged yet",
-        op.sql()
-    )))
+    a: &Words<B>,
+    b: &Words<B>,
+) -> Result<EncryptedBits<B>> {
+    Ok(cmp.compare(&a.0, &b.0, predicate(op))?)
 }

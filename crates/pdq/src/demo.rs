@@ -58,7 +58,7 @@ pub fn run<B: IntegerBackend>(
     let t0 = Instant::now();
     let (ck, server_keys) = keys::generate(ctx, literal, rows)?;
     w(out, format!("key generation: {}", ms(t0.elapsed())));
-    let client = Client::new(ctx, ck);
+    let client = Client::new(ctx, ck)?;
     let plain = PlainTable::demo(rows);
     tick("table encryption");
     let t1 = Instant::now();

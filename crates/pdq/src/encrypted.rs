@@ -88,14 +88,14 @@ impl<B: IntegerBackend> EncTable<B> {
     }
 
     /// The public shape the planner uses.
-    pub fn shape(&self, ctx: &Context<B>) -> TableShape {
+    pub fn shape(&self, ctx: &Context<B>, compare_depth: usize) -> TableShape {
         TableShape {
             columns: self.column_names(),
             rows: self.rows,
             limb_bits: self.limb_bits,
             t: ctx.params().t(),
             levels: ctx.params().max_level(),
-            compare_depth: crate::cmp::depth(ctx),
+            compare_depth,
         }
     }
 
@@ -144,9 +144,9 @@ impl<B: IntegerBackend> EncTable<B> {
                 f.name, f.key_id
             )));
         }
-        let slots = ctx.params().n() / 2;
-        if f.rows == 0 || f.rows > slots {
-            return Err(bad(format!("{} rows (1..={slots})", f.rows)));
+        let limit = crate::cmp::max_rows(ctx.params().n())?;
+        if f.rows == 0 || f.rows > limit {
+            return Err(bad(format!("{} rows (1..={limit})", f.rows)));
         }
         if f.columns.is_empty() || f.columns.len() > MAX_COLUMNS {
             return Err(bad(format!("{} columns", f.columns.len())));
@@ -172,7 +172,7 @@ impl<B: IntegerBackend> EncTable<B> {
                 }
                 Ok(EncColumn {
                     name: c.name.clone(),
-                    words: Words::from_ciphertexts(ctx, ct_load(ctx, &c.words)?)?,
+                    words: Words::from_ciphertexts(ctx, ct_load(ctx, &c.words)?, f.rows)?,
                     limbs: ct_load(ctx, &c.limbs)?,
                 })
             })

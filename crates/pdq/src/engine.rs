@@ -19,6 +19,7 @@ use crate::plan::Plan;
 use crate::query::{Expr, Item, Operand, Predicate, Query};
 use bgv::rotations::RowRotations;
 use bgv::{Ciphertext, Evaluator};
+use compare::EncryptedBits;
 use fhe_math::backend::IntegerBackend;
 
 /// The server's answer: everything the client decrypts.
@@ -78,6 +79,13 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 table.name, table.key_id, keys.id
             )));
         }
+        let limit = cmp::max_rows(eval.context().params().n())?;
+        if table.rows > limit {
+            return Err(Error::Table(format!(
+                "table `{}` has {} rows; at most {limit} fit one ciphertext",
+                table.name, table.rows
+            )));
+        }
         if table.rows > keys.max_rows {
             return Err(Error::Table(format!(
                 "table `{}` has {} rows; the evaluation keys sum at most {}",
@@ -92,7 +100,12 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         if query.table != self.table.name {
             return Err(Error::UnknownTable(query.table.clone()));
         }
-        Plan::new(query, &self.table.shape(self.eval.context()))
+        Plan::new(
+            query,
+            &self
+                .table
+                .shape(self.eval.context(), cmp::depth(&self.keys.cmp)),
+        )
     }
 
     /// Evaluates up to the division round trip (or to the end).
@@ -106,12 +119,12 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             )));
         }
         let mask = match &query.filter {
-            Some(p) => Some(self.predicate(p, constants)?),
+            Some(p) => Some(self.single(self.predicate(p, constants)?)?),
             None => None,
         };
         let aggregate = query.items.iter().any(Item::is_aggregate);
         let count = match (&mask, plan.count_needed) {
-            (Some(m), true) => Some(self.sum_rows(&self.rows_only(m)?)?),
+            (Some(m), true) => Some(self.sum_rows(m)?),
             _ => None,
         };
         let mut items = Vec::new();
@@ -129,7 +142,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                     if let Some(m) = &mask {
                         limbs = limbs
                             .iter()
-                            .map(|l| Ok(self.eval.mul_relin(l, m, &self.keys.rlk)?))
+                            .map(|l| Ok(self.eval.mul_relin(l, m, self.keys.rlk())?))
                             .collect::<Result<_>>()?;
                     }
                     PendingItem::Ready(
@@ -217,27 +230,38 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         }
     }
 
-    /// The 0/1 mask of a predicate.
-    fn predicate(&self, p: &Predicate, constants: &[Words<B>]) -> Result<Ciphertext<B>> {
-        let ev = self.eval;
+    /// The one ciphertext of a mask (a table fits one ciphertext).
+    fn single(&self, bits: EncryptedBits<B>) -> Result<Ciphertext<B>> {
+        let mut cts = bits.into_ciphertexts();
+        if cts.len() != 1 {
+            return Err(Error::Table(format!(
+                "a mask over {} ciphertexts (one expected)",
+                cts.len()
+            )));
+        }
+        Ok(cts.remove(0))
+    }
+
+    /// The 0/1 mask of a predicate (lead slots; `AND`, `OR`, `NOT` by the comparator, which
+    /// keeps every other slot 0).
+    fn predicate(&self, p: &Predicate, constants: &[Words<B>]) -> Result<EncryptedBits<B>> {
+        let c = &self.keys.cmp;
         Ok(match p {
             Predicate::Cmp { op, left, right } => cmp::compare(
-                ev,
-                self.keys,
+                c,
                 *op,
                 self.words(left, constants)?,
                 self.words(right, constants)?,
             )?,
-            Predicate::And(a, b) => {
-                let (a, b) = (self.predicate(a, constants)?, self.predicate(b, constants)?);
-                ev.mul_relin(&a, &b, &self.keys.rlk)?
-            }
-            Predicate::Or(a, b) => {
-                let (a, b) = (self.predicate(a, constants)?, self.predicate(b, constants)?);
-                let ab = ev.mul_relin(&a, &b, &self.keys.rlk)?;
-                ev.sub(&ev.add(&a, &b)?, &ab)?
-            }
-            Predicate::Not(a) => ev.add_scalar(&ev.negate(&self.predicate(a, constants)?)?, 1)?,
+            Predicate::And(a, b) => c.and(
+                &self.predicate(a, constants)?,
+                &self.predicate(b, constants)?,
+            )?,
+            Predicate::Or(a, b) => c.or(
+                &self.predicate(a, constants)?,
+                &self.predicate(b, constants)?,
+            )?,
+            Predicate::Not(a) => c.not(&self.predicate(a, constants)?)?,
         })
     }
 
@@ -287,27 +311,19 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 });
             }
             let t = acc.expect("every output limb has a term");
-            let r = ev.relinearize(t, &self.keys.rlk)?;
+            let r = ev.relinearize(t, self.keys.rlk())?;
             out.push(if r.level() > 0 { ev.mod_switch(&r)? } else { r });
         }
         Ok(out)
     }
 
-    /// `m` with the slots past the last row zeroed (a comparison of two padding zeros may
-    /// hold there): one plaintext product.
-    fn rows_only(&self, m: &Ciphertext<B>) -> Result<Ciphertext<B>> {
-        let mut sel = vec![0u64; self.eval.encoder().slot_count()];
-        sel[..self.table.rows].fill(1);
-        let pt = self.eval.encoder().encode(&sel, m.level())?;
-        Ok(self.eval.mul_plain(m, &pt)?)
-    }
-
-    /// Slot 0 ← the sum of the rows' slots (`⌈log2 rows⌉` rotations; the others are zero).
+    /// Slot 0 ← the sum of the rows' lead slots (`⌈log2 rows⌉` rotations by multiples of the
+    /// block; every other slot is zero).
     fn sum_rows(&self, c: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let ev = self.eval;
         let mut acc = ev.mod_switch_to(c, 0)?;
-        for step in sum_steps(self.table.rows) {
-            let r = ev.rotate_rows(&acc, step, &self.keys.galois)?;
+        for step in sum_steps(self.table.rows, self.keys.stride()) {
+            let r = ev.rotate_rows(&acc, step, self.keys.galois())?;
             acc = ev.add(&acc, &r)?;
         }
         Ok(acc)

@@ -107,6 +107,9 @@ pub enum Error {
     /// An error of the RLWE layer (keys, serialization).
     #[error(transparent)]
     Rlwe(#[from] rlwe::Error),
+    /// An error of the comparisons.
+    #[error(transparent)]
+    Compare(#[from] compare::Error),
 }
 
 /// `Result` with [`Error`].

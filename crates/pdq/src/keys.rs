@@ -3,9 +3,11 @@
 //! id that tables and queries carry, so a table or query of another key is refused by name.
 
 use crate::blob;
+use crate::cmp;
 use crate::error::{Error, Result};
 use bgv::rotations::RowRotations;
 use bgv::{Context, Evaluator, Parameters, ParametersLiteral};
+use compare::{Comparator, CompareKeys};
 use fhe_math::backend::IntegerBackend;
 use rlwe::serialize as ser;
 use rlwe::{GaloisKeys, RelinKey, SecretKey};
@@ -55,16 +57,14 @@ pub struct ClientKey<B: IntegerBackend> {
     pub sk: SecretKey<B>,
 }
 
-/// The server's evaluation keys.
+/// The server's evaluation keys, inside the comparator that uses them.
 pub struct ServerKeys<B: IntegerBackend> {
     /// Key id.
     pub id: KeyId,
     /// Most rows of a table.
     pub max_rows: usize,
-    /// Relinearization key.
-    pub rlk: RelinKey<B>,
-    /// Rotation keys.
-    pub galois: GaloisKeys<B>,
+    /// The comparator (owning the relinearization and rotation keys).
+    pub cmp: Comparator<B>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -89,12 +89,44 @@ pub fn parameters(literal: &ParametersLiteral) -> Result<Arc<Parameters>> {
     Ok(Parameters::new(literal)?)
 }
 
-/// Row rotations of the slot sums for up to `max_rows` rows: `1, 2, 4, …` below the next
-/// power of two.
-pub fn sum_steps(max_rows: usize) -> Vec<i64> {
-    (0..max_rows.next_power_of_two().trailing_zeros())
-        .map(|k| 1i64 << k)
+/// Row rotations of the slot sums of up to `rows` rows whose values sit every `stride`
+/// slots: `stride·1, stride·2, stride·4, …` below `stride·rows` rounded up to a power of two.
+pub fn sum_steps(rows: usize, stride: usize) -> Vec<i64> {
+    (0..rows.next_power_of_two().trailing_zeros())
+        .map(|k| (stride as i64) << k)
         .collect()
+}
+
+impl<B: IntegerBackend> ServerKeys<B> {
+    /// The relinearization key.
+    pub fn rlk(&self) -> &RelinKey<B> {
+        &self.cmp.keys().relin
+    }
+
+    /// The rotation keys.
+    pub fn galois(&self) -> &GaloisKeys<B> {
+        &self.cmp.keys().galois
+    }
+
+    /// Slots between two rows' values (the comparison block).
+    pub fn stride(&self) -> usize {
+        self.cmp.layout().block()
+    }
+}
+
+fn server_keys<B: IntegerBackend>(
+    ctx: &Context<B>,
+    id: KeyId,
+    max_rows: usize,
+    relin: RelinKey<B>,
+    galois: GaloisKeys<B>,
+) -> Result<ServerKeys<B>> {
+    let layout = cmp::layout(ctx.params().n())?;
+    Ok(ServerKeys {
+        id,
+        max_rows,
+        cmp: Comparator::new(ctx, layout, CompareKeys { relin, galois })?,
+    })
 }
 
 /// Generates a key pair for tables of up to `max_rows` rows.
@@ -103,18 +135,22 @@ pub fn generate<B: IntegerBackend>(
     literal: &ParametersLiteral,
     max_rows: usize,
 ) -> Result<(ClientKey<B>, ServerKeys<B>)> {
-    let slots = ctx.params().n() / 2;
-    if max_rows == 0 || max_rows > slots {
+    let n = ctx.params().n();
+    let limit = cmp::max_rows(n)?;
+    if max_rows == 0 || max_rows > limit {
         return Err(Error::Table(format!(
-            "{max_rows} rows: 1..={slots} (one slot row of the ciphertext) at these parameters"
+            "{max_rows} rows: 1..={limit} at ring degree {n} (one word block of {} slots per \
+             row, in one row of the slot matrix)",
+            cmp::layout(n)?.block()
         )));
     }
     let kg = ctx.key_generator();
     let sk = kg.secret_key()?;
     let rlk = kg.relin_key(&sk)?;
     let eval = Evaluator::new(ctx);
-    let mut elements = eval.galois_elements(&sum_steps(max_rows), false)?;
-    elements.extend(crate::cmp::galois_elements(&eval)?);
+    let layout = cmp::layout(n)?;
+    let mut elements = eval.galois_elements(&sum_steps(max_rows, layout.block()), false)?;
+    elements.extend(CompareKeys::<B>::galois_elements(ctx, &layout, false)?);
     elements.sort_unstable();
     elements.dedup();
     let galois = kg.galois_keys(&sk, &elements)?;
@@ -126,12 +162,7 @@ pub fn generate<B: IntegerBackend>(
             max_rows,
             sk,
         },
-        ServerKeys {
-            id,
-            max_rows,
-            rlk,
-            galois,
-        },
+        server_keys(ctx, id, max_rows, rlk, galois)?,
     ))
 }
 
@@ -176,8 +207,8 @@ impl<B: IntegerBackend> ServerKeys<B> {
             id: self.id,
             literal: literal.clone(),
             max_rows: self.max_rows,
-            rlk: ser::relin_key_to_bytes(be, &self.rlk)?,
-            galois: ser::galois_keys_to_bytes(be, &self.galois)?,
+            rlk: ser::relin_key_to_bytes(be, self.rlk())?,
+            galois: ser::galois_keys_to_bytes(be, self.galois())?,
         };
         blob::write_atomic(
             path,
@@ -195,14 +226,9 @@ impl<B: IntegerBackend> ServerKeys<B> {
         let ctx = make_ctx(parameters(&f.literal)?)?;
         let fp = ctx.params().fingerprint();
         let be = ctx.backend();
-        Ok((
-            ctx.clone(),
-            ServerKeys {
-                id: f.id,
-                max_rows: f.max_rows,
-                rlk: ser::relin_key_from_bytes(be, fp, &f.rlk)?,
-                galois: ser::galois_keys_from_bytes(be, fp, &f.galois)?,
-            },
-        ))
+        let rlk = ser::relin_key_from_bytes(be, fp, &f.rlk)?;
+        let galois = ser::galois_keys_from_bytes(be, fp, &f.galois)?;
+        let keys = server_keys(&ctx, f.id, f.max_rows, rlk, galois)?;
+        Ok((ctx, keys))
     }
 }

@@ -58,6 +58,8 @@ pub enum Reply {
         rows: usize,
         /// Limb width.
         limb_bits: u32,
+        /// Levels of one comparison.
+        compare_depth: usize,
     },
     /// The denominators of the divisions.
     NeedReciprocals {

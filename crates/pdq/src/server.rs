@@ -189,6 +189,7 @@ impl<B: IntegerBackend> Server<B> {
                     columns: t.column_names(),
                     rows: t.rows,
                     limb_bits: t.limb_bits,
+                    compare_depth: crate::cmp::depth(&self.keys.cmp),
                 })
             }
             Request::Reciprocals { .. } => Err(Error::Protocol(
@@ -210,7 +211,9 @@ impl<B: IntegerBackend> Server<B> {
                 let engine = Engine::new(&self.eval, &self.keys, table)?;
                 let constants = constants
                     .iter()
-                    .map(|c| Words::from_ciphertexts(self.ctx(), from_blobs(self.ctx(), c)?))
+                    .map(|c| {
+                        Words::from_ciphertexts(self.ctx(), from_blobs(self.ctx(), c)?, table.rows)
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 let response = match engine.start(&query, &constants)? {
                     Stage::Done(r) => r,
@@ -300,6 +303,7 @@ pub mod remote {
                 columns,
                 rows,
                 limb_bits,
+                compare_depth,
             } => {
                 if key != client.key().id {
                     return Err(Error::KeyMismatch(format!(
@@ -315,7 +319,7 @@ pub mod remote {
                     limb_bits,
                     t: ctx.params().t(),
                     levels: ctx.params().max_level(),
-                    compare_depth: crate::cmp::depth(ctx),
+                    compare_depth,
                 })
             }
             other => Err(Error::Protocol(format!("unexpected reply {other:?}"))),

@@ -175,7 +175,7 @@ fn run(cli: Cli) -> pdq::Result<bool> {
                     .unwrap_or_else(|| "t".into())
             });
             let plain = PlainTable::from_csv(&name, &text)?;
-            let client = Client::new(&ctx, ck);
+            let client = Client::new(&ctx, ck)?;
             let pb = ProgressBar::new(plain.columns.len() as u64);
             pb.set_style(
                 ProgressStyle::with_template("encrypting columns {bar:30} {pos}/{len} [{elapsed}]")
@@ -221,7 +221,7 @@ fn run(cli: Cli) -> pdq::Result<bool> {
             explain,
         } => {
             let (ctx, ck) = ClientKey::load(&key, make_ctx)?;
-            let client = Client::new(&ctx, ck);
+            let client = Client::new(&ctx, ck)?;
             let mut stream = TcpStream::connect(&addr)?;
             if explain {
                 println!("{}", remote::explain(&mut stream, &client, &sql, &table)?);

@@ -1,0 +1,60 @@
+//! [`EncryptedWords`] and [`EncryptedBits`]: vectors of any length spread over ciphertexts of
+//! `N / B` words each ([`crate::DigitLayout`]).
+
+use bgv::Ciphertext;
+use fhe_math::backend::IntegerBackend;
+
+/// Encrypted words in the digit layout: word `i` is word `i mod (N/B)` of ciphertext
+/// `i / (N/B)`; the blocks past the last word hold 0 digits.
+pub struct EncryptedWords<B: IntegerBackend> {
+    pub(crate) cts: Vec<Ciphertext<B>>,
+    pub(crate) len: usize,
+}
+
+/// Encrypted 0/1 values, one per word: value `i` sits in the **lead slot** of block
+/// `i mod (N/B)` of ciphertext `i / (N/B)`; every other slot (the rest of each block, the
+/// blocks past the last value) holds 0.
+pub struct EncryptedBits<B: IntegerBackend> {
+    pub(crate) cts: Vec<Ciphertext<B>>,
+    pub(crate) len: usize,
+}
+
+macro_rules! vector_accessors {
+    ($t:ident) => {
+        impl<B: IntegerBackend> $t<B> {
+            /// From ciphertexts in the layout holding `len` values (not checked: the caller
+            /// vouches for the layout).
+            pub fn from_parts(cts: Vec<Ciphertext<B>>, len: usize) -> Self {
+                $t { cts, len }
+            }
+
+            /// The number of values.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether there is no value.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The ciphertexts.
+            pub fn ciphertexts(&self) -> &[Ciphertext<B>] {
+                &self.cts
+            }
+
+            /// The ciphertexts, by value.
+            pub fn into_ciphertexts(self) -> Vec<Ciphertext<B>> {
+                self.cts
+            }
+
+            /// The lowest level among the ciphertexts (0 when empty).
+            pub fn level(&self) -> usize {
+                self.cts.iter().map(Ciphertext::level).min().unwrap_or(0)
+            }
+        }
+    };
+}
+
+vector_accessors!(EncryptedWords);
+vector_accessors!(EncryptedBits);
