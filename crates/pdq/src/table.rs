@@ -144,7 +144,7 @@ impl PlainTable {
             state ^= state << 17;
             state
         };
-        let mut values = vec![Vec::with_capacity(rows); 5];
+        let mut values: Vec<Vec<u64>> = (0..5).map(|_| Vec::with_capacity(rows)).collect();
         for _ in 0..rows {
             values[0].push(next() >> 32);
             values[1].push(next() >> 32);
