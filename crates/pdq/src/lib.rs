@@ -1,6 +1,70 @@
 //! Private database queries: SQL over an encrypted table, exact, on BGV.
 //!
-//! (Design notes: see the crate README section below; filled in with the comparisons.)
+//! A data owner (the **client**, holding the secret key) encrypts a table of unsigned 32-bit
+//! integers once and leaves it with a **server** (evaluation keys and encrypted tables on disk);
+//! then asks SQL questions whose constants and answers the server never sees. `pdq demo` runs
+//! the whole flow in one process.
+//!
+//! # Design choice: exact BGV, not CKKS
+//!
+//! CAT (the GPU framework whose four queries we reproduce) evaluates them in CKKS. Its
+//! aggregates are not exact: a sum over 1,024 rows of 32-bit values reaches 2^42, so every 0/1
+//! mask would need an error below about 2^-43, which CKKS does not reach after a comparison
+//! circuit. pdq therefore uses **BGV**, where every step is exact mod `t = 65537`:
+//!
+//! - **comparisons** by the `compare` crate: each value is a `u32` word in base-2^4 digits
+//!   (a block of `B = 8` slots per row); `<, ≤, >, ≥` take 9 levels, `=, ≠` 8; the 0/1 result
+//!   lands in the lead slot `r·B` of row `r`, every other slot 0 ([`cmp`]);
+//! - **masks**: `AND = m1·m2`, `OR = m1 + m2 − m1·m2`, `NOT = 1 − m` (lead slots only);
+//! - **values in limbs** ([`limbs`]): every column is also encrypted as `⌈32/w⌉` limbs of `w`
+//!   bits in the same lead slots, `w` the largest width such that a column sum over the table
+//!   (`rows·(2^w − 1)`) and a product of two columns (`⌈32/w⌉·(2^w − 1)²`) stay below `t`
+//!   (`w = 6` for 1,024 rows). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
+//!   tracks every limb's integer range and refuses an expression that could wrap
+//!   ([`Error::Overflow`]), so the client's recombination `Σ l_k·2^{w·k}` is exact;
+//! - **aggregates**: `SUM` multiplies the limbs by the mask and sums the rows into slot 0 with
+//!   `⌈log2 rows⌉` rotations; `COUNT` sums the mask; `AVG = SUM / COUNT` is divided by the
+//!   client (SQL's `NULL` for an empty `SUM`/`AVG`);
+//! - **division** `x / y` (CAT's `a / b^2`): one client round trip in the spirit of CAT's
+//!   multiply-inverse protocol. The server sends `y`'s limbs; the client decrypts `y_r`,
+//!   returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with `e_r = 30 + bitlen(|y_r|)`
+//!   (so `2^30 < m_r ≤ 2^31`), keeping `e_r` and the sign; the server computes the
+//!   convolution `x·m` and the client outputs `±(x·m)_r / 2^{e_r}`: relative error ≤ 2^-31
+//!   (the tests hold it to 2^-30 against SQLite), `NULL` where `y_r = 0`. CAT blinds `x` with
+//!   a random `r` so the key holder learns only `r·x`; here the key holder *is* the data owner,
+//!   who learns `y_r` for every row — values of its own table — and no blinding is applied
+//!   (a random multiplier would break the exact limb recombination). The server learns
+//!   nothing of `y`, `m` or the quotient.
+//!
+//! Results are exact integers (`Index()`, per-row expressions, `SUM`, `COUNT`) or reals to
+//! 2^-31 (division) and to `f64` rounding (`AVG`, the exact sum divided by the exact count).
+//!
+//! # What the server learns
+//!
+//! The query's **shape** ([`Query`]): the table, the columns, the operators, the aggregates,
+//! the number of constants, and when a division needs its round trip. Not the constants (the
+//! client encrypts them, replicated over the rows, in the comparison layout), not the mask,
+//! not any result. The table's row count and column names are public.
+//!
+//! # Supported SQL ([`sql`])
+//!
+//! `SELECT` of `Index()` (0-based row numbers), columns and expressions with `+ − * /` and
+//! `^` by a small integer, `SUM`, `AVG`, `COUNT(*)`; `FROM` one table (optional); `WHERE`
+//! with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns, or a column and an
+//! integer constant in `0..=2^32 − 1`. Aggregates and per-row items are not mixed (that would
+//! need `GROUP BY`). `MIN`/`MAX` are refused ([`Error::MinMax`]: they need bootstrapping or
+//! client rounds); negative and decimal values are refused ([`Error::Value`]); every other
+//! construct is refused naming it ([`Error::Unsupported`]). `--explain` prints the [`Plan`]:
+//! levels, comparisons, products, rotations, round trips.
+//!
+//! # Modules
+//!
+//! [`sql`] → [`query`] (the shape) → [`plan`] (checks, limb ranges, depth) → [`engine`]
+//! (server evaluation, generic over the backend) ↔ [`client`] (encryption, the round trip,
+//! decoding); [`local`] runs both in one process, [`server`] and [`protocol`] over TCP;
+//! [`keys`], [`encrypted`] and [`blob`] are the files (magic, version, fingerprint and key id
+//! checked on load, atomic writes); [`table`] the plaintext tables (CSV, the demo table, the
+//! plaintext reference); [`demo`] `pdq demo`; [`presets`] the parameter sets.
 
 pub mod blob;
 pub mod client;

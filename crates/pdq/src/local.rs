@@ -2,14 +2,15 @@
 //! ciphertexts): the demo, the tests and the benchmarks use it.
 
 use crate::client::Reciprocals;
+use crate::cmp::Words;
 use crate::encrypted::EncTable;
-use crate::engine::{Engine, Stage};
+use crate::engine::{Engine, Response, Stage};
 use crate::error::Result;
 use crate::keys::ServerKeys;
 use crate::plan::Plan;
 use crate::sql;
 use crate::{Client, QueryResult};
-use bgv::Evaluator;
+use bgv::{Ciphertext, Evaluator};
 use fhe_math::backend::IntegerBackend;
 use std::time::{Duration, Instant};
 
@@ -41,12 +42,51 @@ pub fn run<B: IntegerBackend>(
     table: &EncTable<B>,
     text: &str,
 ) -> Result<(QueryResult, Plan, Timings)> {
+    run_with(client, server, keys, table, text, false)
+}
+
+/// Serializes and reloads ciphertexts (what crossing the wire costs, without a socket).
+fn through_bytes<B: IntegerBackend>(
+    ctx: &bgv::Context<B>,
+    cts: Vec<Ciphertext<B>>,
+) -> Result<Vec<Ciphertext<B>>> {
+    cts.iter()
+        .map(|c| Ok(Ciphertext::from_bytes(ctx, &c.to_bytes(ctx)?)?))
+        .collect()
+}
+
+/// [`run`]; with `wire`, every message (constants, denominators, reciprocals, answer) is
+/// serialized and reloaded on its way, as over the network (counted in the client's and the
+/// server's times: the "full task" of the benchmarks).
+pub fn run_with<B: IntegerBackend>(
+    client: &Client<B>,
+    server: &Evaluator<B>,
+    keys: &ServerKeys<B>,
+    table: &EncTable<B>,
+    text: &str,
+    wire: bool,
+) -> Result<(QueryResult, Plan, Timings)> {
+    let ctx = server.context();
+    let hop = |cts: Vec<Ciphertext<B>>| -> Result<Vec<Ciphertext<B>>> {
+        if wire {
+            through_bytes(ctx, cts)
+        } else {
+            Ok(cts)
+        }
+    };
     let mut times = Timings::default();
     let t0 = Instant::now();
     let parsed = sql::parse(text, &table.name)?;
     let engine = Engine::new(server, keys, table)?;
     let plan = engine.plan(&parsed.query)?;
-    let constants = client.encrypt_constants(&parsed.constants, table.rows)?;
+    let constants = client
+        .encrypt_constants(&parsed.constants, table.rows)?
+        .into_iter()
+        .map(|w| {
+            let len = w.0.len();
+            Words::from_ciphertexts(ctx, hop(w.0.into_ciphertexts())?, len)
+        })
+        .collect::<Result<Vec<_>>>()?;
     times.encrypt = t0.elapsed();
     let t1 = Instant::now();
     let stage = engine.start(&parsed.query, &constants)?;
@@ -58,7 +98,12 @@ pub fn run<B: IntegerBackend>(
             denominators,
         } => {
             let t2 = Instant::now();
+            let denominators = denominators
+                .into_iter()
+                .map(&hop)
+                .collect::<Result<Vec<_>>>()?;
             let (recips, memory) = client.reciprocals(&plan, &denominators)?;
+            let recips = recips.into_iter().map(&hop).collect::<Result<Vec<_>>>()?;
             times.round_trip = t2.elapsed();
             let t3 = Instant::now();
             let r = engine.finish(pending, recips)?;
@@ -67,6 +112,21 @@ pub fn run<B: IntegerBackend>(
         }
     };
     let t4 = Instant::now();
+    let one = |c: Option<Ciphertext<B>>| -> Result<Option<Ciphertext<B>>> {
+        Ok(match c {
+            Some(c) => hop(vec![c])?.pop(),
+            None => None,
+        })
+    };
+    let response = Response {
+        mask: one(response.mask)?,
+        count: one(response.count)?,
+        items: response
+            .items
+            .into_iter()
+            .map(&hop)
+            .collect::<Result<_>>()?,
+    };
     let result = client.decode(&plan, &response, &memory)?;
     times.decrypt = t4.elapsed();
     Ok((result, plan, times))

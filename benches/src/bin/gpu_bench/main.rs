@@ -26,6 +26,7 @@
 
 mod integer;
 mod ntt_batch;
+mod pdq;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -51,7 +52,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), and batched
-    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`).
+    /// NTTs of small rings as `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), and CAT's
+    /// private database queries as `pdq:<rows>` (e.g. `pdq:1024`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -87,6 +89,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
         (Some("bfv"), rest)
+    } else if let Some(rest) = name.strip_prefix("pdq:") {
+        (Some("pdq"), rest)
     } else {
         (None, name)
     }
@@ -700,6 +704,7 @@ fn run(args: &Args) -> R<()> {
     for p in &presets {
         match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
+            (Some("pdq"), b) => pdq::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -737,6 +742,7 @@ fn run(args: &Args) -> R<()> {
         eprintln!("preset {p} ...");
         let result = match scheme_of(p) {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("pdq"), b) => pdq::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -837,6 +843,7 @@ fn run(args: &Args) -> R<()> {
                     "first_launch_us": row.t.first_launch_us,
                     "reps": row.reps,
                     "floor_us": row.floor_us,
+                    "rows": pdq::rows_of(&r.name),
                 }));
             }
         }
