@@ -212,28 +212,44 @@ impl<B: IntegerBackend> Client<B> {
         }
         let aggregate = plan.items.iter().all(|i| i.item.is_aggregate());
         if aggregate {
-            let count = match &response.count {
-                Some(c) => self.decrypt(c)?[0] as i128,
-                None if plan.query.filter.is_none() => plan.rows as i128,
-                None => return Err(Error::Protocol("the count is missing".into())),
+            // Part k of the packed sums: slot k mod B of ciphertext k / B.
+            let groups = response
+                .sums
+                .iter()
+                .map(|c| self.decrypt(c))
+                .collect::<Result<Vec<_>>>()?;
+            let part = |k: usize| -> Result<u64> {
+                groups
+                    .get(k / self.stride)
+                    .map(|g| g[k % self.stride])
+                    .ok_or_else(|| Error::Protocol(format!("sum part {k} is missing")))
+            };
+            let mut k = 0;
+            let count = if plan.count_needed {
+                k = 1;
+                part(0)? as i128
+            } else {
+                plan.rows as i128
             };
             let mut row = Vec::new();
-            for (ip, cts) in plan.items.iter().zip(&response.items) {
-                let sum = || -> Result<i128> {
-                    let slot0 = cts
-                        .iter()
-                        .map(|c| Ok(self.decrypt(c)?[0]))
+            for ip in &plan.items {
+                let mut sum = || -> Result<i128> {
+                    let limbs = (k..k + ip.ranges.ranges.len())
+                        .map(part)
                         .collect::<Result<Vec<_>>>()?;
-                    if slot0.len() != ip.ranges.ranges.len() {
-                        return Err(Error::Protocol("wrong number of sum limbs".into()));
-                    }
-                    Ok(ip.ranges.recombine(&slot0, t))
+                    k += limbs.len();
+                    Ok(ip.ranges.recombine(&limbs, t))
                 };
                 row.push(match &ip.item {
                     Item::Count => Value::Int(count),
-                    _ if count == 0 => Value::Null,
-                    Item::Sum(_) => Value::Int(sum()?),
-                    Item::Avg(_) => Value::Real(sum()? as f64 / count as f64),
+                    Item::Sum(_) | Item::Avg(_) => {
+                        let s = sum()?;
+                        match (&ip.item, count) {
+                            (_, 0) => Value::Null,
+                            (Item::Sum(_), _) => Value::Int(s),
+                            _ => Value::Real(s as f64 / count as f64),
+                        }
+                    }
                     other => {
                         return Err(Error::Protocol(format!("{other} in an aggregate query")));
                     }

@@ -96,6 +96,9 @@ impl<B: IntegerBackend> EncTable<B> {
             t: ctx.params().t(),
             levels: ctx.params().max_level(),
             compare_depth,
+            block: crate::cmp::layout(ctx.params().n())
+                .map(|l| l.block())
+                .unwrap_or(1),
         }
     }
 

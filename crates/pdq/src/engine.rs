@@ -26,16 +26,17 @@ use fhe_math::backend::IntegerBackend;
 pub struct Response<B: IntegerBackend> {
     /// The 0/1 mask of a per-row query with `WHERE`.
     pub mask: Option<Ciphertext<B>>,
-    /// The count of matching rows (slot 0) of an aggregate query with `WHERE`.
-    pub count: Option<Ciphertext<B>>,
-    /// Per item, its limbs (`Index()`, `COUNT`: none).
+    /// The sums of an aggregate query, packed: part `k` (the count of matching rows first
+    /// when `WHERE` is present, then every `SUM`/`AVG` item's limbs in order) is in slot
+    /// `k mod B` of ciphertext `⌊k / B⌋`.
+    pub sums: Vec<Ciphertext<B>>,
+    /// Per item of a per-row query, its limbs (`Index()`: none).
     pub items: Vec<Vec<Ciphertext<B>>>,
 }
 
 /// The evaluation state kept across the division round trip.
 pub struct Pending<B: IntegerBackend> {
     mask: Option<Ciphertext<B>>,
-    count: Option<Ciphertext<B>>,
     /// Per item: its finished limbs, or a division's numerator limbs.
     items: Vec<PendingItem<B>>,
 }
@@ -57,6 +58,15 @@ pub enum Stage<B: IntegerBackend> {
         /// The denominators' limbs.
         denominators: Vec<Vec<Ciphertext<B>>>,
     },
+}
+
+/// Products nested in an expression (its multiplicative depth).
+fn mul_depth(e: &Expr) -> usize {
+    match e {
+        Expr::Column(_) => 0,
+        Expr::Add(a, b) | Expr::Sub(a, b) => mul_depth(a).max(mul_depth(b)),
+        Expr::Mul(a, b) => 1 + mul_depth(a).max(mul_depth(b)),
+    }
 }
 
 /// Evaluates queries on one table.
@@ -122,43 +132,44 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             Some(p) => Some(self.single(self.predicate(p, constants)?)?),
             None => None,
         };
-        let aggregate = query.items.iter().any(Item::is_aggregate);
-        let count = match (&mask, plan.count_needed) {
-            (Some(m), true) => Some(self.sum_rows(m)?),
-            _ => None,
-        };
+        if query.items.iter().all(Item::is_aggregate) {
+            let mut parts = Vec::new();
+            if let (Some(m), true) = (&mask, plan.count_needed) {
+                parts.push(m.duplicate(self.eval.context().backend())?);
+            }
+            for item in &query.items {
+                if let Item::Sum(e) | Item::Avg(e) = item {
+                    let limbs = self.expr(e, mul_depth(e) + 2)?;
+                    match &mask {
+                        Some(m) => {
+                            for l in &limbs {
+                                parts.push(self.eval.mul_relin(l, m, self.keys.rlk())?);
+                            }
+                        }
+                        None => parts.extend(limbs),
+                    }
+                }
+            }
+            return Ok(Stage::Done(Response {
+                mask: None,
+                sums: self.packed_sums(parts)?,
+                items: query.items.iter().map(|_| Vec::new()).collect(),
+            }));
+        }
         let mut items = Vec::new();
         let mut denominators = Vec::new();
         for item in &query.items {
             items.push(match item {
-                Item::Index | Item::Count => PendingItem::Ready(Vec::new()),
-                Item::Row(e) => PendingItem::Ready(self.expr(e)?),
+                Item::Row(e) => PendingItem::Ready(self.expr(e, mul_depth(e) + 1)?),
                 Item::Div(n, d) => {
-                    denominators.push(self.finish_limbs(self.expr(d)?)?);
-                    PendingItem::Numerator(self.expr(n)?)
+                    let den = self.expr(d, mul_depth(d) + 1)?;
+                    denominators.push(self.finish_limbs(den)?);
+                    PendingItem::Numerator(self.expr(n, mul_depth(n) + 2)?)
                 }
-                Item::Sum(e) | Item::Avg(e) => {
-                    let mut limbs = self.expr(e)?;
-                    if let Some(m) = &mask {
-                        limbs = limbs
-                            .iter()
-                            .map(|l| Ok(self.eval.mul_relin(l, m, self.keys.rlk())?))
-                            .collect::<Result<_>>()?;
-                    }
-                    PendingItem::Ready(
-                        limbs
-                            .iter()
-                            .map(|l| self.sum_rows(l))
-                            .collect::<Result<_>>()?,
-                    )
-                }
+                _ => PendingItem::Ready(Vec::new()),
             });
         }
-        let pending = Pending {
-            mask: if aggregate { None } else { mask },
-            count,
-            items,
-        };
+        let pending = Pending { mask, items };
         if denominators.is_empty() {
             Ok(Stage::Done(self.finish(pending, Vec::new())?))
         } else {
@@ -209,7 +220,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         };
         Ok(Response {
             mask: low(pending.mask)?,
-            count: low(pending.count)?,
+            sums: Vec::new(),
             items,
         })
     }
@@ -243,7 +254,9 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
     }
 
     /// The 0/1 mask of a predicate (lead slots; `AND`, `OR`, `NOT` by the comparator, which
-    /// keeps every other slot 0).
+    /// keeps every other slot 0). The words stay at the top level: the comparison circuit's
+    /// noise needs the headroom of fresh inputs (a switched-down input fails the noise bound
+    /// at `N = 2^15`).
     fn predicate(&self, p: &Predicate, constants: &[Words<B>]) -> Result<EncryptedBits<B>> {
         let c = &self.keys.cmp;
         Ok(match p {
@@ -265,8 +278,9 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         })
     }
 
-    /// An expression's limbs.
-    fn expr(&self, e: &Expr) -> Result<Vec<Ciphertext<B>>> {
+    /// An expression's limbs, the columns' limbs first switched down to `level` (the
+    /// products below and after the expression, plus a margin).
+    fn expr(&self, e: &Expr, level: usize) -> Result<Vec<Ciphertext<B>>> {
         let ev = self.eval;
         let be = ev.context().backend();
         match e {
@@ -275,10 +289,10 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 .column(c)?
                 .limbs
                 .iter()
-                .map(|l| Ok(l.duplicate(be)?))
+                .map(|l| Ok(ev.mod_switch_to(l, level.min(l.level()))?))
                 .collect(),
             Expr::Add(a, b) | Expr::Sub(a, b) => {
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
                 let n = a.len().max(b.len());
                 (0..n)
                     .map(|k| {
@@ -293,7 +307,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                     })
                     .collect()
             }
-            Expr::Mul(a, b) => self.convolve(&self.expr(a)?, &self.expr(b)?),
+            Expr::Mul(a, b) => self.convolve(&self.expr(a, level)?, &self.expr(b, level)?),
         }
     }
 
@@ -315,6 +329,25 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             out.push(if r.level() > 0 { ev.mod_switch(&r)? } else { r });
         }
         Ok(out)
+    }
+
+    /// The parts (values in the lead slots) packed `B` to a ciphertext, part `j` of a group
+    /// rotated right by `j` slots (into its block's slot `j`), then summed over the rows: one
+    /// slot sum per `B` parts.
+    fn packed_sums(&self, parts: Vec<Ciphertext<B>>) -> Result<Vec<Ciphertext<B>>> {
+        let ev = self.eval;
+        parts
+            .chunks(self.keys.stride())
+            .map(|group| {
+                let mut acc = ev.mod_switch_to(&group[0], 0)?;
+                for (j, p) in group.iter().enumerate().skip(1) {
+                    let p = ev.mod_switch_to(p, 0)?;
+                    let r = ev.rotate_rows(&p, -(j as i64), self.keys.galois())?;
+                    acc = ev.add(&acc, &r)?;
+                }
+                self.sum_rows(&acc)
+            })
+            .collect()
     }
 
     /// Slot 0 ← the sum of the rows' lead slots (`⌈log2 rows⌉` rotations by multiples of the

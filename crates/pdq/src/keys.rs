@@ -149,7 +149,10 @@ pub fn generate<B: IntegerBackend>(
     let rlk = kg.relin_key(&sk)?;
     let eval = Evaluator::new(ctx);
     let layout = cmp::layout(n)?;
-    let mut elements = eval.galois_elements(&sum_steps(max_rows, layout.block()), false)?;
+    // The slot sums, and the shifts by 1..B−1 slots right that pack sums into a block.
+    let mut steps = sum_steps(max_rows, layout.block());
+    steps.extend((1..layout.block() as i64).map(|j| -j));
+    let mut elements = eval.galois_elements(&steps, false)?;
     elements.extend(CompareKeys::<B>::galois_elements(ctx, &layout, false)?);
     elements.sort_unstable();
     elements.dedup();

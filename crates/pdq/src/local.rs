@@ -120,7 +120,7 @@ pub fn run_with<B: IntegerBackend>(
     };
     let response = Response {
         mask: one(response.mask)?,
-        count: one(response.count)?,
+        sums: hop(response.sums)?,
         items: response
             .items
             .into_iter()

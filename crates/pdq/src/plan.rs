@@ -22,6 +22,8 @@ pub struct TableShape {
     pub levels: usize,
     /// Levels one comparison consumes.
     pub compare_depth: usize,
+    /// Slots per row (the comparison block `B`; sums are packed `B` to a ciphertext).
+    pub block: usize,
 }
 
 /// How one `SELECT` item is computed and decoded.
@@ -166,6 +168,7 @@ impl Plan {
         count.check(shape.t, &"COUNT(*)")?;
         let mut items = Vec::new();
         let mut rotations = 0;
+        let mut sum_parts = 0;
         let mut round_trips = 0;
         for item in &query.items {
             let plan = match item {
@@ -218,7 +221,7 @@ impl Plan {
                     let s = r.summed(shape.rows);
                     s.check(shape.t, &format!("SUM({e}) over {} rows", shape.rows))?;
                     let outputs = s.ranges.len();
-                    rotations += outputs * shape.sum_rotations();
+                    sum_parts += outputs;
                     ItemPlan {
                         item: item.clone(),
                         ranges: s,
@@ -242,8 +245,11 @@ impl Plan {
         // An aggregate query with a WHERE returns the matching rows' count once (COUNT, AVG's
         // divisor, and SQL's NULL for a SUM over no rows).
         let count_needed = masked && aggregates > 0;
-        if count_needed {
-            rotations += shape.sum_rotations();
+        sum_parts += usize::from(count_needed);
+        if sum_parts > 0 {
+            // Shifts into the block, then one slot sum per block of parts.
+            let groups = sum_parts.div_ceil(shape.block.max(1));
+            rotations += sum_parts - groups + groups * shape.sum_rotations();
         }
         let depth = items
             .iter()
@@ -305,7 +311,8 @@ impl fmt::Display for Plan {
                     i.ranges.ranges.len()
                 ),
                 Item::Sum(_) | Item::Avg(_) => format!(
-                    "{} limbs masked and summed over the rows by rotations{}",
+                    "{} limbs (masked when filtered), packed into blocks and summed over the \
+                     rows by rotations{}",
                     i.ranges.ranges.len(),
                     if matches!(i.item, Item::Avg(_)) {
                         "; the client divides by COUNT"

@@ -70,8 +70,8 @@ pub enum Reply {
     Answer {
         /// The mask of a per-row query.
         mask: Option<Vec<u8>>,
-        /// The count of an aggregate query.
-        count: Option<Vec<u8>>,
+        /// The packed sums of an aggregate query.
+        sums: Blobs,
         /// Per item, its limbs.
         items: Vec<Blobs>,
     },

@@ -258,7 +258,7 @@ impl<B: IntegerBackend> Server<B> {
         };
         Ok(Reply::Answer {
             mask: one(&r.mask)?,
-            count: one(&r.count)?,
+            sums: blobs(self.ctx(), &r.sums)?,
             items: r
                 .items
                 .iter()
@@ -320,6 +320,7 @@ pub mod remote {
                     t: ctx.params().t(),
                     levels: ctx.params().max_level(),
                     compare_depth,
+                    block: crate::cmp::layout(ctx.params().n())?.block(),
                 })
             }
             other => Err(Error::Protocol(format!("unexpected reply {other:?}"))),
@@ -374,7 +375,7 @@ pub mod remote {
             let limbs = limbs.iter().map(|l| blobs(ctx, l)).collect::<Result<_>>()?;
             reply = call(stream, &Request::Reciprocals { limbs })?;
         }
-        let Reply::Answer { mask, count, items } = reply else {
+        let Reply::Answer { mask, sums, items } = reply else {
             return Err(Error::Protocol(format!("unexpected reply {reply:?}")));
         };
         let one = |b: Option<Vec<u8>>| -> Result<Option<Ciphertext<B>>> {
@@ -382,7 +383,7 @@ pub mod remote {
         };
         let response = Response {
             mask: one(mask)?,
-            count: one(count)?,
+            sums: from_blobs(ctx, &sums)?,
             items: items
                 .iter()
                 .map(|i| from_blobs(ctx, i))
