@@ -4,8 +4,13 @@
 //!   `m1 + m2 − m1·m2`, `NOT` = `1 − m`;
 //! - expressions in limbs ([`crate::limbs`]): `+`/`−` limb by limb, `·` a convolution whose
 //!   terms are summed as 3-component tensors and relinearized once per output limb;
-//! - `SUM`: mask × limbs, then the rows summed into slot 0 by `⌈log2 rows⌉` rotations and
-//!   additions; `COUNT` the same on the mask;
+//! - aggregates: the count (the mask itself) and every `SUM`/`AVG` limb times the mask are
+//!   *parts*, packed `B` to a ciphertext (part `j` shifted into slot `j` of each row's block),
+//!   then each packed ciphertext's rows summed by `⌈log2 rows⌉` rotations by multiples of `B`
+//!   (Q2: 7 parts, 6 shifts + 10 rotations);
+//! - column limbs are switched down to the level their products need before multiplying, so
+//!   the products work on few primes (the comparison words stay at the top level: the
+//!   circuit's noise needs fresh inputs);
 //! - `x / y`: the denominator's limbs go to the client ([`Stage::NeedReciprocals`]), which
 //!   answers with the limbs of `m = round(2^e/|y|)`; the result is the convolution `x·m`.
 //!

@@ -22,9 +22,10 @@
 //!   (`w = 6` for 1,024 rows). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
 //!   tracks every limb's integer range and refuses an expression that could wrap
 //!   ([`Error::Overflow`]), so the client's recombination `Σ l_k·2^{w·k}` is exact;
-//! - **aggregates**: `SUM` multiplies the limbs by the mask and sums the rows into slot 0 with
-//!   `⌈log2 rows⌉` rotations; `COUNT` sums the mask; `AVG = SUM / COUNT` is divided by the
-//!   client (SQL's `NULL` for an empty `SUM`/`AVG`);
+//! - **aggregates**: `SUM` multiplies the limbs by the mask, `COUNT` takes the mask; these
+//!   parts are packed `B` to a ciphertext (one per slot of a row's block) and summed over the
+//!   rows with `⌈log2 rows⌉` rotations; `AVG = SUM / COUNT` is divided by the client (SQL's
+//!   `NULL` for an empty `SUM`/`AVG`);
 //! - **division** `x / y` (CAT's `a / b^2`): one client round trip in the spirit of CAT's
 //!   multiply-inverse protocol. The server sends `y`'s limbs; the client decrypts `y_r`,
 //!   returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with `e_r = 30 + bitlen(|y_r|)`
