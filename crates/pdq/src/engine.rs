@@ -312,6 +312,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                     })
                     .collect()
             }
+            Expr::Mul(a, b) if a == b => self.square(&self.expr(a, level)?),
             Expr::Mul(a, b) => self.convolve(&self.expr(a, level)?, &self.expr(b, level)?),
         }
     }
@@ -353,6 +354,39 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 self.sum_rows(&acc)
             })
             .collect()
+    }
+
+    /// `(a²)_k = a_{k/2}² + 2·Σ_{i<j, i+j=k} a_i·a_j`: `n(n+1)/2` tensors instead of `n²`.
+    fn square(&self, a: &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>> {
+        let ev = self.eval;
+        let n = a.len();
+        let mut out = Vec::with_capacity(2 * n - 1);
+        for k in 0..2 * n - 1 {
+            let mut cross: Option<Ciphertext<B>> = None;
+            for i in k.saturating_sub(n - 1)..=k / 2 {
+                let j = k - i;
+                if i == j {
+                    continue;
+                }
+                let p = ev.mul(&a[i], &a[j])?;
+                cross = Some(match cross {
+                    None => p,
+                    Some(s) => ev.add(&s, &p)?,
+                });
+            }
+            let mut acc = cross.map(|c| ev.add(&c, &c)).transpose()?;
+            if k % 2 == 0 {
+                let d = ev.mul(&a[k / 2], &a[k / 2])?;
+                acc = Some(match acc {
+                    None => d,
+                    Some(s) => ev.add(&s, &d)?,
+                });
+            }
+            let t = acc.expect("every output limb has a term");
+            let r = ev.relinearize(t, self.keys.rlk())?;
+            out.push(if r.level() > 0 { ev.mod_switch(&r)? } else { r });
+        }
+        Ok(out)
     }
 
     /// Slot 0 ← the sum of the rows' lead slots (`⌈log2 rows⌉` rotations by multiples of the

@@ -103,6 +103,10 @@ fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize)>
             let (r, d, p) = match e {
                 Expr::Add(..) => (ra.add(&rb), da.max(db), 0),
                 Expr::Sub(..) => (ra.sub(&rb), da.max(db), 0),
+                Expr::Mul(x, y) if x == y => {
+                    let n = ra.ranges.len();
+                    (ra.mul(&rb), da + 1, n * (n + 1) / 2)
+                }
                 _ => (
                     ra.mul(&rb),
                     da.max(db) + 1,
