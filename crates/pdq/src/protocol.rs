@@ -82,6 +82,18 @@ pub enum Reply {
     },
 }
 
+impl Reply {
+    /// The variant's name (for error messages; the payload can be large).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reply::Shape { .. } => "Shape",
+            Reply::NeedReciprocals { .. } => "NeedReciprocals",
+            Reply::Answer { .. } => "Answer",
+            Reply::Error { .. } => "Error",
+        }
+    }
+}
+
 /// Writes one frame.
 pub fn write_frame<T: Serialize>(w: &mut impl Write, value: &T) -> Result<()> {
     let bytes = blob::encode("frame", FRAME_MAGIC, value)?;

@@ -323,7 +323,7 @@ pub mod remote {
                     block: crate::cmp::layout(ctx.params().n())?.block(),
                 })
             }
-            other => Err(Error::Protocol(format!("unexpected reply {other:?}"))),
+            other => Err(Error::Protocol(format!("unexpected reply {}", other.name()))),
         }
     }
 
@@ -376,7 +376,7 @@ pub mod remote {
             reply = call(stream, &Request::Reciprocals { limbs })?;
         }
         let Reply::Answer { mask, sums, items } = reply else {
-            return Err(Error::Protocol(format!("unexpected reply {reply:?}")));
+            return Err(Error::Protocol(format!("unexpected reply {}", reply.name())));
         };
         let one = |b: Option<Vec<u8>>| -> Result<Option<Ciphertext<B>>> {
             b.map(|b| Ok(Ciphertext::from_bytes(ctx, &b)?)).transpose()
