@@ -21,6 +21,10 @@ use crate::{QueryResult, Value};
 use bgv::{Ciphertext, Context, Decryptor, Evaluator};
 use fhe_math::backend::IntegerBackend;
 
+/// The level limbs are encrypted at: a limb takes part in at most a square and one more
+/// product, or a mask product (switched down to the lowest), plus margin.
+pub const LIMB_LEVEL: usize = 4;
+
 /// The client's memory of one division round trip: per division item and row, the exponent
 /// `e_r` and whether `y_r < 0` (`None` where `y_r = 0`).
 #[derive(Debug, Clone, Default)]
@@ -53,28 +57,41 @@ impl<B: IntegerBackend> Client<B> {
         self.eval.context()
     }
 
-    /// The slot of row `r`: the lead slot of its comparison block.
-    pub fn slot_of(&self, r: usize) -> usize {
-        r * self.stride
+    /// Rows per ciphertext (a chunk): `N / B`.
+    fn per_chunk(&self) -> usize {
+        self.eval.encoder().slot_count() / self.stride
     }
 
-    /// Encrypts `values` with value `r` in the lead slot of row `r` (zeros elsewhere), at the
-    /// top level.
-    pub fn encrypt_slots(&self, values: &[u64]) -> Result<Ciphertext<B>> {
+    /// `(chunk, slot)` of row `r`: the lead slot of its comparison block.
+    pub fn slot_of(&self, r: usize) -> (usize, usize) {
+        let per = self.per_chunk();
+        (r / per, (r % per) * self.stride)
+    }
+
+    /// Encrypts up to `N/B` values, value `r` in the lead slot of block `r` (zeros
+    /// elsewhere), at `level`.
+    pub fn encrypt_slots(&self, values: &[u64], level: usize) -> Result<Ciphertext<B>> {
         let ctx = self.context();
         let enc = self.eval.encoder();
         let slots = cmp::layout(ctx.params().n())?.encode_leads(values)?;
-        let pt = enc.encode(&slots, ctx.params().max_level())?;
+        let pt = enc.encode(&slots, level.min(ctx.params().max_level()))?;
         Ok(ctx.encrypt_sk(&self.key.sk, &pt)?)
     }
 
-    /// The limbs of `values` (each below 2^32), encrypted.
-    pub fn encrypt_limbs(&self, values: &[u64], bits: u32) -> Result<Vec<Ciphertext<B>>> {
+    /// The limbs of `values` (each below 2^32), encrypted per chunk (`[chunk][limb]`) at
+    /// [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
+    pub fn encrypt_limbs(&self, values: &[u64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
         let n = limbs::VALUE_BITS.div_ceil(bits) as usize;
-        (0..n)
-            .map(|k| {
-                let limb: Vec<u64> = values.iter().map(|&v| limbs::split(v, bits)[k]).collect();
-                self.encrypt_slots(&limb)
+        values
+            .chunks(self.per_chunk())
+            .map(|chunk| {
+                (0..n)
+                    .map(|k| {
+                        let limb: Vec<u64> =
+                            chunk.iter().map(|&v| limbs::split(v, bits)[k]).collect();
+                        self.encrypt_slots(&limb, LIMB_LEVEL)
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -123,18 +140,19 @@ impl<B: IntegerBackend> Client<B> {
         Ok(Decryptor::new(self.context(), &self.key.sk).decrypt(c)?)
     }
 
-    /// Per row, the integers whose limbs are `cts` with these ranges.
+    /// Per row, the integers whose limbs are `cts` (chunk-major) with these ranges.
     fn decrypt_rows(
         &self,
         cts: &[Ciphertext<B>],
         ranges: &LimbRanges,
         rows: usize,
     ) -> Result<Vec<i128>> {
-        if cts.len() != ranges.ranges.len() {
+        let n = ranges.ranges.len();
+        let chunks = rows.div_ceil(self.per_chunk());
+        if cts.len() != n * chunks {
             return Err(Error::Protocol(format!(
-                "{} limbs received, {} expected",
-                cts.len(),
-                ranges.ranges.len()
+                "{} limb ciphertexts received, {n} limbs × {chunks} chunks expected",
+                cts.len()
             )));
         }
         let t = self.context().params().t();
@@ -144,7 +162,8 @@ impl<B: IntegerBackend> Client<B> {
             .collect::<Result<Vec<_>>>()?;
         Ok((0..rows)
             .map(|r| {
-                let res: Vec<u64> = slots.iter().map(|s| s[self.slot_of(r)]).collect();
+                let (c, slot) = self.slot_of(r);
+                let res: Vec<u64> = slots[c * n..(c + 1) * n].iter().map(|s| s[slot]).collect();
                 ranges.recombine(&res, t)
             })
             .collect())
@@ -188,7 +207,12 @@ impl<B: IntegerBackend> Client<B> {
                 ms.push(m as u64);
                 keep.push(Some((e, y < 0)));
             }
-            out.push(self.encrypt_limbs(&ms, bits)?);
+            out.push(
+                self.encrypt_limbs(&ms, bits)?
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            );
             memory.push(keep);
         }
         Ok((out, Reciprocals(memory)))
@@ -260,14 +284,27 @@ impl<B: IntegerBackend> Client<B> {
                 rows: vec![row],
             });
         }
-        let selected: Vec<usize> = match &response.mask {
-            Some(m) => {
-                let bits = self.decrypt(m)?;
-                (0..plan.rows)
-                    .filter(|&r| bits[self.slot_of(r)] == 1)
-                    .collect()
+        let selected: Vec<usize> = if plan.query.filter.is_some() {
+            let chunks = plan.rows.div_ceil(self.per_chunk());
+            if response.mask.len() != chunks {
+                return Err(Error::Protocol(format!(
+                    "a mask of {} ciphertexts, {chunks} expected",
+                    response.mask.len()
+                )));
             }
-            None => (0..plan.rows).collect(),
+            let bits = response
+                .mask
+                .iter()
+                .map(|m| self.decrypt(m))
+                .collect::<Result<Vec<_>>>()?;
+            (0..plan.rows)
+                .filter(|&r| {
+                    let (c, slot) = self.slot_of(r);
+                    bits[c][slot] == 1
+                })
+                .collect()
+        } else {
+            (0..plan.rows).collect()
         };
         let mut divs = reciprocals.0.iter();
         let mut per_item: Vec<Vec<Value>> = Vec::new();

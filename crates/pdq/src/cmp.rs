@@ -1,7 +1,8 @@
 //! The comparisons, by the `compare` crate: 32-bit unsigned words in base-`2^4` digits
 //! (block `B = 8` slots per word; LT 9 levels, 16 products + 5 rotations per ciphertext;
 //! EQ 8 levels), results 0/1 in the lead slot `r·B` of row `r`, every other slot 0. The limbs
-//! of pdq's columns sit in the same lead slots, so a mask multiplies them directly.
+//! of pdq's columns sit in the same lead slots, so a mask multiplies them directly; a table
+//! of more than `N/B` rows spans several ciphertexts (chunks), row `r` in chunk `r / (N/B)`.
 
 use crate::error::{Error, Result};
 use crate::query::CmpOp;
@@ -21,10 +22,15 @@ pub fn layout(n: usize) -> Result<DigitLayout> {
     Ok(DigitLayout::new(WORD, DIGIT_BITS, n)?)
 }
 
-/// Most rows of a table at ring degree `n`: the lead slots of one row of the slot matrix
-/// (`N / (2B)`), so the slot sums stay inside it.
-pub fn max_rows(n: usize) -> Result<usize> {
-    Ok(n / 2 / layout(n)?.block())
+/// Rows per ciphertext (a table's chunk) at ring degree `n`: `N / B`, the blocks of both rows
+/// of the slot matrix.
+pub fn rows_per_chunk(n: usize) -> Result<usize> {
+    Ok(layout(n)?.words_per_ciphertext())
+}
+
+/// Most rows of a table: a column sum of 1-bit limbs must stay below `t`.
+pub fn max_rows(t: u64) -> usize {
+    (t - 1) as usize
 }
 
 /// The predicate of an operator.

@@ -24,8 +24,8 @@ pub struct EncColumn<B: IntegerBackend> {
     pub name: String,
     /// The values as comparison words.
     pub words: Words<B>,
-    /// The values' limbs, least significant first.
-    pub limbs: Vec<Ciphertext<B>>,
+    /// The values' limbs per chunk (`[chunk][limb]`, least significant limb first).
+    pub limbs: Vec<Vec<Ciphertext<B>>>,
 }
 
 /// An encrypted table.
@@ -59,8 +59,11 @@ struct TableFile {
     columns: Vec<ColumnFile>,
 }
 
-fn ct_bytes<B: IntegerBackend>(ctx: &Context<B>, cts: &[Ciphertext<B>]) -> Result<Vec<Vec<u8>>> {
-    cts.iter().map(|c| Ok(c.to_bytes(ctx)?)).collect()
+fn ct_bytes<'c, B: IntegerBackend + 'c>(
+    ctx: &Context<B>,
+    cts: impl IntoIterator<Item = &'c Ciphertext<B>>,
+) -> Result<Vec<Vec<u8>>> {
+    cts.into_iter().map(|c| Ok(c.to_bytes(ctx)?)).collect()
 }
 
 fn ct_load<B: IntegerBackend>(ctx: &Context<B>, bytes: &[Vec<u8>]) -> Result<Vec<Ciphertext<B>>> {
@@ -71,6 +74,12 @@ fn ct_load<B: IntegerBackend>(ctx: &Context<B>, bytes: &[Vec<u8>]) -> Result<Vec
 }
 
 impl<B: IntegerBackend> EncTable<B> {
+    /// Ciphertexts per column (`⌈rows / (N/B)⌉`).
+    pub fn chunks(&self) -> usize {
+        let n = self.columns.first().map_or(1, |c| c.limbs.len());
+        n.max(1)
+    }
+
     /// The column named `name`.
     pub fn column(&self, name: &str) -> Result<&EncColumn<B>> {
         self.columns
@@ -117,7 +126,7 @@ impl<B: IntegerBackend> EncTable<B> {
                     Ok(ColumnFile {
                         name: c.name.clone(),
                         words: ct_bytes(ctx, c.words.ciphertexts())?,
-                        limbs: ct_bytes(ctx, &c.limbs)?,
+                        limbs: ct_bytes(ctx, c.limbs.iter().flatten())?,
                     })
                 })
                 .collect::<Result<_>>()?,
@@ -147,7 +156,7 @@ impl<B: IntegerBackend> EncTable<B> {
                 f.name, f.key_id
             )));
         }
-        let limit = crate::cmp::max_rows(ctx.params().n())?;
+        let limit = crate::cmp::max_rows(ctx.params().t());
         if f.rows == 0 || f.rows > limit {
             return Err(bad(format!("{} rows (1..={limit})", f.rows)));
         }
@@ -162,13 +171,17 @@ impl<B: IntegerBackend> EncTable<B> {
             )));
         }
         let n_limbs = crate::limbs::VALUE_BITS.div_ceil(f.limb_bits) as usize;
+        let chunks = f
+            .rows
+            .div_ceil(crate::cmp::rows_per_chunk(ctx.params().n())?);
         let columns = f
             .columns
             .iter()
             .map(|c| {
-                if c.limbs.len() != n_limbs {
+                if c.limbs.len() != n_limbs * chunks {
                     return Err(bad(format!(
-                        "column `{}` has {} limbs, expected {n_limbs}",
+                        "column `{}` has {} limb ciphertexts, expected {n_limbs} limbs × \
+                         {chunks} chunks",
                         c.name,
                         c.limbs.len()
                     )));
@@ -176,7 +189,7 @@ impl<B: IntegerBackend> EncTable<B> {
                 Ok(EncColumn {
                     name: c.name.clone(),
                     words: Words::from_ciphertexts(ctx, ct_load(ctx, &c.words)?, f.rows)?,
-                    limbs: ct_load(ctx, &c.limbs)?,
+                    limbs: crate::engine::unflatten(ct_load(ctx, &c.limbs)?, chunks)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;

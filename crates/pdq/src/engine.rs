@@ -14,6 +14,10 @@
 //! - `x / y`: the denominator's limbs go to the client ([`Stage::NeedReciprocals`]), which
 //!   answers with the limbs of `m = round(2^e/|y|)`; the result is the convolution `x·m`.
 //!
+//! A table of more rows than a ciphertext holds (`N/B` rows, in the comparison layout) is cut
+//! into **chunks** of `N/B` rows: every per-row value is a list over chunks of limb lists
+//! (`[chunk][limb]`, flattened chunk-major on the wire); the sums add the chunks first.
+//!
 //! Results leave at level 0 (smallest on the wire).
 
 use crate::cmp::{self, Words};
@@ -29,26 +33,50 @@ use fhe_math::backend::IntegerBackend;
 
 /// The server's answer: everything the client decrypts.
 pub struct Response<B: IntegerBackend> {
-    /// The 0/1 mask of a per-row query with `WHERE`.
-    pub mask: Option<Ciphertext<B>>,
+    /// The 0/1 mask of a per-row query with `WHERE`, one ciphertext per chunk (empty
+    /// without `WHERE`).
+    pub mask: Vec<Ciphertext<B>>,
     /// The sums of an aggregate query, packed: part `k` (the count of matching rows first
     /// when `WHERE` is present, then every `SUM`/`AVG` item's limbs in order) is in slot
     /// `k mod B` of ciphertext `⌊k / B⌋`.
     pub sums: Vec<Ciphertext<B>>,
-    /// Per item of a per-row query, its limbs (`Index()`: none).
+    /// Per item of a per-row query, its limbs, chunk-major (`Index()`: none).
     pub items: Vec<Vec<Ciphertext<B>>>,
+}
+
+/// Per chunk, a value's limbs.
+pub type Chunks<B> = Vec<Vec<Ciphertext<B>>>;
+
+/// `[chunk][limb]` flattened chunk-major.
+pub fn flatten<B: IntegerBackend>(c: Chunks<B>) -> Vec<Ciphertext<B>> {
+    c.into_iter().flatten().collect()
+}
+
+/// A chunk-major list cut into `chunks` limb lists (an error when it does not divide).
+pub fn unflatten<B: IntegerBackend>(v: Vec<Ciphertext<B>>, chunks: usize) -> Result<Chunks<B>> {
+    if chunks == 0 || v.len() % chunks != 0 {
+        return Err(Error::Protocol(format!(
+            "{} ciphertexts do not split into {chunks} chunks",
+            v.len()
+        )));
+    }
+    let per = v.len() / chunks;
+    let mut it = v.into_iter();
+    Ok((0..chunks)
+        .map(|_| it.by_ref().take(per).collect())
+        .collect())
 }
 
 /// The evaluation state kept across the division round trip.
 pub struct Pending<B: IntegerBackend> {
-    mask: Option<Ciphertext<B>>,
+    mask: Vec<Ciphertext<B>>,
     /// Per item: its finished limbs, or a division's numerator limbs.
     items: Vec<PendingItem<B>>,
 }
 
 enum PendingItem<B: IntegerBackend> {
-    Ready(Vec<Ciphertext<B>>),
-    Numerator(Vec<Ciphertext<B>>),
+    Ready(Chunks<B>),
+    Numerator(Chunks<B>),
 }
 
 /// Where a query stands after [`Engine::start`].
@@ -60,7 +88,7 @@ pub enum Stage<B: IntegerBackend> {
     NeedReciprocals {
         /// What the server keeps meanwhile.
         pending: Pending<B>,
-        /// The denominators' limbs.
+        /// The denominators' limbs (per division, chunk-major).
         denominators: Vec<Vec<Ciphertext<B>>>,
     },
 }
@@ -92,13 +120,6 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             return Err(Error::KeyMismatch(format!(
                 "table `{}` belongs to key {}, the evaluation keys are key {}",
                 table.name, table.key_id, keys.id
-            )));
-        }
-        let limit = cmp::max_rows(eval.context().params().n())?;
-        if table.rows > limit {
-            return Err(Error::Table(format!(
-                "table `{}` has {} rows; at most {limit} fit one ciphertext",
-                table.name, table.rows
             )));
         }
         if table.rows > keys.max_rows {
@@ -134,29 +155,47 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             )));
         }
         let mask = match &query.filter {
-            Some(p) => Some(self.single(self.predicate(p, constants)?)?),
-            None => None,
+            Some(p) => self.predicate(p, constants)?.into_ciphertexts(),
+            None => Vec::new(),
         };
         if query.items.iter().all(Item::is_aggregate) {
-            let mut parts = Vec::new();
-            if let (Some(m), true) = (&mask, plan.count_needed) {
-                parts.push(m.duplicate(self.eval.context().backend())?);
+            // Per chunk the parts, then the chunks added part by part.
+            let chunks = self.table.chunks();
+            let mut per_chunk: Chunks<B> = (0..chunks).map(|_| Vec::new()).collect();
+            if plan.count_needed {
+                for (parts, m) in per_chunk.iter_mut().zip(&mask) {
+                    parts.push(m.duplicate(self.eval.context().backend())?);
+                }
             }
             for item in &query.items {
                 if let Item::Sum(e) | Item::Avg(e) = item {
                     let limbs = self.expr(e, mul_depth(e) + 2)?;
-                    match &mask {
-                        Some(m) => {
-                            for l in &limbs {
-                                parts.push(self.eval.mul_relin(l, m, self.keys.rlk())?);
+                    for (c, (parts, ls)) in per_chunk.iter_mut().zip(limbs).enumerate() {
+                        match mask.get(c) {
+                            Some(m) => {
+                                for l in &ls {
+                                    parts.push(self.eval.mul_relin(l, m, self.keys.rlk())?);
+                                }
                             }
+                            None => parts.extend(ls),
                         }
-                        None => parts.extend(limbs),
                     }
                 }
             }
+            let mut chunks_it = per_chunk.into_iter();
+            let mut parts: Vec<Ciphertext<B>> = chunks_it
+                .next()
+                .expect("a table has a chunk")
+                .iter()
+                .map(|p| Ok(self.eval.mod_switch_to(p, 0)?))
+                .collect::<Result<_>>()?;
+            for more in chunks_it {
+                for (acc, p) in parts.iter_mut().zip(&more) {
+                    *acc = self.eval.add(acc, &self.eval.mod_switch_to(p, 0)?)?;
+                }
+            }
             return Ok(Stage::Done(Response {
-                mask: None,
+                mask: Vec::new(),
                 sums: self.packed_sums(parts)?,
                 items: query.items.iter().map(|_| Vec::new()).collect(),
             }));
@@ -168,7 +207,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 Item::Row(e) => PendingItem::Ready(self.expr(e, mul_depth(e) + 1)?),
                 Item::Div(n, d) => {
                     let den = self.expr(d, mul_depth(d) + 1)?;
-                    denominators.push(self.finish_limbs(den)?);
+                    denominators.push(flatten(self.finish_limbs(den)?));
                     PendingItem::Numerator(self.expr(n, mul_depth(n) + 2)?)
                 }
                 _ => PendingItem::Ready(Vec::new()),
@@ -202,38 +241,54 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 reciprocals.len()
             )));
         }
-        let expected = crate::limbs::VALUE_BITS.div_ceil(self.table.limb_bits) as usize;
+        let limbs = crate::limbs::VALUE_BITS.div_ceil(self.table.limb_bits) as usize;
+        let chunks = self.table.chunks();
         let mut recips = reciprocals.into_iter();
         let mut items = Vec::new();
         for item in pending.items {
-            items.push(match item {
+            items.push(flatten(match item {
                 PendingItem::Ready(limbs) => self.finish_limbs(limbs)?,
                 PendingItem::Numerator(num) => {
                     let m = recips.next().expect("counted above");
-                    if m.len() != expected {
+                    if m.len() != limbs * chunks {
                         return Err(Error::Protocol(format!(
-                            "a reciprocal has {} limbs, expected {expected}",
-                            m.len()
+                            "a reciprocal has {} ciphertexts, expected {} limbs × {chunks} \
+                             chunks",
+                            m.len(),
+                            limbs
                         )));
                     }
-                    self.finish_limbs(self.convolve(&num, &m)?)?
+                    let m = unflatten(m, chunks)?;
+                    let q = num
+                        .iter()
+                        .zip(&m)
+                        .map(|(n, m)| self.convolve(n, m))
+                        .collect::<Result<Vec<_>>>()?;
+                    self.finish_limbs(q)?
                 }
-            });
+            }));
         }
-        let low = |c: Option<Ciphertext<B>>| -> Result<Option<Ciphertext<B>>> {
-            c.map(|c| Ok(self.eval.mod_switch_to(&c, 0)?)).transpose()
-        };
+        let mask = pending
+            .mask
+            .iter()
+            .map(|c| Ok(self.eval.mod_switch_to(c, 0)?))
+            .collect::<Result<_>>()?;
         Ok(Response {
-            mask: low(pending.mask)?,
+            mask,
             sums: Vec::new(),
             items,
         })
     }
 
-    fn finish_limbs(&self, limbs: Vec<Ciphertext<B>>) -> Result<Vec<Ciphertext<B>>> {
-        limbs
+    fn finish_limbs(&self, chunks: Chunks<B>) -> Result<Chunks<B>> {
+        chunks
             .iter()
-            .map(|c| Ok(self.eval.mod_switch_to(c, 0)?))
+            .map(|limbs| {
+                limbs
+                    .iter()
+                    .map(|c| Ok(self.eval.mod_switch_to(c, 0)?))
+                    .collect()
+            })
             .collect()
     }
 
@@ -244,18 +299,6 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 .get(*i)
                 .ok_or_else(|| Error::Protocol(format!("constant ${i} missing"))),
         }
-    }
-
-    /// The one ciphertext of a mask (a table fits one ciphertext).
-    fn single(&self, bits: EncryptedBits<B>) -> Result<Ciphertext<B>> {
-        let mut cts = bits.into_ciphertexts();
-        if cts.len() != 1 {
-            return Err(Error::Table(format!(
-                "a mask over {} ciphertexts (one expected)",
-                cts.len()
-            )));
-        }
-        Ok(cts.remove(0))
     }
 
     /// The 0/1 mask of a predicate (lead slots; `AND`, `OR`, `NOT` by the comparator, which
@@ -283,37 +326,56 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         })
     }
 
-    /// An expression's limbs, the columns' limbs first switched down to `level` (the
-    /// products below and after the expression, plus a margin).
-    fn expr(&self, e: &Expr, level: usize) -> Result<Vec<Ciphertext<B>>> {
+    /// An expression's limbs per chunk, the columns' limbs first switched down to `level`
+    /// (the products below and after the expression, plus a margin).
+    fn expr(&self, e: &Expr, level: usize) -> Result<Chunks<B>> {
         let ev = self.eval;
         let be = ev.context().backend();
+        let pairwise =
+            |a: &Expr,
+             b: &Expr,
+             f: &dyn Fn(&[Ciphertext<B>], &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>>|
+             -> Result<Chunks<B>> {
+                let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
+                a.iter().zip(&b).map(|(x, y)| f(x, y)).collect()
+            };
         match e {
             Expr::Column(c) => self
                 .table
                 .column(c)?
                 .limbs
                 .iter()
-                .map(|l| Ok(ev.mod_switch_to(l, level.min(l.level()))?))
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .map(|l| Ok(ev.mod_switch_to(l, level.min(l.level()))?))
+                        .collect()
+                })
                 .collect(),
             Expr::Add(a, b) | Expr::Sub(a, b) => {
-                let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
-                let n = a.len().max(b.len());
-                (0..n)
-                    .map(|k| {
-                        Ok(match (a.get(k), b.get(k), e) {
-                            (Some(x), Some(y), Expr::Add(..)) => ev.add(x, y)?,
-                            (Some(x), Some(y), _) => ev.sub(x, y)?,
-                            (Some(x), None, _) => x.duplicate(be)?,
-                            (None, Some(y), Expr::Add(..)) => y.duplicate(be)?,
-                            (None, Some(y), _) => ev.negate(y)?,
-                            (None, None, _) => unreachable!("k < max length"),
+                let add = matches!(e, Expr::Add(..));
+                pairwise(a, b, &|a, b| {
+                    let n = a.len().max(b.len());
+                    (0..n)
+                        .map(|k| {
+                            Ok(match (a.get(k), b.get(k)) {
+                                (Some(x), Some(y)) if add => ev.add(x, y)?,
+                                (Some(x), Some(y)) => ev.sub(x, y)?,
+                                (Some(x), None) => x.duplicate(be)?,
+                                (None, Some(y)) if add => y.duplicate(be)?,
+                                (None, Some(y)) => ev.negate(y)?,
+                                (None, None) => unreachable!("k < max length"),
+                            })
                         })
-                    })
-                    .collect()
+                        .collect()
+                })
             }
-            Expr::Mul(a, b) if a == b => self.square(&self.expr(a, level)?),
-            Expr::Mul(a, b) => self.convolve(&self.expr(a, level)?, &self.expr(b, level)?),
+            Expr::Mul(a, b) if a == b => self
+                .expr(a, level)?
+                .iter()
+                .map(|x| self.square(x))
+                .collect(),
+            Expr::Mul(a, b) => pairwise(a, b, &|x, y| self.convolve(x, y)),
         }
     }
 
@@ -389,13 +451,21 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         Ok(out)
     }
 
-    /// Slot 0 ← the sum of the rows' lead slots (`⌈log2 rows⌉` rotations by multiples of the
-    /// block; every other slot is zero).
+    /// Slot 0 ← the sum of all lead slots in use: `⌈log2 p⌉` rotations by multiples of `B`
+    /// for the `p` blocks of a matrix row in use, and the column swap when a table's chunk
+    /// reaches the second row of the slot matrix (every other slot is zero).
     fn sum_rows(&self, c: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let ev = self.eval;
+        let b = self.keys.stride();
+        let row_blocks = ev.encoder().slot_count() / 2 / b;
+        let used = self.table.rows.min(2 * row_blocks);
         let mut acc = ev.mod_switch_to(c, 0)?;
-        for step in sum_steps(self.table.rows, self.keys.stride()) {
+        for step in sum_steps(used.min(row_blocks), b) {
             let r = ev.rotate_rows(&acc, step, self.keys.galois())?;
+            acc = ev.add(&acc, &r)?;
+        }
+        if used > row_blocks {
+            let r = ev.rotate_columns(&acc, self.keys.galois())?;
             acc = ev.add(&acc, &r)?;
         }
         Ok(acc)

@@ -136,12 +136,11 @@ pub fn generate<B: IntegerBackend>(
     max_rows: usize,
 ) -> Result<(ClientKey<B>, ServerKeys<B>)> {
     let n = ctx.params().n();
-    let limit = cmp::max_rows(n)?;
+    let limit = cmp::max_rows(ctx.params().t());
     if max_rows == 0 || max_rows > limit {
         return Err(Error::Table(format!(
-            "{max_rows} rows: 1..={limit} at ring degree {n} (one word block of {} slots per \
-             row, in one row of the slot matrix)",
-            cmp::layout(n)?.block()
+            "{max_rows} rows: 1..={limit} (a column sum of 1-bit limbs stays below t = {})",
+            ctx.params().t()
         )));
     }
     let kg = ctx.key_generator();
@@ -149,10 +148,12 @@ pub fn generate<B: IntegerBackend>(
     let rlk = kg.relin_key(&sk)?;
     let eval = Evaluator::new(ctx);
     let layout = cmp::layout(n)?;
-    // The slot sums, and the shifts by 1..B−1 slots right that pack sums into a block.
-    let mut steps = sum_steps(max_rows, layout.block());
+    // The slot sums (over one matrix row, then the column swap when a chunk fills both),
+    // and the shifts by 1..B−1 slots right that pack sums into a block.
+    let row_blocks = n / 2 / layout.block();
+    let mut steps = sum_steps(max_rows.min(row_blocks), layout.block());
     steps.extend((1..layout.block() as i64).map(|j| -j));
-    let mut elements = eval.galois_elements(&steps, false)?;
+    let mut elements = eval.galois_elements(&steps, max_rows > row_blocks)?;
     elements.extend(CompareKeys::<B>::galois_elements(ctx, &layout, false)?);
     elements.sort_unstable();
     elements.dedup();

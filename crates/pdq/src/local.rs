@@ -112,14 +112,8 @@ pub fn run_with<B: IntegerBackend>(
         }
     };
     let t4 = Instant::now();
-    let one = |c: Option<Ciphertext<B>>| -> Result<Option<Ciphertext<B>>> {
-        Ok(match c {
-            Some(c) => hop(vec![c])?.pop(),
-            None => None,
-        })
-    };
     let response = Response {
-        mask: one(response.mask)?,
+        mask: hop(response.mask)?,
         sums: hop(response.sums)?,
         items: response
             .items

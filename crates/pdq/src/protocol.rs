@@ -68,8 +68,8 @@ pub enum Reply {
     },
     /// The answer.
     Answer {
-        /// The mask of a per-row query.
-        mask: Option<Vec<u8>>,
+        /// The mask of a per-row query (per chunk).
+        mask: Blobs,
         /// The packed sums of an aggregate query.
         sums: Blobs,
         /// Per item, its limbs.

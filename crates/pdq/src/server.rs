@@ -253,11 +253,8 @@ impl<B: IntegerBackend> Server<B> {
     }
 
     fn answer(&self, r: &Response<B>) -> Result<Reply> {
-        let one = |c: &Option<Ciphertext<B>>| -> Result<Option<Vec<u8>>> {
-            c.as_ref().map(|c| Ok(c.to_bytes(self.ctx())?)).transpose()
-        };
         Ok(Reply::Answer {
-            mask: one(&r.mask)?,
+            mask: blobs(self.ctx(), &r.mask)?,
             sums: blobs(self.ctx(), &r.sums)?,
             items: r
                 .items
@@ -323,7 +320,10 @@ pub mod remote {
                     block: crate::cmp::layout(ctx.params().n())?.block(),
                 })
             }
-            other => Err(Error::Protocol(format!("unexpected reply {}", other.name()))),
+            other => Err(Error::Protocol(format!(
+                "unexpected reply {}",
+                other.name()
+            ))),
         }
     }
 
@@ -376,13 +376,13 @@ pub mod remote {
             reply = call(stream, &Request::Reciprocals { limbs })?;
         }
         let Reply::Answer { mask, sums, items } = reply else {
-            return Err(Error::Protocol(format!("unexpected reply {}", reply.name())));
-        };
-        let one = |b: Option<Vec<u8>>| -> Result<Option<Ciphertext<B>>> {
-            b.map(|b| Ok(Ciphertext::from_bytes(ctx, &b)?)).transpose()
+            return Err(Error::Protocol(format!(
+                "unexpected reply {}",
+                reply.name()
+            )));
         };
         let response = Response {
-            mask: one(mask)?,
+            mask: from_blobs(ctx, &mask)?,
             sums: from_blobs(ctx, &sums)?,
             items: items
                 .iter()

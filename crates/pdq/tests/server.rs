@@ -171,13 +171,13 @@ fn oversized_inputs_are_refused() {
         .to_string();
     assert!(e.contains("exceeds the limit"), "{e}");
     serving(addr, &c);
-    let e = pdq::PlainTable::new("t", vec!["a".into()], vec![vec![1; 129]])
+    let e = pdq::PlainTable::new("t", vec!["a".into()], vec![vec![1; 601]])
         .map(|t| c.client.encrypt_table(&t, |_| {}))
         .unwrap()
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("129 rows"), "{e}");
+    assert!(e.contains("601 rows"), "{e}");
 }
 
 #[test]

@@ -189,3 +189,18 @@ fn division_by_zero_is_null_and_signs() {
          CAST(a - c AS REAL) / (b - c) FROM t ORDER BY rowid",
     );
 }
+
+#[test]
+fn tables_of_several_ciphertexts() {
+    check(
+        "big",
+        "SELECT SUM(a), COUNT(*), AVG(b) FROM big WHERE b <= c AND d != e",
+        "SELECT SUM(a), COUNT(*), AVG(b) FROM big WHERE b <= c AND d != e",
+    );
+    check(
+        "big",
+        "SELECT Index(), a / (b * b) FROM big WHERE c < 1000000000 OR d = e",
+        "SELECT rowid - 1, CAST(a AS REAL) / (CAST(b AS REAL) * b) FROM big \
+         WHERE c < 1000000000 OR d = e ORDER BY rowid",
+    );
+}

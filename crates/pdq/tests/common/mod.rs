@@ -22,10 +22,11 @@ pub fn ctx() -> Context<Cpu> {
     Context::cpu(keys::parameters(&presets::TEST).unwrap()).unwrap()
 }
 
-/// A fresh key pair for tables of up to 128 rows.
+/// A fresh key pair for tables of up to 600 rows (three ciphertexts of 256 rows at the test
+/// preset).
 pub fn fresh() -> Setup {
     let ctx = ctx();
-    let (ck, server) = keys::generate(&ctx, &presets::TEST, 128).unwrap();
+    let (ck, server) = keys::generate(&ctx, &presets::TEST, 600).unwrap();
     Setup {
         client: Client::new(&ctx, ck).unwrap(),
         eval: Evaluator::new(&ctx),
@@ -78,11 +79,19 @@ pub fn all_equal_table() -> PlainTable {
     PlainTable::new("same", cols, vec![vec![77; 20], vec![77; 20]]).unwrap()
 }
 
+/// A table `big` of 600 rows: three ciphertexts (chunks) of 256 rows at the test preset,
+/// the second matrix row in use.
+pub fn big_table() -> PlainTable {
+    let mut t = PlainTable::demo(600);
+    t.name = "big".into();
+    t
+}
+
 /// The tables of the tests, encrypted once under the shared key.
 pub fn tables() -> &'static Vec<(PlainTable, EncTable<Cpu>)> {
     static T: OnceLock<Vec<(PlainTable, EncTable<Cpu>)>> = OnceLock::new();
     T.get_or_init(|| {
-        [main_table(), all_equal_table()]
+        [main_table(), all_equal_table(), big_table()]
             .into_iter()
             .map(|p| {
                 let e = setup().client.encrypt_table(&p, |_| {}).unwrap();
