@@ -44,6 +44,9 @@ pub struct Response<B: IntegerBackend> {
     pub items: Vec<Vec<Ciphertext<B>>>,
 }
 
+/// A limb-list operation (`+`, `−`, a convolution).
+type LimbOp<'a, B> = dyn Fn(&[Ciphertext<B>], &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>> + 'a;
+
 /// Per chunk, a value's limbs.
 pub type Chunks<B> = Vec<Vec<Ciphertext<B>>>;
 
@@ -54,7 +57,7 @@ pub fn flatten<B: IntegerBackend>(c: Chunks<B>) -> Vec<Ciphertext<B>> {
 
 /// A chunk-major list cut into `chunks` limb lists (an error when it does not divide).
 pub fn unflatten<B: IntegerBackend>(v: Vec<Ciphertext<B>>, chunks: usize) -> Result<Chunks<B>> {
-    if chunks == 0 || v.len() % chunks != 0 {
+    if chunks == 0 || !v.len().is_multiple_of(chunks) {
         return Err(Error::Protocol(format!(
             "{} ciphertexts do not split into {chunks} chunks",
             v.len()
@@ -331,14 +334,10 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
     fn expr(&self, e: &Expr, level: usize) -> Result<Chunks<B>> {
         let ev = self.eval;
         let be = ev.context().backend();
-        let pairwise =
-            |a: &Expr,
-             b: &Expr,
-             f: &dyn Fn(&[Ciphertext<B>], &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>>|
-             -> Result<Chunks<B>> {
-                let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
-                a.iter().zip(&b).map(|(x, y)| f(x, y)).collect()
-            };
+        let pairwise = |a: &Expr, b: &Expr, f: &LimbOp<'_, B>| -> Result<Chunks<B>> {
+            let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
+            a.iter().zip(&b).map(|(x, y)| f(x, y)).collect()
+        };
         match e {
             Expr::Column(c) => self
                 .table
