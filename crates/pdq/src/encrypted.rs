@@ -108,6 +108,7 @@ impl<B: IntegerBackend> EncTable<B> {
             block: crate::cmp::layout(ctx.params().n())
                 .map(|l| l.block())
                 .unwrap_or(1),
+            slots: ctx.params().n(),
         }
     }
 

@@ -96,6 +96,9 @@ pub enum Stage<B: IntegerBackend> {
     },
 }
 
+/// The level the slot sums run at (two primes of headroom for the noise of many rows).
+pub const SUM_LEVEL: usize = 1;
+
 /// Products nested in an expression (its multiplicative depth).
 fn mul_depth(e: &Expr) -> usize {
     match e {
@@ -190,11 +193,11 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 .next()
                 .expect("a table has a chunk")
                 .iter()
-                .map(|p| Ok(self.eval.mod_switch_to(p, 0)?))
+                .map(|p| self.to_sum_level(p))
                 .collect::<Result<_>>()?;
             for more in chunks_it {
                 for (acc, p) in parts.iter_mut().zip(&more) {
-                    *acc = self.eval.add(acc, &self.eval.mod_switch_to(p, 0)?)?;
+                    *acc = self.eval.add(acc, &self.to_sum_level(p)?)?;
                 }
             }
             return Ok(Stage::Done(Response {
@@ -406,9 +409,9 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         parts
             .chunks(self.keys.stride())
             .map(|group| {
-                let mut acc = ev.mod_switch_to(&group[0], 0)?;
+                let mut acc = self.to_sum_level(&group[0])?;
                 for (j, p) in group.iter().enumerate().skip(1) {
-                    let p = ev.mod_switch_to(p, 0)?;
+                    let p = self.to_sum_level(p)?;
                     let r = ev.rotate_rows(&p, -(j as i64), self.keys.galois())?;
                     acc = ev.add(&acc, &r)?;
                 }
@@ -458,7 +461,7 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         let b = self.keys.stride();
         let row_blocks = ev.encoder().slot_count() / 2 / b;
         let used = self.table.rows.min(2 * row_blocks);
-        let mut acc = ev.mod_switch_to(c, 0)?;
+        let mut acc = self.to_sum_level(c)?;
         for step in sum_steps(used.min(row_blocks), b) {
             let r = ev.rotate_rows(&acc, step, self.keys.galois())?;
             acc = ev.add(&acc, &r)?;
@@ -467,6 +470,13 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
             let r = ev.rotate_columns(&acc, self.keys.galois())?;
             acc = ev.add(&acc, &r)?;
         }
-        Ok(acc)
+        Ok(ev.mod_switch_to(&acc, 0)?)
+    }
+
+    /// `c` switched down to [`SUM_LEVEL`] (when above it): the sums' additions and rotations
+    /// run on two primes, whose headroom the sum of many rows' noise needs (at level 0 a
+    /// 8,192-row sum at `N = 2^15` exceeds the noise bound).
+    fn to_sum_level(&self, c: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        Ok(self.eval.mod_switch_to(c, SUM_LEVEL.min(c.level()))?)
     }
 }

@@ -24,6 +24,8 @@ pub struct TableShape {
     pub compare_depth: usize,
     /// Slots per row (the comparison block `B`; sums are packed `B` to a ciphertext).
     pub block: usize,
+    /// Slots of a ciphertext (`N`).
+    pub slots: usize,
 }
 
 /// How one `SELECT` item is computed and decoded.
@@ -70,6 +72,8 @@ pub struct Plan {
     pub rows: usize,
     /// Whether the server returns the encrypted count of matching rows.
     pub count_needed: bool,
+    /// Ciphertexts per column (chunks of `N/B` rows); products are per chunk.
+    pub chunks: usize,
 }
 
 impl TableShape {
@@ -84,9 +88,12 @@ impl TableShape {
         }
     }
 
-    /// Rotations of one slot sum: `⌈log2 rows⌉`.
+    /// Rotations of one slot sum: `⌈log2 p⌉` for the `p` blocks in use of a matrix row, and
+    /// the column swap when both matrix rows are in use.
     pub fn sum_rotations(&self) -> usize {
-        self.rows.next_power_of_two().trailing_zeros() as usize
+        let row_blocks = (self.slots / 2 / self.block.max(1)).max(1);
+        let used = self.rows.min(row_blocks);
+        used.next_power_of_two().trailing_zeros() as usize + usize::from(self.rows > row_blocks)
     }
 }
 
@@ -280,12 +287,15 @@ impl Plan {
             levels: shape.levels,
             rows: shape.rows,
             count_needed,
+            chunks: shape
+                .rows
+                .div_ceil((shape.slots / shape.block.max(1)).max(1)),
         })
     }
 
-    /// Ciphertext products of the whole query (comparisons excluded).
+    /// Ciphertext products of the whole query, over all chunks (comparisons excluded).
     pub fn products(&self) -> usize {
-        self.mask_products + self.items.iter().map(|i| i.products).sum::<usize>()
+        (self.mask_products + self.items.iter().map(|i| i.products).sum::<usize>()) * self.chunks
     }
 }
 
@@ -294,8 +304,8 @@ impl fmt::Display for Plan {
         writeln!(f, "query (as the server sees it): {}", self.query)?;
         writeln!(
             f,
-            "rows: {}; levels needed: {} of {}",
-            self.rows, self.depth, self.levels
+            "rows: {} ({} ciphertexts per column); levels needed: {} of {}",
+            self.rows, self.chunks, self.depth, self.levels
         )?;
         match &self.query.filter {
             Some(p) => writeln!(
@@ -329,8 +339,8 @@ impl fmt::Display for Plan {
             };
             writeln!(
                 f,
-                "  {}: {how}; {} products, depth {}, {} ciphertexts out",
-                i.item, i.products, i.depth, i.outputs
+                "  {}: {how}; {} products per chunk, depth {}",
+                i.item, i.products, i.depth
             )?;
         }
         write!(

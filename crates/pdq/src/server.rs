@@ -318,6 +318,7 @@ pub mod remote {
                     levels: ctx.params().max_level(),
                     compare_depth,
                     block: crate::cmp::layout(ctx.params().n())?.block(),
+                    slots: ctx.params().n(),
                 })
             }
             other => Err(Error::Protocol(format!(
