@@ -24,8 +24,12 @@
 //!   ([`Error::Overflow`]), so the client's recombination `Σ l_k·2^{w·k}` is exact;
 //! - **aggregates**: `SUM` multiplies the limbs by the mask, `COUNT` takes the mask; these
 //!   parts are packed `B` to a ciphertext (one per slot of a row's block) and summed over the
-//!   rows with `⌈log2 rows⌉` rotations; `AVG = SUM / COUNT` is divided by the client (SQL's
-//!   `NULL` for an empty `SUM`/`AVG`);
+//!   rows with `⌈log2 rows⌉` rotations (at level 1, for the noise headroom of many rows);
+//!   `AVG = SUM / COUNT` is divided by the client (SQL's `NULL` for an empty `SUM`/`AVG`);
+//! - **large tables**: a ciphertext holds `N/B` rows (4,096 at `N = 2^15`); a larger table
+//!   spans several ciphertexts (chunks), evaluated chunk by chunk, the sums adding the chunks
+//!   before the rotations; limbs narrow with the row count (2 bits at 2^14 rows, 1 bit at
+//!   2^16, the most a column sum below `t` allows);
 //! - **division** `x / y` (CAT's `a / b^2`): one client round trip in the spirit of CAT's
 //!   multiply-inverse protocol. The server sends `y`'s limbs; the client decrypts `y_r`,
 //!   returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with `e_r = 30 + bitlen(|y_r|)`

@@ -7,7 +7,8 @@ use bgv::ParametersLiteral;
 pub const NAMES: [&str; 2] = ["cat", "test"];
 
 /// **Insecure** `N = 2^11` ring with 12 levels of 40-bit primes (`t = 65537`): the depth of
-/// CAT's queries (a 9-level comparison, `AND`, the mask product) for fast tests; 128 rows.
+/// CAT's queries (a 9-level comparison, `AND`, the mask product) for fast tests; 256 rows
+/// per ciphertext.
 pub const TEST: ParametersLiteral = ParametersLiteral {
     log_n: 11,
     levels: 12,
