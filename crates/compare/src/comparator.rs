@@ -12,28 +12,43 @@
 //!    digits `2σ·m .. 2σ(m+1)` of word `j` (its more significant half decides unless equal),
 //!    so after `log2 B` steps the lead slot holds `2·LT` of the whole word; slots read only
 //!    offsets inside their own block, so no mask is needed on the way;
-//! 4. the last step multiplies by the plaintext **mask** `μ` (`μ = 2^{-1} mod t` in the lead
-//!    slots of the words present, 0 elsewhere): `μ·L_hi + (μ·EQ_hi)·rot(L, σ)`, so the mask
-//!    costs no level of its own (with `B = 1` it is one plaintext product and a switch).
+//! 4. the last step multiplies the high halves by the plaintext **mask** `μ` (1 in every lead
+//!    slot, 0 elsewhere): `μ·L_hi + (μ·EQ_hi)·rot(L, σ)`, so the mask costs no level of its own
+//!    (with `B = 1` it is one plaintext product and a switch); the factor `1/2` is free
+//!    (declared in the BGV correction factor, relabelling of the factor). Blocks
+//!    past the words present get the difference 1 in step 1 (their `LT` and `EQ` are then 0),
+//!    so the periodic mask of all lead slots (a short polynomial: about 20 bits of `ℓ1` norm
+//!    at `N = 2^15`, against 28 for a mask of some blocks only) is enough.
 //!
-//! `EQ` alone (`=`, `≠`) skips `h` and `L`. The complements (`≥ = 1 - <`, `≤ = 1 - >`,
-//! `≠ = 1 - =`) are taken inside the mask: `μ·(2 - L_hi) - (μ·EQ_hi)·rot(L, σ)`.
+//! The output is an affine form `c + l·LT + e·EQ` with weights per word:
+//! `EQ` alone (`=`, `≠`) skips `h` and `L`; the complements (`≥ = 1 - <`, `≤ = 1 - >`,
+//! `≠ = 1 - =`) are a negative weight and a plaintext constant in the lead slots;
+//! [`Comparator::compare_weighted`] folds any per-word weights into the mask.
+//!
+//! Factor alignment: adding ciphertexts whose BGV correction factors differ multiplies one by
+//! a constant up to `t/2` (16 bits of noise); the circuit aligns by the cheapest of that and a
+//! pair of small multipliers (`≤ √t` each), and its Paterson–Stockmeyer plans end every
+//! polynomial in a product (whose switch brings the noise back down) rather than in a linear
+//! combination with coefficients up to `t/2`.
 //!
 //! Levels consumed ([`Comparator::levels`], checked by measurement in the tests):
 //! `d_EQ = 1 + ⌈log2(s-1)⌉`, `d_L = max(d_EQ, 2 + ⌈log2(s-2)⌉)`, then `log2 B` combination
 //! steps of one level each (one level for the mask when `B = 1`): `LT` takes
 //! `d_L + max(log2 B, 1)`, `EQ` `d_EQ + max(log2 B, 1)`.
 
-use crate::digit_poly::{DigitPolynomials, inv_mod};
+use crate::circuit::Affine;
+use crate::digit_poly::DigitPolynomials;
 use crate::error::{Error, Result};
 use crate::keys::CompareKeys;
 use crate::layout::DigitLayout;
 use crate::vectors::{EncryptedBits, EncryptedWords};
-use bgv::poly_eval::ceil_log2;
-use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan, RowRotations};
+use bgv::{Ciphertext, Context, Decryptor, Encoder, Evaluator, Plaintext, PsPlan};
 use fhe_math::backend::IntegerBackend;
 use rayon::prelude::*;
 use rlwe::PublicKey;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The six comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,7 +82,7 @@ impl Predicate {
 
     /// `(swap, uses LT, complement)`: `z = b - a` when `swap`, the LT circuit or the EQ one,
     /// and whether the result is `1 - …`.
-    fn shape(self) -> (bool, bool, bool) {
+    pub(crate) fn shape(self) -> (bool, bool, bool) {
         match self {
             Predicate::Lt => (false, true, false),
             Predicate::Gt => (true, true, false),
@@ -103,16 +118,61 @@ enum Rhs<'a, B: IntegerBackend> {
     Plain(&'a [i128]),
 }
 
+/// The Paterson–Stockmeyer plan of least depth whose baby step is below every degree ≥ 2 (so
+/// that every polynomial ends in a product, whose modulus switch leaves the noise at the
+/// floor, rather than in a linear combination with coefficients up to `t/2`), with the
+/// fewest products among those; [`PsPlan::new`] when no such step reaches the least depth.
+fn split_plan(degrees: &[usize]) -> PsPlan {
+    let best = PsPlan::new(degrees);
+    let low = degrees.iter().copied().min().unwrap_or(0);
+    (1..low)
+        .filter_map(|k| PsPlan::with_baby_step(degrees, k).ok())
+        .filter(|p| p.depth() == best.depth())
+        .min_by_key(|p| p.multiplications())
+        .unwrap_or(best)
+}
+
+/// The error of a lock whose holder panicked.
+fn poisoned() -> Error {
+    Error::Worker {
+        reason: "a thread panicked while holding the mask cache".into(),
+    }
+}
+
+/// The digit polynomials on `[-(r-1), r-1]` with their plans.
+pub(crate) struct DigitCircuit {
+    pub polys: DigitPolynomials,
+    pub plan_lt: PsPlan,
+    pub plan_eq: PsPlan,
+}
+
+impl DigitCircuit {
+    fn new(r: u64, t: u64) -> Result<Self> {
+        let polys = DigitPolynomials::new(r, t)?;
+        Ok(DigitCircuit {
+            plan_lt: split_plan(&[polys.eq().degree(), polys.sign().degree()]),
+            plan_eq: split_plan(&[polys.eq().degree()]),
+            polys,
+        })
+    }
+}
+
 /// Compares encrypted words of one [`DigitLayout`] (module documentation).
 pub struct Comparator<B: IntegerBackend> {
     ctx: Context<B>,
     eval: Evaluator<B>,
     layout: DigitLayout,
     keys: CompareKeys<B>,
-    polys: DigitPolynomials,
-    plan_lt: PsPlan,
-    plan_eq: PsPlan,
-    inv2: u64,
+    digits: DigitCircuit,
+    /// The digit functions on `[-s, s]`: for a lowest-digit difference shifted by -1
+    /// (`a ≤ b` as `a < b + 1` in [`crate::array`]).
+    wide: DigitCircuit,
+    /// Products and rotations made by the comparison circuits so far.
+    counters: [AtomicUsize; 2],
+    /// Whether independent parts of a circuit run on two rayon tasks.
+    parallel: AtomicBool,
+    /// The plaintext with 1 in every lead slot, per level (encoded once).
+    lead_masks: Mutex<HashMap<usize, Arc<Plaintext<B>>>>,
 }
 
 impl<B: IntegerBackend> Comparator<B> {
@@ -132,23 +192,24 @@ impl<B: IntegerBackend> Comparator<B> {
             });
         }
         let t = ctx.params().t();
-        let polys = DigitPolynomials::new(layout.base(), t).map_err(|_| Error::InvalidLayout {
+        let too_small = |_| Error::InvalidLayout {
             reason: format!(
-                "t = {t} is too small for base {} digits (needs t > 2(s-1))",
+                "t = {t} is too small for base {} digits (needs t > 2s)",
                 layout.base()
             ),
-        })?;
-        let plan_lt = PsPlan::new(&[polys.eq().degree(), polys.sign().degree()]);
-        let plan_eq = PsPlan::new(&[polys.eq().degree()]);
+        };
+        let digits = DigitCircuit::new(layout.base(), t).map_err(too_small)?;
+        let wide = DigitCircuit::new(layout.base() + 1, t).map_err(too_small)?;
         Ok(Comparator {
             ctx: ctx.clone(),
             eval: Evaluator::new(ctx),
             layout,
             keys,
-            polys,
-            plan_lt,
-            plan_eq,
-            inv2: inv_mod(2, t),
+            digits,
+            wide,
+            counters: Default::default(),
+            parallel: AtomicBool::new(true),
+            lead_masks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -174,16 +235,62 @@ impl<B: IntegerBackend> Comparator<B> {
 
     /// The Paterson–Stockmeyer plan of the LT circuit (`e` and `h` together).
     pub fn plan_lt(&self) -> &PsPlan {
-        &self.plan_lt
+        &self.digits.plan_lt
     }
 
     /// The Paterson–Stockmeyer plan of the EQ circuit (`e` alone).
     pub fn plan_eq(&self) -> &PsPlan {
-        &self.plan_eq
+        &self.digits.plan_eq
     }
 
-    fn rlk(&self) -> &rlwe::RelinKey<B> {
-        &self.keys.relin
+    /// The ciphertext products and row rotations the comparison circuits have made so far
+    /// (all threads; a measurement of [`Comparator::cost`]).
+    pub fn counters(&self) -> (usize, usize) {
+        (
+            self.counters[0].load(Ordering::Relaxed),
+            self.counters[1].load(Ordering::Relaxed),
+        )
+    }
+
+    /// Turns digit-level parallelism on (the default) or off: the independent halves of each
+    /// combination step (the `LT` and the `EQ` chain: a rotation and a product each) run as two
+    /// rayon tasks (`rayon::join`), as do the ciphertexts of a vector. The results are the same
+    /// bits either way.
+    pub fn set_digit_parallelism(&self, on: bool) {
+        self.parallel.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether digit-level parallelism is on.
+    pub fn digit_parallelism(&self) -> bool {
+        self.parallel.load(Ordering::Relaxed)
+    }
+
+    /// `(a(), b())`, as two rayon tasks when digit-level parallelism is on.
+    pub(crate) fn join<RA: Send, RB: Send>(
+        &self,
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB) {
+        if self.digit_parallelism() {
+            rayon::join(a, b)
+        } else {
+            (a(), b())
+        }
+    }
+
+    pub(crate) fn count(&self, products: usize, rotations: usize) {
+        self.counters[0].fetch_add(products, Ordering::Relaxed);
+        self.counters[1].fetch_add(rotations, Ordering::Relaxed);
+    }
+
+    /// The digit polynomials.
+    pub fn polys(&self) -> &DigitPolynomials {
+        &self.digits.polys
+    }
+
+    /// The digit circuit on `[-(s-1), s-1]`, or on `[-s, s]` when `wide`.
+    pub(crate) fn digit_circuit(&self, wide: bool) -> &DigitCircuit {
+        if wide { &self.wide } else { &self.digits }
     }
 
     // ----- encoding, encryption, decryption -----------------------------------------------
@@ -209,6 +316,7 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(EncryptedWords {
             cts,
             len: values.len(),
+            clean: true,
         })
     }
 
@@ -248,22 +356,10 @@ impl<B: IntegerBackend> Comparator<B> {
 
     // ----- comparisons ----------------------------------------------------------------------
 
-    /// The levels a comparison consumes (module documentation): the input must be at least at
-    /// this level.
+    /// The levels a comparison consumes ([`DigitLayout::levels`]): the input must be at least
+    /// at this level.
     pub fn levels(&self, p: Predicate) -> usize {
-        let (_, lt, _) = p.shape();
-        let s = self.layout.base() as usize;
-        let steps = self.layout.block().trailing_zeros() as usize;
-        // `w`, then `e(w)`; `z·h(w)` one level after `h` (never before `e`).
-        let eq = 1 + ceil_log2(s - 1);
-        let l = if lt {
-            (2 + ceil_log2(s - 2)).max(eq)
-        } else {
-            eq
-        };
-        // One level per combination step (`EQ` stays at or above `L`); with `B = 1` the mask's
-        // product and switch take the level instead.
-        l + steps.max(1)
+        self.layout.levels(p)
     }
 
     /// Levels, products and rotations of the circuit of `p` (per ciphertext).
@@ -271,9 +367,9 @@ impl<B: IntegerBackend> Comparator<B> {
         let (_, lt, _) = p.shape();
         let steps = self.layout.block().trailing_zeros() as usize;
         let (ps, own) = if lt {
-            (self.plan_lt.multiplications(), 2)
+            (self.digits.plan_lt.multiplications(), 2)
         } else {
-            (self.plan_eq.multiplications(), 1)
+            (self.digits.plan_eq.multiplications(), 1)
         };
         let tree = if lt && steps > 0 {
             2 * steps - 1
@@ -304,7 +400,31 @@ impl<B: IntegerBackend> Comparator<B> {
                 reason: format!("vectors of {} and {} words", a.len, b.len),
             });
         }
-        self.compare_impl(a, Rhs::Cipher(b), p)
+        self.compare_impl(a, Rhs::Cipher(b), p, None)
+    }
+
+    /// `weights_j·p(a_j, b_j)` (weights mod `t`) in the lead slots at the cost of `p` alone
+    /// (the weights enter the final plaintext mask): e.g. the values to sum where a
+    /// predicate holds. Errors as [`Comparator::compare`].
+    pub fn compare_weighted(
+        &self,
+        a: &EncryptedWords<B>,
+        b: &EncryptedWords<B>,
+        p: Predicate,
+        weights: &[u64],
+    ) -> Result<EncryptedBits<B>> {
+        if a.len != b.len || a.len != weights.len() {
+            return Err(Error::Mismatch {
+                op: "compare with weights",
+                reason: format!(
+                    "vectors of {} and {} words, {} weights",
+                    a.len,
+                    b.len,
+                    weights.len()
+                ),
+            });
+        }
+        self.compare_impl(a, Rhs::Cipher(b), p, Some(weights))
     }
 
     /// `p(a_i, c_i)` for plaintext constants `c` (one per word). Errors as
@@ -325,7 +445,7 @@ impl<B: IntegerBackend> Comparator<B> {
         for &v in c {
             self.layout.word().offset(v)?;
         }
-        self.compare_impl(a, Rhs::Plain(c), p)
+        self.compare_impl(a, Rhs::Plain(c), p, None)
     }
 
     /// `p(a_i, c)` for one constant `c` and every word.
@@ -343,6 +463,7 @@ impl<B: IntegerBackend> Comparator<B> {
         a: &EncryptedWords<B>,
         b: Rhs<'_, B>,
         p: Predicate,
+        weights: Option<&[u64]>,
     ) -> Result<EncryptedBits<B>> {
         let op = "compare";
         let needed = self.levels(p);
@@ -358,20 +479,32 @@ impl<B: IntegerBackend> Comparator<B> {
             });
         }
         let cap = self.layout.words_per_ciphertext();
-        let cts = (0..a.cts.len())
-            .into_par_iter()
-            .map(|i| {
-                let count = cap.min(a.len - i * cap);
-                let z = match &b {
-                    Rhs::Cipher(b) => self.diff(&a.cts[i], &b.cts[i], p)?,
-                    Rhs::Plain(c) => {
-                        let chunk = &c[i * cap..i * cap + count];
-                        self.diff_plain(&a.cts[i], chunk, p)?
-                    }
-                };
-                self.compare_ciphertext(&z, p, count)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let t = self.ctx.params().t();
+        let clean = a.clean
+            && match &b {
+                Rhs::Cipher(b) => b.clean,
+                Rhs::Plain(_) => true,
+            };
+        let one = |i: usize| -> Result<Ciphertext<B>> {
+            let count = cap.min(a.len - i * cap);
+            let z = match &b {
+                Rhs::Cipher(b) => self.diff(&a.cts[i], &b.cts[i], p)?,
+                Rhs::Plain(c) => {
+                    let chunk = &c[i * cap..i * cap + count];
+                    self.diff_plain(&a.cts[i], chunk, p)?
+                }
+            };
+            let w = weights.map(|w| &w[i * cap..i * cap + count]);
+            self.circuit(&z, &Affine::of(p, count, t, w), false, clean)
+        };
+        let cts = if self.digit_parallelism() {
+            (0..a.cts.len())
+                .into_par_iter()
+                .map(one)
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            (0..a.cts.len()).map(one).collect::<Result<Vec<_>>>()?
+        };
         Ok(EncryptedBits { cts, len: a.len })
     }
 
@@ -393,97 +526,26 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(if swap { self.eval.negate(&z)? } else { z })
     }
 
+    /// The plaintext with 1 in every lead slot at `level`, encoded on first use and kept.
+    pub(crate) fn all_leads_mask(&self, level: usize) -> Result<Arc<Plaintext<B>>> {
+        if let Some(p) = self.lead_masks.lock().map_err(|_| poisoned())?.get(&level) {
+            return Ok(p.clone());
+        }
+        let slots = self
+            .layout
+            .encode_leads(&vec![1; self.layout.words_per_ciphertext()])?;
+        let p = Arc::new(self.eval.encoder().encode(&slots, level)?);
+        self.lead_masks
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(level, p.clone());
+        Ok(p)
+    }
+
     /// The mask plaintext: `value` in the lead slots of the first `count` blocks, at `level`.
     pub(crate) fn lead_mask(&self, value: u64, count: usize, level: usize) -> Result<Plaintext<B>> {
         let slots = self.layout.encode_leads(&vec![value; count])?;
         Ok(self.eval.encoder().encode(&slots, level)?)
-    }
-
-    /// The comparison circuit on one ciphertext of differences `z` (module documentation).
-    fn compare_ciphertext(
-        &self,
-        z: &Ciphertext<B>,
-        p: Predicate,
-        count: usize,
-    ) -> Result<Ciphertext<B>> {
-        let (_, lt, complement) = p.shape();
-        let ev = &self.eval;
-        let w = ev.square_relin(z, self.rlk())?;
-        let (mut l, mut eq, scale) = if lt {
-            let polys = [self.polys.eq().clone(), self.polys.sign().clone()];
-            let (mut out, _) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, &self.plan_lt, self.rlk())?;
-            let h = out.pop().expect("two outputs");
-            let eq = out.pop().expect("two outputs");
-            let zh = ev.mul_relin(z, &h, self.rlk())?;
-            let l = ev.add_scalar(&ev.negate(&ev.add(&eq, &zh)?)?, 1)?;
-            (l, eq, self.inv2)
-        } else {
-            let polys = [self.polys.eq().clone()];
-            let (mut out, _) =
-                ev.evaluate_polynomials_with_plan(&w, &polys, &self.plan_eq, self.rlk())?;
-            let eq = out.pop().expect("one output");
-            (eq.duplicate(self.ctx.backend())?, eq, 1)
-        };
-        // `k - x` is the complement of `x` carried at scale `1/scale`.
-        let k = if lt { 2 } else { 1 };
-        let steps = self.layout.block().trailing_zeros();
-        let gk = &self.keys.galois;
-        if steps == 0 {
-            let x = if complement {
-                ev.add_scalar(&ev.negate(&l)?, k)?
-            } else {
-                l
-            };
-            let mask = self.lead_mask(scale, count, x.level())?;
-            let mut r = ev.mul_plain(&x, &mask)?;
-            if r.level() > 0 {
-                ev.mod_switch_assign(&mut r)?;
-            }
-            return Ok(r);
-        }
-        for step in 0..steps {
-            let sigma = 1i64 << step;
-            let l_lo = ev.rotate_rows(&l, sigma, gk)?;
-            if step + 1 < steps {
-                if lt {
-                    let eq_lo = ev.rotate_rows(&eq, sigma, gk)?;
-                    let prod = ev.mul_relin(&eq, &l_lo, self.rlk())?;
-                    l = ev.add(&l, &prod)?;
-                    eq = ev.mul_relin(&eq, &eq_lo, self.rlk())?;
-                } else {
-                    l = ev.mul_relin(&l, &l_lo, self.rlk())?;
-                }
-                continue;
-            }
-            // Last step, the mask folded in.
-            let mask_eq = self.lead_mask(scale, count, eq.level())?;
-            let m_eq = ev.mul_plain(if lt { &eq } else { &l }, &mask_eq)?;
-            let prod = ev.mul_relin(&m_eq, &l_lo, self.rlk())?;
-            let hi = if lt {
-                let x = if complement {
-                    ev.add_scalar(&ev.negate(&l)?, k)?
-                } else {
-                    l.duplicate(self.ctx.backend())?
-                };
-                let mask_l = self.lead_mask(scale, count, x.level())?;
-                Some(ev.mul_plain(&x, &mask_l)?)
-            } else if complement {
-                None
-            } else {
-                return Ok(prod);
-            };
-            return Ok(match (hi, complement) {
-                (Some(hi), false) => ev.add(&hi, &prod)?,
-                (Some(hi), true) => ev.sub(&hi, &prod)?,
-                (None, _) => {
-                    let top = self.ctx.params().max_level();
-                    let mask = self.lead_mask(1, count, top)?;
-                    ev.add_plain(&ev.negate(&prod)?, &mask)?
-                }
-            });
-        }
-        unreachable!("the loop returns at its last step")
     }
 }
 

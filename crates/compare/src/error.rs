@@ -46,6 +46,20 @@ pub enum Error {
         /// The level of the input.
         available: usize,
     },
+    /// A serialized vector that does not decode or does not fit the comparator.
+    #[error("cannot load {what}: {reason}")]
+    Malformed {
+        /// What was loaded.
+        what: &'static str,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// Work started on another thread did not finish.
+    #[error("cannot join a pending result: {reason}")]
+    Worker {
+        /// Why.
+        reason: String,
+    },
     /// An invalid argument (a range bound, an array size, ...).
     #[error("cannot {op}: {reason}")]
     InvalidArgument {

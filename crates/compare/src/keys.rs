@@ -48,6 +48,47 @@ impl<B: IntegerBackend> CompareKeys<B> {
         Ok(eval.galois_elements(&steps, sums)?)
     }
 
+    /// The row rotation steps of [`crate::Comparator::sort`] (`sort`) or
+    /// [`crate::Comparator::array_min`] of `k` words besides [`CompareKeys::rotation_steps`]:
+    /// the strided sums over the ranks and over the words ([`crate::array`]); the row swap is
+    /// needed as well.
+    pub fn array_steps(layout: &DigitLayout, k: usize, sort: bool) -> Vec<i64> {
+        let kk = k.next_power_of_two();
+        let b = layout.block();
+        let row = layout.slot_count() / 2;
+        let (sj, si) = if sort { (kk, kk * kk) } else { (1, kk) };
+        let mut steps = Vec::new();
+        for stride in [sj * b, si * b] {
+            let mut s = stride;
+            while s < stride * kk && s < row {
+                steps.push(s as i64);
+                s *= 2;
+            }
+        }
+        steps
+    }
+
+    /// Fresh keys for `layout` under `sk` (relinearization, the comparison rotations and
+    /// the rotations of the sort (`sort`) or minimum of `k` words, and the row swap).
+    pub fn generate_for_array(
+        ctx: &Context<B>,
+        sk: &SecretKey<B>,
+        layout: &DigitLayout,
+        k: usize,
+        sort: bool,
+    ) -> Result<Self> {
+        let mut steps = Self::rotation_steps(layout);
+        steps.extend(Self::array_steps(layout, k, sort));
+        steps.sort_unstable();
+        steps.dedup();
+        let kg = ctx.key_generator();
+        let elements = Evaluator::new(ctx).galois_elements(&steps, true)?;
+        Ok(CompareKeys {
+            relin: kg.relin_key(sk)?,
+            galois: kg.galois_keys(sk, &elements)?,
+        })
+    }
+
     /// Fresh keys for `layout` under `sk` (relinearization and the comparison rotations).
     pub fn generate(ctx: &Context<B>, sk: &SecretKey<B>, layout: &DigitLayout) -> Result<Self> {
         Self::generate_impl(ctx, sk, layout, false)

@@ -16,7 +16,9 @@
 //! Comparison results ([`crate::EncryptedBits`]) are 0/1 in the **lead slot** `j·B` of each
 //! word's block, every other slot 0.
 
+use crate::comparator::Predicate;
 use crate::error::{Error, Result};
+use bgv::poly_eval::ceil_log2;
 
 /// An integer word type: its width (8, 16, 32 or 64 bits) and signedness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,6 +198,23 @@ impl DigitLayout {
     /// The lead slot of word `j` of a ciphertext (`j·B`): where its comparison result lands.
     pub fn lead_slot(&self, j: usize) -> usize {
         j * self.block
+    }
+
+    /// The levels a comparison by `p` consumes ([`crate::comparator`]): `w = z²`, then
+    /// `e(w)` (`d_EQ = 1 + ⌈log2(s-1)⌉`) and for `<`, `≤`, `>`, `≥` also `z·h(w)`
+    /// (`d_L = max(d_EQ, 2 + ⌈log2(s-2)⌉)`), then one level per combination step (`log2 B`,
+    /// at least 1: with `B = 1` the mask's product and switch take it).
+    pub fn levels(&self, p: Predicate) -> usize {
+        let lt = !matches!(p, Predicate::Eq | Predicate::Ne);
+        let s = self.base() as usize;
+        let steps = self.block.trailing_zeros() as usize;
+        let eq = 1 + ceil_log2(s - 1);
+        let l = if lt {
+            (2 + ceil_log2(s - 2)).max(eq)
+        } else {
+            eq
+        };
+        l + steps.max(1)
     }
 
     /// The digits of one value, most significant first.

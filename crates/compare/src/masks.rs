@@ -138,6 +138,43 @@ impl<B: IntegerBackend> Comparator<B> {
         Ok(EncryptedBits { cts, len: a.len })
     }
 
+    /// Each word's offset `u = v - min` ([`crate::WordType::offset`]) **mod `t`** as one value
+    /// in its lead slot, every other slot 0: the digits times `s^{n-1-i}` (a plaintext
+    /// product), `log2 B` rotations summing each block into its lead, a plaintext mask (no
+    /// level). Exact for words of up to 16 bits at `t = 65537` (`2^16 - 1 < t`); for signed
+    /// words subtract `min` to get the value. E.g. `Σ_j [cond_j]·x_j` is
+    /// `sum_bits(mul_leads(cond, lead_values(x)))`.
+    pub fn lead_values(&self, w: &crate::EncryptedWords<B>) -> Result<EncryptedBits<B>> {
+        let ev = self.evaluator();
+        let l = self.layout();
+        let t = self.context().params().t();
+        let mut weights = vec![0u64; l.slot_count()];
+        for j in 0..l.words_per_ciphertext() {
+            let mut p = 1u64;
+            for i in (0..l.digits()).rev() {
+                weights[l.lead_slot(j) + i] = p;
+                p = (p as u128 * l.base() as u128 % t as u128) as u64;
+            }
+        }
+        let gk = &self.keys().galois;
+        let cts = w
+            .cts
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let mut acc = ev.mul_plain(x, &ev.encoder().encode(&weights, x.level())?)?;
+                let mut s = 1usize;
+                while s < l.block() {
+                    acc = ev.add(&acc, &ev.rotate_rows(&acc, s as i64, gk)?)?;
+                    s *= 2;
+                }
+                let keep = l.encode_leads(&vec![1; self.count_in(w.len, i)])?;
+                Ok(ev.mul_plain(&acc, &ev.encoder().encode(&keep, acc.level())?)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(EncryptedBits { cts, len: w.len })
+    }
+
     /// The sum of all slots of all ciphertexts, in every slot (`log2(N/2)` rotations and a
     /// column swap, no level): with the result layout, `Σ_j a_j` over the words. Needs the
     /// keys of [`crate::CompareKeys::generate_with_sums`].

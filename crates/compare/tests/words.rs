@@ -54,9 +54,11 @@ fn all_predicates_with_measured_levels_against_ciphertexts_and_constants() {
     let cb = s.cmp.encrypt(&s.pk, &b).unwrap();
     let top = ca.level();
     for p in ALL {
+        let before = s.cmp.counters();
         let res = s.cmp.compare(&ca, &cb, p).unwrap();
         s.check_bits(&res, &a, &b, p);
         assert_eq!(top - res.level(), s.cmp.levels(p), "{p:?}");
+        s.check_counted(before, p);
         let res = s.cmp.compare_plain(&ca, &b, p).unwrap();
         s.check_bits(&res, &a, &b, p);
         assert_eq!(top - res.level(), s.cmp.levels(p), "{p:?} (constants)");
@@ -102,7 +104,9 @@ fn wide_words_random_and_edges() {
         assert_eq!(s.cmp.decrypt(&s.dec(), &ca).unwrap(), a, "{w:?}");
         let top = ca.level();
         for p in [Predicate::Lt, Predicate::Eq] {
+            let before = s.cmp.counters();
             let res = s.cmp.compare(&ca, &cb, p).unwrap();
+            s.check_counted(before, p);
             s.check_bits(&res, &a, &b, p);
             assert_eq!(top - res.level(), s.cmp.levels(p), "{w:?} base 2^{d} {p:?}");
         }
@@ -131,7 +135,7 @@ fn errors_are_typed() {
     ));
     // A result has too few levels left for another comparison.
     let r = s.cmp.eq(&ca, &ca).unwrap();
-    let low = compare::EncryptedWords::from_parts(r.into_ciphertexts(), 3);
+    let low = compare::EncryptedWords::from_parts(r.into_ciphertexts(), 3, true);
     assert!(matches!(
         s.cmp.lt(&low, &low),
         Err(Error::NotEnoughLevels { .. })
@@ -147,7 +151,7 @@ fn circuit_costs_match_the_documented_table() {
         (WordType::U8, 8, (11, 49, 0), (10, 34, 0)),
         (WordType::U32, 4, (9, 16, 5), (8, 11, 3)),
         (WordType::U32, 8, (12, 52, 3), (11, 36, 2)),
-        (WordType::U64, 2, (8, 13, 9), (8, 8, 5)),
+        (WordType::U64, 2, (8, 14, 9), (8, 8, 5)),
         (WordType::U64, 4, (10, 18, 7), (9, 12, 4)),
         (WordType::U64, 8, (13, 54, 5), (12, 37, 3)),
     ] {
@@ -161,4 +165,26 @@ fn circuit_costs_match_the_documented_table() {
             );
         }
     }
+}
+
+#[test]
+fn digit_parallelism_gives_the_same_bits() {
+    let s = Setup::new(cpu_ctx(&TEST_N11_DEEP), WordType::U64, 4);
+    let (a, b) = edge_pairs(WordType::U64, 4, 128, 11);
+    let ca = s.cmp.encrypt(&s.pk, &a).unwrap();
+    let cb = s.cmp.encrypt(&s.pk, &b).unwrap();
+    let be = s.cmp.context().backend();
+    let mut runs = Vec::new();
+    for on in [true, false] {
+        s.cmp.set_digit_parallelism(on);
+        let clock = std::time::Instant::now();
+        let r = s.cmp.lt(&ca, &cb).unwrap();
+        println!("digit parallelism {on}: {:?}", clock.elapsed());
+        s.check_bits(&r, &a, &b, Predicate::Lt);
+        runs.push(test_support::active_limbs(be, r.ciphertexts()[0].inner().poly()).unwrap());
+    }
+    assert!(
+        runs[0] == runs[1],
+        "parallel and sequential circuits differ"
+    );
 }

@@ -63,7 +63,8 @@ impl<B: IntegerBackend> Words<B> {
         self.0.ciphertexts()
     }
 
-    /// Rebuilds `len` words from ciphertexts, checking their number.
+    /// Rebuilds `len` words from ciphertexts, checking their number (pdq's words are always
+    /// *clean*: zero digits past the last word, as [`encrypt_words`] writes them).
     pub fn from_ciphertexts(
         ctx: &Context<B>,
         cts: Vec<bgv::Ciphertext<B>>,
@@ -76,7 +77,7 @@ impl<B: IntegerBackend> Words<B> {
                 cts.len()
             )));
         }
-        Ok(Words(EncryptedWords::from_parts(cts, len)))
+        Ok(Words(EncryptedWords::from_parts(cts, len, true)))
     }
 }
 
@@ -97,7 +98,7 @@ pub fn encrypt_words<B: IntegerBackend>(
             Ok(ctx.encrypt_sk(sk, &pt)?)
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Words(EncryptedWords::from_parts(cts, values.len())))
+    Ok(Words(EncryptedWords::from_parts(cts, values.len(), true)))
 }
 
 /// The 0/1 bits of `a op b`.

@@ -50,6 +50,18 @@ impl<B: IntegerBackend> Setup<B> {
         Decryptor::new(self.cmp.context(), &self.sk)
     }
 
+    /// The products and rotations made since `before` (one ciphertext compared) are the
+    /// documented cost of `p`.
+    pub fn check_counted(&self, before: (usize, usize), p: Predicate) {
+        let (m, r) = self.cmp.counters();
+        let c = self.cmp.cost(p);
+        assert_eq!(
+            (m - before.0, r - before.1),
+            (c.products, c.rotations),
+            "{p:?}"
+        );
+    }
+
     /// Decrypts every slot of a result: the lead slots must be `p(a, b)`, all others 0.
     pub fn check_bits(&self, r: &EncryptedBits<B>, a: &[i128], b: &[i128], p: Predicate) {
         let dec = self.dec();
