@@ -207,8 +207,9 @@ fn run(cli: Cli) -> pdq::Result<bool> {
             pb.finish_and_clear();
             let listener = TcpListener::bind(&addr)?;
             println!(
-                "serving tables [{}] on {addr}",
-                server.table_names().join(", ")
+                "serving tables [{}] on {}",
+                server.table_names().join(", "),
+                listener.local_addr()?
             );
             Arc::new(server).serve(listener)?;
             Ok(true)
