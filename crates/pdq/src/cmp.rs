@@ -54,6 +54,18 @@ pub fn depth<B: IntegerBackend>(cmp: &Comparator<B>) -> usize {
         .unwrap_or(0)
 }
 
+/// `(products, rotations)` per ciphertext of the costliest comparison.
+pub fn cost<B: IntegerBackend>(cmp: &Comparator<B>) -> (usize, usize) {
+    CmpOp::ALL
+        .iter()
+        .map(|&op| {
+            let c = cmp.cost(predicate(op));
+            (c.products, c.rotations)
+        })
+        .max()
+        .unwrap_or((0, 0))
+}
+
 /// A column (or a replicated constant) in the comparison layout.
 pub struct Words<B: IntegerBackend>(pub EncryptedWords<B>);
 

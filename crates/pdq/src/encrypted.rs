@@ -97,7 +97,12 @@ impl<B: IntegerBackend> EncTable<B> {
     }
 
     /// The public shape the planner uses.
-    pub fn shape(&self, ctx: &Context<B>, compare_depth: usize) -> TableShape {
+    pub fn shape(
+        &self,
+        ctx: &Context<B>,
+        compare_depth: usize,
+        compare_cost: (usize, usize),
+    ) -> TableShape {
         TableShape {
             columns: self.column_names(),
             rows: self.rows,
@@ -105,6 +110,7 @@ impl<B: IntegerBackend> EncTable<B> {
             t: ctx.params().t(),
             levels: ctx.params().max_level(),
             compare_depth,
+            compare_cost,
             block: crate::cmp::layout(ctx.params().n())
                 .map(|l| l.block())
                 .unwrap_or(1),

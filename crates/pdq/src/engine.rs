@@ -144,9 +144,11 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         }
         Plan::new(
             query,
-            &self
-                .table
-                .shape(self.eval.context(), cmp::depth(&self.keys.cmp)),
+            &self.table.shape(
+                self.eval.context(),
+                cmp::depth(&self.keys.cmp),
+                cmp::cost(&self.keys.cmp),
+            ),
         )
     }
 

@@ -22,6 +22,8 @@ pub struct TableShape {
     pub levels: usize,
     /// Levels one comparison consumes.
     pub compare_depth: usize,
+    /// `(products, rotations)` of one comparison per ciphertext (the costliest operator).
+    pub compare_cost: (usize, usize),
     /// Slots per row (the comparison block `B`; sums are packed `B` to a ciphertext).
     pub block: usize,
     /// Slots of a ciphertext (`N`).
@@ -72,6 +74,8 @@ pub struct Plan {
     pub rows: usize,
     /// Whether the server returns the encrypted count of matching rows.
     pub count_needed: bool,
+    /// `(products, rotations)` of one comparison per chunk, at most.
+    pub compare_cost: (usize, usize),
     /// Ciphertexts per column (chunks of `N/B` rows); products are per chunk.
     pub chunks: usize,
 }
@@ -287,6 +291,7 @@ impl Plan {
             levels: shape.levels,
             rows: shape.rows,
             count_needed,
+            compare_cost: shape.compare_cost,
             chunks: shape
                 .rows
                 .div_ceil((shape.slots / shape.block.max(1)).max(1)),
@@ -310,8 +315,14 @@ impl fmt::Display for Plan {
         match &self.query.filter {
             Some(p) => writeln!(
                 f,
-                "mask: {p}: {} comparisons (encrypted constants: {}), {} products, depth {}",
-                self.comparisons, self.query.constants, self.mask_products, self.mask_depth
+                "mask: {p}: {} comparisons (encrypted constants: {}; each at most {} products \
+                 and {} rotations per ciphertext), {} more products, depth {}",
+                self.comparisons,
+                self.query.constants,
+                self.compare_cost.0,
+                self.compare_cost.1,
+                self.mask_products,
+                self.mask_depth
             )?,
             None => writeln!(f, "mask: none (every row)")?,
         }

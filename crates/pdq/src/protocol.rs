@@ -60,6 +60,8 @@ pub enum Reply {
         limb_bits: u32,
         /// Levels of one comparison.
         compare_depth: usize,
+        /// `(products, rotations)` of one comparison per ciphertext.
+        compare_cost: (usize, usize),
     },
     /// The denominators of the divisions.
     NeedReciprocals {

@@ -190,6 +190,7 @@ impl<B: IntegerBackend> Server<B> {
                     rows: t.rows,
                     limb_bits: t.limb_bits,
                     compare_depth: crate::cmp::depth(&self.keys.cmp),
+                    compare_cost: crate::cmp::cost(&self.keys.cmp),
                 })
             }
             Request::Reciprocals { .. } => Err(Error::Protocol(
@@ -301,6 +302,7 @@ pub mod remote {
                 rows,
                 limb_bits,
                 compare_depth,
+                compare_cost,
             } => {
                 if key != client.key().id {
                     return Err(Error::KeyMismatch(format!(
@@ -317,6 +319,7 @@ pub mod remote {
                     t: ctx.params().t(),
                     levels: ctx.params().max_level(),
                     compare_depth,
+                    compare_cost,
                     block: crate::cmp::layout(ctx.params().n())?.block(),
                     slots: ctx.params().n(),
                 })
