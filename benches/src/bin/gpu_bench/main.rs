@@ -29,6 +29,7 @@ mod compare;
 mod integer;
 mod ntt_batch;
 mod pbs;
+mod pdq;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -56,8 +57,9 @@ struct Args {
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), comparisons
     /// with `cmp:` (U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT), batched NTTs of small rings as
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
-    /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), and CKKS bootstrapping as
-    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`.
+    /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
+    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, and CAT's private database queries as
+    /// `pdq:<rows>` (e.g. `pdq:1024`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -84,9 +86,8 @@ struct Args {
     copy_mib: usize,
 }
 
-/// `(Some("bgv" | "bfv" | "ntt" | "cmp" | "pbs" | "boot"), rest)` for an integer-scheme, batched-NTT or
-/// bootstrapping preset name, else
-/// `(None, name)`.
+/// `(Some(prefix), rest)` for a preset name with a prefix (`bgv`, `bfv`, `ntt`, `cmp`, `pbs`,
+/// `boot`, `pdq`), else `(None, name)` for a CKKS preset.
 fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
     if let Some(rest) = name.strip_prefix("ntt:") {
         (Some("ntt"), rest)
@@ -100,6 +101,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
         (Some("bfv"), rest)
+    } else if let Some(rest) = name.strip_prefix("pdq:") {
+        (Some("pdq"), rest)
     } else {
         (None, name)
     }
@@ -716,6 +719,7 @@ fn run(args: &Args) -> R<()> {
             (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
             (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
             (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
+            (Some("pdq"), b) => pdq::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -756,6 +760,7 @@ fn run(args: &Args) -> R<()> {
             (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
             (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
             (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("pdq"), b) => pdq::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -857,6 +862,7 @@ fn run(args: &Args) -> R<()> {
                     "reps": row.reps,
                     "floor_us": row.floor_us,
                     "precision_bits": r.keys.get("precision_bits"),
+                    "rows": pdq::rows_of(&r.name),
                 }));
                 if let (Some(Value::Object(e)), Some(Value::Object(x))) =
                     (entries.last_mut(), pbs::row_fields(r, row))

@@ -1,0 +1,366 @@
+//! The plan of a query on a table: every column checked, the limb ranges of every output (so
+//! no limb can wrap mod `t`), the multiplicative depth against the parameters, and the counts
+//! `--explain` prints (comparisons, ciphertext products, rotations, client round trips).
+
+use crate::error::{Error, Result};
+use crate::limbs::LimbRanges;
+use crate::query::{Expr, Item, Operand, Predicate, Query};
+use std::fmt;
+
+/// What the planner needs to know about a table and its parameters (all public to the server).
+#[derive(Debug, Clone)]
+pub struct TableShape {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Number of rows.
+    pub rows: usize,
+    /// Limb width `w`.
+    pub limb_bits: u32,
+    /// Plaintext modulus.
+    pub t: u64,
+    /// Levels of the parameter set (modulus switches available).
+    pub levels: usize,
+    /// Levels one comparison consumes.
+    pub compare_depth: usize,
+    /// `(products, rotations)` of one comparison per ciphertext (the costliest operator).
+    pub compare_cost: (usize, usize),
+    /// Slots per row (the comparison block `B`; sums are packed `B` to a ciphertext).
+    pub block: usize,
+    /// Slots of a ciphertext (`N`).
+    pub slots: usize,
+}
+
+/// How one `SELECT` item is computed and decoded.
+#[derive(Debug, Clone)]
+pub struct ItemPlan {
+    /// The item.
+    pub item: Item,
+    /// The limb ranges of the value returned (empty for `Index()` and `COUNT`).
+    pub ranges: LimbRanges,
+    /// Levels consumed.
+    pub depth: usize,
+    /// Ciphertext products.
+    pub products: usize,
+    /// Ciphertexts returned.
+    pub outputs: usize,
+    /// A division's denominator limb ranges (the client decodes them in the round trip).
+    pub denominator: Option<LimbRanges>,
+}
+
+/// A checked query plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The query.
+    pub query: Query,
+    /// Per item.
+    pub items: Vec<ItemPlan>,
+    /// The count's limb ranges (one limb of `w` = 64 bits: the count is below `t`).
+    pub count: LimbRanges,
+    /// Comparisons evaluated.
+    pub comparisons: usize,
+    /// Levels of the mask (0 without `WHERE`).
+    pub mask_depth: usize,
+    /// Products of the mask (`AND`, `OR`).
+    pub mask_products: usize,
+    /// Levels the whole query needs.
+    pub depth: usize,
+    /// Row rotations (slot sums).
+    pub rotations: usize,
+    /// Client round trips during evaluation (one per division).
+    pub round_trips: usize,
+    /// Levels of the parameter set.
+    pub levels: usize,
+    /// Rows of the table.
+    pub rows: usize,
+    /// Whether the server returns the encrypted count of matching rows.
+    pub count_needed: bool,
+    /// `(products, rotations)` of one comparison per chunk, at most.
+    pub compare_cost: (usize, usize),
+    /// Ciphertexts per column (chunks of `N/B` rows); products are per chunk.
+    pub chunks: usize,
+}
+
+impl TableShape {
+    fn column(&self, name: &str) -> Result<()> {
+        if self.columns.iter().any(|c| c == name) {
+            Ok(())
+        } else {
+            Err(Error::UnknownColumn {
+                name: name.to_string(),
+                known: self.columns.join(", "),
+            })
+        }
+    }
+
+    /// Rotations of one slot sum: `⌈log2 p⌉` for the `p` blocks in use of a matrix row, and
+    /// the column swap when both matrix rows are in use.
+    pub fn sum_rotations(&self) -> usize {
+        let row_blocks = (self.slots / 2 / self.block.max(1)).max(1);
+        let used = self.rows.min(row_blocks);
+        used.next_power_of_two().trailing_zeros() as usize + usize::from(self.rows > row_blocks)
+    }
+}
+
+/// The depth, product count and limb ranges of an expression.
+fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize)> {
+    Ok(match e {
+        Expr::Column(c) => {
+            shape.column(c)?;
+            (LimbRanges::column(shape.limb_bits), 0, 0)
+        }
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
+            let (ra, da, pa) = expr_plan(shape, a)?;
+            let (rb, db, pb) = expr_plan(shape, b)?;
+            let (r, d, p) = match e {
+                Expr::Add(..) => (ra.add(&rb), da.max(db), 0),
+                Expr::Sub(..) => (ra.sub(&rb), da.max(db), 0),
+                Expr::Mul(x, y) if x == y => {
+                    let n = ra.ranges.len();
+                    (ra.mul(&rb), da + 1, n * (n + 1) / 2)
+                }
+                _ => (
+                    ra.mul(&rb),
+                    da.max(db) + 1,
+                    ra.ranges.len() * rb.ranges.len(),
+                ),
+            };
+            r.check(shape.t, e)?;
+            (r, d, pa + pb + p)
+        }
+    })
+}
+
+/// `(depth, products)` of a predicate's mask.
+fn predicate_plan(shape: &TableShape, p: &Predicate, constants: usize) -> Result<(usize, usize)> {
+    Ok(match p {
+        Predicate::Cmp { left, right, .. } => {
+            for o in [left, right] {
+                match o {
+                    Operand::Column(c) => shape.column(c)?,
+                    Operand::Const(i) if *i < constants => {}
+                    Operand::Const(i) => {
+                        return Err(Error::Protocol(format!(
+                            "constant ${i} referenced, {constants} sent"
+                        )));
+                    }
+                }
+            }
+            (shape.compare_depth, 0)
+        }
+        Predicate::And(a, b) | Predicate::Or(a, b) => {
+            let (da, pa) = predicate_plan(shape, a, constants)?;
+            let (db, pb) = predicate_plan(shape, b, constants)?;
+            (da.max(db) + 1, pa + pb + 1)
+        }
+        Predicate::Not(a) => predicate_plan(shape, a, constants)?,
+    })
+}
+
+impl Plan {
+    /// Checks `query` against the table and plans it.
+    pub fn new(query: &Query, shape: &TableShape) -> Result<Plan> {
+        if query.items.is_empty() {
+            return Err(Error::Unsupported("an empty SELECT list".into()));
+        }
+        let aggregates = query.items.iter().filter(|i| i.is_aggregate()).count();
+        if aggregates != 0 && aggregates != query.items.len() {
+            return Err(Error::Unsupported(
+                "aggregates mixed with per-row values (that needs GROUP BY)".into(),
+            ));
+        }
+        let (mask_depth, mask_products, comparisons) = match &query.filter {
+            Some(p) => {
+                let (d, n) = predicate_plan(shape, p, query.constants)?;
+                (d, n, p.comparisons())
+            }
+            None => (0, 0, 0),
+        };
+        let masked = query.filter.is_some();
+        let count = LimbRanges {
+            bits: 64,
+            ranges: vec![(0, shape.rows as i128)],
+        };
+        count.check(shape.t, &"COUNT(*)")?;
+        let mut items = Vec::new();
+        let mut rotations = 0;
+        let mut sum_parts = 0;
+        let mut round_trips = 0;
+        for item in &query.items {
+            let plan = match item {
+                Item::Index => ItemPlan {
+                    item: item.clone(),
+                    ranges: LimbRanges {
+                        bits: shape.limb_bits,
+                        ranges: Vec::new(),
+                    },
+                    depth: mask_depth,
+                    products: 0,
+                    outputs: 0,
+                    denominator: None,
+                },
+                Item::Row(e) => {
+                    let (r, d, p) = expr_plan(shape, e)?;
+                    ItemPlan {
+                        item: item.clone(),
+                        outputs: r.ranges.len(),
+                        ranges: r,
+                        depth: d,
+                        products: p,
+                        denominator: None,
+                    }
+                }
+                Item::Div(n, dn) => {
+                    let (rn, d_n, p_n) = expr_plan(shape, n)?;
+                    let (rd, d_d, p_d) = expr_plan(shape, dn)?;
+                    rd.check(shape.t, dn)?;
+                    let recip = LimbRanges::column(shape.limb_bits);
+                    let q = rn.mul(&recip);
+                    q.check(shape.t, &format!("({n}) * 2^e / ({dn})"))?;
+                    round_trips += 1;
+                    ItemPlan {
+                        item: item.clone(),
+                        outputs: q.ranges.len(),
+                        ranges: q,
+                        depth: d_n.max(d_d) + 1,
+                        products: p_n + p_d + rn.ranges.len() * recip.ranges.len(),
+                        denominator: Some(rd),
+                    }
+                }
+                Item::Sum(e) | Item::Avg(e) => {
+                    let (r, d, p) = expr_plan(shape, e)?;
+                    let (r, d, p) = if masked {
+                        (r.masked(), d.max(mask_depth) + 1, p + r.ranges.len())
+                    } else {
+                        (r, d, p)
+                    };
+                    let s = r.summed(shape.rows);
+                    s.check(shape.t, &format!("SUM({e}) over {} rows", shape.rows))?;
+                    let outputs = s.ranges.len();
+                    sum_parts += outputs;
+                    ItemPlan {
+                        item: item.clone(),
+                        ranges: s,
+                        depth: d,
+                        products: p,
+                        outputs,
+                        denominator: None,
+                    }
+                }
+                Item::Count => ItemPlan {
+                    item: item.clone(),
+                    ranges: count.clone(),
+                    depth: mask_depth,
+                    products: 0,
+                    outputs: 0,
+                    denominator: None,
+                },
+            };
+            items.push(plan);
+        }
+        // An aggregate query with a WHERE returns the matching rows' count once (COUNT, AVG's
+        // divisor, and SQL's NULL for a SUM over no rows).
+        let count_needed = masked && aggregates > 0;
+        sum_parts += usize::from(count_needed);
+        if sum_parts > 0 {
+            // Shifts into the block, then one slot sum per block of parts.
+            let groups = sum_parts.div_ceil(shape.block.max(1));
+            rotations += sum_parts - groups + groups * shape.sum_rotations();
+        }
+        let depth = items
+            .iter()
+            .map(|i| i.depth)
+            .chain([mask_depth])
+            .max()
+            .unwrap_or(0);
+        if depth > shape.levels {
+            return Err(Error::Depth {
+                needed: depth,
+                available: shape.levels,
+            });
+        }
+        Ok(Plan {
+            query: query.clone(),
+            items,
+            count,
+            comparisons,
+            mask_depth,
+            mask_products,
+            depth,
+            rotations,
+            round_trips,
+            levels: shape.levels,
+            rows: shape.rows,
+            count_needed,
+            compare_cost: shape.compare_cost,
+            chunks: shape
+                .rows
+                .div_ceil((shape.slots / shape.block.max(1)).max(1)),
+        })
+    }
+
+    /// Ciphertext products of the whole query, over all chunks (comparisons excluded).
+    pub fn products(&self) -> usize {
+        (self.mask_products + self.items.iter().map(|i| i.products).sum::<usize>()) * self.chunks
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "query (as the server sees it): {}", self.query)?;
+        writeln!(
+            f,
+            "rows: {} ({} ciphertexts per column); levels needed: {} of {}",
+            self.rows, self.chunks, self.depth, self.levels
+        )?;
+        match &self.query.filter {
+            Some(p) => writeln!(
+                f,
+                "mask: {p}: {} comparisons (encrypted constants: {}; each at most {} products \
+                 and {} rotations per ciphertext), {} more products, depth {}",
+                self.comparisons,
+                self.query.constants,
+                self.compare_cost.0,
+                self.compare_cost.1,
+                self.mask_products,
+                self.mask_depth
+            )?,
+            None => writeln!(f, "mask: none (every row)")?,
+        }
+        for i in &self.items {
+            let how = match &i.item {
+                Item::Index => "the mask, decrypted by the client".to_string(),
+                Item::Row(_) => format!("{} limbs per row", i.ranges.ranges.len()),
+                Item::Div(..) => format!(
+                    "numerator and denominator in limbs; 1 client round trip (reciprocal); \
+                     {} limbs per row",
+                    i.ranges.ranges.len()
+                ),
+                Item::Sum(_) | Item::Avg(_) => format!(
+                    "{} limbs (masked when filtered), packed into blocks and summed over the \
+                     rows by rotations{}",
+                    i.ranges.ranges.len(),
+                    if matches!(i.item, Item::Avg(_)) {
+                        "; the client divides by COUNT"
+                    } else {
+                        ""
+                    }
+                ),
+                Item::Count if self.count_needed => "the mask summed by rotations".to_string(),
+                Item::Count => "the row count (public)".to_string(),
+            };
+            writeln!(
+                f,
+                "  {}: {how}; {} products per chunk, depth {}",
+                i.item, i.products, i.depth
+            )?;
+        }
+        write!(
+            f,
+            "total: {} comparisons, {} products, {} rotations, {} client round trips",
+            self.comparisons,
+            self.products(),
+            self.rotations,
+            self.round_trips
+        )
+    }
+}
