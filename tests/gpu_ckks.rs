@@ -1,5 +1,5 @@
 //! CKKS on the CUDA backend: the precision bounds of the CPU tests, and every evaluator operator
-//! bit-identical to the CPU backend for the same seeds. `#[ignore]`d on machines without a GPU
+//! (slot sums and polynomial evaluation included) bit-identical to the CPU backend for the same seeds. `#[ignore]`d on machines without a GPU
 //! (run with `--include-ignored` on the GPU machine); the device helper panics when no device is
 //! found, so these tests never pass silently.
 
@@ -8,7 +8,7 @@ mod common;
 use common::{assert_bit_identical, cuda_backend};
 use gpufhe::ckks::params::{CAT, CAT_COMPAT, N13, N16_L24_D3, ParametersLiteral};
 use gpufhe::ckks::precision::{InputGenerator, measure};
-use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
+use gpufhe::ckks::{Context, Encoder, Evaluator, Parameters, Polynomial, context::ring_for};
 use gpufhe::cuda::CudaBackend;
 use gpufhe::math::RnsPoly;
 use gpufhe::math::backend::prelude::*;
@@ -113,6 +113,27 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
         keep(&format!("rotate_hoisted_{i}"), ct.poly());
     }
     keep("inner_sum_8", eval.inner_sum(&cx, 8, &gk).unwrap().poly());
+    keep(
+        "sum_rotations",
+        eval.sum_rotations(&cx, &[1, 2, 5, 5], &gk).unwrap().poly(),
+    );
+    // Paterson–Stockmeyer over the fused linear combination: a degree-12 Chebyshev polynomial
+    // and a degree-5 power-basis one sharing the powers of `cy`.
+    let cheb = Polynomial::chebyshev(
+        (0..=12).map(|i| 0.5 / (1.0 + i as f64)).collect(),
+        -1.0,
+        1.0,
+    )
+    .unwrap();
+    let power = Polynomial::power(vec![0.1, -0.4, 0.0, 0.3, 0.05, -0.2]).unwrap();
+    keep(
+        "evaluate_polynomial_chebyshev",
+        eval.evaluate_polynomial(&cy, &cheb, &rlk).unwrap().poly(),
+    );
+    keep(
+        "evaluate_polynomial_power",
+        eval.evaluate_polynomial(&cy, &power, &rlk).unwrap().poly(),
+    );
     keep("galois_key", &gk.keys.values().next().unwrap().poly);
     keep("relin_key", &rlk.0.poly);
     keep("public_key", &pk.poly);
