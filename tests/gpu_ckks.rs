@@ -117,15 +117,18 @@ fn all_operators<B: Backend>(ctx: &Context<B>) -> Vec<(String, RnsPoly)> {
         "sum_rotations",
         eval.sum_rotations(&cx, &[1, 2, 5, 5], &gk).unwrap().poly(),
     );
-    // Paterson–Stockmeyer over the fused linear combination: a degree-12 Chebyshev polynomial
-    // and a degree-5 power-basis one sharing the powers of `cy`.
+    // Paterson–Stockmeyer over the fused linear combination: a Chebyshev polynomial of the
+    // largest degree 2^d − 1 the levels allow (d ≤ 4) and a power-basis one of degree 3.
+    let depth = top.min(4) as u32;
     let cheb = Polynomial::chebyshev(
-        (0..=12).map(|i| 0.5 / (1.0 + i as f64)).collect(),
+        (0..(1usize << depth))
+            .map(|i| 0.5 / (1.0 + i as f64))
+            .collect(),
         -1.0,
         1.0,
     )
     .unwrap();
-    let power = Polynomial::power(vec![0.1, -0.4, 0.0, 0.3, 0.05, -0.2]).unwrap();
+    let power = Polynomial::power(vec![0.1, -0.4, 0.3, -0.2]).unwrap();
     keep(
         "evaluate_polynomial_chebyshev",
         eval.evaluate_polynomial(&cy, &cheb, &rlk).unwrap().poly(),
