@@ -8,7 +8,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
-CUDA_PREFIX="${CUDA_PREFIX:-/work/cuda13}"
+CUDA_PREFIX="${CUDA_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufhe/cuda13}"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 # 1. CUDA 13.0 toolkit pieces and CMake from PyPI (skipped when already unpacked).
