@@ -5,12 +5,15 @@
 //! [`rlwe`] (keys, encryption, key switching), [`ckks`] (approximate arithmetic on
 //! complex vectors), [`bgv`] and [`bfv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
 //! backend, and [`cuda::AnyBackend`], which picks the GPU at run time when one is usable and
-//! the CPU otherwise), and [`tfhe`] (TFHE-style LWE/RGSW ciphertexts and programmable
-//! bootstrapping over the `BlindRotateBackend` trait; CPU backend for now).
+//! the CPU otherwise), [`tfhe`] (TFHE-style LWE/RGSW ciphertexts and programmable
+//! bootstrapping over the `BlindRotateBackend` trait, on the CPU and the GPU), and [`compare`]
+//! (word-wise comparisons of encrypted integers in BGV). Private database queries are the
+//! separate `pdq` crate and binary.
 
 pub use bfv;
 pub use bgv;
 pub use ckks;
+pub use compare;
 pub use fhe_cuda as cuda;
 pub use fhe_math as math;
 pub use rlwe;
