@@ -53,6 +53,8 @@
 
 pub mod any;
 pub mod backend;
+#[cfg(test)]
+mod blind_rotate_fixtures;
 pub mod device;
 pub mod error;
 pub mod kernel_cache;

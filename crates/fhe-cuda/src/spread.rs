@@ -190,64 +190,26 @@ impl<B: BlindRotateBackend> BlindRotateBackend for Spread<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_math::Modulus;
-    use fhe_math::backend::blind_rotate::{BlindRotateParams, Gadget, KeySwitchParams};
+    use crate::blind_rotate_fixtures::{Residues, tiny_params, tiny_ring};
     use fhe_math::cpu::CpuBackend;
 
     fn cpu() -> CpuBackend {
-        let q = 97u64;
-        let special = fhe_math::primes::ntt_prime_nearest(1 << 30, 32, &[q]).unwrap();
-        CpuBackend::new(
-            RingContext::new(16, &[q], &[special], std::iter::once(0..1).collect()).unwrap(),
-        )
+        CpuBackend::new(tiny_ring())
     }
 
     #[test]
     fn a_spread_gives_one_backends_words_for_every_split() {
-        let p = BlindRotateParams {
-            lwe_dimension: 4,
-            ring_degree: 16,
-            glwe_dimension: 1,
-            modulus: Modulus::new(97).unwrap(),
-            gadget: Gadget {
-                base_log: 2,
-                levels: 2,
-            },
-            keys_per_coefficient: 2,
-        };
-        let mut x = 7u64;
-        let mut next = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % 97
-        };
-        let key = BootstrapKeyHost {
-            params: p,
-            data: (0..p.key_len()).map(|_| next()).collect(),
-        };
-        let ksp = KeySwitchParams {
-            input_dimension: 16,
-            output_dimension: 4,
-            modulus: p.modulus,
-            gadget: p.gadget,
-        };
-        let ksk = KeySwitchKeyHost {
-            params: ksp,
-            data: (0..ksp.key_len()).map(|_| next()).collect(),
-        };
-        let tp: Vec<u64> = (0..16).map(|_| next()).collect();
+        let p = tiny_params(2);
+        let mut rng = Residues(7);
+        let (key, ksk) = rng.keys(p);
+        let tp = rng.take(16);
         let one = cpu();
         let (bk, kk) = (
             one.upload_bootstrap_key(&key).unwrap(),
             one.upload_key_switch_key(&ksk).unwrap(),
         );
         for (count, backends) in [(7usize, 3usize), (2, 3), (0, 2), (6, 1)] {
-            let batch = LweBatchHost {
-                dimension: 4,
-                modulus: p.modulus,
-                data: (0..count * 5).map(|_| next()).collect(),
-            };
+            let batch = rng.batch(p, count);
             let want = one.programmable_bootstrap(&bk, &kk, &tp, &batch).unwrap();
             let spread = Spread::new((0..backends).map(|_| cpu()).collect()).unwrap();
             let (sb, sk) = (

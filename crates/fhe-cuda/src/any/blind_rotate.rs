@@ -137,66 +137,22 @@ impl BlindRotateBackend for AnyBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_math::Modulus;
-    use fhe_math::backend::blind_rotate::{BlindRotateParams, Gadget, KeySwitchParams};
+    use crate::blind_rotate_fixtures::{Residues, tiny_params, tiny_ring};
     use fhe_math::cpu::CpuBackend;
-    use std::sync::Arc;
-
-    /// A tiny shape: n = 4, N = 16, q = 97 (1 mod 32), gadget 2^2 × 2.
-    fn params() -> BlindRotateParams {
-        BlindRotateParams {
-            lwe_dimension: 4,
-            ring_degree: 16,
-            glwe_dimension: 1,
-            modulus: Modulus::new(97).unwrap(),
-            gadget: Gadget {
-                base_log: 2,
-                levels: 2,
-            },
-            keys_per_coefficient: 1,
-        }
-    }
 
     fn cpu_pair() -> (AnyBackend, CpuBackend) {
-        let q = 97u64;
-        let special = fhe_math::primes::ntt_prime_nearest(1 << 30, 32, &[q]).unwrap();
-        let ring: Arc<fhe_math::RingContext> =
-            fhe_math::RingContext::new(16, &[q], &[special], std::iter::once(0..1).collect())
-                .unwrap();
+        let ring = tiny_ring();
         (AnyBackend::cpu(ring.clone()), CpuBackend::new(ring))
     }
 
     #[test]
     fn cpu_side_gives_the_cpu_words() {
-        let p = params();
+        let p = tiny_params(1);
         let (any, cpu) = cpu_pair();
-        let mut x = 1u64;
-        let mut next = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % 97
-        };
-        let key = BootstrapKeyHost {
-            params: p,
-            data: (0..p.key_len()).map(|_| next()).collect(),
-        };
-        let ksp = KeySwitchParams {
-            input_dimension: 16,
-            output_dimension: 4,
-            modulus: p.modulus,
-            gadget: p.gadget,
-        };
-        let ksk = KeySwitchKeyHost {
-            params: ksp,
-            data: (0..ksp.key_len()).map(|_| next()).collect(),
-        };
-        let batch = LweBatchHost {
-            dimension: 4,
-            modulus: p.modulus,
-            data: (0..3 * 5).map(|_| next()).collect(),
-        };
-        let tp: Vec<u64> = (0..16).map(|_| next()).collect();
+        let mut rng = Residues(1);
+        let (key, ksk) = rng.keys(p);
+        let batch = rng.batch(p, 3);
+        let tp = rng.take(16);
 
         let (ak, ck) = (
             any.upload_bootstrap_key(&key).unwrap(),
