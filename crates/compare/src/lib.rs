@@ -74,6 +74,7 @@
 //! | [`presets`] | 128-bit-secure presets (`U32_THROUGHPUT`, `U64_THROUGHPUT`, `U64_LATENCY`) |
 //! | [`keys`] | [`CompareKeys`]: the relinearization and rotation keys each use needs |
 //! | [`wire`] | serialized vectors (magic, version, layout and length checked on load) |
+//! | [`workloads`] | BoostCom's five workloads (sort, min, MLP, recoloring, private query), end to end, shared by the examples and `gpu_bench` |
 //!
 //! # Levels and noise
 //!
@@ -112,6 +113,7 @@ pub mod select;
 pub mod slots;
 pub mod vectors;
 pub mod wire;
+pub mod workloads;
 
 pub use array::{ArrayInput, ArrayOp};
 pub use comparator::{CircuitCost, Comparator, Predicate};
