@@ -41,7 +41,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (op, name) in [(ArrayOp::Sort, "sort"), (ArrayOp::Min, "min")] {
         let clock = Instant::now();
         let w = ArrayWorkload::new(&ctx, &preset, k, op)?;
-        println!("{name}: key generation {:.2} s", clock.elapsed().as_secs_f64());
+        println!(
+            "{name}: key generation {:.2} s",
+            clock.elapsed().as_secs_f64()
+        );
         let want = array::plain(&values, op);
         for run in 0..if gpu { 2 } else { 1 } {
             let (got, t) = w.run(&values)?;

@@ -31,13 +31,7 @@ impl<B: IntegerBackend> ArrayWorkload<B> {
         let pk = kg.public_key(&sk)?;
         let keys = CompareKeys::generate_for_array(ctx, &sk, &layout, k, op == ArrayOp::Sort)?;
         let cmp = Comparator::new(ctx, layout, keys)?;
-        Ok(ArrayWorkload {
-            cmp,
-            sk,
-            pk,
-            k,
-            op,
-        })
+        Ok(ArrayWorkload { cmp, sk, pk, k, op })
     }
 
     /// The comparator (counters, digit parallelism, levels).

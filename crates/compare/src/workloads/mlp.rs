@@ -71,7 +71,9 @@ impl Model {
                 .collect::<std::result::Result<Vec<i64>, _>>()
                 .map_err(|e| bad(format!("{name}: {e}")))?;
             match len {
-                Some(l) if v.len() != l => Err(bad(format!("{name} has {} values, not {l}", v.len()))),
+                Some(l) if v.len() != l => {
+                    Err(bad(format!("{name} has {} values, not {l}", v.len())))
+                }
                 _ => Ok(v),
             }
         };
