@@ -9,6 +9,9 @@
 //! The backend is `AnyBackend::auto`: the GPU when one is usable, else the CPU
 //! (`FHE_BACKEND=cpu` forces the CPU); on the GPU each workload runs a second time, warm.
 //!
+//! Digit-level parallelism (rayon tasks around the halves of each combination step) is on;
+//! `-- serial` turns it off.
+//!
 //! Run with `cargo run --release --example compare_sort`; the last line is `correct: true`
 //! only when both results equal the plaintext ones.
 
@@ -31,6 +34,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("backend: {}", backend.device_name());
     let gpu = matches!(backend, AnyBackend::Cuda(_));
     let ctx = Context::with_backend(params, backend)?;
+    let serial = std::env::args().any(|a| a == "serial");
+    println!(
+        "digit-level parallelism: {}",
+        if serial { "off" } else { "on" }
+    );
     let k = 16;
     let mut rng = SplitMix::new(1611);
     let mut values: Vec<i128> = (0..k).map(|_| rng.below(1 << 32) as i128).collect();
@@ -41,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (op, name) in [(ArrayOp::Sort, "sort"), (ArrayOp::Min, "min")] {
         let clock = Instant::now();
         let w = ArrayWorkload::new(&ctx, &preset, k, op)?;
+        w.comparator().set_digit_parallelism(!serial);
         println!(
             "{name}: key generation {:.2} s",
             clock.elapsed().as_secs_f64()
