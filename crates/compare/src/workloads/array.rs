@@ -3,11 +3,12 @@
 //! [`crate::presets::U32_THROUGHPUT`].
 
 use super::{PhaseClock, Phases};
-use crate::array::ArrayOp;
+use crate::array::{ArrayInput, ArrayOp};
 use crate::comparator::Comparator;
 use crate::error::{Error, Result};
 use crate::keys::CompareKeys;
 use crate::presets::Preset;
+use crate::vectors::EncryptedWords;
 use bgv::{Context, Decryptor};
 use fhe_math::backend::IntegerBackend;
 use rlwe::{PublicKey, SecretKey};
@@ -49,30 +50,39 @@ impl<B: IntegerBackend> ArrayWorkload<B> {
         self.k == 0
     }
 
-    /// Encrypts `values` (`k` words), sorts them or takes their minimum, decrypts: the sorted
-    /// words (`k`) or the minimum (one), with the phases' times.
-    pub fn run(&self, values: &[i128]) -> Result<(Vec<i128>, Phases)> {
+    /// Encrypts `values` (`k` words) in the layout of the operation.
+    pub fn encrypt(&self, values: &[i128]) -> Result<ArrayInput<B>> {
         if values.len() != self.k {
             return Err(Error::Mismatch {
                 op: "run the array workload",
                 reason: format!("{} values for keys of {} words", values.len(), self.k),
             });
         }
+        self.cmp.encrypt_array(&self.pk, values, self.op)
+    }
+
+    /// The sort or the minimum of encrypted words (the computation alone).
+    pub fn compute(&self, input: &ArrayInput<B>) -> Result<EncryptedWords<B>> {
+        match self.op {
+            ArrayOp::Sort => self.cmp.sort(input),
+            ArrayOp::Min => self.cmp.array_min(input),
+        }
+    }
+
+    /// Encrypts `values` (`k` words), sorts them or takes their minimum, decrypts: the sorted
+    /// words (`k`) or the minimum (one), with the phases' times.
+    pub fn run(&self, values: &[i128]) -> Result<(Vec<i128>, Phases)> {
         let dec = Decryptor::new(self.cmp.context(), &self.sk);
         let mut clock = PhaseClock::start();
-        let input = self.cmp.encrypt_array(&self.pk, values, self.op)?;
+        let input = self.encrypt(values)?;
         clock.mark();
-        let out = match self.op {
-            ArrayOp::Sort => self.cmp.sort(&input)?,
-            ArrayOp::Min => self.cmp.array_min(&input)?,
-        };
+        let out = self.compute(&input)?;
         clock.mark();
         let got = self.cmp.decrypt(&dec, &out)?;
         clock.mark();
         Ok((got, clock.phases()))
     }
 }
-
 /// The same computation on plaintext: `values` sorted, or their minimum alone.
 pub fn plain(values: &[i128], op: ArrayOp) -> Vec<i128> {
     let mut sorted = values.to_vec();

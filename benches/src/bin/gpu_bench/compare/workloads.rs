@@ -6,14 +6,16 @@
 //!
 //! | preset | rows (`op`) | what |
 //! |---|---|---|
-//! | `cmp:sort16` | `sort16_u32`, `sort16_u32_digit_par` | sort of 16 encrypted u32 by the comparison matrix |
-//! | `cmp:min16` | `min16_u32`, `min16_u32_digit_par` | minimum of 16 encrypted u32 |
+//! | `cmp:sort16` | `sort16_u32`, `sort16_u32_digit_par`, `sort16_u32_compute` | sort of 16 encrypted u32 by the comparison matrix |
+//! | `cmp:min16` | `min16_u32`, `min16_u32_digit_par`, `min16_u32_compute` | minimum of 16 encrypted u32 |
 //! | `cmp:mlp_batch` | `mlp_batch` | the MLP on one ciphertext of 32 images of 8 × 8 |
 //! | `cmp:recolor` | `recolor` | recoloring of a 128 × 128 picture (one ciphertext) |
 //! | `cmp:private_query` | `private_query`, `private_query_blocking` | the private query of type 2, comparisons non-blocking / blocking |
 //!
 //! The `_digit_par` rows run the digit-level parallelism of the comparator (rayon tasks that
-//! share the backend's one stream); the others run it off, as the comparison rows do.
+//! share the backend's one stream); the others run it off, as the comparison rows do. The
+//! `_compute` rows time the sort or minimum alone (inputs encrypted untimed, the result left
+//! encrypted), which is what tfhe-rs's peer rows of the same names time.
 
 use super::super::{PresetResult, R, Row, Timer, Timing, log_timing};
 use ::compare::ArrayOp;
@@ -128,10 +130,20 @@ pub fn bench_workload(
     let none = || Ok(());
     let keys: Value = match w {
         Workload::Sort16 | Workload::Min16 => {
-            let (op, tag, par_tag) = if w == Workload::Sort16 {
-                (ArrayOp::Sort, "sort16_u32", "sort16_u32_digit_par")
+            let (op, tag, par_tag, compute_tag) = if w == Workload::Sort16 {
+                (
+                    ArrayOp::Sort,
+                    "sort16_u32",
+                    "sort16_u32_digit_par",
+                    "sort16_u32_compute",
+                )
             } else {
-                (ArrayOp::Min, "min16_u32", "min16_u32_digit_par")
+                (
+                    ArrayOp::Min,
+                    "min16_u32",
+                    "min16_u32_digit_par",
+                    "min16_u32_compute",
+                )
             };
             let work = array::ArrayWorkload::new(&ctx, &U32_THROUGHPUT, 16, op)?;
             let mut rng = super::super::Lcg(0x5047);
@@ -153,6 +165,14 @@ pub fn bench_workload(
                 rows.push(row, t);
             }
             cmp.set_digit_parallelism(false);
+            // The computation alone (encrypted inputs ready, the result left encrypted), as
+            // tfhe-rs's peer rows time it.
+            let t = timer.time(
+                reps,
+                || Ok(work.encrypt(&values)?),
+                |input| Ok(work.compute(&input)?),
+            )?;
+            rows.push(compute_tag, t);
             let levels = match op {
                 ArrayOp::Sort => cmp.sort_levels(16),
                 ArrayOp::Min => cmp.min_levels(16),
