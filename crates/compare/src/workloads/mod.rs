@@ -10,7 +10,7 @@
 //!
 //! | module | workload |
 //! |---|---|
-//! | [`array`] | sort and minimum of 16 encrypted words by the comparison matrix |
+//! | [`mod@array`] | sort and minimum of 16 encrypted words by the comparison matrix |
 //! | [`recolor`] | image recoloring: `p·(1 + [p < θ])` per pixel |
 //! | [`mlp`] | an MLP (fully connected, ReLU, fully connected) on encrypted images |
 //! | [`query`] | a private query: the branch chosen by `EQ` on an encrypted query type |
