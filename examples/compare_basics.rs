@@ -1,4 +1,4 @@
-//! Comparisons of encrypted 64-bit integers on the CPU at the `U64_LATENCY` preset of the
+//! Comparisons of encrypted 64-bit integers at the `U64_LATENCY` preset of the
 //! `compare` crate (N = 2^15, 10 ciphertext primes of 60 + 9 × 40 bits, 2 special primes,
 //! t = 65537, log2 QP ≈ 540 ≤ 881: 128-bit secure; 64-bit words as 32 base-4 digits, 1024
 //! words per ciphertext): the six predicates between encrypted vectors and against plaintext
@@ -6,12 +6,18 @@
 //! or the highest digit) and random ones, each checked against the same comparison on
 //! plaintext.
 //!
+//! The backend is `AnyBackend::auto`: the GPU when one is usable, else the CPU
+//! (`FHE_BACKEND=cpu` forces the CPU). Key generation is timed apart from encryption, each
+//! comparison and its decryption.
+//!
 //! Run with `cargo run --release --example compare_basics`. The last line is
 //! `correct: true` only when every decrypted result equals the plaintext comparison.
 
 use compare::presets::U64_LATENCY;
 use compare::{Comparator, CompareKeys, Predicate};
 use gpufhe::bgv::{Context, Decryptor, Parameters};
+use gpufhe::cuda::AnyBackend;
+use gpufhe::math::backend::RingBackend;
 use std::time::Instant;
 use test_support::SplitMix;
 
@@ -32,7 +38,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         layout.digit_bits(),
         layout.words_per_ciphertext(),
     );
-    let ctx = Context::cpu(params)?;
+    let (backend, why_cpu) = AnyBackend::auto_explained(gpufhe::bgv::context::ring_for(&params)?);
+    if let Some(e) = why_cpu {
+        println!("no usable GPU ({e}): running on the CPU");
+    }
+    println!("backend: {}", backend.device_name());
+    let ctx = Context::with_backend(params, backend)?;
     let clock = Instant::now();
     let kg = ctx.key_generator();
     let sk = kg.secret_key()?;
@@ -40,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let keys = CompareKeys::generate(&ctx, &sk, &layout)?;
     let cmp = Comparator::new(&ctx, layout, keys)?;
     let dec = Decryptor::new(&ctx, &sk);
-    println!("keys: {:.2} s", clock.elapsed().as_secs_f64());
+    println!("key generation: {:.2} s", clock.elapsed().as_secs_f64());
 
     // Edge pairs, then random ones up to one ciphertext.
     let max = u64::MAX;
@@ -62,8 +73,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         a.iter().map(|&x| x as i128).collect(),
         b.iter().map(|&x| x as i128).collect(),
     );
+    let clock = Instant::now();
     let ca = cmp.encrypt(&pk, &ai)?;
     let cb = cmp.encrypt(&pk, &bi)?;
+    println!(
+        "encrypt 2 x {} words: {:.3} s",
+        a.len(),
+        clock.elapsed().as_secs_f64()
+    );
     let mut correct = cmp.decrypt(&dec, &ca)? == ai;
     let cost = cmp.cost(Predicate::Lt);
     println!(
@@ -89,13 +106,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let secs = clock.elapsed().as_secs_f64();
             let got = cmp.decrypt_bits(&dec, &r)?;
+            let dec_secs = clock.elapsed().as_secs_f64() - secs;
             let ok = got
                 .iter()
                 .zip(ai.iter().zip(&bi))
                 .all(|(&g, (&x, &y))| g == u64::from(p.eval(x, y)));
             correct &= ok;
             println!(
-                "{p:?} {}: {} pairs in {:.3} s ({:.0} comparisons/s), level {} left, matches plaintext: {ok}",
+                "{p:?} {}: {} pairs in {:.3} s ({:.0} comparisons/s), decrypt {:.3} s, level {} left, matches plaintext: {ok}",
                 if plain {
                     "vs constants "
                 } else {
@@ -104,6 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 a.len(),
                 secs,
                 a.len() as f64 / secs,
+                dec_secs,
                 r.level(),
             );
         }

@@ -74,6 +74,7 @@
 //! | [`presets`] | 128-bit-secure presets (`U32_THROUGHPUT`, `U64_THROUGHPUT`, `U64_LATENCY`) |
 //! | [`keys`] | [`CompareKeys`]: the relinearization and rotation keys each use needs |
 //! | [`wire`] | serialized vectors (magic, version, layout and length checked on load) |
+//! | [`workloads`] | BoostCom's five workloads (sort, min, MLP, recoloring, private query), end to end, shared by the examples and `gpu_bench` |
 //!
 //! # Levels and noise
 //!
@@ -91,6 +92,9 @@
 //! `U64_LATENCY` (criterion, `benches/compare_cpu.rs`); 1.3–1.9 s per ciphertext of 1024 pairs
 //! at `U64_LATENCY` (`examples/compare_basics.rs`). Sort and minimum of 16 32-bit words at
 //! `U32_THROUGHPUT`: about 5 s each (`examples/compare_sort.rs`).
+//! The workloads of [`workloads`] end to end (encrypt, compute, decrypt; the examples, one run
+//! each, noisy): sort and minimum of 16 u32 3.4–5.1 s, the MLP 15.7–21.8 s per ciphertext of
+//! 32 images, the recoloring of 128 × 128 pixels 7.5 s, the private query 7.9–19.6 s.
 //!
 //! Encrypted inputs whose digits are not in `[0, s)` (not produced by [`Comparator::encrypt`]
 //! or an operation of this crate) give unspecified results; plaintext values outside the word
@@ -112,6 +116,7 @@ pub mod select;
 pub mod slots;
 pub mod vectors;
 pub mod wire;
+pub mod workloads;
 
 pub use array::{ArrayInput, ArrayOp};
 pub use comparator::{CircuitCost, Comparator, Predicate};

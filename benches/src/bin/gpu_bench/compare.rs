@@ -9,6 +9,11 @@
 //! - `eq_ciphertext`: `a = b` on the full ciphertexts.
 //!
 //! Digit-level parallelism is off (one stream: the halves of a step would only interleave).
+//!
+//! The workload presets (`cmp:sort16`, `cmp:min16`, `cmp:mlp_batch`, `cmp:recolor`,
+//! `cmp:private_query`) are in [`workloads`].
+
+mod workloads;
 
 use super::{PresetResult, R, Row, Timer, Timing, log_timing};
 use ::compare::presets::{Preset, U32_THROUGHPUT, U64_LATENCY, U64_THROUGHPUT};
@@ -20,19 +25,31 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// What a `cmp:` preset times.
+pub enum Bench {
+    /// The comparisons of a parameter preset.
+    Compare(Preset),
+    /// A workload end to end.
+    Workload(workloads::Workload),
+}
+
 /// The comparison presets `gpu_bench` knows (names after the `cmp:` prefix).
-pub fn preset(name: &str) -> R<Preset> {
-    Ok(match name {
+pub fn preset(name: &str) -> R<Bench> {
+    if let Some(w) = workloads::workload(name) {
+        return Ok(Bench::Workload(w));
+    }
+    Ok(Bench::Compare(match name {
         "U64_THROUGHPUT" => U64_THROUGHPUT,
         "U64_LATENCY" => U64_LATENCY,
         "U32_THROUGHPUT" => U32_THROUGHPUT,
         other => {
             return Err(format!(
-                "unknown comparison preset {other:?} (known: U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT)"
+                "unknown comparison preset {other:?} (known: U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT, {})",
+                workloads::NAMES
             )
             .into());
         }
-    })
+    }))
 }
 
 /// `t` divided by `words` (a per-comparison figure).
@@ -48,12 +65,15 @@ fn per_word(t: Timing, words: usize) -> Timing {
     }
 }
 
-/// Times the comparisons of one preset.
+/// Times the comparisons (or the workload) of one preset.
 pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> R<PresetResult> {
+    let p = match preset(name)? {
+        Bench::Compare(p) => p,
+        Bench::Workload(w) => return workloads::bench_workload(dev, w, name, reps, warm),
+    };
     let t_setup = Instant::now();
     dev.synchronize()?;
     dev.reset_pool_peak()?;
-    let p = preset(name)?;
     let params = Parameters::new(&p.params)?;
     let backend = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
     let stream = backend.stream().clone();

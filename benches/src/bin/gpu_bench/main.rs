@@ -55,7 +55,8 @@ type R<T> = std::result::Result<T, Box<dyn Error>>;
 struct Args {
     /// Presets to run, comma separated: CKKS (CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16) and BGV
     /// and BFV with a `bgv:` / `bfv:` prefix (CAT, CAT_COMPAT, PHANTOM_INT, N13), comparisons
-    /// with `cmp:` (U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT), batched NTTs of small rings as
+    /// with `cmp:` (U64_THROUGHPUT, U64_LATENCY, U32_THROUGHPUT; the workloads sort16, min16,
+    /// mlp_batch, recolor, private_query), batched NTTs of small rings as
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
     /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
     /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, and CAT's private database queries as
