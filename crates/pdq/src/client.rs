@@ -14,6 +14,7 @@ use crate::engine::Response;
 use crate::error::{Error, Result};
 use crate::keys::ClientKey;
 use crate::limbs::{self, LimbRanges};
+use crate::numeric::unscale;
 use crate::plan::Plan;
 use crate::query::Item;
 use crate::table::PlainTable;
@@ -24,6 +25,16 @@ use fhe_math::backend::IntegerBackend;
 /// The level limbs are encrypted at: a limb takes part in at most a square and one more
 /// product, or a mask product (switched down to the lowest), plus margin.
 pub const LIMB_LEVEL: usize = 4;
+
+/// An exact integer result of decimal scale `k`: `Int(v)`, or `Real(v / 10^k)` (one
+/// rounding of the exact value) when `k > 0`.
+fn number(v: i128, k: i32) -> Value {
+    if k == 0 {
+        Value::Int(v)
+    } else {
+        Value::Real(unscale(v, k as u32))
+    }
+}
 
 /// The client's memory of one division round trip: per division item and row, the exponent
 /// `e_r` and whether `y_r < 0` (`None` where `y_r = 0`).
@@ -78,17 +89,23 @@ impl<B: IntegerBackend> Client<B> {
         Ok(ctx.encrypt_sk(&self.key.sk, &pt)?)
     }
 
-    /// The limbs of `values` (each below 2^32), encrypted per chunk (`[chunk][limb]`) at
-    /// [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
-    pub fn encrypt_limbs(&self, values: &[u64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
+    /// The limbs of `values` (each `|v| < 2^32`; a negative value's limbs carry its sign,
+    /// [`limbs::split_signed`], as residues mod `t`), encrypted per chunk (`[chunk][limb]`)
+    /// at [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
+    pub fn encrypt_limbs(&self, values: &[i64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
         let n = limbs::VALUE_BITS.div_ceil(bits) as usize;
+        let t = self.context().params().t() as i64;
         values
             .chunks(self.per_chunk())
             .map(|chunk| {
+                let split: Vec<Vec<i64>> = chunk
+                    .iter()
+                    .map(|&v| limbs::split_signed(v, bits))
+                    .collect();
                 (0..n)
                     .map(|k| {
                         let limb: Vec<u64> =
-                            chunk.iter().map(|&v| limbs::split(v, bits)[k]).collect();
+                            split.iter().map(|l| l[k].rem_euclid(t) as u64).collect();
                         self.encrypt_slots(&limb, LIMB_LEVEL)
                     })
                     .collect()
@@ -109,12 +126,21 @@ impl<B: IntegerBackend> Client<B> {
                 self.key.max_rows
             )));
         }
-        let bits = limbs::limb_bits_for(rows, self.context().params().t())?;
+        let signed = table.types.iter().any(|t| t.signed);
+        let bits = limbs::limb_bits(rows, self.context().params().t(), signed)?;
         let mut columns = Vec::new();
-        for (i, (name, values)) in table.columns.iter().zip(&table.values).enumerate() {
+        for (i, ((name, values), &ty)) in table
+            .columns
+            .iter()
+            .zip(&table.values)
+            .zip(&table.types)
+            .enumerate()
+        {
+            let words: Vec<u64> = values.iter().map(|&v| ty.word(v)).collect();
             columns.push(EncColumn {
                 name: name.clone(),
-                words: cmp::encrypt_words(self.context(), &self.key.sk, values)?,
+                ty,
+                words: cmp::encrypt_words(self.context(), &self.key.sk, &words)?,
                 limbs: self.encrypt_limbs(values, bits)?,
             });
             progress(i + 1);
@@ -188,10 +214,10 @@ impl<B: IntegerBackend> Client<B> {
                 dens.len()
             )));
         }
-        let bits = limbs::limb_bits_for(plan.rows, self.context().params().t())?;
         let mut out = Vec::new();
         let mut memory = Vec::new();
         for (cts, ranges) in denominators.iter().zip(dens) {
+            let bits = ranges.bits;
             let ys = self.decrypt_rows(cts, ranges, plan.rows)?;
             let mut ms = Vec::with_capacity(ys.len());
             let mut keep = Vec::with_capacity(ys.len());
@@ -204,7 +230,7 @@ impl<B: IntegerBackend> Client<B> {
                 let a = y.unsigned_abs();
                 let e = 30 + (128 - a.leading_zeros());
                 let m = ((1u128 << e) + a / 2) / a;
-                ms.push(m as u64);
+                ms.push(m as i64);
                 keep.push(Some((e, y < 0)));
             }
             out.push(
@@ -270,8 +296,8 @@ impl<B: IntegerBackend> Client<B> {
                         let s = sum()?;
                         match (&ip.item, count) {
                             (_, 0) => Value::Null,
-                            (Item::Sum(_), _) => Value::Int(s),
-                            _ => Value::Real(s as f64 / count as f64),
+                            (Item::Sum(_), _) => number(s, ip.scale),
+                            _ => Value::Real(unscale(s, ip.scale as u32) / count as f64),
                         }
                     }
                     other => {
@@ -313,7 +339,7 @@ impl<B: IntegerBackend> Client<B> {
                 Item::Index => selected.iter().map(|&r| Value::Int(r as i128)).collect(),
                 Item::Row(_) => {
                     let v = self.decrypt_rows(cts, &ip.ranges, plan.rows)?;
-                    selected.iter().map(|&r| Value::Int(v[r])).collect()
+                    selected.iter().map(|&r| number(v[r], ip.scale)).collect()
                 }
                 Item::Div(..) => {
                     let memory = divs
@@ -325,7 +351,7 @@ impl<B: IntegerBackend> Client<B> {
                         .map(|&r| match memory.get(r).copied().flatten() {
                             None => Value::Null,
                             Some((e, neg)) => {
-                                let v = q[r] as f64 * (-(e as f64)).exp2();
+                                let v = q[r] as f64 * (-(e as f64)).exp2() * 10f64.powi(-ip.scale);
                                 Value::Real(if neg { -v } else { v })
                             }
                         })

@@ -45,7 +45,7 @@ impl CmpOp {
     }
 
     /// `a op b` on plaintext values.
-    pub fn holds(self, a: u64, b: u64) -> bool {
+    pub fn holds(self, a: i64, b: i64) -> bool {
         match self {
             CmpOp::Lt => a < b,
             CmpOp::Le => a <= b,
@@ -210,12 +210,22 @@ impl Expr {
     }
 
     /// The expression's value on one row (`col` gives a column's value).
-    pub fn eval_plain(&self, col: &impl Fn(&str) -> u64) -> i128 {
+    pub fn eval_plain(&self, col: &impl Fn(&str) -> i64) -> i128 {
         match self {
             Expr::Column(c) => col(c) as i128,
             Expr::Add(a, b) => a.eval_plain(col) + b.eval_plain(col),
             Expr::Sub(a, b) => a.eval_plain(col) - b.eval_plain(col),
             Expr::Mul(a, b) => a.eval_plain(col) * b.eval_plain(col),
+        }
+    }
+
+    /// The decimal scale of the value (`col` gives a column's scale): `+`/`−` keep the larger
+    /// (the planner refuses unequal ones), `·` adds them.
+    pub fn scale(&self, col: &impl Fn(&str) -> u32) -> u32 {
+        match self {
+            Expr::Column(c) => col(c),
+            Expr::Add(a, b) | Expr::Sub(a, b) => a.scale(col).max(b.scale(col)),
+            Expr::Mul(a, b) => a.scale(col) + b.scale(col),
         }
     }
 }
@@ -232,7 +242,7 @@ impl Predicate {
 
     /// Whether the predicate holds on one row (`col` gives a column's value, `konst` a
     /// constant's).
-    pub fn holds(&self, col: &impl Fn(&str) -> u64, konst: &impl Fn(usize) -> u64) -> bool {
+    pub fn holds(&self, col: &impl Fn(&str) -> i64, konst: &impl Fn(usize) -> i64) -> bool {
         let val = |o: &Operand| match o {
             Operand::Column(c) => col(c),
             Operand::Const(i) => konst(*i),
