@@ -1,7 +1,7 @@
 //! Private database queries: SQL over an encrypted table, exact, on BGV.
 //!
-//! A data owner (the **client**, holding the secret key) encrypts a table of unsigned 32-bit
-//! integers once and leaves it with a **server** (evaluation keys and encrypted tables on disk);
+//! A data owner (the **client**, holding the secret key) encrypts a table of unsigned or signed
+//! 32-bit integers and decimals ([`numeric`]) once and leaves it with a **server** (evaluation keys and encrypted tables on disk);
 //! then asks SQL questions whose constants and answers the server never sees. `pdq demo` runs
 //! the whole flow in one process.
 //!
@@ -19,7 +19,8 @@
 //! - **values in limbs** ([`limbs`]): every column is also encrypted as `⌈32/w⌉` limbs of `w`
 //!   bits in the same lead slots, `w` the largest width such that a column sum over the table
 //!   (`rows·(2^w − 1)`) and a product of two columns (`⌈32/w⌉·(2^w − 1)²`) stay below `t`
-//!   (`w = 6` for 1,024 rows). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
+//!   (`w = 6` for 1,024 rows; twice those spans with a signed column, `w = 5`). A signed
+//!   value's limbs are those of `|v|` carrying its sign (each in `[−(2^w − 1), 2^w − 1]`). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
 //!   tracks every limb's integer range and refuses an expression that could wrap
 //!   ([`Error::Overflow`]), so the client's recombination `Σ l_k·2^{w·k}` is exact;
 //! - **aggregates**: `SUM` multiplies the limbs by the mask, `COUNT` takes the mask; these
@@ -44,6 +45,21 @@
 //! Results are exact integers (`Index()`, per-row expressions, `SUM`, `COUNT`) or reals to
 //! 2^-31 (division) and to `f64` rounding (`AVG`, the exact sum divided by the exact count).
 //!
+//! # Value types ([`numeric`])
+//!
+//! A column is **unsigned** (`0..=2^32 − 1`), **signed** (`−2^31..=2^31 − 1`) or **decimal**
+//! of `k ≤ 9` places (fixed point: `x` stored as the signed integer `x·10^k`). The types are
+//! public, like the column names; a CSV header cell `name:u`, `name:i`, `name:dK` declares
+//! one, else it is inferred from the cells (a negative value or a decimal point makes a
+//! column signed, of the most places of its cells). A signed column's comparison word is
+//! `v + 2^31` (order preserving, the same `u32` comparator). A decimal result is the exact
+//! scaled integer divided by `10^k` once on the client (`SUM`, per-row values: one `f64`
+//! rounding; `AVG`: one more; a division: relative error ≤ 2^-30). Constants in `WHERE` are
+//! scaled by the client to the type of the column they are compared with. Refused, with an
+//! error naming the values: comparing columns of different types (unsigned with signed, or
+//! different scales), `+`/`−` between different scales (`·` adds the scales), a constant
+//! with more places than its column or outside its range, a cell outside its column's type.
+//!
 //! # What the server learns
 //!
 //! The query's **shape** ([`Query`]): the table, the columns, the operators, the aggregates,
@@ -55,11 +71,12 @@
 //!
 //! `SELECT` of `Index()` (0-based row numbers), columns and expressions with `+ − * /` and
 //! `^` by a small integer, `SUM`, `AVG`, `COUNT(*)`; `FROM` one table (optional); `WHERE`
-//! with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns, or a column and an
-//! integer constant in `0..=2^32 − 1`. Aggregates and per-row items are not mixed (that would
-//! need `GROUP BY`). `MIN`/`MAX` are refused ([`Error::MinMax`]: they need bootstrapping or
-//! client rounds); negative and decimal values are refused ([`Error::Value`]); every other
-//! construct is refused naming it ([`Error::Unsupported`]). `--explain` prints the [`Plan`]:
+//! with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns of one type, or a column
+//! and a numeric constant (`-12`, `3.25`) that fits the column's type exactly. Aggregates and
+//! per-row items are not mixed (that would need `GROUP BY`). `MIN`/`MAX` are refused
+//! ([`Error::MinMax`]: they need bootstrapping or client rounds); values outside a column's
+//! type are refused ([`Error::Value`]); every other construct is refused naming it
+//! ([`Error::Unsupported`]). `--explain` prints the [`Plan`]:
 //! levels, comparisons, products, rotations, round trips.
 //!
 //! # Modules
@@ -69,7 +86,8 @@
 //! decoding); [`local`] runs both in one process, [`server`] and [`protocol`] over TCP;
 //! [`keys`], [`encrypted`] and [`blob`] are the files (magic, version, fingerprint and key id
 //! checked on load, atomic writes); [`table`] the plaintext tables (CSV, the demo table, the
-//! plaintext reference); [`demo`] `pdq demo`; [`presets`] the parameter sets.
+//! plaintext reference); [`numeric`] the column types and literals; [`demo`] `pdq demo`;
+//! [`presets`] the parameter sets.
 
 pub mod blob;
 pub mod client;

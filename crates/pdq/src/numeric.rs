@@ -48,6 +48,20 @@ impl ColumnType {
         }
     }
 
+    /// A declared type: `u` (unsigned), `i` (signed) or `dK` (decimal of `K` places).
+    pub fn declared(text: &str) -> Option<Self> {
+        match text.trim() {
+            "u" => Some(Self::UNSIGNED),
+            "i" => Some(Self::SIGNED),
+            t => t
+                .strip_prefix('d')?
+                .parse()
+                .ok()
+                .filter(|&k| k <= MAX_SCALE)
+                .map(Self::decimal),
+        }
+    }
+
     /// The range `[lo, hi]` of the stored integers.
     pub fn range(self) -> (i64, i64) {
         if self.signed {

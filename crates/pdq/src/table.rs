@@ -125,9 +125,11 @@ impl PlainTable {
     }
 
     /// Parses CSV text: a header line of column names, then one line of numbers per row (no
-    /// quoting; blank lines ignored). Each column's type is inferred ([`numeric::infer`]):
-    /// unsigned 32-bit integers, or signed fixed point with the most decimal places of its
-    /// cells (at most 9; a column with a negative value or a decimal point is signed).
+    /// quoting; blank lines ignored). A header cell `name:u`, `name:i` or `name:dK` declares
+    /// the column unsigned, signed or decimal of `K` places; otherwise its type is inferred
+    /// ([`numeric::infer`]): unsigned 32-bit integers, or signed fixed point with the most
+    /// decimal places of its cells (at most 9; a column with a negative value or a decimal
+    /// point is signed).
     pub fn from_csv(name: &str, text: &str) -> Result<Self> {
         let mut lines = text
             .lines()
@@ -137,7 +139,27 @@ impl PlainTable {
             line: 1,
             why: "empty input (a header line of column names expected)".into(),
         })?;
-        let columns: Vec<String> = head.split(',').map(|s| s.trim().to_string()).collect();
+        let mut columns = Vec::new();
+        let mut declared = Vec::new();
+        for cell in head.split(',') {
+            let (name, ty) = match cell.split_once(':') {
+                Some((n, t)) => (
+                    n,
+                    Some(ColumnType::declared(t).ok_or_else(|| Error::Csv {
+                        line: 1,
+                        why: format!(
+                            "column type `{}`: `u` (unsigned), `i` (signed) or `dK` (decimal \
+                             of K ≤ {} places)",
+                            t.trim(),
+                            numeric::MAX_SCALE
+                        ),
+                    })?),
+                ),
+                None => (cell, None),
+            };
+            columns.push(name.trim().to_string());
+            declared.push(ty);
+        }
         let mut values: Vec<Vec<Literal>> = vec![Vec::new(); columns.len()];
         for (i, line) in lines {
             let cells: Vec<&str> = line.split(',').collect();
@@ -167,8 +189,8 @@ impl PlainTable {
         }
         let mut types = Vec::new();
         let mut stored = Vec::new();
-        for (c, lits) in columns.iter().zip(&values) {
-            let ty = numeric::infer(lits);
+        for ((c, lits), decl) in columns.iter().zip(&values).zip(&declared) {
+            let ty = decl.unwrap_or_else(|| numeric::infer(lits));
             let col = lits
                 .iter()
                 .enumerate()
@@ -197,7 +219,6 @@ impl PlainTable {
             state
         };
         let mut values: Vec<Vec<u64>> = (0..5).map(|_| Vec::with_capacity(rows)).collect();
-        // (unsigned 32-bit columns)
         for _ in 0..rows {
             values[0].push(next() >> 32);
             values[1].push(next() >> 32);
@@ -372,6 +393,20 @@ mod tests {
             ]
         );
         assert_eq!(t.values, vec![vec![-3, 4], vec![150, -25], vec![7, 0]]);
+        let t = PlainTable::from_csv("t", "n:i,p:d3,u:u\n3,1.5,7\n4,2,0\n").unwrap();
+        assert_eq!(
+            t.types,
+            vec![
+                ColumnType::SIGNED,
+                ColumnType::decimal(3),
+                ColumnType::UNSIGNED
+            ]
+        );
+        assert_eq!(t.values[1], vec![1500, 2000]);
+        let err = |s: &str| PlainTable::from_csv("t", s).unwrap_err().to_string();
+        assert!(err("a:x\n1\n").contains("column type `x`"));
+        assert!(err("a:u\n-1\n").contains("line 2"));
+        assert!(err("a:d1\n1.25\n").contains("decimals of 1 places"));
     }
 
     #[test]
