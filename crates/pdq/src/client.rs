@@ -93,6 +93,16 @@ impl<B: IntegerBackend> Client<B> {
     /// [`limbs::split_signed`], as residues mod `t`), encrypted per chunk (`[chunk][limb]`)
     /// at [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
     pub fn encrypt_limbs(&self, values: &[i64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
+        self.encrypt_limbs_at(values, bits, LIMB_LEVEL)
+    }
+
+    /// [`Client::encrypt_limbs`] at `level`.
+    pub fn encrypt_limbs_at(
+        &self,
+        values: &[i64],
+        bits: u32,
+        level: usize,
+    ) -> Result<Vec<Vec<Ciphertext<B>>>> {
         let n = limbs::VALUE_BITS.div_ceil(bits) as usize;
         let t = self.context().params().t() as i64;
         values
@@ -106,7 +116,7 @@ impl<B: IntegerBackend> Client<B> {
                     .map(|k| {
                         let limb: Vec<u64> =
                             split.iter().map(|l| l[k].rem_euclid(t) as u64).collect();
-                        self.encrypt_slots(&limb, LIMB_LEVEL)
+                        self.encrypt_slots(&limb, level)
                     })
                     .collect()
             })
@@ -202,10 +212,10 @@ impl<B: IntegerBackend> Client<B> {
         plan: &Plan,
         denominators: &[Vec<Ciphertext<B>>],
     ) -> Result<(Vec<Vec<Ciphertext<B>>>, Reciprocals)> {
-        let dens: Vec<&LimbRanges> = plan
+        let dens: Vec<(&LimbRanges, usize)> = plan
             .items
             .iter()
-            .filter_map(|i| i.denominator.as_ref())
+            .filter_map(|i| i.denominator.as_ref().map(|d| (d, i.reciprocal_level)))
             .collect();
         if dens.len() != denominators.len() {
             return Err(Error::Protocol(format!(
@@ -216,7 +226,7 @@ impl<B: IntegerBackend> Client<B> {
         }
         let mut out = Vec::new();
         let mut memory = Vec::new();
-        for (cts, ranges) in denominators.iter().zip(dens) {
+        for (cts, (ranges, level)) in denominators.iter().zip(dens) {
             let bits = ranges.bits;
             let ys = self.decrypt_rows(cts, ranges, plan.rows)?;
             let mut ms = Vec::with_capacity(ys.len());
@@ -234,7 +244,7 @@ impl<B: IntegerBackend> Client<B> {
                 keep.push(Some((e, y < 0)));
             }
             out.push(
-                self.encrypt_limbs(&ms, bits)?
+                self.encrypt_limbs_at(&ms, bits, level)?
                     .into_iter()
                     .flatten()
                     .collect(),

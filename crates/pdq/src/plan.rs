@@ -48,6 +48,10 @@ pub struct ItemPlan {
     pub outputs: usize,
     /// A division's denominator limb ranges (the client decodes them in the round trip).
     pub denominator: Option<LimbRanges>,
+    /// The level of a division's numerator limbs, at which the client encrypts the
+    /// reciprocal limbs (the product runs there anyway: a higher one would only be switched
+    /// down); 0 for other items.
+    pub reciprocal_level: usize,
     /// Decimal scale of the value (`10^-scale` per unit; a division: the numerator's scale
     /// minus the denominator's).
     pub scale: i32,
@@ -243,6 +247,7 @@ impl Plan {
                     products: 0,
                     outputs: 0,
                     denominator: None,
+                    reciprocal_level: 0,
                     scale: 0,
                 },
                 Item::Row(e) => {
@@ -254,6 +259,7 @@ impl Plan {
                         depth: d,
                         products: p,
                         denominator: None,
+                        reciprocal_level: 0,
                         scale: k as i32,
                     }
                 }
@@ -272,6 +278,11 @@ impl Plan {
                         depth: d_n.max(d_d) + 1,
                         products: p_n + p_d + rn.ranges.len() * recip.ranges.len(),
                         denominator: Some(rd),
+                        // The numerator's limbs start at min(d_n + 2, LIMB_LEVEL) (the
+                        // engine's switch) and lose one level per product level.
+                        reciprocal_level: (d_n + 2)
+                            .min(crate::client::LIMB_LEVEL)
+                            .saturating_sub(d_n),
                         scale: k_n as i32 - k_d as i32,
                     }
                 }
@@ -293,6 +304,7 @@ impl Plan {
                         products: p,
                         outputs,
                         denominator: None,
+                        reciprocal_level: 0,
                         scale: k as i32,
                     }
                 }
@@ -303,6 +315,7 @@ impl Plan {
                     products: 0,
                     outputs: 0,
                     denominator: None,
+                    reciprocal_level: 0,
                     scale: 0,
                 },
             };

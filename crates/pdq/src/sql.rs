@@ -3,8 +3,8 @@
 //! Supported: `SELECT` of `Index()`, per-row expressions of columns with `+ - * /` and `^` by
 //! a small integer, `SUM`, `AVG`, `COUNT(*)`; `FROM` one table (optional: the caller's default
 //! table); `WHERE` with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns or a column
-//! and a numeric constant (`-12`, `3.25`, scaled to the column's type by the client). A text that does not start with `SELECT` gets one
-//! (CAT writes its queries as `Sum(a) where b <= c`). Everything else is refused naming the
+//! and a numeric constant (`-12`, `3.25`, scaled to the column's type by the client). A text
+//! that does not start with `SELECT` gets one (CAT writes its queries as `Sum(a) where b <= c`). Everything else is refused naming the
 //! construct; `MIN`/`MAX` with [`Error::MinMax`].
 
 use crate::error::{Error, Result};
