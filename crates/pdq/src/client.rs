@@ -176,7 +176,9 @@ impl<B: IntegerBackend> Client<B> {
         Ok(Decryptor::new(self.context(), &self.key.sk).decrypt(c)?)
     }
 
-    /// Per row, the integers whose limbs are `cts` (chunk-major) with these ranges.
+    /// Per row, the integers whose limbs are `cts` with these ranges: per chunk,
+    /// `⌈limbs/B⌉` ciphertexts, limb `k` in slot `k mod B` of the row's block of ciphertext
+    /// `k / B` (as the engine packs them).
     fn decrypt_rows(
         &self,
         cts: &[Ciphertext<B>],
@@ -184,22 +186,27 @@ impl<B: IntegerBackend> Client<B> {
         rows: usize,
     ) -> Result<Vec<i128>> {
         let n = ranges.ranges.len();
+        let per = n.div_ceil(self.stride);
         let chunks = rows.div_ceil(self.per_chunk());
-        if cts.len() != n * chunks {
+        if cts.len() != per * chunks {
             return Err(Error::Protocol(format!(
-                "{} limb ciphertexts received, {n} limbs × {chunks} chunks expected",
+                "{} limb ciphertexts received, {per} (packed {n} limbs) × {chunks} chunks \
+                 expected",
                 cts.len()
             )));
         }
         let t = self.context().params().t();
+        let dec = Decryptor::new(self.context(), &self.key.sk);
         let slots = cts
             .iter()
-            .map(|c| self.decrypt(c))
+            .map(|c| Ok(dec.decrypt(c)?))
             .collect::<Result<Vec<_>>>()?;
         Ok((0..rows)
             .map(|r| {
-                let (c, slot) = self.slot_of(r);
-                let res: Vec<u64> = slots[c * n..(c + 1) * n].iter().map(|s| s[slot]).collect();
+                let (c, lead) = self.slot_of(r);
+                let res: Vec<u64> = (0..n)
+                    .map(|k| slots[c * per + k / self.stride][lead + k % self.stride])
+                    .collect();
                 ranges.recombine(&res, t)
             })
             .collect())
