@@ -1,7 +1,8 @@
 //! The client: holds the secret key; encrypts tables and query constants, answers the
 //! division round trip, decrypts and decodes answers.
 //!
-//! **Division round trip.** For `x / y` the server sends the limbs of `y` (every row). The
+//! **Division round trip.** For `x / y` the server sends the limbs of `y` (every row; packed
+//! `B` limbs to a ciphertext). The
 //! client recombines `y_r`, picks `e_r = 30 + bitlen(|y_r|)` and returns the limbs of
 //! `m_r = round(2^{e_r}/|y_r|)` (`2^30 < m_r ≤ 2^31`, relative error ≤ 2^-31), keeping
 //! `e_r` and the sign; the server returns `x·m` and the client outputs `±(x·m)_r / 2^{e_r}`

@@ -32,9 +32,11 @@
 //!   before the rotations; limbs narrow with the row count (2 bits at 2^14 rows, 1 bit at
 //!   2^16, the most a column sum below `t` allows);
 //! - **division** `x / y` (CAT's `a / b^2`): one client round trip in the spirit of CAT's
-//!   multiply-inverse protocol. The server sends `y`'s limbs; the client decrypts `y_r`,
-//!   returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with `e_r = 30 + bitlen(|y_r|)`
-//!   (so `2^30 < m_r ≤ 2^31`), keeping `e_r` and the sign; the server computes the
+//!   multiply-inverse protocol. The server sends `y`'s limbs (packed `B` to a ciphertext,
+//!   limb `k` in slot `k mod B` of the row's block, as every per-row answer is); the client
+//!   decrypts `y_r`, returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with
+//!   `e_r = 30 + bitlen(|y_r|)` (so `2^30 < m_r ≤ 2^31`; encrypted at the numerator's level,
+//!   where the product runs), keeping `e_r` and the sign; the server computes the
 //!   convolution `x·m` and the client outputs `±(x·m)_r / 2^{e_r}`: relative error ≤ 2^-31
 //!   (the tests hold it to 2^-30 against SQLite), `NULL` where `y_r = 0`. CAT blinds `x` with
 //!   a random `r` so the key holder learns only `r·x`; here the key holder *is* the data owner,

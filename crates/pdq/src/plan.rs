@@ -44,7 +44,7 @@ pub struct ItemPlan {
     pub depth: usize,
     /// Ciphertext products.
     pub products: usize,
-    /// Ciphertexts returned.
+    /// Limbs returned per chunk (a per-row item's limbs travel packed `B` to a ciphertext).
     pub outputs: usize,
     /// A division's denominator limb ranges (the client decodes them in the round trip).
     pub denominator: Option<LimbRanges>,
