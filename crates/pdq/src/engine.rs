@@ -343,8 +343,20 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         let ev = self.eval;
         let be = ev.context().backend();
         let pairwise = |a: &Expr, b: &Expr, f: &LimbOp<'_, B>| -> Result<Chunks<B>> {
-            let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
-            a.iter().zip(&b).map(|(x, y)| f(x, y)).collect()
+            let (mut x, mut y) = (self.expr(a, level)?, self.expr(b, level)?);
+            if !matches!(e, Expr::Mul(..)) {
+                // `+`/`−` of different decimal scales: the finer side's unit, so the coarser
+                // side's limbs times 10^d (the planner bounded the ranges).
+                let (sa, sb) = (self.scale(a), self.scale(b));
+                let d = sa.abs_diff(sb);
+                if d > 0 {
+                    let coarse = if sa < sb { &mut x } else { &mut y };
+                    for l in coarse.iter_mut().flatten() {
+                        *l = ev.mul_scalar(l, 10i64.pow(d))?;
+                    }
+                }
+            }
+            x.iter().zip(&y).map(|(x, y)| f(x, y)).collect()
         };
         match e {
             Expr::Column(c) => self
@@ -384,6 +396,11 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
                 .collect(),
             Expr::Mul(a, b) => pairwise(a, b, &|x, y| self.convolve(x, y)),
         }
+    }
+
+    /// The decimal scale of an expression on this table's column types.
+    fn scale(&self, e: &Expr) -> u32 {
+        e.scale(&|c: &str| self.table.column(c).map_or(0, |c| c.ty.scale))
     }
 
     /// `(a·b)_k = Σ_{i+j=k} a_i·b_j`: tensors summed, one relinearization per output limb.

@@ -59,8 +59,10 @@
 //! rounding; `AVG`: one more; a division: relative error ≤ 2^-30). Constants in `WHERE` are
 //! scaled by the client to the type of the column they are compared with. Refused, with an
 //! error naming the values: comparing columns of different types (unsigned with signed, or
-//! different scales), `+`/`−` between different scales (`·` adds the scales), a constant
-//! with more places than its column or outside its range, a cell outside its column's type.
+//! different scales), a constant with more places than its column or outside its range, a
+//! cell outside its column's type. `·` adds the scales; `+`/`−` of different scales multiply
+//! the coarser side's limbs by `10^d` (exact, when the planner can bound the limbs: in
+//! practice `d ≤ 2`, per row; a sum over many rows of such a value is refused as inexact).
 //!
 //! # What the server learns
 //!

@@ -123,6 +123,18 @@ impl LimbRanges {
         }
     }
 
+    /// The ranges of `k·v` for an integer `k`.
+    pub fn times(&self, k: i128) -> Self {
+        LimbRanges {
+            bits: self.bits,
+            ranges: self
+                .ranges
+                .iter()
+                .map(|&(lo, hi)| ((lo * k).min(hi * k), (lo * k).max(hi * k)))
+                .collect(),
+        }
+    }
+
     /// The ranges of `m·v` for a mask `m ∈ {0, 1}`.
     pub fn masked(&self) -> Self {
         LimbRanges {

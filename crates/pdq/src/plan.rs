@@ -125,17 +125,22 @@ fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize, 
             )
         }
         Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
-            let (ra, da, pa, sa) = expr_plan(shape, a)?;
-            let (rb, db, pb, sb) = expr_plan(shape, b)?;
+            let (mut ra, da, pa, sa) = expr_plan(shape, a)?;
+            let (mut rb, db, pb, sb) = expr_plan(shape, b)?;
             let scale = if matches!(e, Expr::Mul(..)) {
                 sa + sb
-            } else if sa == sb {
-                sa
             } else {
-                return Err(Error::Unsupported(format!(
-                    "`{e}`: adding or subtracting values of different decimal scales ({sa} \
-                     and {sb} places); only products mix scales"
-                )));
+                // The coarser side is brought to the finer scale: its limbs times 10^d.
+                let d = sa.abs_diff(sb);
+                if d > 0 {
+                    let coarse = if sa < sb { &mut ra } else { &mut rb };
+                    *coarse = coarse.times(10i128.pow(d));
+                    coarse.check(
+                        shape.t,
+                        &format!("({}) * 10^{d}", if sa < sb { a } else { b }),
+                    )?;
+                }
+                sa.max(sb)
             };
             let (r, d, p) = match e {
                 Expr::Add(..) => (ra.add(&rb), da.max(db), 0),

@@ -219,8 +219,31 @@ impl Expr {
         }
     }
 
+    /// The value on one row with decimal scales aligned (`col` gives a column's stored
+    /// integer, `scale` its places): `+`/`−` multiply the coarser side by `10^d`.
+    pub fn eval_scaled(&self, col: &impl Fn(&str) -> i64, scale: &impl Fn(&str) -> u32) -> i128 {
+        let align = |a: &Expr, b: &Expr| {
+            let (sa, sb) = (a.scale(scale), b.scale(scale));
+            let (x, y) = (a.eval_scaled(col, scale), b.eval_scaled(col, scale));
+            let p = 10i128.pow(sa.abs_diff(sb));
+            if sa < sb { (x * p, y) } else { (x, y * p) }
+        };
+        match self {
+            Expr::Column(c) => col(c) as i128,
+            Expr::Add(a, b) => {
+                let (x, y) = align(a, b);
+                x + y
+            }
+            Expr::Sub(a, b) => {
+                let (x, y) = align(a, b);
+                x - y
+            }
+            Expr::Mul(a, b) => a.eval_scaled(col, scale) * b.eval_scaled(col, scale),
+        }
+    }
+
     /// The decimal scale of the value (`col` gives a column's scale): `+`/`−` keep the larger
-    /// (the planner refuses unequal ones), `·` adds them.
+    /// (the coarser side is multiplied by `10^d`), `·` adds them.
     pub fn scale(&self, col: &impl Fn(&str) -> u32) -> u32 {
         match self {
             Expr::Column(c) => col(c),

@@ -311,7 +311,10 @@ impl PlainTable {
         use numeric::unscale;
         let rows = self.matching(query, &self.constant_values(query, constants)?)?;
         let val = |e: &crate::query::Expr, r: usize| {
-            e.eval_plain(&|c: &str| self.column(c).map(|v| v[r]).unwrap_or(0))
+            e.eval_scaled(
+                &|c: &str| self.column(c).map(|v| v[r]).unwrap_or(0),
+                &|c: &str| self.column_type(c).scale,
+            )
         };
         let scale = |e: &crate::query::Expr| e.scale(&|c: &str| self.column_type(c).scale);
         let num = |v: i128, k: u32| {

@@ -301,3 +301,18 @@ fn mixed_columns() {
          ORDER BY rowid",
     );
 }
+
+#[test]
+fn sums_and_differences_across_decimal_scales() {
+    let n = check(
+        "m",
+        "SELECT n + p, p - n, q + r, r - q FROM m WHERE u = 1",
+        "SELECT n + p, p - n, q + r, r - q FROM m WHERE u = 1 ORDER BY rowid",
+    );
+    assert!(n > 0);
+    check(
+        "m",
+        "SELECT SUM(q + r), AVG(p - r) FROM m WHERE u = 2",
+        "SELECT SUM(q + r), AVG(p - r) FROM m WHERE u = 2",
+    );
+}
