@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// The format version of every pdq container.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 
 /// Header length: magic, version, payload length.
 pub const HEADER_LEN: usize = 14;

@@ -1,7 +1,8 @@
 //! The client: holds the secret key; encrypts tables and query constants, answers the
 //! division round trip, decrypts and decodes answers.
 //!
-//! **Division round trip.** For `x / y` the server sends the limbs of `y` (every row). The
+//! **Division round trip.** For `x / y` the server sends the limbs of `y` (every row; packed
+//! `B` limbs to a ciphertext). The
 //! client recombines `y_r`, picks `e_r = 30 + bitlen(|y_r|)` and returns the limbs of
 //! `m_r = round(2^{e_r}/|y_r|)` (`2^30 < m_r ≤ 2^31`, relative error ≤ 2^-31), keeping
 //! `e_r` and the sign; the server returns `x·m` and the client outputs `±(x·m)_r / 2^{e_r}`
@@ -14,6 +15,7 @@ use crate::engine::Response;
 use crate::error::{Error, Result};
 use crate::keys::ClientKey;
 use crate::limbs::{self, LimbRanges};
+use crate::numeric::unscale;
 use crate::plan::Plan;
 use crate::query::Item;
 use crate::table::PlainTable;
@@ -24,6 +26,16 @@ use fhe_math::backend::IntegerBackend;
 /// The level limbs are encrypted at: a limb takes part in at most a square and one more
 /// product, or a mask product (switched down to the lowest), plus margin.
 pub const LIMB_LEVEL: usize = 4;
+
+/// An exact integer result of decimal scale `k`: `Int(v)`, or `Real(v / 10^k)` (one
+/// rounding of the exact value) when `k > 0`.
+fn number(v: i128, k: i32) -> Value {
+    if k == 0 {
+        Value::Int(v)
+    } else {
+        Value::Real(unscale(v, k as u32))
+    }
+}
 
 /// The client's memory of one division round trip: per division item and row, the exponent
 /// `e_r` and whether `y_r < 0` (`None` where `y_r = 0`).
@@ -78,18 +90,34 @@ impl<B: IntegerBackend> Client<B> {
         Ok(ctx.encrypt_sk(&self.key.sk, &pt)?)
     }
 
-    /// The limbs of `values` (each below 2^32), encrypted per chunk (`[chunk][limb]`) at
-    /// [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
-    pub fn encrypt_limbs(&self, values: &[u64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
+    /// The limbs of `values` (each `|v| < 2^32`; a negative value's limbs carry its sign,
+    /// [`limbs::split_signed`], as residues mod `t`), encrypted per chunk (`[chunk][limb]`)
+    /// at [`LIMB_LEVEL`]: the engine never needs more levels of a limb.
+    pub fn encrypt_limbs(&self, values: &[i64], bits: u32) -> Result<Vec<Vec<Ciphertext<B>>>> {
+        self.encrypt_limbs_at(values, bits, LIMB_LEVEL)
+    }
+
+    /// [`Client::encrypt_limbs`] at `level`.
+    pub fn encrypt_limbs_at(
+        &self,
+        values: &[i64],
+        bits: u32,
+        level: usize,
+    ) -> Result<Vec<Vec<Ciphertext<B>>>> {
         let n = limbs::VALUE_BITS.div_ceil(bits) as usize;
+        let t = self.context().params().t() as i64;
         values
             .chunks(self.per_chunk())
             .map(|chunk| {
+                let split: Vec<Vec<i64>> = chunk
+                    .iter()
+                    .map(|&v| limbs::split_signed(v, bits))
+                    .collect();
                 (0..n)
                     .map(|k| {
                         let limb: Vec<u64> =
-                            chunk.iter().map(|&v| limbs::split(v, bits)[k]).collect();
-                        self.encrypt_slots(&limb, LIMB_LEVEL)
+                            split.iter().map(|l| l[k].rem_euclid(t) as u64).collect();
+                        self.encrypt_slots(&limb, level)
                     })
                     .collect()
             })
@@ -109,12 +137,21 @@ impl<B: IntegerBackend> Client<B> {
                 self.key.max_rows
             )));
         }
-        let bits = limbs::limb_bits_for(rows, self.context().params().t())?;
+        let signed = table.types.iter().any(|t| t.signed);
+        let bits = limbs::limb_bits(rows, self.context().params().t(), signed)?;
         let mut columns = Vec::new();
-        for (i, (name, values)) in table.columns.iter().zip(&table.values).enumerate() {
+        for (i, ((name, values), &ty)) in table
+            .columns
+            .iter()
+            .zip(&table.values)
+            .zip(&table.types)
+            .enumerate()
+        {
+            let words: Vec<u64> = values.iter().map(|&v| ty.word(v)).collect();
             columns.push(EncColumn {
                 name: name.clone(),
-                words: cmp::encrypt_words(self.context(), &self.key.sk, values)?,
+                ty,
+                words: cmp::encrypt_words(self.context(), &self.key.sk, &words)?,
                 limbs: self.encrypt_limbs(values, bits)?,
             });
             progress(i + 1);
@@ -140,7 +177,9 @@ impl<B: IntegerBackend> Client<B> {
         Ok(Decryptor::new(self.context(), &self.key.sk).decrypt(c)?)
     }
 
-    /// Per row, the integers whose limbs are `cts` (chunk-major) with these ranges.
+    /// Per row, the integers whose limbs are `cts` with these ranges: per chunk,
+    /// `⌈limbs/B⌉` ciphertexts, limb `k` in slot `k mod B` of the row's block of ciphertext
+    /// `k / B` (as the engine packs them).
     fn decrypt_rows(
         &self,
         cts: &[Ciphertext<B>],
@@ -148,22 +187,27 @@ impl<B: IntegerBackend> Client<B> {
         rows: usize,
     ) -> Result<Vec<i128>> {
         let n = ranges.ranges.len();
+        let per = n.div_ceil(self.stride);
         let chunks = rows.div_ceil(self.per_chunk());
-        if cts.len() != n * chunks {
+        if cts.len() != per * chunks {
             return Err(Error::Protocol(format!(
-                "{} limb ciphertexts received, {n} limbs × {chunks} chunks expected",
+                "{} limb ciphertexts received, {per} (packed {n} limbs) × {chunks} chunks \
+                 expected",
                 cts.len()
             )));
         }
         let t = self.context().params().t();
+        let dec = Decryptor::new(self.context(), &self.key.sk);
         let slots = cts
             .iter()
-            .map(|c| self.decrypt(c))
+            .map(|c| Ok(dec.decrypt(c)?))
             .collect::<Result<Vec<_>>>()?;
         Ok((0..rows)
             .map(|r| {
-                let (c, slot) = self.slot_of(r);
-                let res: Vec<u64> = slots[c * n..(c + 1) * n].iter().map(|s| s[slot]).collect();
+                let (c, lead) = self.slot_of(r);
+                let res: Vec<u64> = (0..n)
+                    .map(|k| slots[c * per + k / self.stride][lead + k % self.stride])
+                    .collect();
                 ranges.recombine(&res, t)
             })
             .collect())
@@ -176,10 +220,10 @@ impl<B: IntegerBackend> Client<B> {
         plan: &Plan,
         denominators: &[Vec<Ciphertext<B>>],
     ) -> Result<(Vec<Vec<Ciphertext<B>>>, Reciprocals)> {
-        let dens: Vec<&LimbRanges> = plan
+        let dens: Vec<(&LimbRanges, usize)> = plan
             .items
             .iter()
-            .filter_map(|i| i.denominator.as_ref())
+            .filter_map(|i| i.denominator.as_ref().map(|d| (d, i.reciprocal_level)))
             .collect();
         if dens.len() != denominators.len() {
             return Err(Error::Protocol(format!(
@@ -188,10 +232,10 @@ impl<B: IntegerBackend> Client<B> {
                 dens.len()
             )));
         }
-        let bits = limbs::limb_bits_for(plan.rows, self.context().params().t())?;
         let mut out = Vec::new();
         let mut memory = Vec::new();
-        for (cts, ranges) in denominators.iter().zip(dens) {
+        for (cts, (ranges, level)) in denominators.iter().zip(dens) {
+            let bits = ranges.bits;
             let ys = self.decrypt_rows(cts, ranges, plan.rows)?;
             let mut ms = Vec::with_capacity(ys.len());
             let mut keep = Vec::with_capacity(ys.len());
@@ -204,11 +248,11 @@ impl<B: IntegerBackend> Client<B> {
                 let a = y.unsigned_abs();
                 let e = 30 + (128 - a.leading_zeros());
                 let m = ((1u128 << e) + a / 2) / a;
-                ms.push(m as u64);
+                ms.push(m as i64);
                 keep.push(Some((e, y < 0)));
             }
             out.push(
-                self.encrypt_limbs(&ms, bits)?
+                self.encrypt_limbs_at(&ms, bits, level)?
                     .into_iter()
                     .flatten()
                     .collect(),
@@ -270,8 +314,8 @@ impl<B: IntegerBackend> Client<B> {
                         let s = sum()?;
                         match (&ip.item, count) {
                             (_, 0) => Value::Null,
-                            (Item::Sum(_), _) => Value::Int(s),
-                            _ => Value::Real(s as f64 / count as f64),
+                            (Item::Sum(_), _) => number(s, ip.scale),
+                            _ => Value::Real(unscale(s, ip.scale as u32) / count as f64),
                         }
                     }
                     other => {
@@ -313,7 +357,7 @@ impl<B: IntegerBackend> Client<B> {
                 Item::Index => selected.iter().map(|&r| Value::Int(r as i128)).collect(),
                 Item::Row(_) => {
                     let v = self.decrypt_rows(cts, &ip.ranges, plan.rows)?;
-                    selected.iter().map(|&r| Value::Int(v[r])).collect()
+                    selected.iter().map(|&r| number(v[r], ip.scale)).collect()
                 }
                 Item::Div(..) => {
                     let memory = divs
@@ -325,7 +369,7 @@ impl<B: IntegerBackend> Client<B> {
                         .map(|&r| match memory.get(r).copied().flatten() {
                             None => Value::Null,
                             Some((e, neg)) => {
-                                let v = q[r] as f64 * (-(e as f64)).exp2();
+                                let v = q[r] as f64 * (-(e as f64)).exp2() * 10f64.powi(-ip.scale);
                                 Value::Real(if neg { -v } else { v })
                             }
                         })

@@ -1,4 +1,5 @@
-//! The comparisons, by the `compare` crate: 32-bit unsigned words in base-`2^4` digits
+//! The comparisons, by the `compare` crate: 32-bit unsigned words in base-`2^4` digits (a
+//! signed column's value `v` as the word `v + 2^31`, which keeps the order)
 //! (block `B = 8` slots per word; LT 9 levels, 16 products + 5 rotations per ciphertext;
 //! EQ 8 levels), results 0/1 in the lead slot `r·B` of row `r`, every other slot 0. The limbs
 //! of pdq's columns sit in the same lead slots, so a mask multiplies them directly; a table

@@ -6,6 +6,7 @@ use crate::blob;
 use crate::cmp::Words;
 use crate::error::{Error, Result};
 use crate::keys::KeyId;
+use crate::numeric::ColumnType;
 use crate::plan::TableShape;
 use crate::table::MAX_COLUMNS;
 use bgv::{Ciphertext, Context};
@@ -22,6 +23,8 @@ pub const MAX_TABLE_FILE: u64 = 64 << 30;
 pub struct EncColumn<B: IntegerBackend> {
     /// Column name.
     pub name: String,
+    /// Column type (public).
+    pub ty: ColumnType,
     /// The values as comparison words.
     pub words: Words<B>,
     /// The values' limbs per chunk (`[chunk][limb]`, least significant limb first).
@@ -45,6 +48,7 @@ pub struct EncTable<B: IntegerBackend> {
 #[derive(Serialize, Deserialize)]
 struct ColumnFile {
     name: String,
+    ty: ColumnType,
     words: Vec<Vec<u8>>,
     limbs: Vec<Vec<u8>>,
 }
@@ -105,6 +109,7 @@ impl<B: IntegerBackend> EncTable<B> {
     ) -> TableShape {
         TableShape {
             columns: self.column_names(),
+            types: self.columns.iter().map(|c| c.ty).collect(),
             rows: self.rows,
             limb_bits: self.limb_bits,
             t: ctx.params().t(),
@@ -132,6 +137,7 @@ impl<B: IntegerBackend> EncTable<B> {
                 .map(|c| {
                     Ok(ColumnFile {
                         name: c.name.clone(),
+                        ty: c.ty,
                         words: ct_bytes(ctx, c.words.ciphertexts())?,
                         limbs: ct_bytes(ctx, c.limbs.iter().flatten())?,
                     })
@@ -170,7 +176,18 @@ impl<B: IntegerBackend> EncTable<B> {
         if f.columns.is_empty() || f.columns.len() > MAX_COLUMNS {
             return Err(bad(format!("{} columns", f.columns.len())));
         }
-        let expected = crate::limbs::limb_bits_for(f.rows, ctx.params().t())?;
+        if let Some(c) = f
+            .columns
+            .iter()
+            .find(|c| c.ty.scale > crate::numeric::MAX_SCALE)
+        {
+            return Err(bad(format!(
+                "column `{}` has {} decimal places",
+                c.name, c.ty.scale
+            )));
+        }
+        let signed = f.columns.iter().any(|c| c.ty.signed);
+        let expected = crate::limbs::limb_bits(f.rows, ctx.params().t(), signed)?;
         if f.limb_bits != expected {
             return Err(bad(format!(
                 "limb width {} for {} rows (expected {expected})",
@@ -195,6 +212,7 @@ impl<B: IntegerBackend> EncTable<B> {
                 }
                 Ok(EncColumn {
                     name: c.name.clone(),
+                    ty: c.ty,
                     words: Words::from_ciphertexts(ctx, ct_load(ctx, &c.words)?, f.rows)?,
                     limbs: crate::engine::unflatten(ct_load(ctx, &c.limbs)?, chunks)?,
                 })

@@ -288,13 +288,16 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         })
     }
 
+    /// Per chunk, the limbs packed `B` to a ciphertext (limb `k` in slot `k mod B` of its
+    /// row's block, ciphertext `k / B`: [`Engine::pack`]) at level 0: the client decrypts
+    /// `⌈limbs/B⌉` ciphertexts per chunk instead of one per limb.
     fn finish_limbs(&self, chunks: Chunks<B>) -> Result<Chunks<B>> {
         chunks
             .iter()
             .map(|limbs| {
                 limbs
-                    .iter()
-                    .map(|c| Ok(self.eval.mod_switch_to(c, 0)?))
+                    .chunks(self.keys.stride())
+                    .map(|group| Ok(self.eval.mod_switch_to(&self.pack(group)?, 0)?))
                     .collect()
             })
             .collect()
@@ -340,8 +343,20 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         let ev = self.eval;
         let be = ev.context().backend();
         let pairwise = |a: &Expr, b: &Expr, f: &LimbOp<'_, B>| -> Result<Chunks<B>> {
-            let (a, b) = (self.expr(a, level)?, self.expr(b, level)?);
-            a.iter().zip(&b).map(|(x, y)| f(x, y)).collect()
+            let (mut x, mut y) = (self.expr(a, level)?, self.expr(b, level)?);
+            if !matches!(e, Expr::Mul(..)) {
+                // `+`/`−` of different decimal scales: the finer side's unit, so the coarser
+                // side's limbs times 10^d (the planner bounded the ranges).
+                let (sa, sb) = (self.scale(a), self.scale(b));
+                let d = sa.abs_diff(sb);
+                if d > 0 {
+                    let coarse = if sa < sb { &mut x } else { &mut y };
+                    for l in coarse.iter_mut().flatten() {
+                        *l = ev.mul_scalar(l, 10i64.pow(d))?;
+                    }
+                }
+            }
+            x.iter().zip(&y).map(|(x, y)| f(x, y)).collect()
         };
         match e {
             Expr::Column(c) => self
@@ -383,6 +398,11 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
         }
     }
 
+    /// The decimal scale of an expression on this table's column types.
+    fn scale(&self, e: &Expr) -> u32 {
+        e.scale(&|c: &str| self.table.column(c).map_or(0, |c| c.ty.scale))
+    }
+
     /// `(a·b)_k = Σ_{i+j=k} a_i·b_j`: tensors summed, one relinearization per output limb.
     fn convolve(&self, a: &[Ciphertext<B>], b: &[Ciphertext<B>]) -> Result<Vec<Ciphertext<B>>> {
         let ev = self.eval;
@@ -407,19 +427,24 @@ impl<'a, B: IntegerBackend> Engine<'a, B> {
     /// rotated right by `j` slots (into its block's slot `j`), then summed over the rows: one
     /// slot sum per `B` parts.
     fn packed_sums(&self, parts: Vec<Ciphertext<B>>) -> Result<Vec<Ciphertext<B>>> {
-        let ev = self.eval;
         parts
             .chunks(self.keys.stride())
-            .map(|group| {
-                let mut acc = self.to_sum_level(&group[0])?;
-                for (j, p) in group.iter().enumerate().skip(1) {
-                    let p = self.to_sum_level(p)?;
-                    let r = ev.rotate_rows(&p, -(j as i64), self.keys.galois())?;
-                    acc = ev.add(&acc, &r)?;
-                }
-                self.sum_rows(&acc)
-            })
+            .map(|group| self.sum_rows(&self.pack(group)?))
             .collect()
+    }
+
+    /// Up to `B` ciphertexts with values in the lead slots only, packed into one: ciphertext
+    /// `j` rotated right by `j` slots (into slot `j` of each block), all added, at
+    /// [`SUM_LEVEL`] or below.
+    fn pack(&self, group: &[Ciphertext<B>]) -> Result<Ciphertext<B>> {
+        let ev = self.eval;
+        let mut acc = self.to_sum_level(&group[0])?;
+        for (j, p) in group.iter().enumerate().skip(1) {
+            let p = self.to_sum_level(p)?;
+            let r = ev.rotate_rows(&p, -(j as i64), self.keys.galois())?;
+            acc = ev.add(&acc, &r)?;
+        }
+        Ok(acc)
     }
 
     /// `(a²)_k = a_{k/2}² + 2·Σ_{i<j, i+j=k} a_i·a_j`: `n(n+1)/2` tensors instead of `n²`.

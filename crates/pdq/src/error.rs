@@ -32,8 +32,8 @@ pub enum Error {
     UnknownTable(String),
     /// A table or constant value outside the supported domain.
     #[error(
-        "value `{value}` ({place}) is not an integer in 0..=4294967295: pdq encrypts unsigned \
-         32-bit integers only (negative and decimal values are refused)"
+        "value `{value}` is outside the supported domain ({place}): pdq encrypts unsigned or \
+         signed 32-bit integers and decimals of at most 9 places as fixed point"
     )]
     Value {
         /// The text of the value.

@@ -1,7 +1,7 @@
 //! Private database queries: SQL over an encrypted table, exact, on BGV.
 //!
-//! A data owner (the **client**, holding the secret key) encrypts a table of unsigned 32-bit
-//! integers once and leaves it with a **server** (evaluation keys and encrypted tables on disk);
+//! A data owner (the **client**, holding the secret key) encrypts a table of unsigned or signed
+//! 32-bit integers and decimals ([`numeric`]) once and leaves it with a **server** (evaluation keys and encrypted tables on disk);
 //! then asks SQL questions whose constants and answers the server never sees. `pdq demo` runs
 //! the whole flow in one process.
 //!
@@ -19,7 +19,8 @@
 //! - **values in limbs** ([`limbs`]): every column is also encrypted as `⌈32/w⌉` limbs of `w`
 //!   bits in the same lead slots, `w` the largest width such that a column sum over the table
 //!   (`rows·(2^w − 1)`) and a product of two columns (`⌈32/w⌉·(2^w − 1)²`) stay below `t`
-//!   (`w = 6` for 1,024 rows). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
+//!   (`w = 6` for 1,024 rows; twice those spans with a signed column, `w = 5`). A signed
+//!   value's limbs are those of `|v|` carrying its sign (each in `[−(2^w − 1), 2^w − 1]`). `+`/`−` act limb-wise, `·` is a limb convolution; the planner
 //!   tracks every limb's integer range and refuses an expression that could wrap
 //!   ([`Error::Overflow`]), so the client's recombination `Σ l_k·2^{w·k}` is exact;
 //! - **aggregates**: `SUM` multiplies the limbs by the mask, `COUNT` takes the mask; these
@@ -31,9 +32,11 @@
 //!   before the rotations; limbs narrow with the row count (2 bits at 2^14 rows, 1 bit at
 //!   2^16, the most a column sum below `t` allows);
 //! - **division** `x / y` (CAT's `a / b^2`): one client round trip in the spirit of CAT's
-//!   multiply-inverse protocol. The server sends `y`'s limbs; the client decrypts `y_r`,
-//!   returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with `e_r = 30 + bitlen(|y_r|)`
-//!   (so `2^30 < m_r ≤ 2^31`), keeping `e_r` and the sign; the server computes the
+//!   multiply-inverse protocol. The server sends `y`'s limbs (packed `B` to a ciphertext,
+//!   limb `k` in slot `k mod B` of the row's block, as every per-row answer is); the client
+//!   decrypts `y_r`, returns the limbs of `m_r = round(2^{e_r} / |y_r|)` with
+//!   `e_r = 30 + bitlen(|y_r|)` (so `2^30 < m_r ≤ 2^31`; encrypted at the numerator's level,
+//!   where the product runs), keeping `e_r` and the sign; the server computes the
 //!   convolution `x·m` and the client outputs `±(x·m)_r / 2^{e_r}`: relative error ≤ 2^-31
 //!   (the tests hold it to 2^-30 against SQLite), `NULL` where `y_r = 0`. CAT blinds `x` with
 //!   a random `r` so the key holder learns only `r·x`; here the key holder *is* the data owner,
@@ -43,6 +46,23 @@
 //!
 //! Results are exact integers (`Index()`, per-row expressions, `SUM`, `COUNT`) or reals to
 //! 2^-31 (division) and to `f64` rounding (`AVG`, the exact sum divided by the exact count).
+//!
+//! # Value types ([`numeric`])
+//!
+//! A column is **unsigned** (`0..=2^32 − 1`), **signed** (`−2^31..=2^31 − 1`) or **decimal**
+//! of `k ≤ 9` places (fixed point: `x` stored as the signed integer `x·10^k`). The types are
+//! public, like the column names; a CSV header cell `name:u`, `name:i`, `name:dK` declares
+//! one, else it is inferred from the cells (a negative value or a decimal point makes a
+//! column signed, of the most places of its cells). A signed column's comparison word is
+//! `v + 2^31` (order preserving, the same `u32` comparator). A decimal result is the exact
+//! scaled integer divided by `10^k` once on the client (`SUM`, per-row values: one `f64`
+//! rounding; `AVG`: one more; a division: relative error ≤ 2^-30). Constants in `WHERE` are
+//! scaled by the client to the type of the column they are compared with. Refused, with an
+//! error naming the values: comparing columns of different types (unsigned with signed, or
+//! different scales), a constant with more places than its column or outside its range, a
+//! cell outside its column's type. `·` adds the scales; `+`/`−` of different scales multiply
+//! the coarser side's limbs by `10^d` (exact, when the planner can bound the limbs: in
+//! practice `d ≤ 2`, per row; a sum over many rows of such a value is refused as inexact).
 //!
 //! # What the server learns
 //!
@@ -55,11 +75,12 @@
 //!
 //! `SELECT` of `Index()` (0-based row numbers), columns and expressions with `+ − * /` and
 //! `^` by a small integer, `SUM`, `AVG`, `COUNT(*)`; `FROM` one table (optional); `WHERE`
-//! with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns, or a column and an
-//! integer constant in `0..=2^32 − 1`. Aggregates and per-row items are not mixed (that would
-//! need `GROUP BY`). `MIN`/`MAX` are refused ([`Error::MinMax`]: they need bootstrapping or
-//! client rounds); negative and decimal values are refused ([`Error::Value`]); every other
-//! construct is refused naming it ([`Error::Unsupported`]). `--explain` prints the [`Plan`]:
+//! with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns of one type, or a column
+//! and a numeric constant (`-12`, `3.25`) that fits the column's type exactly. Aggregates and
+//! per-row items are not mixed (that would need `GROUP BY`). `MIN`/`MAX` are refused
+//! ([`Error::MinMax`]: they need bootstrapping or client rounds); values outside a column's
+//! type are refused ([`Error::Value`]); every other construct is refused naming it
+//! ([`Error::Unsupported`]). `--explain` prints the [`Plan`]:
 //! levels, comparisons, products, rotations, round trips.
 //!
 //! # Modules
@@ -69,7 +90,8 @@
 //! decoding); [`local`] runs both in one process, [`server`] and [`protocol`] over TCP;
 //! [`keys`], [`encrypted`] and [`blob`] are the files (magic, version, fingerprint and key id
 //! checked on load, atomic writes); [`table`] the plaintext tables (CSV, the demo table, the
-//! plaintext reference); [`demo`] `pdq demo`; [`presets`] the parameter sets.
+//! plaintext reference); [`numeric`] the column types and literals; [`demo`] `pdq demo`;
+//! [`presets`] the parameter sets.
 
 pub mod blob;
 pub mod client;
@@ -81,6 +103,7 @@ pub mod error;
 pub mod keys;
 pub mod limbs;
 pub mod local;
+pub mod numeric;
 pub mod plan;
 pub mod presets;
 pub mod protocol;
@@ -94,6 +117,7 @@ pub use encrypted::EncTable;
 pub use engine::{Engine, Response, Stage};
 pub use error::{Error, Result};
 pub use keys::{ClientKey, KeyId, ServerKeys};
+pub use numeric::{ColumnType, Literal};
 pub use plan::Plan;
 pub use query::Query;
 pub use table::PlainTable;

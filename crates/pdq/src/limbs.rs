@@ -2,7 +2,8 @@
 //! of its limbs `l_k`, each known to lie in an integer range `[lo_k, hi_k]` of fewer than `t`
 //! values, so that the client lifts `l_k mod t` back to the integer and recombines exactly.
 //!
-//! Columns are unsigned 32-bit integers in `⌈32/w⌉` limbs of `w` bits; `+`, `−` act limb by
+//! Columns are 32-bit integers in `⌈32/w⌉` limbs of `w` bits (a signed column's limbs are
+//! those of `|v|` carrying `v`'s sign, each in `[−(2^w − 1), 2^w − 1]`); `+`, `−` act limb by
 //! limb, `·` is the convolution `(a·b)_k = Σ_{i+j=k} a_i·b_j`; a sum over `R` rows multiplies
 //! every range by `R`. [`LimbRanges`] follows these rules on the ranges alone, so the planner
 //! refuses an expression before any ciphertext is touched when a limb could wrap mod `t`.
@@ -25,12 +26,20 @@ pub struct LimbRanges {
 /// with `rows·(2^w − 1) < t` (a column sum stays below `t` limb by limb) and
 /// `⌈32/w⌉·(2^w − 1)² < t` (so does a product of two columns; at `t = 65537`, `w ≤ 6`).
 pub fn limb_bits_for(rows: usize, t: u64) -> Result<u32> {
+    limb_bits(rows, t, false)
+}
+
+/// [`limb_bits_for`], for a table with a signed column when `signed`: its limbs span
+/// `2·(2^w − 1) + 1` values, so `2·rows·(2^w − 1) < t` and `2·⌈32/w⌉·(2^w − 1)² < t`
+/// (`w = 5` for 1,024 rows at `t = 65537`).
+pub fn limb_bits(rows: usize, t: u64, signed: bool) -> Result<u32> {
     let rows = rows.max(1) as u128;
+    let f = if signed { 2 } else { 1 };
     (1..=16u32)
         .rev()
         .find(|&w| {
             let top = (1u128 << w) - 1;
-            rows * top < t as u128 && VALUE_BITS.div_ceil(w) as u128 * top * top < t as u128
+            f * rows * top < t as u128 && f * VALUE_BITS.div_ceil(w) as u128 * top * top < t as u128
         })
         .ok_or_else(|| {
             Error::Table(format!(
@@ -47,6 +56,15 @@ pub fn split(v: u64, bits: u32) -> Vec<u64> {
         .collect()
 }
 
+/// `v` (`|v| ≤ 2^32 − 1`) as the limbs of `|v|` with `v`'s sign: `Σ l_k·2^{w·k} = v`.
+pub fn split_signed(v: i64, bits: u32) -> Vec<i64> {
+    let sign = if v < 0 { -1 } else { 1 };
+    split(v.unsigned_abs(), bits)
+        .into_iter()
+        .map(|l| sign * l as i64)
+        .collect()
+}
+
 impl LimbRanges {
     /// A column: `⌈32/w⌉` limbs in `[0, 2^w − 1]`.
     pub fn column(bits: u32) -> Self {
@@ -54,6 +72,18 @@ impl LimbRanges {
             bits,
             ranges: vec![(0, (1i128 << bits) - 1); VALUE_BITS.div_ceil(bits) as usize],
         }
+    }
+
+    /// A column of `signed` values or not: limbs in `[−(2^w − 1), 2^w − 1]` or
+    /// `[0, 2^w − 1]`.
+    pub fn typed_column(bits: u32, signed: bool) -> Self {
+        let mut r = Self::column(bits);
+        if signed {
+            for x in &mut r.ranges {
+                x.0 = -x.1;
+            }
+        }
+        r
     }
 
     fn zip(&self, other: &Self, f: impl Fn((i128, i128), (i128, i128)) -> (i128, i128)) -> Self {
@@ -90,6 +120,18 @@ impl LimbRanges {
         LimbRanges {
             bits: self.bits,
             ranges,
+        }
+    }
+
+    /// The ranges of `k·v` for an integer `k`.
+    pub fn times(&self, k: i128) -> Self {
+        LimbRanges {
+            bits: self.bits,
+            ranges: self
+                .ranges
+                .iter()
+                .map(|&(lo, hi)| ((lo * k).min(hi * k), (lo * k).max(hi * k)))
+                .collect(),
         }
     }
 
@@ -184,6 +226,29 @@ mod tests {
         assert_eq!(limb_bits_for(1, T).unwrap(), 6);
         assert_eq!(limb_bits_for(32768, T).unwrap(), 1);
         assert!(limb_bits_for(65537, T).is_err());
+    }
+
+    #[test]
+    fn signed_limbs_recombine_and_narrow_the_width() {
+        assert_eq!(limb_bits(1024, T, true).unwrap(), 5);
+        assert_eq!(limb_bits(40, T, true).unwrap(), 6);
+        let w = 5;
+        let col = LimbRanges::typed_column(w, true);
+        for (a, b) in [(-(1i64 << 31), 7i64), (-12345, -987654), (2147483647, -1)] {
+            let la: Vec<i128> = split_signed(a, w).iter().map(|&x| x as i128).collect();
+            let lb: Vec<i128> = split_signed(b, w).iter().map(|&x| x as i128).collect();
+            assert_eq!(col.recombine(&residues(&la), T), a as i128);
+            let prod = col.mul(&col);
+            prod.check(T, &"a*b").unwrap();
+            assert_eq!(
+                prod.recombine(&residues(&conv(&la, &lb)), T),
+                a as i128 * b as i128
+            );
+            let sum = col.masked().summed(1024);
+            sum.check(T, &"SUM(a)").unwrap();
+            let s: Vec<i128> = la.iter().map(|&x| x * 1024).collect();
+            assert_eq!(sum.recombine(&residues(&s), T), a as i128 * 1024);
+        }
     }
 
     #[test]

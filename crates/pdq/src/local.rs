@@ -80,7 +80,7 @@ pub fn run_with<B: IntegerBackend>(
     let engine = Engine::new(server, keys, table)?;
     let plan = engine.plan(&parsed.query)?;
     let constants = client
-        .encrypt_constants(&parsed.constants, table.rows)?
+        .encrypt_constants(&plan.constant_words(&parsed.constants)?, table.rows)?
         .into_iter()
         .map(|w| {
             let len = w.0.len();

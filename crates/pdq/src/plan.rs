@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::limbs::LimbRanges;
+use crate::numeric::{ColumnType, Literal};
 use crate::query::{Expr, Item, Operand, Predicate, Query};
 use std::fmt;
 
@@ -12,6 +13,8 @@ use std::fmt;
 pub struct TableShape {
     /// Column names.
     pub columns: Vec<String>,
+    /// Column types (public, like the names).
+    pub types: Vec<ColumnType>,
     /// Number of rows.
     pub rows: usize,
     /// Limb width `w`.
@@ -41,10 +44,17 @@ pub struct ItemPlan {
     pub depth: usize,
     /// Ciphertext products.
     pub products: usize,
-    /// Ciphertexts returned.
+    /// Limbs returned per chunk (a per-row item's limbs travel packed `B` to a ciphertext).
     pub outputs: usize,
     /// A division's denominator limb ranges (the client decodes them in the round trip).
     pub denominator: Option<LimbRanges>,
+    /// The level of a division's numerator limbs, at which the client encrypts the
+    /// reciprocal limbs (the product runs there anyway: a higher one would only be switched
+    /// down); 0 for other items.
+    pub reciprocal_level: usize,
+    /// Decimal scale of the value (`10^-scale` per unit; a division: the numerator's scale
+    /// minus the denominator's).
+    pub scale: i32,
 }
 
 /// A checked query plan.
@@ -78,17 +88,18 @@ pub struct Plan {
     pub compare_cost: (usize, usize),
     /// Ciphertexts per column (chunks of `N/B` rows); products are per chunk.
     pub chunks: usize,
+    /// Per constant, the column it is compared with and that column's type.
+    pub constant_types: Vec<(String, ColumnType)>,
 }
 
 impl TableShape {
-    fn column(&self, name: &str) -> Result<()> {
-        if self.columns.iter().any(|c| c == name) {
-            Ok(())
-        } else {
-            Err(Error::UnknownColumn {
+    fn column(&self, name: &str) -> Result<ColumnType> {
+        match self.columns.iter().position(|c| c == name) {
+            Some(i) => Ok(self.types.get(i).copied().unwrap_or_default()),
+            None => Err(Error::UnknownColumn {
                 name: name.to_string(),
                 known: self.columns.join(", "),
-            })
+            }),
         }
     }
 
@@ -101,16 +112,36 @@ impl TableShape {
     }
 }
 
-/// The depth, product count and limb ranges of an expression.
-fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize)> {
+/// The limb ranges, depth, product count and decimal scale of an expression.
+fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize, u32)> {
     Ok(match e {
         Expr::Column(c) => {
-            shape.column(c)?;
-            (LimbRanges::column(shape.limb_bits), 0, 0)
+            let ty = shape.column(c)?;
+            (
+                LimbRanges::typed_column(shape.limb_bits, ty.signed),
+                0,
+                0,
+                ty.scale,
+            )
         }
         Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
-            let (ra, da, pa) = expr_plan(shape, a)?;
-            let (rb, db, pb) = expr_plan(shape, b)?;
+            let (mut ra, da, pa, sa) = expr_plan(shape, a)?;
+            let (mut rb, db, pb, sb) = expr_plan(shape, b)?;
+            let scale = if matches!(e, Expr::Mul(..)) {
+                sa + sb
+            } else {
+                // The coarser side is brought to the finer scale: its limbs times 10^d.
+                let d = sa.abs_diff(sb);
+                if d > 0 {
+                    let coarse = if sa < sb { &mut ra } else { &mut rb };
+                    *coarse = coarse.times(10i128.pow(d));
+                    coarse.check(
+                        shape.t,
+                        &format!("({}) * 10^{d}", if sa < sb { a } else { b }),
+                    )?;
+                }
+                sa.max(sb)
+            };
             let (r, d, p) = match e {
                 Expr::Add(..) => (ra.add(&rb), da.max(db), 0),
                 Expr::Sub(..) => (ra.sub(&rb), da.max(db), 0),
@@ -125,34 +156,52 @@ fn expr_plan(shape: &TableShape, e: &Expr) -> Result<(LimbRanges, usize, usize)>
                 ),
             };
             r.check(shape.t, e)?;
-            (r, d, pa + pb + p)
+            (r, d, pa + pb + p, scale)
         }
     })
 }
 
-/// `(depth, products)` of a predicate's mask.
-fn predicate_plan(shape: &TableShape, p: &Predicate, constants: usize) -> Result<(usize, usize)> {
+/// `(depth, products)` of a predicate's mask; records each constant's column and type.
+fn predicate_plan(
+    shape: &TableShape,
+    p: &Predicate,
+    consts: &mut [Option<(String, ColumnType)>],
+) -> Result<(usize, usize)> {
     Ok(match p {
         Predicate::Cmp { left, right, .. } => {
-            for o in [left, right] {
-                match o {
-                    Operand::Column(c) => shape.column(c)?,
-                    Operand::Const(i) if *i < constants => {}
-                    Operand::Const(i) => {
-                        return Err(Error::Protocol(format!(
-                            "constant ${i} referenced, {constants} sent"
+            let n = consts.len();
+            match (left, right) {
+                (Operand::Column(a), Operand::Column(b)) => {
+                    let (ta, tb) = (shape.column(a)?, shape.column(b)?);
+                    if ta != tb {
+                        return Err(Error::Unsupported(format!(
+                            "`{p}`: comparing columns of different types (`{a}`: {ta}; \
+                             `{b}`: {tb})"
                         )));
                     }
+                }
+                (Operand::Column(c), Operand::Const(i))
+                | (Operand::Const(i), Operand::Column(c)) => {
+                    let ty = shape.column(c)?;
+                    let slot = consts.get_mut(*i).ok_or_else(|| {
+                        Error::Protocol(format!("constant ${i} referenced, {n} sent"))
+                    })?;
+                    *slot = Some((c.clone(), ty));
+                }
+                (Operand::Const(_), Operand::Const(_)) => {
+                    return Err(Error::Unsupported(format!(
+                        "comparison of two constants `{p}`"
+                    )));
                 }
             }
             (shape.compare_depth, 0)
         }
         Predicate::And(a, b) | Predicate::Or(a, b) => {
-            let (da, pa) = predicate_plan(shape, a, constants)?;
-            let (db, pb) = predicate_plan(shape, b, constants)?;
+            let (da, pa) = predicate_plan(shape, a, consts)?;
+            let (db, pb) = predicate_plan(shape, b, consts)?;
             (da.max(db) + 1, pa + pb + 1)
         }
-        Predicate::Not(a) => predicate_plan(shape, a, constants)?,
+        Predicate::Not(a) => predicate_plan(shape, a, consts)?,
     })
 }
 
@@ -168,13 +217,19 @@ impl Plan {
                 "aggregates mixed with per-row values (that needs GROUP BY)".into(),
             ));
         }
+        let mut consts = vec![None; query.constants];
         let (mask_depth, mask_products, comparisons) = match &query.filter {
             Some(p) => {
-                let (d, n) = predicate_plan(shape, p, query.constants)?;
+                let (d, n) = predicate_plan(shape, p, &mut consts)?;
                 (d, n, p.comparisons())
             }
             None => (0, 0, 0),
         };
+        let constant_types = consts
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| c.ok_or_else(|| Error::Protocol(format!("constant ${i} is unused"))))
+            .collect::<Result<Vec<_>>>()?;
         let masked = query.filter.is_some();
         let count = LimbRanges {
             bits: 64,
@@ -197,9 +252,11 @@ impl Plan {
                     products: 0,
                     outputs: 0,
                     denominator: None,
+                    reciprocal_level: 0,
+                    scale: 0,
                 },
                 Item::Row(e) => {
-                    let (r, d, p) = expr_plan(shape, e)?;
+                    let (r, d, p, k) = expr_plan(shape, e)?;
                     ItemPlan {
                         item: item.clone(),
                         outputs: r.ranges.len(),
@@ -207,11 +264,13 @@ impl Plan {
                         depth: d,
                         products: p,
                         denominator: None,
+                        reciprocal_level: 0,
+                        scale: k as i32,
                     }
                 }
                 Item::Div(n, dn) => {
-                    let (rn, d_n, p_n) = expr_plan(shape, n)?;
-                    let (rd, d_d, p_d) = expr_plan(shape, dn)?;
+                    let (rn, d_n, p_n, k_n) = expr_plan(shape, n)?;
+                    let (rd, d_d, p_d, k_d) = expr_plan(shape, dn)?;
                     rd.check(shape.t, dn)?;
                     let recip = LimbRanges::column(shape.limb_bits);
                     let q = rn.mul(&recip);
@@ -224,10 +283,16 @@ impl Plan {
                         depth: d_n.max(d_d) + 1,
                         products: p_n + p_d + rn.ranges.len() * recip.ranges.len(),
                         denominator: Some(rd),
+                        // The numerator's limbs start at min(d_n + 2, LIMB_LEVEL) (the
+                        // engine's switch) and lose one level per product level.
+                        reciprocal_level: (d_n + 2)
+                            .min(crate::client::LIMB_LEVEL)
+                            .saturating_sub(d_n),
+                        scale: k_n as i32 - k_d as i32,
                     }
                 }
                 Item::Sum(e) | Item::Avg(e) => {
-                    let (r, d, p) = expr_plan(shape, e)?;
+                    let (r, d, p, k) = expr_plan(shape, e)?;
                     let (r, d, p) = if masked {
                         (r.masked(), d.max(mask_depth) + 1, p + r.ranges.len())
                     } else {
@@ -244,6 +309,8 @@ impl Plan {
                         products: p,
                         outputs,
                         denominator: None,
+                        reciprocal_level: 0,
+                        scale: k as i32,
                     }
                 }
                 Item::Count => ItemPlan {
@@ -253,6 +320,8 @@ impl Plan {
                     products: 0,
                     outputs: 0,
                     denominator: None,
+                    reciprocal_level: 0,
+                    scale: 0,
                 },
             };
             items.push(plan);
@@ -295,7 +364,36 @@ impl Plan {
             chunks: shape
                 .rows
                 .div_ceil((shape.slots / shape.block.max(1)).max(1)),
+            constant_types,
         })
+    }
+
+    /// The constants as stored integers of the columns they are compared with (scaled to
+    /// the column's decimal places; refused when they do not fit it exactly).
+    pub fn constant_values(&self, constants: &[Literal]) -> Result<Vec<i64>> {
+        if constants.len() != self.constant_types.len() {
+            return Err(Error::Protocol(format!(
+                "{} constants for a query of {}",
+                constants.len(),
+                self.constant_types.len()
+            )));
+        }
+        constants
+            .iter()
+            .zip(&self.constant_types)
+            .map(|(l, (c, ty))| ty.scaled(l, c))
+            .collect()
+    }
+
+    /// The constants as comparison words ([`ColumnType::word`] of
+    /// [`Plan::constant_values`]), what the client encrypts.
+    pub fn constant_words(&self, constants: &[Literal]) -> Result<Vec<u64>> {
+        Ok(self
+            .constant_values(constants)?
+            .into_iter()
+            .zip(&self.constant_types)
+            .map(|(v, (_, ty))| ty.word(v))
+            .collect())
     }
 
     /// Ciphertext products of the whole query, over all chunks (comparisons excluded).

@@ -54,6 +54,8 @@ pub enum Reply {
         key: KeyId,
         /// Column names.
         columns: Vec<String>,
+        /// Column types.
+        types: Vec<crate::numeric::ColumnType>,
         /// Rows.
         rows: usize,
         /// Limb width.

@@ -45,7 +45,7 @@ impl CmpOp {
     }
 
     /// `a op b` on plaintext values.
-    pub fn holds(self, a: u64, b: u64) -> bool {
+    pub fn holds(self, a: i64, b: i64) -> bool {
         match self {
             CmpOp::Lt => a < b,
             CmpOp::Le => a <= b,
@@ -210,12 +210,45 @@ impl Expr {
     }
 
     /// The expression's value on one row (`col` gives a column's value).
-    pub fn eval_plain(&self, col: &impl Fn(&str) -> u64) -> i128 {
+    pub fn eval_plain(&self, col: &impl Fn(&str) -> i64) -> i128 {
         match self {
             Expr::Column(c) => col(c) as i128,
             Expr::Add(a, b) => a.eval_plain(col) + b.eval_plain(col),
             Expr::Sub(a, b) => a.eval_plain(col) - b.eval_plain(col),
             Expr::Mul(a, b) => a.eval_plain(col) * b.eval_plain(col),
+        }
+    }
+
+    /// The value on one row with decimal scales aligned (`col` gives a column's stored
+    /// integer, `scale` its places): `+`/`−` multiply the coarser side by `10^d`.
+    pub fn eval_scaled(&self, col: &impl Fn(&str) -> i64, scale: &impl Fn(&str) -> u32) -> i128 {
+        let align = |a: &Expr, b: &Expr| {
+            let (sa, sb) = (a.scale(scale), b.scale(scale));
+            let (x, y) = (a.eval_scaled(col, scale), b.eval_scaled(col, scale));
+            let p = 10i128.pow(sa.abs_diff(sb));
+            if sa < sb { (x * p, y) } else { (x, y * p) }
+        };
+        match self {
+            Expr::Column(c) => col(c) as i128,
+            Expr::Add(a, b) => {
+                let (x, y) = align(a, b);
+                x + y
+            }
+            Expr::Sub(a, b) => {
+                let (x, y) = align(a, b);
+                x - y
+            }
+            Expr::Mul(a, b) => a.eval_scaled(col, scale) * b.eval_scaled(col, scale),
+        }
+    }
+
+    /// The decimal scale of the value (`col` gives a column's scale): `+`/`−` keep the larger
+    /// (the coarser side is multiplied by `10^d`), `·` adds them.
+    pub fn scale(&self, col: &impl Fn(&str) -> u32) -> u32 {
+        match self {
+            Expr::Column(c) => col(c),
+            Expr::Add(a, b) | Expr::Sub(a, b) => a.scale(col).max(b.scale(col)),
+            Expr::Mul(a, b) => a.scale(col) + b.scale(col),
         }
     }
 }
@@ -232,7 +265,7 @@ impl Predicate {
 
     /// Whether the predicate holds on one row (`col` gives a column's value, `konst` a
     /// constant's).
-    pub fn holds(&self, col: &impl Fn(&str) -> u64, konst: &impl Fn(usize) -> u64) -> bool {
+    pub fn holds(&self, col: &impl Fn(&str) -> i64, konst: &impl Fn(usize) -> i64) -> bool {
         let val = |o: &Operand| match o {
             Operand::Column(c) => col(c),
             Operand::Const(i) => konst(*i),

@@ -187,6 +187,7 @@ impl<B: IntegerBackend> Server<B> {
                 Ok(Reply::Shape {
                     key: t.key_id,
                     columns: t.column_names(),
+                    types: t.columns.iter().map(|c| c.ty).collect(),
                     rows: t.rows,
                     limb_bits: t.limb_bits,
                     compare_depth: crate::cmp::depth(&self.keys.cmp),
@@ -299,6 +300,7 @@ pub mod remote {
             Reply::Shape {
                 key,
                 columns,
+                types,
                 rows,
                 limb_bits,
                 compare_depth,
@@ -312,8 +314,16 @@ pub mod remote {
                     )));
                 }
                 let ctx = client.context();
+                if types.len() != columns.len() {
+                    return Err(Error::Protocol(format!(
+                        "{} column types for {} columns",
+                        types.len(),
+                        columns.len()
+                    )));
+                }
                 Ok(TableShape {
                     columns,
+                    types,
                     rows,
                     limb_bits,
                     t: ctx.params().t(),
@@ -356,7 +366,7 @@ pub mod remote {
         let plan = Plan::new(&parsed.query, &shape)?;
         let ctx = client.context();
         let constants = client
-            .encrypt_constants(&parsed.constants, shape.rows)?
+            .encrypt_constants(&plan.constant_words(&parsed.constants)?, shape.rows)?
             .iter()
             .map(|w| blobs(ctx, w.ciphertexts()))
             .collect::<Result<_>>()?;

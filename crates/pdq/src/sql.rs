@@ -3,11 +3,12 @@
 //! Supported: `SELECT` of `Index()`, per-row expressions of columns with `+ - * /` and `^` by
 //! a small integer, `SUM`, `AVG`, `COUNT(*)`; `FROM` one table (optional: the caller's default
 //! table); `WHERE` with `AND`, `OR`, `NOT` over `< <= = != <> > >=` between columns or a column
-//! and an unsigned 32-bit integer constant. A text that does not start with `SELECT` gets one
-//! (CAT writes its queries as `Sum(a) where b <= c`). Everything else is refused naming the
+//! and a numeric constant (`-12`, `3.25`, scaled to the column's type by the client). A text
+//! that does not start with `SELECT` gets one (CAT writes its queries as `Sum(a) where b <= c`). Everything else is refused naming the
 //! construct; `MIN`/`MAX` with [`Error::MinMax`].
 
 use crate::error::{Error, Result};
+use crate::numeric::Literal;
 use crate::query::{CmpOp, Expr, Item, Operand, Predicate, Query};
 use sqlparser::ast::{self as sql, BinaryOperator, UnaryOperator};
 use sqlparser::dialect::PostgreSqlDialect;
@@ -22,7 +23,7 @@ pub struct Parsed {
     /// The query with constants replaced by indices.
     pub query: Query,
     /// The constants' values, by index.
-    pub constants: Vec<u64>,
+    pub constants: Vec<Literal>,
 }
 
 /// Parses `text`; `default_table` names the table when `FROM` is absent.
@@ -155,7 +156,7 @@ fn table_name(s: &sql::Select, default_table: &str) -> Result<String> {
 /// Collects the constants while converting.
 #[derive(Default)]
 struct Builder {
-    constants: Vec<u64>,
+    constants: Vec<Literal>,
 }
 
 impl Builder {
@@ -288,18 +289,15 @@ impl Builder {
         let e = strip(e);
         match e {
             sql::Expr::Identifier(id) => Ok(Operand::Column(id.value.clone())),
-            sql::Expr::Value(v) => {
-                let value = parse_u32_literal(&v.value, "a WHERE constant")?;
+            sql::Expr::Value(_)
+            | sql::Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                ..
+            } => {
+                let value = parse_literal(e)?;
                 self.constants.push(value);
                 Ok(Operand::Const(self.constants.len() - 1))
             }
-            sql::Expr::UnaryOp {
-                op: UnaryOperator::Minus,
-                ..
-            } => Err(Error::Value {
-                value: e.to_string(),
-                place: "a WHERE constant".into(),
-            }),
             other => Err(Error::Unsupported(format!(
                 "`{other}` as a comparison operand (a column or a constant)"
             ))),
@@ -307,25 +305,32 @@ impl Builder {
     }
 }
 
-/// Parses an unsigned 32-bit integer literal.
-pub fn parse_u32_literal(v: &sql::Value, place: &str) -> Result<u64> {
+/// A numeric constant of `WHERE` (a number, or `-` a number) as a [`Literal`].
+fn parse_literal(e: &sql::Expr) -> Result<Literal> {
     let bad = || Error::Value {
-        value: v.to_string(),
-        place: place.to_string(),
+        value: e.to_string(),
+        place: "a WHERE constant: `[-]digits[.digits]`, at most 9 decimal places".into(),
     };
-    match v {
-        sql::Value::Number(s, _) => parse_u32_text(s).ok_or_else(bad),
+    match strip(e) {
+        sql::Expr::Value(v) => match &v.value {
+            sql::Value::Number(s, _) => Literal::parse(s).ok_or_else(bad),
+            _ => Err(bad()),
+        },
+        sql::Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => {
+            let l = parse_literal(expr)?;
+            if l.mantissa < 0 {
+                return Err(bad());
+            }
+            Ok(Literal {
+                mantissa: -l.mantissa,
+                ..l
+            })
+        }
         _ => Err(bad()),
     }
-}
-
-/// `text` as an integer in `0..=u32::MAX`, or `None`.
-pub fn parse_u32_text(text: &str) -> Option<u64> {
-    let t = text.trim();
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    t.parse::<u64>().ok().filter(|&x| x <= u32::MAX as u64)
 }
 
 fn small_exponent(e: &sql::Expr) -> Result<u32> {
@@ -414,7 +419,7 @@ mod tests {
     #[test]
     fn constants_are_collected_and_hidden() {
         let p = q("SELECT COUNT(*) FROM t WHERE a < 7 OR NOT (b >= 4294967295)").unwrap();
-        assert_eq!(p.constants, vec![7, 4294967295]);
+        assert_eq!(p.constants, vec![Literal::int(7), Literal::int(4294967295)]);
         assert_eq!(p.query.constants, 2);
         let shape = p.query.to_string();
         assert!(!shape.contains('7'), "{shape}");
@@ -433,9 +438,19 @@ mod tests {
         assert!(msg("SELECT a FROM t GROUP BY a").contains("GROUP BY"));
         assert!(msg("SELECT a FROM t JOIN u ON t.x = u.x").contains("JOIN"));
         assert!(msg("SELECT a FROM t WHERE a LIKE 'x'").contains("LIKE"));
-        assert!(msg("SELECT a FROM t WHERE a < -3").contains("0..=4294967295"));
-        assert!(msg("SELECT a FROM t WHERE a < 2.5").contains("0..=4294967295"));
-        assert!(msg("SELECT a FROM t WHERE a < 4294967296").contains("0..=4294967295"));
+        assert!(msg("SELECT a FROM t WHERE a < 1e5").contains("decimal places"));
+        assert!(msg("SELECT a FROM t WHERE a < 'x'").contains("supported domain"));
+        let p = q("SELECT a FROM t WHERE a < -2.50 AND b > -(3)").unwrap();
+        assert_eq!(
+            p.constants,
+            vec![
+                Literal {
+                    mantissa: -25,
+                    scale: 1
+                },
+                Literal::int(-3)
+            ]
+        );
         assert!(msg("SELECT a + 1 FROM t").contains("constant"));
         assert!(msg("SELECT SUM(a / b) FROM t").contains("division inside"));
         assert!(msg("SELECT a, SUM(b) FROM t").contains("GROUP BY"));

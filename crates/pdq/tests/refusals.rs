@@ -1,5 +1,6 @@
 //! What pdq refuses, with errors that name the construct: MIN/MAX (they need bootstrapping or
-//! client rounds), negative and decimal values (only unsigned 32-bit integers are encrypted),
+//! client rounds), constants and cells outside their column's type (unsigned or signed 32-bit
+//! integers, decimals of at most 9 places),
 //! expressions whose limbs would wrap mod t, unknown columns and tables.
 
 mod common;
@@ -24,7 +25,7 @@ fn min_max_need_bootstrapping_or_client_rounds() {
 }
 
 #[test]
-fn negative_and_decimal_values_are_refused() {
+fn values_outside_the_column_types_are_refused() {
     for q in [
         "SELECT COUNT(*) FROM t WHERE a < -1",
         "SELECT COUNT(*) FROM t WHERE a < 2.5",
@@ -33,14 +34,14 @@ fn negative_and_decimal_values_are_refused() {
         let e = refusal(q);
         assert!(e.contains("unsigned 32-bit integers only"), "{q}: {e}");
     }
-    let e = pdq::PlainTable::from_csv("t", "a\n-3\n")
+    let e = pdq::PlainTable::from_csv("t", "a\n-3\n4294967295\n")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("negative and decimal"), "{e}");
-    let e = pdq::PlainTable::from_csv("t", "a\n1.5\n")
+    assert!(e.contains("-2147483648..=2147483647"), "{e}");
+    let e = pdq::PlainTable::from_csv("t", "a\n1.5e3\n")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("negative and decimal"), "{e}");
+    assert!(e.contains("decimal places"), "{e}");
 }
 
 #[test]
@@ -58,4 +59,31 @@ fn inexact_expressions_and_unknown_names_are_refused() {
     assert!(e.contains("unknown table `other`"), "{e}");
     let e = refusal("SELECT a FROM t LIMIT 3");
     assert!(e.contains("LIMIT"), "{e}");
+}
+
+fn typed_refusal(sql: &str) -> String {
+    let s = setup();
+    let (_, enc) = tables().iter().find(|(p, _)| p.name == "m").unwrap();
+    match pdq::local::run(&s.client, &s.eval, &s.server, enc, sql) {
+        Ok((r, _, _)) => panic!("{sql} answered {}", r.summary(3)),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn mismatched_types_and_inexact_constants_are_refused() {
+    let e = typed_refusal("SELECT COUNT(*) FROM m WHERE n < p");
+    assert!(e.contains("different types"), "{e}");
+    let e = typed_refusal("SELECT n + r FROM m");
+    assert!(e.contains("cannot evaluate") && e.contains("10^3"), "{e}");
+    let e = typed_refusal("SELECT SUM(n + p) FROM m");
+    assert!(e.contains("cannot evaluate") && e.contains("SUM"), "{e}");
+    let e = typed_refusal("SELECT COUNT(*) FROM m WHERE p < 1.234");
+    assert!(e.contains("decimals of 2 places"), "{e}");
+    let e = typed_refusal("SELECT COUNT(*) FROM m WHERE n < 2.5");
+    assert!(e.contains("signed 32-bit integers"), "{e}");
+    let e = typed_refusal("SELECT COUNT(*) FROM m WHERE n < 2147483648");
+    assert!(e.contains("-2147483648..=2147483647"), "{e}");
+    let e = typed_refusal("SELECT COUNT(*) FROM m WHERE u < -1");
+    assert!(e.contains("unsigned 32-bit integers only"), "{e}");
 }

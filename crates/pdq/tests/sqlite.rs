@@ -204,3 +204,115 @@ fn tables_of_several_ciphertexts() {
          WHERE c < 1000000000 OR d = e ORDER BY rowid",
     );
 }
+
+#[test]
+fn negative_values_in_comparisons() {
+    for op in ["<", "<=", "=", "!=", ">", ">="] {
+        let n = check(
+            "m",
+            &format!("SELECT Index(), n FROM m WHERE n {op} k"),
+            &format!("SELECT rowid - 1, n FROM m WHERE n {op} k ORDER BY rowid"),
+        );
+        assert!(n > 0, "{op}");
+    }
+    for (op, c) in [
+        ("<", "0"),
+        ("<=", "-5"),
+        ("=", "-2147483648"),
+        (">", "-1000000"),
+        (">=", "2147483647"),
+    ] {
+        check(
+            "m",
+            &format!("SELECT COUNT(*), SUM(k) FROM m WHERE n {op} {c}"),
+            &format!("SELECT COUNT(*), SUM(k) FROM m WHERE n {op} {c}"),
+        );
+    }
+}
+
+#[test]
+fn negative_values_in_sums_averages_and_arithmetic() {
+    check(
+        "m",
+        "SELECT SUM(n), AVG(n), SUM(n - k), AVG(n + k), COUNT(*) FROM m WHERE u != 1",
+        "SELECT SUM(n), AVG(n), SUM(n - k), AVG(n + k), COUNT(*) FROM m WHERE u != 1",
+    );
+    check(
+        "m",
+        "SELECT SUM(n), AVG(k) FROM m",
+        "SELECT SUM(n), AVG(k) FROM m",
+    );
+    let n = check(
+        "m",
+        "SELECT n * k, n - k, n / k FROM m WHERE NOT (n < -100)",
+        "SELECT n * k, n - k, CAST(n AS REAL) / k FROM m WHERE NOT (n < -100) ORDER BY rowid",
+    );
+    assert!(n > 0);
+}
+
+#[test]
+fn decimal_columns_in_comparisons() {
+    let n = check(
+        "m",
+        "SELECT Index(), p, q FROM m WHERE p <= q AND p > -12.5",
+        "SELECT rowid - 1, p, q FROM m WHERE p <= q AND p > -12.5 ORDER BY rowid",
+    );
+    assert!(n > 0);
+    for op in ["<", "=", ">="] {
+        check(
+            "m",
+            &format!("SELECT Index() FROM m WHERE q {op} 0 OR r {op} 1.25"),
+            &format!("SELECT rowid - 1 FROM m WHERE q {op} 0 OR r {op} 1.25 ORDER BY rowid"),
+        );
+    }
+}
+
+#[test]
+fn decimal_sums_averages_products_and_divisions() {
+    check(
+        "m",
+        "SELECT SUM(p), AVG(q), SUM(r), AVG(p - q), COUNT(*) FROM m WHERE q < 325.5 OR u = 1",
+        "SELECT SUM(p), AVG(q), SUM(r), AVG(p - q), COUNT(*) FROM m WHERE q < 325.5 OR u = 1",
+    );
+    let n = check(
+        "m",
+        "SELECT p * q, p * r, n * p FROM m WHERE u != 2",
+        "SELECT p * q, p * r, n * p FROM m WHERE u != 2 ORDER BY rowid",
+    );
+    assert!(n > 0);
+    check(
+        "m",
+        "SELECT p / q, n / p, r / (p * p) FROM m",
+        "SELECT p / q, CAST(n AS REAL) / p, r / (p * p) FROM m ORDER BY rowid",
+    );
+}
+
+#[test]
+fn mixed_columns() {
+    check(
+        "m",
+        "SELECT SUM(p), SUM(n), AVG(r), COUNT(*) FROM m WHERE n > k AND p <= q OR u = 0",
+        "SELECT SUM(p), SUM(n), AVG(r), COUNT(*) FROM m WHERE n > k AND p <= q OR u = 0",
+    );
+    check(
+        "m",
+        "SELECT Index(), n * r, u * p FROM m WHERE r >= -100.005 AND NOT (k = n)",
+        "SELECT rowid - 1, n * r, u * p FROM m WHERE r >= -100.005 AND NOT (k = n) \
+         ORDER BY rowid",
+    );
+}
+
+#[test]
+fn sums_and_differences_across_decimal_scales() {
+    let n = check(
+        "m",
+        "SELECT n + p, p - n, q + r, r - q FROM m WHERE u = 1",
+        "SELECT n + p, p - n, q + r, r - q FROM m WHERE u = 1 ORDER BY rowid",
+    );
+    assert!(n > 0);
+    check(
+        "m",
+        "SELECT SUM(q + r), AVG(p - r) FROM m WHERE u = 2",
+        "SELECT SUM(q + r), AVG(p - r) FROM m WHERE u = 2",
+    );
+}

@@ -79,7 +79,10 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         let plan = engine.plan(&parsed.query)?;
         let calc = timer.time(
             reps,
-            || Ok(client.encrypt_constants(&parsed.constants, rows)?),
+            || {
+                let words = plan.constant_words(&parsed.constants)?;
+                Ok(client.encrypt_constants(&words, rows)?)
+            },
             |constants| {
                 Ok(match engine.start(&parsed.query, &constants)? {
                     Stage::Done(r) => r,

@@ -53,7 +53,8 @@ enum Command {
         #[arg(long, default_value = "pdq-store")]
         store: PathBuf,
     },
-    /// Encrypts a CSV table (header line, unsigned 32-bit integers) into the store.
+    /// Encrypts a CSV table (header line `a,b:i,c:d2`: column types declared `u`, `i`, `dK` or
+    /// inferred; integers and decimals) into the store.
     Encrypt {
         /// The CSV file.
         #[arg(long)]

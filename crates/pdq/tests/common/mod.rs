@@ -5,7 +5,9 @@
 
 use bgv::{Context, Evaluator};
 use fhe_math::cpu::CpuBackend;
-use pdq::{Client, EncTable, PlainTable, QueryResult, ServerKeys, Value, keys, presets};
+use pdq::{
+    Client, ColumnType, EncTable, PlainTable, QueryResult, ServerKeys, Value, keys, presets,
+};
 use std::sync::OnceLock;
 
 pub type Cpu = CpuBackend;
@@ -87,11 +89,66 @@ pub fn big_table() -> PlainTable {
     t
 }
 
+/// A table `m` of 40 rows with signed and decimal columns: `n`, `k` signed 32-bit integers
+/// (negatives, 0, −2^31 and 2^31 − 1, ties `n = k` every 5th row), `p`, `q` decimals of 2
+/// places (negatives, zeros in `q`, ties every 4th row), `r` decimals of 3 places, `u` small
+/// unsigned integers.
+pub fn mixed_table() -> PlainTable {
+    let rows = 40;
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut v: Vec<Vec<i64>> = vec![Vec::new(); 6];
+    for r in 0..rows {
+        let x = next();
+        let n = match x % 6 {
+            0 => i32::MIN as i64,
+            1 => i32::MAX as i64,
+            2 => 0,
+            3 => -((x >> 40) as i64),
+            _ => (x >> 33) as i64 - (1 << 30),
+        };
+        let k = if r % 5 == 0 {
+            n
+        } else {
+            (next() >> 33) as i64 - (1 << 30)
+        };
+        // Cents in [-500.00, 2000.00): sums keep away from 0.
+        let p = (next() % 250_000) as i64 - 50_000;
+        let q = match r % 4 {
+            0 => p,
+            1 => 0,
+            _ => (next() % 250_000) as i64 - 50_000,
+        };
+        let rr = (next() % 2_000_000) as i64 - 400_000;
+        v[0].push(n);
+        v[1].push(k);
+        v[2].push(p);
+        v[3].push(q);
+        v[4].push(rr);
+        v[5].push((next() % 3) as i64);
+    }
+    let cols = ["n", "k", "p", "q", "r", "u"].map(String::from).to_vec();
+    let types = vec![
+        ColumnType::SIGNED,
+        ColumnType::SIGNED,
+        ColumnType::decimal(2),
+        ColumnType::decimal(2),
+        ColumnType::decimal(3),
+        ColumnType::UNSIGNED,
+    ];
+    PlainTable::typed("m", cols, types, v).unwrap()
+}
+
 /// The tables of the tests, encrypted once under the shared key.
 pub fn tables() -> &'static Vec<(PlainTable, EncTable<Cpu>)> {
     static T: OnceLock<Vec<(PlainTable, EncTable<Cpu>)>> = OnceLock::new();
     T.get_or_init(|| {
-        [main_table(), all_equal_table(), big_table()]
+        [main_table(), all_equal_table(), big_table(), mixed_table()]
             .into_iter()
             .map(|p| {
                 let e = setup().client.encrypt_table(&p, |_| {}).unwrap();
@@ -101,13 +158,18 @@ pub fn tables() -> &'static Vec<(PlainTable, EncTable<Cpu>)> {
     })
 }
 
-/// The answer of SQLite to `sql` on `table` (INTEGER columns, row ids from 1 in order).
+/// The answer of SQLite to `sql` on `table` (INTEGER columns, REAL for decimals, row ids
+/// from 1 in order).
 pub fn sqlite(table: &PlainTable, sql: &str) -> QueryResult {
     let db = rusqlite::Connection::open_in_memory().unwrap();
     let cols: Vec<String> = table
         .columns
         .iter()
-        .map(|c| format!("{c} INTEGER"))
+        .zip(&table.types)
+        .map(|(c, t)| {
+            let ty = if t.scale > 0 { "REAL" } else { "INTEGER" };
+            format!("{c} {ty}")
+        })
         .collect();
     db.execute(
         &format!("CREATE TABLE {} ({})", table.name, cols.join(", ")),
@@ -119,7 +181,15 @@ pub fn sqlite(table: &PlainTable, sql: &str) -> QueryResult {
         .prepare(&format!("INSERT INTO {} VALUES ({marks})", table.name))
         .unwrap();
     for r in 0..table.rows() {
-        let row: Vec<i64> = table.values.iter().map(|c| c[r] as i64).collect();
+        let row: Vec<rusqlite::types::Value> = table
+            .values
+            .iter()
+            .zip(&table.types)
+            .map(|(c, t)| match t.scale {
+                0 => rusqlite::types::Value::Integer(c[r]),
+                k => rusqlite::types::Value::Real(c[r] as f64 / 10f64.powi(k as i32)),
+            })
+            .collect();
         ins.execute(rusqlite::params_from_iter(row)).unwrap();
     }
     let mut st = db.prepare(sql).unwrap();
