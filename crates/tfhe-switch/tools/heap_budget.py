@@ -289,6 +289,9 @@ def main():
           f"sigma_out = {ms['sigma_out']:.2f}; sigma_in = {ms['sigma_in']:.2f}")
     print(f"precision (4096 slots, inputs |z| <= 1): max {ms['prec_max']:.1f} bits, median "
           f"{ms['prec_med']:.1f} bits; levels left {ms['levels_left']} x 37 bits")
+    small_q0 = ring_side(n13, [36, 32, 32, 34, 34, 34], 2, 3, 2)
+    print(f"same shape with a 36-bit q0 and 32-bit scales (q0 / Delta_0 = 2^4): precision max "
+          f"{small_q0['prec_max']:.1f}, median {small_q0['prec_med']:.1f} bits")
     print()
 
     # Table 3: cost
