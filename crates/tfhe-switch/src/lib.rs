@@ -55,6 +55,7 @@ pub mod lwe;
 pub mod params;
 pub mod pbs;
 pub mod sample;
+pub mod scheme_switch;
 pub mod serialize;
 
 pub use error::{Error, Result};

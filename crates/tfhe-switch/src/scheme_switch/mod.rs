@@ -1,0 +1,1 @@
+pub mod error; pub mod params; pub mod ring; pub mod sine;
