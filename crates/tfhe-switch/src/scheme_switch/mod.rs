@@ -1,1 +1,78 @@
-pub mod error; pub mod params; pub mod ring; pub mod sine;
+//! Scheme switching between CKKS and LWE: CKKS slots to LWE ciphertexts under the PBS's key,
+//! any lookup table by programmable bootstrapping, and back to CKKS slots.
+//!
+//! # Pipeline
+//!
+//! 1. **CKKS → LWE** ([`SchemeSwitch::switch_to_lwe`]): SlotToCoeff (the forward special-FFT
+//!    factors of `ckks::bootstrap::dft`, `stc_levels` BSGS transforms) puts slot `j` into
+//!    coefficient `bitrev(j)·N/(2S)`; at level 0 the residues, times an integer that sets the
+//!    message scale ([`LweEncoding`]), are switched to `q_sw`, key-switched on the host from the
+//!    CKKS secret to the subring secret `s_m(X^r)` (`s_m` the PBS's GLWE secret, `r = N/N_t`;
+//!    [`ring`]), switched to `q_t` and extracted as LWE ciphertexts of dimension `N_t` under
+//!    `s_m`, which the PBS's own key switch takes to `n` (batched on the backend).
+//! 2. **PBS** ([`SchemeSwitch::apply_lut`]): any [`crate::LookupTable`], batched.
+//! 3. **LWE → CKKS** ([`SchemeSwitch::switch_to_ckks`]): homomorphic decryption (OpenFHE's
+//!    FHEW → CKKS): the LWE secret, encrypted once in CKKS slots (replicated with period
+//!    `n' = 2^⌈log2 n⌉`), goes through one BSGS linear transform whose `n'` plaintext
+//!    diagonals hold the masks `−a/(q·K)`, plus the bodies `b/(q·K)`, giving
+//!    `z/K = φ/(qK) + integer/K`; the modular reduction is `sin(2π z)` ([`sine`]), which maps
+//!    the bit encodings `φ ∈ {0, q/4}` to `{0, 1}`.
+//! 4. Composites: [`SchemeSwitch::ckks_step`] (`[x > 0]`), [`SchemeSwitch::ckks_sign`],
+//!    [`SchemeSwitch::ckks_compare`] (`[a > b]`).
+//!
+//! # Why homomorphic decryption for the way back
+//!
+//! Its cost per batch is `n'` plaintext multiply-accumulates and about `2√n'` rotations at
+//! the top level (`n' = 1024` at the classic set: 1024 products, ~64 key switches) plus the
+//! sine (1 + depth(59) + 5 = 12 levels, about 17 products), whatever the slot count up to
+//! `N/2`, so per slot it shrinks with the batch; the diagonals are encoded per call on the host.
+//! Ring packing (Chen-Dai-Kim-Song) would first need every LWE in the CKKS ring's dimension
+//! (`n → N` key switch per ciphertext, `n·l·N` products each, 2.4·10^8 at `N = 2^16`), then
+//! `log2 N` automorphism levels of packing (`S` key switches in all, each a full `N = 2^16`
+//! key switch at the top level), then ModRaise + CoeffToSlot + EvalMod: a full bootstrap's
+//! levels and roughly `S` key switches against the transform's ~64: the homomorphic
+//! decryption is the cheaper and the simpler of the two here.
+//!
+//! # Precision
+//!
+//! The switch to LWE adds noise of about `2^-25` of a message step at the classic set
+//! ([`ring`]); the PBS's own noise dominates (standard deviation 6.5 of `2N = 4096`, i.e.
+//! 0.05 of a step of `N/p = 128`). A sign or comparison is therefore exact for inputs at
+//! least [`LweEncoding::gap`] from 0 (half a message step: `bound/(p − 2)`, `bound/14` at
+//! 4-bit messages); the way back returns `0` or `1` within the sine's error
+//! (plaintext `< 10^-7`, [`sine`]) plus `2π` times the PBS's output noise relative to `q`
+//! (at the insecure CI set about `2^-13.5`, so bits within `10^-2`, measured about `2·10^-3`;
+//! at the classic set, `q = 2^50`, far smaller). Round trip of a value: the LWE message
+//! `scale·x + offset` is read back within 0.1 of a step at the CI set (test
+//! `switch_to_lwe_keeps_the_values`).
+//!
+//! # Parameters and security
+//!
+//! [`params::SWITCH_CLASSIC`]: the PBS at `CLASSIC_918_2048` (its security argument in
+//! [`crate::params`]); the ring key modulus `q_sw ≈ 2^50`, an RLWE key over the `N_t = 2048`
+//! ring under the ternary `s_m` (the subring argument of [`ring`]), within the
+//! HomomorphicEncryption.org standard's 54-bit bound at `N = 2048` (Albrecht et al., 2018,
+//! table 1, ternary secrets, σ = 3.2; ours σ ≈ 4.9); the CKKS side any 128-bit chain at
+//! `N ≥ 2^11` with enough levels, e.g. [`params::CKKS_SWITCH_N16`]. The encryption of the LWE
+//! secret under the CKKS key is a CKKS ciphertext like any other.
+//! [`params::SWITCH_TEST_INSECURE`] and [`params::CKKS_SWITCH_TEST_INSECURE`] are for CI
+//! only.
+
+pub mod encoding;
+pub mod error;
+pub mod keys;
+pub mod params;
+pub mod ring;
+pub mod sine;
+mod switch;
+#[cfg(test)]
+mod tests;
+
+pub use encoding::LweEncoding;
+pub use error::{Error, Result};
+pub use keys::{KeyBytes, SwitchKeys};
+pub use params::{
+    CKKS_SWITCH_N16, CKKS_SWITCH_TEST_INSECURE, SWITCH_CLASSIC, SWITCH_TEST_INSECURE,
+    SwitchParameters,
+};
+pub use switch::SchemeSwitch;

@@ -108,7 +108,10 @@ impl SwitchParameters {
     /// Levels of the way back: the linear transform (1), the cosine's polynomial, the double
     /// angles.
     pub fn levels_back(&self) -> Result<usize> {
-        let plan = ckks::PolyPlan::new(ckks::Basis::Chebyshev { a: -1.0, b: 1.0 }, &[self.sine_degree])?;
+        let plan = ckks::PolyPlan::new(
+            ckks::Basis::Chebyshev { a: -1.0, b: 1.0 },
+            &[self.sine_degree],
+        )?;
         Ok(1 + plan.depth() + self.sine_double_angle)
     }
 

@@ -150,9 +150,7 @@ impl RingSwitchKey {
                 digits[j * n + i] = q.reduce_i64(d);
             }
         }
-        digits
-            .par_chunks_mut(n)
-            .for_each(|d| self.ntt.forward(d));
+        digits.par_chunks_mut(n).for_each(|d| self.ntt.forward(d));
         let mut out: Vec<Vec<u64>> = (0..2)
             .into_par_iter()
             .map(|c| {
@@ -233,8 +231,8 @@ mod tests {
     fn ring_switch_and_extract_keep_the_phase() {
         let n = 64;
         let nt = 16;
-        let q_sw = Modulus::new(fhe_math::primes::ntt_prime_nearest(1 << 50, 128, &[]).unwrap())
-            .unwrap();
+        let q_sw =
+            Modulus::new(fhe_math::primes::ntt_prime_nearest(1 << 50, 128, &[]).unwrap()).unwrap();
         let seed = Seed([5; 32]);
         let s: Vec<i64> = (0..n).map(|i| [(0), 1, -1][(i * 7 + 3) % 3]).collect();
         let s_m: Vec<i64> = (0..nt).map(|i| [(1), 0, -1][(i * 5 + 1) % 3]).collect();
@@ -256,7 +254,11 @@ mod tests {
         );
         let msg: Vec<i64> = (0..n as i64).map(|i| (i - 20) * (1 << 40)).collect();
         // c0 = m − c1·s, so that c0 + c1·s = m.
-        let c1s = negacyclic(&c1.iter().map(|&x| q_sw.center(x)).collect::<Vec<_>>(), &s, &q_sw);
+        let c1s = negacyclic(
+            &c1.iter().map(|&x| q_sw.center(x)).collect::<Vec<_>>(),
+            &s,
+            &q_sw,
+        );
         let c0: Vec<u64> = (0..n)
             .map(|i| q_sw.sub(q_sw.reduce_i64(msg[i]), c1s[i]))
             .collect();
