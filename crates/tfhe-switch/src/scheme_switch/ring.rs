@@ -204,6 +204,7 @@ pub fn extract(c0: &[u64], c1: &[u64], i: usize, ratio: usize, q: &Modulus) -> V
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
 
