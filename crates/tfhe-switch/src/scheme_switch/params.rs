@@ -159,7 +159,11 @@ impl SwitchParameters {
                 return Err(self.invalid("ring key noise below σ = 3.19"));
             }
         }
-        if self.stc_levels == 0 || self.sine_k.is_nan() || self.sine_k <= 0.0 || self.sine_degree < 2 {
+        if self.stc_levels == 0
+            || self.sine_k.is_nan()
+            || self.sine_k <= 0.0
+            || self.sine_degree < 2
+        {
             return Err(self.invalid("stc_levels, K and the sine degree must be positive"));
         }
         let back = self.levels_back()?;
