@@ -155,7 +155,7 @@ impl<B: KeySwitchBackend> SwitchKeys<B> {
         )?;
         let server = client.server_key(&derive(seed, 1))?;
 
-        // The LWE secret, replicated with period n' over S' slots, at the top level.
+        // The LWE secret, replicated with period n' over S' slots, at `output_level + levels_back`.
         let eval = Evaluator::new(ctx)?;
         let (np, sp) = back_slots(params, slots);
         let s_lwe = client.lwe_key().coefficients();

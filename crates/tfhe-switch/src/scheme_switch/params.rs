@@ -30,6 +30,9 @@ pub struct SwitchParameters {
     pub sine_degree: usize,
     /// Double-angle steps `r`.
     pub sine_double_angle: usize,
+    /// Level of the way back's output: the LWE secret is encrypted at
+    /// `output_level + levels_back` (lower is cheaper: fewer limbs in the `n'` diagonals).
+    pub output_level: usize,
 }
 
 /// **Insecure** CI set: [`TEST_256_INSECURE`] (n = 32, N = 256) with CKKS at
@@ -50,6 +53,7 @@ pub const SWITCH_TEST_INSECURE: SwitchParameters = SwitchParameters {
     sine_k: 12.0,
     sine_degree: 31,
     sine_double_angle: 3,
+    output_level: 2,
 };
 
 /// The production-shaped set: [`CLASSIC_918_2048`] (tfhe-rs's classic shape over a 50-bit
@@ -71,6 +75,7 @@ pub const SWITCH_CLASSIC: SwitchParameters = SwitchParameters {
     sine_k: 56.0,
     sine_degree: 59,
     sine_double_angle: 5,
+    output_level: 1,
 };
 
 /// **Insecure** CKKS chain for CI: `N = 2^11` (1024 slots), `L + 1 = 14` primes (60 + 13 × 40
@@ -167,10 +172,11 @@ impl SwitchParameters {
             return Err(self.invalid("stc_levels, K and the sine degree must be positive"));
         }
         let back = self.levels_back()?;
-        if levels < back || levels < self.stc_levels {
+        if levels < back + self.output_level || levels < self.stc_levels {
             return Err(self.invalid(format!(
-                "the CKKS chain has {levels} levels; the way back needs {back}, SlotToCoeff {}",
-                self.stc_levels
+                "the CKKS chain has {levels} levels; the way back needs {back} above its output \
+                 level {}, SlotToCoeff {}",
+                self.output_level, self.stc_levels
             )));
         }
         Ok(())

@@ -224,7 +224,7 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
     /// `z_j = b_j/q − Σ_i a_{j,i}·s_i/q` (centred residues) is one BSGS linear transform
     /// of the encrypted, replicated LWE secret (`n'` plaintext diagonals holding
     /// `−a/(q·K)`, built per call) plus a plaintext `b/(q·K)`; then [`super::sine`]. Output at
-    /// level `L − levels_back`, `S' = max(S, n')` slots (period `S`).
+    /// level `output_level`, `S' = max(S, n')` slots (period `S`).
     ///
     /// Errors: no ciphertext or more than `S`; a ciphertext of another dimension or modulus.
     pub fn switch_to_ckks(&self, lwes: &[LweCiphertext]) -> Result<Ciphertext<B>> {
