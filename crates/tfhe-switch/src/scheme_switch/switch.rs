@@ -7,6 +7,7 @@ use fhe_math::backend::KeySwitchBackend;
 use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::fft::Complex64;
 use fhe_math::poly::Shape;
+use rayon::prelude::*;
 use rlwe::Ciphertext;
 use std::collections::BTreeMap;
 
@@ -182,6 +183,7 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         let off = q_t
             .reduce_i64((enc.offset() * q_t.value() as f64 / (2.0 * p_msg as f64)).round() as i64);
         let wide = (0..s)
+            .into_par_iter()
             .map(|j| {
                 let mut lwe = extract(
                     &d0,
@@ -255,21 +257,25 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         let (np, sp) = back_slots(p, s);
         let denom = q_t.value() as f64 * p.sine_k;
         let zero = Complex64::new(0.0, 0.0);
-        let mut diagonals = BTreeMap::new();
-        for k in 0..np {
-            let d: Vec<Complex64> = (0..sp)
-                .map(|j| {
-                    let col = (j + k) % np;
-                    match lwes.get(j % s) {
-                        Some(ct) if col < n => {
-                            Complex64::new(-(q_t.center(ct.mask()[col]) as f64) / denom, 0.0)
+        let diagonals: BTreeMap<i64, Vec<Complex64>> = (0..np)
+            .into_par_iter()
+            .map(|k| {
+                let d: Vec<Complex64> = (0..sp)
+                    .map(|j| {
+                        let col = (j + k) % np;
+                        match lwes.get(j % s) {
+                            Some(ct) if col < n => {
+                                Complex64::new(-(q_t.center(ct.mask()[col]) as f64) / denom, 0.0)
+                            }
+                            _ => zero,
                         }
-                        _ => zero,
-                    }
-                })
-                .collect();
-            diagonals.insert(k as i64, d);
-        }
+                    })
+                    .collect();
+                (k as i64, d)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect();
         let key = &self.keys.lwe_key;
         let lt = LinearTransform::new(&self.eval, &diagonals, sp, key.level())?;
         let y = self.eval.linear_transform(key, &lt, &self.keys.galois)?;
