@@ -209,3 +209,28 @@ fn bad_inputs_are_refused() {
     let bytes = f.keys.bytes(&f.ctx);
     assert!(bytes.total > bytes.rotation_keys && bytes.ring_key == 4 * 2 * 2048 * 8);
 }
+
+/// Any table back in CKKS: a ReLU-like table on the messages, slot values `f(m)` within a few
+/// hundredths.
+#[test]
+fn ckks_apply_gives_the_table_in_slots() {
+    let f = fixture();
+    let sw = SchemeSwitch::new(&f.ctx, &f.keys).unwrap();
+    let p = f.keys.params().tfhe.message_space();
+    let half = (p - 1) as f64 / 2.0;
+    let m: Vec<u64> = (0..SLOTS as u64).map(|j| (j * 7 + 3) % p).collect();
+    let x: Vec<f64> = m.iter().map(|&v| v as f64 - half).collect();
+    let top = f.ctx.params().max_level();
+    let ct = encrypt(f, &sw, &x, top);
+    let enc = LweEncoding::new(p, 1.0, half, half).unwrap();
+    let table = |v: u64| v.saturating_sub(p / 2) * 2;
+    let out = decrypt(f, &sw, &sw.ckks_apply(&ct, &enc, table).unwrap());
+    for (j, &mj) in m.iter().enumerate() {
+        let want = (table(mj) % p) as f64;
+        assert!(
+            (out[j] - want).abs() < 0.1,
+            "slot {j}: {} vs {want}",
+            out[j]
+        );
+    }
+}
