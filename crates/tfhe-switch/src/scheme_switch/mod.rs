@@ -18,7 +18,8 @@
 //!    `z/K = φ/(qK) + integer/K`; the modular reduction is `sin(2π z)` ([`sine`]), which maps
 //!    the bit encodings `φ ∈ {0, q/4}` to `{0, 1}`.
 //! 4. Composites: [`SchemeSwitch::ckks_step`] (`[x > 0]`), [`SchemeSwitch::ckks_sign`],
-//!    [`SchemeSwitch::ckks_compare`] (`[a > b]`).
+//!    [`SchemeSwitch::ckks_compare`] (`[a > b]`), and [`SchemeSwitch::ckks_apply`]: any table
+//!    of the messages back in CKKS slots, one PBS and one way back per output bit.
 //!
 //! # Why homomorphic decryption for the way back
 //!
