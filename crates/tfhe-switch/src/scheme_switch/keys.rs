@@ -50,22 +50,56 @@ pub struct KeyBytes {
     pub total: usize,
 }
 
-/// `n' = 2^⌈log2 n⌉` and the slot count `S' = max(S, n')` of the way back.
-pub(crate) fn back_slots(params: &SwitchParameters, slots: usize) -> (usize, usize) {
-    let np = params.tfhe.lwe_dimension.next_power_of_two();
-    (np, slots.max(np))
+/// The layout of the way back for `S` ciphertexts of dimension `n` in a ring of `N/2` slots:
+/// `n' = 2^⌈log2 n⌉` columns are split into `groups` groups of `cols` columns, and the
+/// `slots = groups · S ≤ N/2` slots hold one (row, group) pair each (slot `g·S + row`), so the
+/// transform has only `cols` diagonals; a rotation sum over the groups (steps `S·2^i`) adds
+/// the groups up. `groups = min(n', N/(2S))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BackLayout {
+    pub np: usize,
+    pub cols: usize,
+    pub groups: usize,
+    pub slots: usize,
 }
 
-/// Rotation steps of SlotToCoeff (on `S` slots) and of the way back (on `S'` slots).
-pub(crate) fn rotation_steps(params: &SwitchParameters, slots: usize) -> Vec<i64> {
+impl BackLayout {
+    pub fn new(params: &SwitchParameters, slots: usize, n: usize) -> Self {
+        let np = params.tfhe.lwe_dimension.next_power_of_two();
+        let groups = np.min((n / 2) / slots).max(1);
+        BackLayout {
+            np,
+            cols: np / groups,
+            groups,
+            slots: groups * slots,
+        }
+    }
+
+    /// The replicated key's slot `i`: the index of the LWE secret coefficient it holds
+    /// (`(i / S mod groups) · cols + i mod cols`; at or above `n` means 0).
+    pub fn key_index(&self, i: usize, s: usize) -> usize {
+        ((i / s) % self.groups) * self.cols + i % self.cols
+    }
+
+    /// The rotation steps of the group sum.
+    pub fn sum_steps(&self, s: usize) -> Vec<i64> {
+        (0..self.groups.trailing_zeros())
+            .map(|i| (s << i) as i64)
+            .collect()
+    }
+}
+
+/// Rotation steps of SlotToCoeff (on `S` slots) and of the way back.
+pub(crate) fn rotation_steps(params: &SwitchParameters, slots: usize, n: usize) -> Vec<i64> {
     let mut steps = Vec::new();
     for d in ckks::bootstrap::dft::slot_to_coeff_diagonals(slots, params.stc_levels, 1.0) {
         let idx: Vec<i64> = d.keys().copied().collect();
         steps.extend(planned_rotation_steps(&idx, slots));
     }
-    let (np, sp) = back_slots(params, slots);
-    let idx: Vec<i64> = (0..np as i64).collect();
-    steps.extend(planned_rotation_steps(&idx, sp));
+    let lay = BackLayout::new(params, slots, n);
+    let idx: Vec<i64> = (0..lay.cols as i64).collect();
+    steps.extend(planned_rotation_steps(&idx, lay.slots));
+    steps.extend(lay.sum_steps(slots));
     steps.sort_unstable();
     steps.dedup();
     steps
@@ -155,23 +189,27 @@ impl<B: KeySwitchBackend> SwitchKeys<B> {
         )?;
         let server = client.server_key(&derive(seed, 1))?;
 
-        // The LWE secret, replicated with period n' over S' slots, at `output_level + levels_back`.
+        // The LWE secret in the way back's layout, at `output_level + levels_back`.
         let eval = Evaluator::new(ctx)?;
-        let (np, sp) = back_slots(params, slots);
+        let lay = BackLayout::new(params, slots, cp.n());
         let s_lwe = client.lwe_key().coefficients();
-        let values: Vec<f64> = (0..sp)
-            .map(|j| s_lwe.get(j % np).map_or(0.0, |&v| v as f64))
+        let values: Vec<f64> = (0..lay.slots)
+            .map(|i| {
+                s_lwe
+                    .get(lay.key_index(i, slots))
+                    .map_or(0.0, |&v| v as f64)
+            })
             .collect();
         let values: Vec<Complex64> = values.into_iter().map(|v| Complex64::new(v, 0.0)).collect();
-        let top = cp.max_level();
+        let top = params.output_level + params.levels_back()?;
         let pt = eval
             .encoder()
-            .encode_with(&values, top, cp.scale(top)?, sp)?;
+            .encode_with(&values, top, cp.scale(top)?, lay.slots)?;
         let lwe_key = ctx.encrypt_sk_with_seeds(sk, &pt, derive(seed, 2), &derive(seed, 3))?;
 
         let kg = ctx.key_generator();
         let relin = kg.relin_key_with_seeds(sk, derive(seed, 4), &derive(seed, 5))?;
-        let elements = eval.galois_elements(&rotation_steps(params, slots), false);
+        let elements = eval.galois_elements(&rotation_steps(params, slots, cp.n()), false);
         let mut keys = BTreeMap::new();
         for (i, &g) in elements.iter().enumerate() {
             let k = 6 + 2 * i as u64;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use super::encoding::LweEncoding;
 use super::error::{Error, Result};
-use super::keys::{SwitchKeys, back_slots};
+use super::keys::{BackLayout, SwitchKeys};
 use super::params::SwitchParameters;
 use super::ring::{extract, switch_centred};
 use super::sine;
@@ -224,9 +224,11 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
     /// (message `p/2`), `0` for one at `0`, up to the sine's error and the noise.
     ///
     /// `z_j = b_j/q − Σ_i a_{j,i}·s_i/q` (centred residues) is one BSGS linear transform
-    /// of the encrypted, replicated LWE secret (`n'` plaintext diagonals holding
-    /// `−a/(q·K)`, built per call) plus a plaintext `b/(q·K)`; then [`super::sine`]. Output at
-    /// level `output_level`, `S' = max(S, n')` slots (period `S`).
+    /// of the encrypted LWE secret, laid out so that the `n' = 2^⌈log2 n⌉` columns are spread
+    /// over `groups = min(n', N/(2S))` copies of the `S` rows (`n'/groups` plaintext diagonals
+    /// holding `−a/(q·K)`, built per call), a rotation sum over the groups (`log2 groups` key
+    /// switches), plus a plaintext `b/(q·K)`; then [`super::sine`]. Output at level
+    /// `output_level`, `groups · S` slots (period `S`).
     ///
     /// Errors: no ciphertext or more than `S`; a ciphertext of another dimension or modulus.
     pub fn switch_to_ckks(&self, lwes: &[LweCiphertext]) -> Result<Ciphertext<B>> {
@@ -254,16 +256,21 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
                 ),
             });
         }
-        let (np, sp) = back_slots(p, s);
+        let lay = BackLayout::new(p, s, self.ctx.params().n());
         let denom = q_t.value() as f64 * p.sine_k;
         let zero = Complex64::new(0.0, 0.0);
-        let diagonals: BTreeMap<i64, Vec<Complex64>> = (0..np)
+        // d_k[g·S + row] = −a_row[col]/(qK), col = g'·cols + (row + k) mod cols with
+        // g' = g + [row + k ≥ S] mod groups: the rotated key holds s[col] there, and over
+        // (g, k) every column of every row is met once.
+        let diagonals: BTreeMap<i64, Vec<Complex64>> = (0..lay.cols)
             .into_par_iter()
             .map(|k| {
-                let d: Vec<Complex64> = (0..sp)
+                let d: Vec<Complex64> = (0..lay.slots)
                     .map(|j| {
-                        let col = (j + k) % np;
-                        match lwes.get(j % s) {
+                        let (g, row) = (j / s, j % s);
+                        let g2 = (g + usize::from(row + k >= s)) % lay.groups;
+                        let col = g2 * lay.cols + (row + k) % lay.cols;
+                        match lwes.get(row) {
                             Some(ct) if col < n => {
                                 Complex64::new(-(q_t.center(ct.mask()[col]) as f64) / denom, 0.0)
                             }
@@ -277,17 +284,25 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
             .into_iter()
             .collect();
         let key = &self.keys.lwe_key;
-        let lt = LinearTransform::new(&self.eval, &diagonals, sp, key.level())?;
-        let y = self.eval.linear_transform(key, &lt, &self.keys.galois)?;
-        let b: Vec<f64> = (0..sp)
+        let lt = LinearTransform::new(&self.eval, &diagonals, lay.slots, key.level())?;
+        let mut y = self.eval.linear_transform(key, &lt, &self.keys.galois)?;
+        for step in lay.sum_steps(s) {
+            let r = self.eval.rotate(&y, step, &self.keys.galois)?;
+            self.eval.add_assign(&mut y, &r)?;
+        }
+        let b: Vec<Complex64> = (0..lay.slots)
             .map(|j| {
-                lwes.get(j % s)
-                    .map_or(0.0, |ct| q_t.center(ct.body()) as f64 / denom)
+                let v = lwes
+                    .get(j % s)
+                    .map_or(0.0, |ct| q_t.center(ct.body()) as f64 / denom);
+                Complex64::new(v, 0.0)
             })
             .collect();
-        let b: Vec<Complex64> = b.into_iter().map(|v| Complex64::new(v, 0.0)).collect();
         let scale = self.ctx.params().scale(y.level())?;
-        let pt = self.eval.encoder().encode_with(&b, y.level(), scale, sp)?;
+        let pt = self
+            .eval
+            .encoder()
+            .encode_with(&b, y.level(), scale, lay.slots)?;
         let y = self.eval.add_plain(&y, &pt)?;
         sine::sine(&self.eval, p, &self.cosine, &y, &self.keys.relin)
     }
