@@ -12,9 +12,10 @@
 //!    `s_m`, which the PBS's own key switch takes to `n` (batched on the backend).
 //! 2. **PBS** ([`SchemeSwitch::apply_lut`]): any [`crate::LookupTable`], batched.
 //! 3. **LWE → CKKS** ([`SchemeSwitch::switch_to_ckks`]): homomorphic decryption (OpenFHE's
-//!    FHEW → CKKS): the LWE secret, encrypted once in CKKS slots (replicated with period
-//!    `n' = 2^⌈log2 n⌉`), goes through one BSGS linear transform whose `n'` plaintext
-//!    diagonals hold the masks `−a/(q·K)`, plus the bodies `b/(q·K)`, giving
+//!    FHEW → CKKS): the LWE secret, encrypted once in CKKS slots, goes through one BSGS linear
+//!    transform whose plaintext diagonals hold the masks `−a/(q·K)` (the `n' = 2^⌈log2 n⌉`
+//!    columns spread over `groups = min(n', N/(2S))` copies of the `S` rows, so `n'/groups`
+//!    diagonals, then a rotation sum over the groups), plus the bodies `b/(q·K)`, giving
 //!    `z/K = φ/(qK) + integer/K`; the modular reduction is `sin(2π z)` ([`sine`]), which maps
 //!    the bit encodings `φ ∈ {0, q/4}` to `{0, 1}`.
 //! 4. Composites: [`SchemeSwitch::ckks_step`] (`[x > 0]`), [`SchemeSwitch::ckks_sign`],
@@ -23,10 +24,11 @@
 //!
 //! # Why homomorphic decryption for the way back
 //!
-//! Its cost per batch is `n'` plaintext multiply-accumulates and about `2√n'` rotations at
-//! the top level (`n' = 1024` at the classic set: 1024 products, ~64 key switches) plus the
-//! sine (1 + depth(59) + 5 = 12 levels, about 17 products), whatever the slot count up to
-//! `N/2`, so per slot it shrinks with the batch; the diagonals are encoded per call on the host.
+//! Its cost per batch is `n'·S/(N/2)` plaintext multiply-accumulates (at least one) and about
+//! `2√(n'/groups) + log2 groups` key switches at `output_level + levels_back`, plus the sine
+//! (1 + depth(59) + 5 = 12 levels, about 17 products): at the classic set (`n' = 1024`) and
+//! `N = 2^16`, 128 diagonals for 4096 slots and 1024 for 32768; the diagonals are encoded per
+//! call on the host.
 //! Ring packing (Chen-Dai-Kim-Song) would first need every LWE in the CKKS ring's dimension
 //! (`n → N` key switch per ciphertext, `n·l·N` products each, 2.4·10^8 at `N = 2^16`), then
 //! `log2 N` automorphism levels of packing (`S` key switches in all, each a full `N = 2^16`
