@@ -11,6 +11,9 @@
 //! * programmable bootstrapping over any [`BlindRotateBackend`] ([`pbs::Bootstrapper`]):
 //!   modulus switch of the input to `2N`, blind rotation of the test polynomial, sample
 //!   extraction, key switching back to the input key;
+//! * scheme switching between CKKS and LWE ([`scheme_switch`]): CKKS slots to LWE
+//!   ciphertexts under the PBS key, any lookup table, and back to CKKS slots; comparisons and
+//!   signs of CKKS vectors;
 //! * parameter sets with their sources and failure probabilities ([`params`]), blobs with
 //!   validation ([`serialize`]), seeded sampling in the project's ChaCha20 layout ([`sample`]:
 //!   the layout is documented there; its functions are internal).
@@ -55,6 +58,7 @@ pub mod lwe;
 pub mod params;
 pub mod pbs;
 pub mod sample;
+pub mod scheme_switch;
 pub mod serialize;
 
 pub use error::{Error, Result};

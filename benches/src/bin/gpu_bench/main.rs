@@ -30,6 +30,7 @@ mod integer;
 mod ntt_batch;
 mod pbs;
 mod pdq;
+mod switch;
 
 use ckks::params::{CAT, CAT_COMPAT, N16_L24_D3, PHANTOM_N16, ParametersLiteral};
 use ckks::{Context, Encoder, Evaluator, Parameters, context::ring_for};
@@ -60,7 +61,8 @@ struct Args {
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
     /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
     /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, and CAT's private database queries as
-    /// `pdq:<rows>` (e.g. `pdq:1024`).
+    /// `pdq:<rows>` (e.g. `pdq:1024`), and scheme switching (CKKS compare through LWE and back)
+    /// as `switch:N16x<slots>` or `switch:CIx<slots>` (e.g. `switch:N16x4096`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -102,6 +104,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("bgv"), rest)
     } else if let Some(rest) = name.strip_prefix("bfv:") {
         (Some("bfv"), rest)
+    } else if let Some(rest) = name.strip_prefix("switch:") {
+        (Some("switch"), rest)
     } else if let Some(rest) = name.strip_prefix("pdq:") {
         (Some("pdq"), rest)
     } else {
@@ -721,6 +725,7 @@ fn run(args: &Args) -> R<()> {
             (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
             (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
             (Some("pdq"), b) => pdq::preset(b).map(|_| ())?,
+            (Some("switch"), b) => switch::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
             (None, _) => preset(p).map(|_| ())?,
         }
@@ -762,6 +767,7 @@ fn run(args: &Args) -> R<()> {
             (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
             (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pdq"), b) => pdq::bench_preset(&dev, b, args.reps, args.warm),
+            (Some("switch"), b) => switch::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
                 integer::bench_preset(&dev, scheme, b, args.reps, args.warm, 0x5eed + i as u64)
             }
@@ -867,6 +873,11 @@ fn run(args: &Args) -> R<()> {
                 }));
                 if let (Some(Value::Object(e)), Some(Value::Object(x))) =
                     (entries.last_mut(), pbs::row_fields(r, row))
+                {
+                    e.extend(x);
+                }
+                if let (Some(Value::Object(e)), Some(Value::Object(x))) =
+                    (entries.last_mut(), switch::row_fields(r, row))
                 {
                     e.extend(x);
                 }

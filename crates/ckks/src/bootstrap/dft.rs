@@ -20,7 +20,7 @@ use fhe_math::fft::Complex64;
 use std::collections::BTreeMap;
 
 /// A matrix on `s` slots by its diagonals (`d_k[i]` multiplies `x_{i+k}`), `k` signed.
-pub(crate) type Diagonals = BTreeMap<i64, Vec<Complex64>>;
+pub type Diagonals = BTreeMap<i64, Vec<Complex64>>;
 
 /// The twiddles `t_j = exp(2πi·(5^j mod 4ℓ)/(4ℓ))` of stage `ℓ`, `j < ℓ/2`.
 fn twiddles(len: usize) -> Vec<Complex64> {
@@ -155,6 +155,15 @@ pub(crate) fn slot_to_coeff(s: usize, groups: usize, constant: f64) -> Vec<Diago
         .map(|l| forward_stage(l, s))
         .collect();
     grouped(stages, groups, s, constant)
+}
+
+/// SlotToCoeff's matrices (application order, by their diagonals) on `s` slots in `groups`
+/// levels, for use outside bootstrapping: `constant · Fwd_s ⋯ Fwd_2` maps the slots
+/// `bitrev(w)` to `constant ·` the decoded slots of the coefficients `w`, so a ciphertext whose
+/// slots are `u` comes out with message coefficients `constant · Δ · u_{bitrev(k)}` (real parts at
+/// `k·N/(2s)`, imaginary parts at `(k + s)·N/(2s)`). `s` a power of two, `1 <= groups <= log2 s`.
+pub fn slot_to_coeff_diagonals(s: usize, groups: usize, constant: f64) -> Vec<Diagonals> {
+    slot_to_coeff(s, groups, constant)
 }
 
 /// For sparse slots (`n < N/2`, the input repeated with period `n`): `M` on `n` slots as a
