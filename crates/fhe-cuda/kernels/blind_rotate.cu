@@ -1,14 +1,18 @@
 // Batched blind rotation, sample extraction and LWE key switching (fhe-math's
 // `backend::blind_rotate`, whose module documentation fixes every rounding; the CPU reference is
-// `blind_rotate/cpu.rs`). Exact arithmetic modulo one NTT prime q < 2^61, so equal output words.
+// `blind_rotate/cpu.rs`). Residues modulo one prime q < 2^53; the external product's polynomial
+// products by the negacyclic f64 FFT specified in fhe-math's `blind_rotate/fft.rs`: the same
+// binary64 operations in the same order as the CPU (every product and sum through __dmul_rn,
+// __dadd_rn, __dsub_rn, so never fused into a multiply-add), so equal output words.
 //
 // `blind_rotate_run`: one thread block per LWE ciphertext runs the whole rotation (all n CMux
-// steps, one launch): the accumulator, the digit polynomials and (ternary keys) the NTT-form sum
-// of the first key's product stay in shared memory; each step decomposes X^a·ACC − ACC, runs the
-// forward NTTs of all digit polynomials at once, multiplies-and-accumulates with the key rows
-// (read from global memory, shared by every block through L2, and through L1 by the blocks of
-// one SM: all blocks walk the steps in the same order), runs the inverse NTTs and adds the result to the accumulator. At the end the block
-// writes the extracted LWE (coefficient 0).
+// steps, one launch): the accumulator (residues), the digit spectra (double2) and (ternary keys)
+// the first key's spectral sum stay in shared memory; each step decomposes X^a·ACC − ACC into
+// folded digit polynomials, runs their forward FFTs at once, multiplies-and-accumulates with the
+// key's spectra (read from global memory, shared by every block through L2, and through L1 by
+// the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
+// rounds, reduces and adds the result to the accumulator. At the end the block writes the
+// extracted LWE (coefficient 0).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts.
@@ -54,36 +58,68 @@ __device__ __forceinline__ u64 br_rotated(const u64* poly, u32 p, u32 e, u32 n, 
     return i < n ? poly[i] : mod_neg(poly[i - n], q);
 }
 
-// One round of S forward (Cooley-Tukey) stages over `polys` polynomials at `base`, starting at
-// stage `st0` (half-size N >> (st0 + 1)): each thread loads groups of 2^S values, applies the
-// S stages in registers and stores them back. Lazy values in [0, 4q).
+// Complex arithmetic of fft.rs, never contracted: (a + ib)(c + id) = (ac − bd) + i(ad + bc),
+// (a + ib)·conj(c + id) = (ac + bd) + i(bc − ad).
+__device__ __forceinline__ double2 c_add(double2 a, double2 b) {
+    return make_double2(__dadd_rn(a.x, b.x), __dadd_rn(a.y, b.y));
+}
+__device__ __forceinline__ double2 c_sub(double2 a, double2 b) {
+    return make_double2(__dsub_rn(a.x, b.x), __dsub_rn(a.y, b.y));
+}
+__device__ __forceinline__ double2 c_mul(double2 a, double2 b) {
+    return make_double2(__dsub_rn(__dmul_rn(a.x, b.x), __dmul_rn(a.y, b.y)),
+                        __dadd_rn(__dmul_rn(a.x, b.y), __dmul_rn(a.y, b.x)));
+}
+__device__ __forceinline__ double2 c_mul_conj(double2 a, double2 b) {
+    return make_double2(__dadd_rn(__dmul_rn(a.x, b.x), __dmul_rn(a.y, b.y)),
+                        __dsub_rn(__dmul_rn(a.y, b.x), __dmul_rn(a.x, b.y)));
+}
+
+// round(v) mod q (halves away from zero), exactly from sign, exponent and mantissa
+// (`fft::f64_to_residue`; |v| < 2^127, checked on the host).
+__device__ __forceinline__ u64 br_residue(double v, const Mod& m) {
+    const u64 bits = (u64)__double_as_longlong(round(v));
+    const int exp = (int)((bits >> 52) & 0x7ff);
+    if (exp == 0) return 0;
+    const u64 mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    const int shift = exp - 1075;
+    const u128 mag = shift >= 0 ? ((u128)mant << shift) : (u128)(mant >> (-shift));
+    const u64 r = reduce_u128(mag, m);
+    return (bits >> 63) ? mod_neg(r, m.q) : r;
+}
+
+// One round of S forward (Cooley-Tukey) stages over `polys` spectra of 2^log_m points at
+// `base`, starting at stage `st0`: each thread loads groups of 2^S points, applies the S stages
+// in registers and stores them back. Butterfly (fft.rs): t = v·T[m + b], (u + t, u − t).
 template <int S>
-__device__ __forceinline__ void br_fwd_round(u64* base, u32 polys, u32 log_n, u32 st0,
-                                             const ulonglong2* __restrict__ tw, u64 q) {
-    const u64 two_q = 2 * q;
-    const u32 n = 1u << log_n;
-    const u32 log_u = log_n - st0 - S;  // element stride 2^log_u
-    const u32 per = n >> S;
+__device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m, u32 st0,
+                                             const double2* __restrict__ tw) {
+    const u32 mpts = 1u << log_m;
+    const u32 log_u = log_m - st0 - S;  // element stride 2^log_u
+    const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        double2* poly = base + ((size_t)(g >> (log_m - S)) << log_m);
         const u32 gg = g & (per - 1);
         const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
         const u32 start = (b << (log_u + S)) + j;
-        u64 x[1 << S];
+        double2 x[1 << S];
 #pragma unroll
         for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << log_u)];
 #pragma unroll
         for (int s = 0; s < S; s++) {
             const u32 half = 1u << (S - 1 - s);
-            const u32 log_blk = log_n - st0 - s;  // block size 2·ts = 2^log_blk
+            const u32 log_blk = log_m - st0 - s;  // block size 2h = 2^log_blk
             const u32 m = 1u << (st0 + s);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
                 const u32 pos = start + (e << log_u);
-                const ulonglong2 w = __ldg(tw + m + (pos >> log_blk));
-                fwd_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+                const double2 w = __ldg(tw + m + (pos >> log_blk));
+                const double2 t = c_mul(x[e + half], w);
+                const double2 u = x[e];
+                x[e] = c_add(u, t);
+                x[e + half] = c_sub(u, t);
             }
         }
 #pragma unroll
@@ -91,40 +127,35 @@ __device__ __forceinline__ void br_fwd_round(u64* base, u32 polys, u32 log_n, u3
     }
 }
 
-// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0);
-// the last stage of the transform (h = 1) folds in n^-1 and returns canonical values
-// (`fin` = [n^-1, shoup, n^-1·ψ^(-N/2), shoup]).
+// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0).
+// Butterfly (fft.rs): (A + B, (A − B)·conj(T[m + b])).
 template <int S>
-__device__ __forceinline__ void br_inv_round(u64* base, u32 polys, u32 log_n, u32 st0,
-                                             const ulonglong2* __restrict__ tw,
-                                             const u64* __restrict__ fin, u64 q) {
-    const u64 two_q = 2 * q;
-    const u32 n = 1u << log_n;
-    const u32 per = n >> S;
+__device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m, u32 st0,
+                                             const double2* __restrict__ tw) {
+    const u32 mpts = 1u << log_m;
+    const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        double2* poly = base + ((size_t)(g >> (log_m - S)) << log_m);
         const u32 gg = g & (per - 1);
         const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
         const u32 start = (b << (st0 + S)) + j;
-        u64 x[1 << S];
+        double2 x[1 << S];
 #pragma unroll
         for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << st0)];
 #pragma unroll
         for (int s = 0; s < S; s++) {
             const u32 half = 1u << s;
             const u32 st = st0 + s;
-            const u32 h = n >> (st + 1);
+            const u32 h = mpts >> (st + 1);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
-                if (h == 1) {
-                    inv_bf_last(x[e], x[e + half], fin, q, two_q);
-                } else {
-                    const u32 pos = start + (e << st0);
-                    const ulonglong2 w = __ldg(tw + h + (pos >> (st + 1)));
-                    inv_bf(x[e], x[e + half], w.x, w.y, q, two_q);
-                }
+                const u32 pos = start + (e << st0);
+                const double2 w = __ldg(tw + h + (pos >> (st + 1)));
+                const double2 a = x[e], bb = x[e + half];
+                x[e] = c_add(a, bb);
+                x[e + half] = c_mul_conj(c_sub(a, bb), w);
             }
         }
 #pragma unroll
@@ -132,37 +163,37 @@ __device__ __forceinline__ void br_inv_round(u64* base, u32 polys, u32 log_n, u3
     }
 }
 
-__device__ __forceinline__ void br_forward(u64* base, u32 polys, u32 log_n, u32 radix,
-                                           const ulonglong2* tw, u64 q) {
-    for (u32 st = 0; st < log_n;) {
-        const u32 s = min(radix, log_n - st);
-        if (s == 3) br_fwd_round<3>(base, polys, log_n, st, tw, q);
-        else if (s == 2) br_fwd_round<2>(base, polys, log_n, st, tw, q);
-        else br_fwd_round<1>(base, polys, log_n, st, tw, q);
+__device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 radix,
+                                           const double2* tw) {
+    for (u32 st = 0; st < log_m;) {
+        const u32 s = min(radix, log_m - st);
+        if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw);
+        else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw);
+        else br_fwd_round<1>(base, polys, log_m, st, tw);
         st += s;
         __syncthreads();
     }
 }
 
-__device__ __forceinline__ void br_inverse(u64* base, u32 polys, u32 log_n, u32 radix,
-                                           const ulonglong2* tw, const u64* fin, u64 q) {
-    for (u32 st = 0; st < log_n;) {
-        const u32 s = min(radix, log_n - st);
-        if (s == 3) br_inv_round<3>(base, polys, log_n, st, tw, fin, q);
-        else if (s == 2) br_inv_round<2>(base, polys, log_n, st, tw, fin, q);
-        else br_inv_round<1>(base, polys, log_n, st, tw, fin, q);
+__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 radix,
+                                           const double2* tw) {
+    for (u32 st = 0; st < log_m;) {
+        const u32 s = min(radix, log_m - st);
+        if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw);
+        else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw);
+        else br_inv_round<1>(base, polys, log_m, st, tw);
         st += s;
         __syncthreads();
     }
 }
 
 // Blind rotation and extraction of `count` LWE ciphertexts (`lwe`: n + 1 words each) into
-// `out` (k·N + 1 words each). `key`: the bootstrapping key in fhe-math's layout (rows in NTT
-// form); `tw`: N forward (twiddle, Shoup) pairs, N inverse pairs, then the 4 final constants;
-// `test_poly`: N canonical words. One block per ciphertext; dynamic shared memory:
-// (k+1)·N accumulator + (k+1)·l·N digits (+ (k+1)·N for ternary keys) words + (n+1) u32.
-extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ key,
-                                            const u64* __restrict__ tw_words,
+// `out` (k·N + 1 words each). `key`: the bootstrapping key's spectra (fhe-math's `key_spectra`
+// layout, N/2 points a polynomial); `tw`: the N/2 twiddles T of fft.rs; `test_poly`: N canonical
+// words. One block per ciphertext; dynamic shared memory: (k+1)·N accumulator words,
+// (k+1)·l·N/2 digit points (+ (k+1)·N/2 points for ternary keys), then (n+1) u32.
+extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict__ key,
+                                            const double2* __restrict__ tw,
                                             const u64* __restrict__ test_poly,
                                             const u64* __restrict__ lwe, u64* __restrict__ out,
                                             u32 count) {
@@ -172,6 +203,8 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
     if (b >= count) return;
     const u32 n = 1u << a.log_n;
     const u32 two_n = 2 * n;
+    const u32 log_m = a.log_n - 1;
+    const u32 mpts = n >> 1;
     const u32 k1 = a.k + 1;
     const u32 l = a.levels;
     const u32 rows = k1 * l;
@@ -180,14 +213,11 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
     m.q = q;
     m.bhi = a.bhi;
     m.blo = a.blo;
-    const ulonglong2* fwd_tw = (const ulonglong2*)tw_words;
-    const ulonglong2* inv_tw = fwd_tw + n;
-    const u64* fin = tw_words + 4 * (size_t)n;
 
     u64* acc = sm;
-    u64* dig = acc + (size_t)k1 * n;
-    u64* prod = dig + (size_t)rows * n;
-    u32* ex = (u32*)(prod + (a.kpc == 2 ? (size_t)k1 * n : 0));
+    double2* dig = (double2*)(acc + (size_t)k1 * n);
+    double2* prod = dig + (size_t)rows * mpts;
+    u32* ex = (u32*)(prod + (a.kpc == 2 ? (size_t)k1 * mpts : 0));
 
     const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
     const u32 ms_bits = a.log_n + 1;
@@ -206,61 +236,79 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
     const u32 bits = a.base_log * l;
     const u64 base = 1ull << a.base_log;
     const long long half_base = (long long)(base >> 1);
-    const size_t rgsw_words = (size_t)rows * k1 * n;
+    const size_t rgsw_points = (size_t)rows * k1 * mpts;
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
         if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
         for (u32 t = 0; t < a.kpc; t++) {
             const u32 e = t == 0 ? ai : two_n - ai;
-            // Digits of X^e·ACC − ACC: row c·l + j holds digit j (most significant first).
-            for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
-                const u32 c = idx >> a.log_n, p = idx & (n - 1);
+            // Folded digits of X^e·ACC − ACC: row c·l + j, point p holds digit j (most
+            // significant first) of coefficients p and p + N/2.
+            for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
+                const u32 c = idx >> log_m, p = idx & (mpts - 1);
                 const u64* poly = acc + (size_t)c * n;
-                const u64 x = mod_sub(br_rotated(poly, p, e, n, q), poly[p], q);
-                u64 y = br_round_scaled(x, bits, a.dec_c, q);
-                long long carry = 0;
+                u64 y[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const u32 pp = p + h * mpts;
+                    const u64 x = mod_sub(br_rotated(poly, pp, e, n, q), poly[pp], q);
+                    y[h] = br_round_scaled(x, bits, a.dec_c, q);
+                }
+                long long carry[2] = {0, 0};
                 for (int j = (int)l - 1; j >= 0; j--) {
-                    long long d = (long long)(y & (base - 1)) + carry;
-                    y >>= a.base_log;
-                    if (d >= half_base) {
-                        d -= (long long)base;
-                        carry = 1;
-                    } else {
-                        carry = 0;
+                    double dv[2];
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        long long d = (long long)(y[h] & (base - 1)) + carry[h];
+                        y[h] >>= a.base_log;
+                        if (d >= half_base) {
+                            d -= (long long)base;
+                            carry[h] = 1;
+                        } else {
+                            carry[h] = 0;
+                        }
+                        dv[h] = (double)d;
                     }
-                    dig[(size_t)(c * l + j) * n + p] = d < 0 ? q - (u64)(-d) : (u64)d;
+                    dig[(size_t)(c * l + j) * mpts + p] = make_double2(dv[0], dv[1]);
                 }
             }
             __syncthreads();
-            br_forward(dig, rows, a.log_n, a.radix_log, fwd_tw, q);
-            // Multiply-accumulate with the key rows; the sums go to rows 0..k of `dig` (each
-            // thread reads all rows at its positions before writing them) or, for the first key
-            // of a ternary pair, to `prod`.
-            const u64* kr = key + ((size_t)i * a.kpc + t) * rgsw_words;
+            br_forward(dig, rows, log_m, a.radix_log, tw);
+            // Multiply-accumulate with the key's spectra (fft.rs order: keys, then rows, from
+            // the first product); the sums go to rows 0..k of `dig` (each thread reads all rows
+            // at its points before writing them) or, for the first key of a ternary pair, to
+            // `prod`.
+            const double2* kr = key + ((size_t)i * a.kpc + t) * rgsw_points;
             const bool last = t + 1 == a.kpc;
-            for (u32 p = threadIdx.x; p < n; p += blockDim.x) {
-                u64 res[BR_MAX_K1];
+            for (u32 p = threadIdx.x; p < mpts; p += blockDim.x) {
+                double2 res[BR_MAX_K1];
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    u128 sum = t > 0 ? (u128)prod[(size_t)c2 * n + p] : (u128)0;
-                    for (u32 r = 0; r < rows; r++)
-                        sum += (u128)dig[(size_t)r * n + p] *
-                               __ldg(kr + ((size_t)r * k1 + c2) * n + p);
-                    res[c2] = reduce_u128(sum, m);
+                    double2 sum = c_mul(dig[p], __ldg(kr + (size_t)c2 * mpts + p));
+                    if (t > 0) sum = c_add(prod[(size_t)c2 * mpts + p], sum);
+                    for (u32 r = 1; r < rows; r++)
+                        sum = c_add(sum, c_mul(dig[(size_t)r * mpts + p],
+                                               __ldg(kr + ((size_t)r * k1 + c2) * mpts + p)));
+                    res[c2] = sum;
                 }
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    if (last) dig[(size_t)c2 * n + p] = res[c2];
-                    else prod[(size_t)c2 * n + p] = res[c2];
+                    if (last) dig[(size_t)c2 * mpts + p] = res[c2];
+                    else prod[(size_t)c2 * mpts + p] = res[c2];
                 }
             }
             __syncthreads();
         }
-        br_inverse(dig, k1, a.log_n, a.radix_log, inv_tw, fin, q);
-        for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x)
-            acc[idx] = mod_add(acc[idx], dig[idx], q);
+        br_inverse(dig, k1, log_m, a.radix_log, tw);
+        for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
+            const u32 c = idx >> log_m, p = idx & (mpts - 1);
+            const double2 z = dig[idx];
+            u64* poly = acc + (size_t)c * n;
+            poly[p] = mod_add(poly[p], br_residue(z.x, m), q);
+            poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, m), q);
+        }
         __syncthreads();
     }
 

@@ -7,8 +7,8 @@ use super::launch;
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
 use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig};
+use fhe_math::backend::blind_rotate::fft::{C64, NegacyclicFft};
 use fhe_math::backend::blind_rotate::{BlindRotateParams, KeySwitchParams};
-use fhe_math::ntt::NttTable;
 use std::sync::Arc;
 
 /// `BR_MAX_K1` of blind_rotate.cu: the most GLWE components `k + 1`.
@@ -64,32 +64,17 @@ fn round_constant(bits: u32, q: u64) -> u64 {
     ((1u128 << (64 + bits)) / u128::from(q)) as u64
 }
 
-/// The device twiddle table of a blind rotation's ring: `N` forward `(ψ^brv(k), shoup)`
-/// pairs, `N` inverse pairs, then `[n^-1, shoup, n^-1·ψ^(-N/2), shoup]`.
-pub fn twiddle_words(ntt: &NttTable) -> Vec<u64> {
-    let n = ntt.n();
-    let mut w = Vec::with_capacity(4 * n + 4);
-    for (a, b) in ntt
-        .forward_twiddles()
-        .iter()
-        .zip(ntt.forward_twiddles_shoup())
-    {
-        w.extend_from_slice(&[*a, *b]);
-    }
-    for (a, b) in ntt
-        .inverse_twiddles()
-        .iter()
-        .zip(ntt.inverse_twiddles_shoup())
-    {
-        w.extend_from_slice(&[*a, *b]);
-    }
-    w.extend_from_slice(&[
-        ntt.n_inv(),
-        ntt.n_inv_shoup(),
-        ntt.inverse_final_twiddle(),
-        ntt.inverse_final_twiddle_shoup(),
-    ]);
-    w
+/// `re`, `im` bit patterns of complex values, the device's `double2` words.
+pub fn complex_words(z: &[C64]) -> Vec<u64> {
+    z.iter()
+        .flat_map(|c| [c.re.to_bits(), c.im.to_bits()])
+        .collect()
+}
+
+/// The device twiddle table of a blind rotation's ring: the `N/2` twiddles `T` of fhe-math's
+/// [`NegacyclicFft`] as `double2` words.
+pub fn twiddle_words(fft: &NegacyclicFft) -> Vec<u64> {
+    complex_words(fft.twiddles())
 }
 
 /// The device-side limits of the blind rotation: `k + 1 <= 4`.
@@ -126,8 +111,9 @@ pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
     Ok(())
 }
 
-/// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator, digits, the ternary
-/// sum, then `n + 1` exponents.
+/// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator (`(k + 1)·N` words),
+/// digit spectra (`(k + 1)·l·N/2` points of 16 bytes), the ternary sum (`(k + 1)·N/2` points),
+/// then `n + 1` exponents.
 pub fn shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
     let rows = p.rows_per_rgsw();
@@ -137,7 +123,7 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
 
 /// Device addresses of one `blind_rotate_run` launch.
 pub struct RunBuffers {
-    /// The bootstrapping key (fhe-math's layout).
+    /// The bootstrapping key's spectra (fhe-math's `key_spectra` layout, `double2`).
     pub key: u64,
     /// [`twiddle_words`] on the device.
     pub twiddles: u64,
@@ -194,7 +180,8 @@ pub fn run(
     }
     .clamp(1, 3)
     .min(log_n);
-    let groups = (p.rows_per_rgsw() * p.ring_degree) as u32 >> radix_log;
+    let radix_log = radix_log.min((log_n - 1).max(1));
+    let groups = (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log;
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
     let limit = f
@@ -287,12 +274,11 @@ mod tests {
     #[test]
     fn twiddle_table_layout_and_shared_size() {
         let q = Modulus::new(1_125_899_906_826_241).unwrap();
-        let ntt = NttTable::new(q, 2048).unwrap();
-        let w = twiddle_words(&ntt);
-        assert_eq!(w.len(), 4 * 2048 + 4);
-        assert_eq!(w[2 * 5], ntt.forward_twiddles()[5]);
-        assert_eq!(w[2 * 2048 + 2 * 7 + 1], ntt.inverse_twiddles_shoup()[7]);
-        assert_eq!(w[4 * 2048 + 2], ntt.inverse_final_twiddle());
+        let fft = NegacyclicFft::new(2048).unwrap();
+        let w = twiddle_words(&fft);
+        assert_eq!(w.len(), 2048);
+        assert_eq!(w[2 * 5], fft.twiddles()[5].re.to_bits());
+        assert_eq!(w[2 * 7 + 1], fft.twiddles()[7].im.to_bits());
         let p = BlindRotateParams {
             lwe_dimension: 918,
             ring_degree: 2048,
