@@ -75,6 +75,11 @@ __device__ __forceinline__ double2 c_mul_conj(double2 a, double2 b) {
                         __dsub_rn(__dmul_rn(a.y, b.x), __dmul_rn(a.x, b.y)));
 }
 
+// Spectra in shared memory are padded: point `f` of the flat array (polynomial · N/2 + point)
+// sits at `f + f/8`, so the strided accesses of every FFT round (8 threads of 16-byte loads
+// touching 8 distinct 16-byte bank groups) are free of bank conflicts.
+__device__ __forceinline__ u32 br_pad(u32 f) { return f + (f >> 3); }
+
 // round(v) mod q (halves away from zero), exactly from sign, exponent and mantissa
 // (`fft::f64_to_residue`; |v| < 2^127, checked on the host).
 __device__ __forceinline__ u64 br_residue(double v, const Mod& m) {
@@ -99,13 +104,13 @@ __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m
     const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        double2* poly = base + ((size_t)(g >> (log_m - S)) << log_m);
+        const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
         const u32 start = (b << (log_u + S)) + j;
         double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << log_u)];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << log_u))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
             const u32 half = 1u << (S - 1 - s);
@@ -123,7 +128,7 @@ __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m
             }
         }
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) poly[start + (e << log_u)] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << log_u))] = x[e];
     }
 }
 
@@ -136,13 +141,13 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
     const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        double2* poly = base + ((size_t)(g >> (log_m - S)) << log_m);
+        const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
         const u32 start = (b << (st0 + S)) + j;
         double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << st0)];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << st0))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
             const u32 half = 1u << s;
@@ -159,7 +164,7 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
             }
         }
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) poly[start + (e << st0)] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << st0))] = x[e];
     }
 }
 
@@ -191,12 +196,13 @@ __device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, 
 // `out` (k·N + 1 words each). `key`: the bootstrapping key's spectra (fhe-math's `key_spectra`
 // layout, N/2 points a polynomial); `tw`: the N/2 twiddles T of fft.rs; `test_poly`: N canonical
 // words. One block per ciphertext; dynamic shared memory: (k+1)·N accumulator words,
-// (k+1)·l·N/2 digit points (+ (k+1)·N/2 points for ternary keys), then (n+1) u32.
-extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict__ key,
-                                            const double2* __restrict__ tw,
-                                            const u64* __restrict__ test_poly,
-                                            const u64* __restrict__ lwe, u64* __restrict__ out,
-                                            u32 count) {
+// (k+1)·l·N/2 digit points (+ (k+1)·N/2 points for ternary keys), each array padded (br_pad),
+// then (n+1) u32.
+__device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restrict__ key,
+                                       const double2* __restrict__ tw,
+                                       const u64* __restrict__ test_poly,
+                                       const u64* __restrict__ lwe, u64* __restrict__ out,
+                                       u32 count) {
     extern __shared__ u64 sm[];
     pdl_wait();
     const u32 b = blockIdx.x;
@@ -216,8 +222,8 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict_
 
     u64* acc = sm;
     double2* dig = (double2*)(acc + (size_t)k1 * n);
-    double2* prod = dig + (size_t)rows * mpts;
-    u32* ex = (u32*)(prod + (a.kpc == 2 ? (size_t)k1 * mpts : 0));
+    double2* prod = dig + br_pad(rows * mpts);
+    u32* ex = (u32*)(prod + (a.kpc == 2 ? br_pad(k1 * mpts) : 0));
 
     const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
     const u32 ms_bits = a.log_n + 1;
@@ -269,7 +275,7 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict_
                         }
                         dv[h] = (double)d;
                     }
-                    dig[(size_t)(c * l + j) * mpts + p] = make_double2(dv[0], dv[1]);
+                    dig[br_pad((c * l + j) * mpts + p)] = make_double2(dv[0], dv[1]);
                 }
             }
             __syncthreads();
@@ -285,18 +291,18 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict_
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    double2 sum = c_mul(dig[p], __ldg(kr + (size_t)c2 * mpts + p));
-                    if (t > 0) sum = c_add(prod[(size_t)c2 * mpts + p], sum);
+                    double2 sum = c_mul(dig[br_pad(p)], __ldg(kr + (size_t)c2 * mpts + p));
+                    if (t > 0) sum = c_add(prod[br_pad(c2 * mpts + p)], sum);
                     for (u32 r = 1; r < rows; r++)
-                        sum = c_add(sum, c_mul(dig[(size_t)r * mpts + p],
+                        sum = c_add(sum, c_mul(dig[br_pad(r * mpts + p)],
                                                __ldg(kr + ((size_t)r * k1 + c2) * mpts + p)));
                     res[c2] = sum;
                 }
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    if (last) dig[(size_t)c2 * mpts + p] = res[c2];
-                    else prod[(size_t)c2 * mpts + p] = res[c2];
+                    if (last) dig[br_pad(c2 * mpts + p)] = res[c2];
+                    else prod[br_pad(c2 * mpts + p)] = res[c2];
                 }
             }
             __syncthreads();
@@ -304,7 +310,7 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict_
         br_inverse(dig, k1, log_m, a.radix_log, tw);
         for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
             const u32 c = idx >> log_m, p = idx & (mpts - 1);
-            const double2 z = dig[idx];
+            const double2 z = dig[br_pad(idx)];
             u64* poly = acc + (size_t)c * n;
             poly[p] = mod_add(poly[p], br_residue(z.x, m), q);
             poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, m), q);
@@ -321,6 +327,25 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const double2* __restrict_
         o[idx] = j == 0 ? poly[0] : mod_neg(poly[n - j], q);
     }
     if (threadIdx.x == 0) o[a.k * n] = acc[(size_t)a.k * n];
+}
+
+// The two entry points differ only in their register budget (the kernel needs about 130
+// registers unbounded, which left one block per SM): `blind_rotate_run` for 8 points a thread
+// (radix-8 rounds, at most 256 threads, three blocks an SM, 80 registers) and
+// `blind_rotate_run_wide` for 4 points a thread (radix-4 rounds, at most 512 threads, two blocks
+// an SM, 64 registers).
+extern "C" __global__ void __launch_bounds__(256, 3)
+    blind_rotate_run(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,
+                     const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
+                     u64* __restrict__ out, u32 count) {
+    br_run(a, key, tw, test_poly, lwe, out, count);
+}
+
+extern "C" __global__ void __launch_bounds__(512, 2)
+    blind_rotate_run_wide(BrArgs a, const double2* __restrict__ key,
+                          const double2* __restrict__ tw, const u64* __restrict__ test_poly,
+                          const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+    br_run(a, key, tw, test_poly, lwe, out, count);
 }
 
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).

@@ -113,12 +113,19 @@ pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
 
 /// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator (`(k + 1)·N` words),
 /// digit spectra (`(k + 1)·l·N/2` points of 16 bytes), the ternary sum (`(k + 1)·N/2` points),
-/// then `n + 1` exponents.
+/// each padded by one point in eight (`br_pad`), then `n + 1` exponents.
 pub fn shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
-    let rows = p.rows_per_rgsw();
-    let ternary = if p.keys_per_coefficient == 2 { k1 } else { 0 };
-    8 * (k1 + rows + ternary) * p.ring_degree + 4 * (p.lwe_dimension + 1)
+    let m = p.ring_degree / 2;
+    let padded = |points: usize| points + points / 8;
+    let ternary = if p.keys_per_coefficient == 2 {
+        padded(k1 * m)
+    } else {
+        0
+    };
+    8 * k1 * p.ring_degree
+        + 16 * (padded(p.rows_per_rgsw() * m) + ternary)
+        + 4 * (p.lwe_dimension + 1)
 }
 
 /// Device addresses of one `blind_rotate_run` launch.
@@ -147,9 +154,30 @@ pub fn run(
         return Ok(());
     }
     check_blind_rotate(p)?;
-    let f = dev.function("blind_rotate", "blind_rotate_run")?;
-    let smem = shared_bytes(p);
     let ctx = stream.context();
+    let sms = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let log_n = p.ring_degree.trailing_zeros();
+    let tuning = dev.tuning();
+    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
+    let radix_log = if count < sms {
+        radix_small
+    } else {
+        radix_batched
+    }
+    .clamp(1, 3)
+    .min((log_n - 1).max(1));
+    // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
+    let f = dev.function(
+        "blind_rotate",
+        if radix_log == 3 {
+            "blind_rotate_run"
+        } else {
+            "blind_rotate_run_wide"
+        },
+    )?;
+    let smem = shared_bytes(p);
     let max = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .map_err(Error::driver("device attribute"))? as usize;
@@ -167,20 +195,6 @@ pub fn run(
         smem as i32,
     )
     .map_err(Error::driver("kernel attribute"))?;
-    let sms = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(Error::driver("device attribute"))? as u32;
-    let log_n = p.ring_degree.trailing_zeros();
-    let tuning = dev.tuning();
-    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
-    let radix_log = if count < sms {
-        radix_small
-    } else {
-        radix_batched
-    }
-    .clamp(1, 3)
-    .min(log_n);
-    let radix_log = radix_log.min((log_n - 1).max(1));
     let groups = (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log;
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
@@ -290,8 +304,9 @@ mod tests {
             },
             keys_per_coefficient: 1,
         };
-        // 2 accumulator + 2 digit polynomials, 919 exponents: three blocks fit an H200 SM.
-        assert_eq!(shared_bytes(&p), 8 * 4 * 2048 + 4 * 919);
+        // 2 accumulator polynomials, 2 padded digit spectra, 919 exponents: three blocks fit an
+        // H200 SM.
+        assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
         assert_eq!(
             round_constant(12, q.value()),
             ((1u128 << 76) / 1_125_899_906_826_241) as u64
