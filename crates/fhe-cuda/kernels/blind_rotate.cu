@@ -23,7 +23,6 @@ struct BrArgs {
     u64 q;
     u64 bhi;       // floor(2^128 / q), high word
     u64 blo;       // low word
-    u64 dec_c;     // floor(2^(64 + base_log·levels) / q): the gadget's rounding
     u64 ms_c;      // floor(2^(64 + log2(2N)) / q): the modulus switch
     u32 n_lwe;     // LWE dimension n
     u32 log_n;     // log2 N
@@ -80,17 +79,33 @@ __device__ __forceinline__ double2 c_mul_conj(double2 a, double2 b) {
 // touching 8 distinct 16-byte bank groups) are free of bank conflicts.
 __device__ __forceinline__ u32 br_pad(u32 f) { return f + (f >> 3); }
 
-// round(v) mod q (halves away from zero), exactly from sign, exponent and mantissa
-// (`fft::f64_to_residue`; |v| < 2^127, checked on the host).
-__device__ __forceinline__ u64 br_residue(double v, const Mod& m) {
-    const u64 bits = (u64)__double_as_longlong(round(v));
-    const int exp = (int)((bits >> 52) & 0x7ff);
-    if (exp == 0) return 0;
-    const u64 mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
-    const int shift = exp - 1075;
-    const u128 mag = shift >= 0 ? ((u128)mant << shift) : (u128)(mant >> (-shift));
-    const u64 r = reduce_u128(mag, m);
-    return (bits >> 63) ? mod_neg(r, m.q) : r;
+// round(v) mod q (halves away from zero), exactly: with r = round(v) and k = rint(r · fl(1/q)),
+// r − k·q is an integer below q in magnitude (the host checks |v| < 2^50 · q, so k is off the
+// true quotient by less than 1/2), which one fused multiply-add forms without rounding. The CPU
+// reduces the same integer from its bits (`fft::f64_to_residue`); both are exact, so equal.
+__device__ __forceinline__ u64 br_residue(double v, u64 q, double qd, double qinv) {
+    const double r = round(v);
+    const double k = rint(__dmul_rn(r, qinv));
+    const long long t = __double2ll_rn(__fma_rn(-k, qd, r));
+    return (u64)(t < 0 ? t + (long long)q : t);
+}
+
+// br_round_scaled for the gadget, from an f64 estimate: y = floor((x·2^bits + floor(q/2)) / q)
+// mod 2^bits for x < q < 2^53, 2^bits < q. `scale` = fl(2^bits / q); the estimate is within 2
+// of the quotient and the remainder x·2^bits + floor(q/2) − y·q, small, is exact in wrapping
+// 64-bit arithmetic, so the steps reach the exact quotient.
+__device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u64 q) {
+    long long y = (long long)__dadd_rn(__dmul_rn((double)x, scale), 0.5);
+    long long r = (long long)((x << bits) + (q >> 1) - (u64)y * q);
+    while (r < 0) {
+        y--;
+        r += (long long)q;
+    }
+    while (r >= (long long)q) {
+        y++;
+        r -= (long long)q;
+    }
+    return (u64)y & ((1ull << bits) - 1);
 }
 
 // One round of S forward (Cooley-Tukey) stages over `polys` spectra of 2^log_m points at
@@ -113,15 +128,16 @@ __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m
         for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << log_u))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
+            // Block of point start + (e << log_u) at this stage: (b << s) + (e >> (S − s)).
             const u32 half = 1u << (S - 1 - s);
-            const u32 log_blk = log_m - st0 - s;  // block size 2h = 2^log_blk
-            const u32 m = 1u << (st0 + s);
+            const double2* ws = tw + (1u << (st0 + s)) + (b << s);
+            double2 w[1 << (S - 1)];
+#pragma unroll
+            for (int i = 0; i < (1 << s); i++) w[i] = __ldg(ws + i);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
-                const u32 pos = start + (e << log_u);
-                const double2 w = __ldg(tw + m + (pos >> log_blk));
-                const double2 t = c_mul(x[e + half], w);
+                const double2 t = c_mul(x[e + half], w[e >> (S - s)]);
                 const double2 u = x[e];
                 x[e] = c_add(u, t);
                 x[e + half] = c_sub(u, t);
@@ -150,17 +166,18 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
         for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << st0))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
+            // Block of point start + (e << st0) at this stage: (b << (S − s − 1)) + (e >> (s + 1)).
             const u32 half = 1u << s;
-            const u32 st = st0 + s;
-            const u32 h = mpts >> (st + 1);
+            const double2* ws = tw + (mpts >> (st0 + s + 1)) + (b << (S - s - 1));
+            double2 w[1 << (S - 1)];
+#pragma unroll
+            for (int i = 0; i < (1 << (S - s - 1)); i++) w[i] = __ldg(ws + i);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
-                const u32 pos = start + (e << st0);
-                const double2 w = __ldg(tw + h + (pos >> (st + 1)));
                 const double2 a = x[e], bb = x[e + half];
                 x[e] = c_add(a, bb);
-                x[e + half] = c_mul_conj(c_sub(a, bb), w);
+                x[e + half] = c_mul_conj(c_sub(a, bb), w[e >> (s + 1)]);
             }
         }
 #pragma unroll
@@ -215,10 +232,6 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     const u32 l = a.levels;
     const u32 rows = k1 * l;
     const u64 q = a.q;
-    Mod m;
-    m.q = q;
-    m.bhi = a.bhi;
-    m.blo = a.blo;
 
     u64* acc = sm;
     double2* dig = (double2*)(acc + (size_t)k1 * n);
@@ -242,6 +255,9 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     const u32 bits = a.base_log * l;
     const u64 base = 1ull << a.base_log;
     const long long half_base = (long long)(base >> 1);
+    const double qd = (double)q;
+    const double qinv = __ddiv_rn(1.0, qd);
+    const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
@@ -258,7 +274,7 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
                 for (int h = 0; h < 2; h++) {
                     const u32 pp = p + h * mpts;
                     const u64 x = mod_sub(br_rotated(poly, pp, e, n, q), poly[pp], q);
-                    y[h] = br_round_scaled(x, bits, a.dec_c, q);
+                    y[h] = br_round_digits(x, bits, dec_scale, q);
                 }
                 long long carry[2] = {0, 0};
                 for (int j = (int)l - 1; j >= 0; j--) {
@@ -312,8 +328,8 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
             const u32 c = idx >> log_m, p = idx & (mpts - 1);
             const double2 z = dig[br_pad(idx)];
             u64* poly = acc + (size_t)c * n;
-            poly[p] = mod_add(poly[p], br_residue(z.x, m), q);
-            poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, m), q);
+            poly[p] = mod_add(poly[p], br_residue(z.x, q, qd, qinv), q);
+            poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, q, qd, qinv), q);
         }
         __syncthreads();
     }

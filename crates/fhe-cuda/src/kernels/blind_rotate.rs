@@ -27,7 +27,6 @@ pub struct BrArgs {
     q: u64,
     bhi: u64,
     blo: u64,
-    dec_c: u64,
     ms_c: u64,
     n_lwe: u32,
     log_n: u32,
@@ -39,7 +38,7 @@ pub struct BrArgs {
     pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (5 u64 then 8 u32).
+// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (4 u64 then 8 u32).
 unsafe impl DeviceRepr for BrArgs {}
 
 /// `KsArgs` of blind_rotate.cu.
@@ -212,7 +211,6 @@ pub fn run(
         q: q.value(),
         bhi,
         blo,
-        dec_c: round_constant(p.gadget.base_log * p.gadget.levels, q.value()),
         ms_c: round_constant(log_n + 1, q.value()),
         n_lwe: p.lwe_dimension as u32,
         log_n,

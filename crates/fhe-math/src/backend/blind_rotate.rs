@@ -248,8 +248,9 @@ impl BlindRotateParams {
 
     /// Checks the shape: `N` a power of two in `2..=2^17`, `q` prime, `1 mod 2N` and below
     /// `2^53`, `n >= 1`, `k >= 1`, the gadget valid for `q` with `(k + 1) · l <= 64`, 1 or 2
-    /// keys per coefficient, and `kpc · (k + 1) · l · N · B/2 · (q/2 + 1) < 2^120` (the f64
-    /// products reduce exactly from 128 bits, [`fft::f64_to_residue`]).
+    /// keys per coefficient, and `2 · kpc · (k + 1) · l · N · B/2 · (q/2 + 1)` below `2^100`
+    /// and `2^50 · q` (the f64 products, with a margin for the transform's error, reduce
+    /// exactly: [`fft::f64_to_residue`], and on a device from one quotient estimate).
     pub fn check(&self) -> Result<()> {
         if self.glwe_dimension > 1 << 16 {
             return Err(Error::ShapeMismatch {
@@ -299,17 +300,18 @@ impl BlindRotateParams {
                 ),
             });
         }
-        // The f64 products: kpc · (k + 1) · l · N terms of |digit| <= B/2 times |key| <= q/2
-        // stay below 2^120, so a rounded sum (and its error) reduces from 128 bits.
-        let magnitude = (self.keys_per_coefficient * self.rows_per_rgsw() * n) as u128;
+        // The f64 products: kpc · (k + 1) · l · N terms of |digit| <= B/2 times |key| <= q/2,
+        // with a factor 2 for the transform's error, stay below 2^100 and 2^50 · q: a rounded
+        // sum reduces exactly from 128 bits, or (a device) from one quotient estimate.
+        let magnitude = (2 * self.keys_per_coefficient * self.rows_per_rgsw() * n) as u128;
         let magnitude = magnitude
             .checked_mul(1u128 << (self.gadget.base_log - 1))
             .and_then(|x| x.checked_mul(u128::from(q / 2 + 1)));
-        if magnitude.is_none_or(|x| x >= 1 << 120) {
+        if magnitude.is_none_or(|x| x >= 1 << 100 || x >= u128::from(q) << 50) {
             return Err(Error::Unsupported {
                 what: format!(
                     "blind rotation with N = {n}, {} rows of base 2^{} mod {q}: the f64 \
-                     products reach 2^120",
+                     products reach 2^100 or 2^50 * q",
                     self.rows_per_rgsw(),
                     self.gadget.base_log
                 ),
