@@ -2,8 +2,9 @@
 // `backend::blind_rotate`, whose module documentation fixes every rounding; the CPU reference is
 // `blind_rotate/cpu.rs`). Residues modulo one prime q < 2^53; the external product's polynomial
 // products by the negacyclic f64 FFT specified in fhe-math's `blind_rotate/fft.rs`: the same
-// binary64 operations in the same order as the CPU (every product and sum through __dmul_rn,
-// __dadd_rn, __dsub_rn, so never fused into a multiply-add), so equal output words.
+// binary64 operations in the same order as the CPU (every product and sum of the transforms
+// through __dmul_rn, __dadd_rn, __dsub_rn, so never fused into a multiply-add; the one fused
+// multiply-add, in br_residue, has an exact result), so equal output words.
 //
 // `blind_rotate_run`: one thread block per LWE ciphertext runs the whole rotation (all n CMux
 // steps, one launch): the accumulator (residues), the digit spectra (double2) and (ternary keys)

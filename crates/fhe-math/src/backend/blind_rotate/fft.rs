@@ -34,7 +34,9 @@
 //!   the real part of point `j` and coefficient `j + M` its imaginary part; each is rounded to
 //!   the nearest integer, halves away from zero (`f64::round`, CUDA's `round`), and reduced mod
 //!   `q` exactly from its sign, exponent and mantissa (values reach about `2^83` at the classic
-//!   set, beyond `2^53`, so no cast through a 64-bit integer).
+//!   set, beyond `2^53`, so no cast through a 64-bit integer). Any exact reduction gives the same
+//!   residue: the CUDA kernel takes `k = rint(r · fl(1/q))` and `r − k·q` by one fused
+//!   multiply-add, exact because the parameter check bounds `|r|` by `2^50 · q`.
 //!
 //! The result is the exact integer product plus the rounding error of the transforms, a noise
 //! term of the blind rotation (bounded and measured in the tests below; `tfhe-switch`'s
