@@ -1,5 +1,5 @@
 //! Programmable bootstrapping (TFHE-style): a 4-bit lookup table applied to every possible
-//! input at the `CLASSIC_918_2048` set (tfhe-rs's classic shape over an NTT prime), checked
+//! input at the `CLASSIC_918_2048` set (tfhe-rs's classic shape over a 50-bit prime), checked
 //! against the table on plaintexts.
 //!
 //! Run with `cargo run --release --example pbs_basics` (`-- std128` runs the latency set

@@ -1,14 +1,19 @@
 // Batched blind rotation, sample extraction and LWE key switching (fhe-math's
 // `backend::blind_rotate`, whose module documentation fixes every rounding; the CPU reference is
-// `blind_rotate/cpu.rs`). Exact arithmetic modulo one NTT prime q < 2^61, so equal output words.
+// `blind_rotate/cpu.rs`). Residues modulo one prime q < 2^53; the external product's polynomial
+// products by the negacyclic f64 FFT specified in fhe-math's `blind_rotate/fft.rs`: the same
+// binary64 operations in the same order as the CPU (every product and sum of the transforms
+// through __dmul_rn, __dadd_rn, __dsub_rn, so never fused into a multiply-add; the one fused
+// multiply-add, in br_residue, has an exact result), so equal output words.
 //
 // `blind_rotate_run`: one thread block per LWE ciphertext runs the whole rotation (all n CMux
-// steps, one launch): the accumulator, the digit polynomials and (ternary keys) the NTT-form sum
-// of the first key's product stay in shared memory; each step decomposes X^a·ACC − ACC, runs the
-// forward NTTs of all digit polynomials at once, multiplies-and-accumulates with the key rows
-// (read from global memory, shared by every block through L2, and through L1 by the blocks of
-// one SM: all blocks walk the steps in the same order), runs the inverse NTTs and adds the result to the accumulator. At the end the block
-// writes the extracted LWE (coefficient 0).
+// steps, one launch): the accumulator (residues), the digit spectra (double2) and (ternary keys)
+// the first key's spectral sum stay in shared memory; each step decomposes X^a·ACC − ACC into
+// folded digit polynomials, runs their forward FFTs at once, multiplies-and-accumulates with the
+// key's spectra (read from global memory, shared by every block through L2, and through L1 by
+// the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
+// rounds, reduces and adds the result to the accumulator. At the end the block writes the
+// extracted LWE (coefficient 0).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts.
@@ -19,7 +24,6 @@ struct BrArgs {
     u64 q;
     u64 bhi;       // floor(2^128 / q), high word
     u64 blo;       // low word
-    u64 dec_c;     // floor(2^(64 + base_log·levels) / q): the gadget's rounding
     u64 ms_c;      // floor(2^(64 + log2(2N)) / q): the modulus switch
     u32 n_lwe;     // LWE dimension n
     u32 log_n;     // log2 N
@@ -54,140 +58,186 @@ __device__ __forceinline__ u64 br_rotated(const u64* poly, u32 p, u32 e, u32 n, 
     return i < n ? poly[i] : mod_neg(poly[i - n], q);
 }
 
-// One round of S forward (Cooley-Tukey) stages over `polys` polynomials at `base`, starting at
-// stage `st0` (half-size N >> (st0 + 1)): each thread loads groups of 2^S values, applies the
-// S stages in registers and stores them back. Lazy values in [0, 4q).
+// Complex arithmetic of fft.rs, never contracted: (a + ib)(c + id) = (ac − bd) + i(ad + bc),
+// (a + ib)·conj(c + id) = (ac + bd) + i(bc − ad).
+__device__ __forceinline__ double2 c_add(double2 a, double2 b) {
+    return make_double2(__dadd_rn(a.x, b.x), __dadd_rn(a.y, b.y));
+}
+__device__ __forceinline__ double2 c_sub(double2 a, double2 b) {
+    return make_double2(__dsub_rn(a.x, b.x), __dsub_rn(a.y, b.y));
+}
+__device__ __forceinline__ double2 c_mul(double2 a, double2 b) {
+    return make_double2(__dsub_rn(__dmul_rn(a.x, b.x), __dmul_rn(a.y, b.y)),
+                        __dadd_rn(__dmul_rn(a.x, b.y), __dmul_rn(a.y, b.x)));
+}
+__device__ __forceinline__ double2 c_mul_conj(double2 a, double2 b) {
+    return make_double2(__dadd_rn(__dmul_rn(a.x, b.x), __dmul_rn(a.y, b.y)),
+                        __dsub_rn(__dmul_rn(a.y, b.x), __dmul_rn(a.x, b.y)));
+}
+
+// Spectra in shared memory are padded: point `f` of the flat array (polynomial · N/2 + point)
+// sits at `f + f/8`, so the strided accesses of every FFT round (8 threads of 16-byte loads
+// touching 8 distinct 16-byte bank groups) are free of bank conflicts.
+__device__ __forceinline__ u32 br_pad(u32 f) { return f + (f >> 3); }
+
+// round(v) mod q (halves away from zero), exactly: with r = round(v) and k = rint(r · fl(1/q)),
+// r − k·q is an integer below q in magnitude (the host checks |v| < 2^50 · q, so k is off the
+// true quotient by less than 1/2), which one fused multiply-add forms without rounding. The CPU
+// reduces the same integer from its bits (`fft::f64_to_residue`); both are exact, so equal.
+__device__ __forceinline__ u64 br_residue(double v, u64 q, double qd, double qinv) {
+    const double r = round(v);
+    const double k = rint(__dmul_rn(r, qinv));
+    const long long t = __double2ll_rn(__fma_rn(-k, qd, r));
+    return (u64)(t < 0 ? t + (long long)q : t);
+}
+
+// br_round_scaled for the gadget, from an f64 estimate: y = floor((x·2^bits + floor(q/2)) / q)
+// mod 2^bits for x < q < 2^53, 2^bits < q. `scale` = fl(2^bits / q); the estimate is within 2
+// of the quotient and the remainder x·2^bits + floor(q/2) − y·q, small, is exact in wrapping
+// 64-bit arithmetic, so the steps reach the exact quotient.
+__device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u64 q) {
+    long long y = (long long)__dadd_rn(__dmul_rn((double)x, scale), 0.5);
+    long long r = (long long)((x << bits) + (q >> 1) - (u64)y * q);
+    while (r < 0) {
+        y--;
+        r += (long long)q;
+    }
+    while (r >= (long long)q) {
+        y++;
+        r -= (long long)q;
+    }
+    return (u64)y & ((1ull << bits) - 1);
+}
+
+// One round of S forward (Cooley-Tukey) stages over `polys` spectra of 2^log_m points at
+// `base`, starting at stage `st0`: each thread loads groups of 2^S points, applies the S stages
+// in registers and stores them back. Butterfly (fft.rs): t = v·T[m + b], (u + t, u − t).
 template <int S>
-__device__ __forceinline__ void br_fwd_round(u64* base, u32 polys, u32 log_n, u32 st0,
-                                             const ulonglong2* __restrict__ tw, u64 q) {
-    const u64 two_q = 2 * q;
-    const u32 n = 1u << log_n;
-    const u32 log_u = log_n - st0 - S;  // element stride 2^log_u
-    const u32 per = n >> S;
+__device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m, u32 st0,
+                                             const double2* __restrict__ tw) {
+    const u32 mpts = 1u << log_m;
+    const u32 log_u = log_m - st0 - S;  // element stride 2^log_u
+    const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
         const u32 start = (b << (log_u + S)) + j;
-        u64 x[1 << S];
+        double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << log_u)];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << log_u))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
+            // Block of point start + (e << log_u) at this stage: (b << s) + (e >> (S − s)).
             const u32 half = 1u << (S - 1 - s);
-            const u32 log_blk = log_n - st0 - s;  // block size 2·ts = 2^log_blk
-            const u32 m = 1u << (st0 + s);
+            const double2* ws = tw + (1u << (st0 + s)) + (b << s);
+            double2 w[1 << (S - 1)];
+#pragma unroll
+            for (int i = 0; i < (1 << s); i++) w[i] = __ldg(ws + i);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
-                const u32 pos = start + (e << log_u);
-                const ulonglong2 w = __ldg(tw + m + (pos >> log_blk));
-                fwd_bf(x[e], x[e + half], w.x, w.y, q, two_q);
+                const double2 t = c_mul(x[e + half], w[e >> (S - s)]);
+                const double2 u = x[e];
+                x[e] = c_add(u, t);
+                x[e + half] = c_sub(u, t);
             }
         }
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) poly[start + (e << log_u)] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << log_u))] = x[e];
     }
 }
 
-// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0);
-// the last stage of the transform (h = 1) folds in n^-1 and returns canonical values
-// (`fin` = [n^-1, shoup, n^-1·ψ^(-N/2), shoup]).
+// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0).
+// Butterfly (fft.rs): (A + B, (A − B)·conj(T[m + b])).
 template <int S>
-__device__ __forceinline__ void br_inv_round(u64* base, u32 polys, u32 log_n, u32 st0,
-                                             const ulonglong2* __restrict__ tw,
-                                             const u64* __restrict__ fin, u64 q) {
-    const u64 two_q = 2 * q;
-    const u32 n = 1u << log_n;
-    const u32 per = n >> S;
+__device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m, u32 st0,
+                                             const double2* __restrict__ tw) {
+    const u32 mpts = 1u << log_m;
+    const u32 per = mpts >> S;
     const u32 total = polys * per;
     for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
-        u64* poly = base + ((size_t)(g >> (log_n - S)) << log_n);
+        const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
         const u32 start = (b << (st0 + S)) + j;
-        u64 x[1 << S];
+        double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = poly[start + (e << st0)];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << st0))];
 #pragma unroll
         for (int s = 0; s < S; s++) {
+            // Block of point start + (e << st0) at this stage: (b << (S − s − 1)) + (e >> (s + 1)).
             const u32 half = 1u << s;
-            const u32 st = st0 + s;
-            const u32 h = n >> (st + 1);
+            const double2* ws = tw + (mpts >> (st0 + s + 1)) + (b << (S - s - 1));
+            double2 w[1 << (S - 1)];
+#pragma unroll
+            for (int i = 0; i < (1 << (S - s - 1)); i++) w[i] = __ldg(ws + i);
 #pragma unroll
             for (int e = 0; e < (1 << S); e++) {
                 if (e & half) continue;
-                if (h == 1) {
-                    inv_bf_last(x[e], x[e + half], fin, q, two_q);
-                } else {
-                    const u32 pos = start + (e << st0);
-                    const ulonglong2 w = __ldg(tw + h + (pos >> (st + 1)));
-                    inv_bf(x[e], x[e + half], w.x, w.y, q, two_q);
-                }
+                const double2 a = x[e], bb = x[e + half];
+                x[e] = c_add(a, bb);
+                x[e + half] = c_mul_conj(c_sub(a, bb), w[e >> (s + 1)]);
             }
         }
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) poly[start + (e << st0)] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << st0))] = x[e];
     }
 }
 
-__device__ __forceinline__ void br_forward(u64* base, u32 polys, u32 log_n, u32 radix,
-                                           const ulonglong2* tw, u64 q) {
-    for (u32 st = 0; st < log_n;) {
-        const u32 s = min(radix, log_n - st);
-        if (s == 3) br_fwd_round<3>(base, polys, log_n, st, tw, q);
-        else if (s == 2) br_fwd_round<2>(base, polys, log_n, st, tw, q);
-        else br_fwd_round<1>(base, polys, log_n, st, tw, q);
+__device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 radix,
+                                           const double2* tw) {
+    for (u32 st = 0; st < log_m;) {
+        const u32 s = min(radix, log_m - st);
+        if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw);
+        else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw);
+        else br_fwd_round<1>(base, polys, log_m, st, tw);
         st += s;
         __syncthreads();
     }
 }
 
-__device__ __forceinline__ void br_inverse(u64* base, u32 polys, u32 log_n, u32 radix,
-                                           const ulonglong2* tw, const u64* fin, u64 q) {
-    for (u32 st = 0; st < log_n;) {
-        const u32 s = min(radix, log_n - st);
-        if (s == 3) br_inv_round<3>(base, polys, log_n, st, tw, fin, q);
-        else if (s == 2) br_inv_round<2>(base, polys, log_n, st, tw, fin, q);
-        else br_inv_round<1>(base, polys, log_n, st, tw, fin, q);
+__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 radix,
+                                           const double2* tw) {
+    for (u32 st = 0; st < log_m;) {
+        const u32 s = min(radix, log_m - st);
+        if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw);
+        else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw);
+        else br_inv_round<1>(base, polys, log_m, st, tw);
         st += s;
         __syncthreads();
     }
 }
 
 // Blind rotation and extraction of `count` LWE ciphertexts (`lwe`: n + 1 words each) into
-// `out` (k·N + 1 words each). `key`: the bootstrapping key in fhe-math's layout (rows in NTT
-// form); `tw`: N forward (twiddle, Shoup) pairs, N inverse pairs, then the 4 final constants;
-// `test_poly`: N canonical words. One block per ciphertext; dynamic shared memory:
-// (k+1)·N accumulator + (k+1)·l·N digits (+ (k+1)·N for ternary keys) words + (n+1) u32.
-extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ key,
-                                            const u64* __restrict__ tw_words,
-                                            const u64* __restrict__ test_poly,
-                                            const u64* __restrict__ lwe, u64* __restrict__ out,
-                                            u32 count) {
+// `out` (k·N + 1 words each). `key`: the bootstrapping key's spectra (fhe-math's `key_spectra`
+// layout, N/2 points a polynomial); `tw`: the N/2 twiddles T of fft.rs; `test_poly`: N canonical
+// words. One block per ciphertext; dynamic shared memory: (k+1)·N accumulator words,
+// (k+1)·l·N/2 digit points (+ (k+1)·N/2 points for ternary keys), each array padded (br_pad),
+// then (n+1) u32.
+__device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restrict__ key,
+                                       const double2* __restrict__ tw,
+                                       const u64* __restrict__ test_poly,
+                                       const u64* __restrict__ lwe, u64* __restrict__ out,
+                                       u32 count) {
     extern __shared__ u64 sm[];
     pdl_wait();
     const u32 b = blockIdx.x;
     if (b >= count) return;
     const u32 n = 1u << a.log_n;
     const u32 two_n = 2 * n;
+    const u32 log_m = a.log_n - 1;
+    const u32 mpts = n >> 1;
     const u32 k1 = a.k + 1;
     const u32 l = a.levels;
     const u32 rows = k1 * l;
     const u64 q = a.q;
-    Mod m;
-    m.q = q;
-    m.bhi = a.bhi;
-    m.blo = a.blo;
-    const ulonglong2* fwd_tw = (const ulonglong2*)tw_words;
-    const ulonglong2* inv_tw = fwd_tw + n;
-    const u64* fin = tw_words + 4 * (size_t)n;
 
     u64* acc = sm;
-    u64* dig = acc + (size_t)k1 * n;
-    u64* prod = dig + (size_t)rows * n;
-    u32* ex = (u32*)(prod + (a.kpc == 2 ? (size_t)k1 * n : 0));
+    double2* dig = (double2*)(acc + (size_t)k1 * n);
+    double2* prod = dig + br_pad(rows * mpts);
+    u32* ex = (u32*)(prod + (a.kpc == 2 ? br_pad(k1 * mpts) : 0));
 
     const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
     const u32 ms_bits = a.log_n + 1;
@@ -206,61 +256,82 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
     const u32 bits = a.base_log * l;
     const u64 base = 1ull << a.base_log;
     const long long half_base = (long long)(base >> 1);
-    const size_t rgsw_words = (size_t)rows * k1 * n;
+    const double qd = (double)q;
+    const double qinv = __ddiv_rn(1.0, qd);
+    const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
+    const size_t rgsw_points = (size_t)rows * k1 * mpts;
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
         if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
         for (u32 t = 0; t < a.kpc; t++) {
             const u32 e = t == 0 ? ai : two_n - ai;
-            // Digits of X^e·ACC − ACC: row c·l + j holds digit j (most significant first).
-            for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
-                const u32 c = idx >> a.log_n, p = idx & (n - 1);
+            // Folded digits of X^e·ACC − ACC: row c·l + j, point p holds digit j (most
+            // significant first) of coefficients p and p + N/2.
+            for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
+                const u32 c = idx >> log_m, p = idx & (mpts - 1);
                 const u64* poly = acc + (size_t)c * n;
-                const u64 x = mod_sub(br_rotated(poly, p, e, n, q), poly[p], q);
-                u64 y = br_round_scaled(x, bits, a.dec_c, q);
-                long long carry = 0;
+                u64 y[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const u32 pp = p + h * mpts;
+                    const u64 x = mod_sub(br_rotated(poly, pp, e, n, q), poly[pp], q);
+                    y[h] = br_round_digits(x, bits, dec_scale, q);
+                }
+                long long carry[2] = {0, 0};
                 for (int j = (int)l - 1; j >= 0; j--) {
-                    long long d = (long long)(y & (base - 1)) + carry;
-                    y >>= a.base_log;
-                    if (d >= half_base) {
-                        d -= (long long)base;
-                        carry = 1;
-                    } else {
-                        carry = 0;
+                    double dv[2];
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        long long d = (long long)(y[h] & (base - 1)) + carry[h];
+                        y[h] >>= a.base_log;
+                        if (d >= half_base) {
+                            d -= (long long)base;
+                            carry[h] = 1;
+                        } else {
+                            carry[h] = 0;
+                        }
+                        dv[h] = (double)d;
                     }
-                    dig[(size_t)(c * l + j) * n + p] = d < 0 ? q - (u64)(-d) : (u64)d;
+                    dig[br_pad((c * l + j) * mpts + p)] = make_double2(dv[0], dv[1]);
                 }
             }
             __syncthreads();
-            br_forward(dig, rows, a.log_n, a.radix_log, fwd_tw, q);
-            // Multiply-accumulate with the key rows; the sums go to rows 0..k of `dig` (each
-            // thread reads all rows at its positions before writing them) or, for the first key
-            // of a ternary pair, to `prod`.
-            const u64* kr = key + ((size_t)i * a.kpc + t) * rgsw_words;
+            br_forward(dig, rows, log_m, a.radix_log, tw);
+            // Multiply-accumulate with the key's spectra (fft.rs order: keys, then rows, from
+            // the first product); the sums go to rows 0..k of `dig` (each thread reads all rows
+            // at its points before writing them) or, for the first key of a ternary pair, to
+            // `prod`.
+            const double2* kr = key + ((size_t)i * a.kpc + t) * rgsw_points;
             const bool last = t + 1 == a.kpc;
-            for (u32 p = threadIdx.x; p < n; p += blockDim.x) {
-                u64 res[BR_MAX_K1];
+            for (u32 p = threadIdx.x; p < mpts; p += blockDim.x) {
+                double2 res[BR_MAX_K1];
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    u128 sum = t > 0 ? (u128)prod[(size_t)c2 * n + p] : (u128)0;
-                    for (u32 r = 0; r < rows; r++)
-                        sum += (u128)dig[(size_t)r * n + p] *
-                               __ldg(kr + ((size_t)r * k1 + c2) * n + p);
-                    res[c2] = reduce_u128(sum, m);
+                    double2 sum = c_mul(dig[br_pad(p)], __ldg(kr + (size_t)c2 * mpts + p));
+                    if (t > 0) sum = c_add(prod[br_pad(c2 * mpts + p)], sum);
+                    for (u32 r = 1; r < rows; r++)
+                        sum = c_add(sum, c_mul(dig[br_pad(r * mpts + p)],
+                                               __ldg(kr + ((size_t)r * k1 + c2) * mpts + p)));
+                    res[c2] = sum;
                 }
 #pragma unroll
                 for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                     if (c2 >= k1) break;
-                    if (last) dig[(size_t)c2 * n + p] = res[c2];
-                    else prod[(size_t)c2 * n + p] = res[c2];
+                    if (last) dig[br_pad(c2 * mpts + p)] = res[c2];
+                    else prod[br_pad(c2 * mpts + p)] = res[c2];
                 }
             }
             __syncthreads();
         }
-        br_inverse(dig, k1, a.log_n, a.radix_log, inv_tw, fin, q);
-        for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x)
-            acc[idx] = mod_add(acc[idx], dig[idx], q);
+        br_inverse(dig, k1, log_m, a.radix_log, tw);
+        for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
+            const u32 c = idx >> log_m, p = idx & (mpts - 1);
+            const double2 z = dig[br_pad(idx)];
+            u64* poly = acc + (size_t)c * n;
+            poly[p] = mod_add(poly[p], br_residue(z.x, q, qd, qinv), q);
+            poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, q, qd, qinv), q);
+        }
         __syncthreads();
     }
 
@@ -273,6 +344,25 @@ extern "C" __global__ void blind_rotate_run(BrArgs a, const u64* __restrict__ ke
         o[idx] = j == 0 ? poly[0] : mod_neg(poly[n - j], q);
     }
     if (threadIdx.x == 0) o[a.k * n] = acc[(size_t)a.k * n];
+}
+
+// The two entry points differ only in their register budget (the kernel needs about 130
+// registers unbounded, which left one block per SM): `blind_rotate_run` for 8 points a thread
+// (radix-8 rounds, at most 256 threads, three blocks an SM, 80 registers) and
+// `blind_rotate_run_wide` for 4 points a thread (radix-4 rounds, at most 512 threads, two blocks
+// an SM, 64 registers).
+extern "C" __global__ void __launch_bounds__(256, 3)
+    blind_rotate_run(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,
+                     const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
+                     u64* __restrict__ out, u32 count) {
+    br_run(a, key, tw, test_poly, lwe, out, count);
+}
+
+extern "C" __global__ void __launch_bounds__(512, 2)
+    blind_rotate_run_wide(BrArgs a, const double2* __restrict__ key,
+                          const double2* __restrict__ tw, const u64* __restrict__ test_poly,
+                          const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+    br_run(a, key, tw, test_poly, lwe, out, count);
 }
 
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).

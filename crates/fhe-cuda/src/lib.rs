@@ -39,11 +39,13 @@
 //! - Blind rotation ([`fhe_math::backend::blind_rotate::BlindRotateBackend`], TFHE-style
 //!   programmable bootstrapping): keys uploaded once ([`CudaBootstrapKey`], [`CudaKeySwitchKey`]),
 //!   batches of LWE ciphertexts ([`CudaLweBatch`]); the whole rotation of a batch is one launch
-//!   (`blind_rotate_run`: a block per ciphertext holds its accumulator and digits in shared
-//!   memory through all `n` CMux steps, the key rows read by every block through L2), key
-//!   switching a second. Exact arithmetic mod one 50-bit prime with 64-bit Shoup butterflies,
-//!   the CPU reference's words. H200, CLASSIC_918_2048, batch of 4096: 4.8k PBS/s, one alone
-//!   31 ms; the 64-bit butterfly floor is 16.8k/s (PERF.md, "Blind rotation"). [`Spread`]
+//!   (`blind_rotate_run`: a block per ciphertext holds its accumulator and digit spectra in
+//!   shared memory through all `n` CMux steps, the key spectra read by every block through L2),
+//!   key switching a second. Residues mod one 50-bit prime; the external product's polynomial
+//!   products by fhe-math's specified negacyclic f64 FFT (the same binary64 operations in the
+//!   same order as the CPU, never contracted), rounded and reduced exactly: the CPU reference's
+//!   words. H200, CLASSIC_918_2048: 17.8k PBS/s in a batch of 4096, 18.2k in 16384, one alone
+//!   15.8 ms; the FP64 floor is 79k/s (PERF.md, "Blind rotation"). [`Spread`]
 //!   spreads a batch over several backends, e.g. every visible GPU ([`Spread::all_gpus`]).
 //! - Memory: buffers come from the driver's stream-ordered pool on the backend's stream; event
 //!   tracking is disabled, so a buffer must only be used on its backend's stream (or ordered with

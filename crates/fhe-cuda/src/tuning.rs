@@ -106,11 +106,12 @@ pub struct Tuning {
     /// at N = 2^13 one run with the integer kernels was faster in CKKS key switches and slower
     /// in BGV rotations, within the spread; 0 keeps the tensor cores on every ring.
     pub convert_mma_min_n: usize,
-    /// Blind rotation (`blind_rotate_run`): butterfly stages per shared-memory round of its
-    /// NTTs when the batch fills the GPU (at least one ciphertext per SM), and when it does not:
-    /// 3 (8 values a thread, a barrier per three stages) and 2. Swapped, the H200 measured the
-    /// same (CLASSIC_918_2048: a batch of 4096 853 against 856 ms, one alone 31.4 against
-    /// 31.3 ms; PERF.md, 2026-11-29).
+    /// Blind rotation: butterfly stages per shared-memory round of its FFTs when the batch
+    /// fills the GPU (at least one ciphertext per SM), and when it does not. 3 (8 points a
+    /// thread) runs the 256-thread entry `blind_rotate_run` (80 registers, three blocks an SM),
+    /// fewer the 512-thread `blind_rotate_run_wide` (64 registers, two blocks). Batched, 2
+    /// measured slower on the H200 (CLASSIC_918_2048 × 4096: 348.1 against 315.8 ms at
+    /// `14a02ea`, 2026-11-29); alone, 2 gives one ciphertext 512 threads.
     pub blind_rotate_radix_log: (u32, u32),
     /// Blind rotation: most threads per block. A 1024-thread launch of the small-batch shape
     /// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the

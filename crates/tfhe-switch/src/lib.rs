@@ -1,4 +1,4 @@
-//! TFHE-style ciphertexts and batched programmable bootstrapping (PBS) over one NTT prime.
+//! TFHE-style ciphertexts and batched programmable bootstrapping (PBS) over one prime modulus.
 //!
 //! # What is here
 //!
@@ -20,13 +20,18 @@
 //!
 //! The device operations (blind rotation with extraction, key switching, on whole batches)
 //! are the trait [`BlindRotateBackend`] of `fhe_math::backend::blind_rotate`, implemented by
-//! [`fhe_math::CpuBackend`]; the CUDA implementation is the next step.
+//! [`fhe_math::CpuBackend`] and by `fhe_cuda::CudaBackend` (one fused launch per batch), with
+//! the same words.
 //!
 //! # Arithmetic
 //!
-//! Everything is exact: residues mod a prime `q ≡ 1 (mod 2N)` (an NTT prime instead of
-//! tfhe-rs's `2^64`), the negacyclic NTT of `fhe_math` for ring products. The algorithms, in
-//! the order of a bootstrap of `(a, b)`:
+//! Ciphertexts and keys are residues mod a prime `q ≡ 1 (mod 2N)`, `q < 2^53` (instead of
+//! tfhe-rs's `2^64`), and every step is exact modular arithmetic except the polynomial products
+//! of the external product: digit polynomial × key polynomial by a negacyclic f64 FFT
+//! (`fhe_math::backend::blind_rotate::fft`, tfhe-rs's approach), rounded to integers and reduced
+//! mod `q` exactly. Its rounding error is a noise term, bounded and measured, and counted in
+//! the failure probability of every set ([`params`]). The algorithms, in the order of a
+//! bootstrap of `(a, b)`:
 //!
 //! 1. modulus switch `ã_i = round-half-up(a_i · 2N / q) mod 2N`, same for `b`;
 //! 2. accumulator `(0, X^{−b̃} · v)` for the test polynomial `v` ([`lut`]);
@@ -43,8 +48,11 @@
 //! ties for odd `q`), the signed decomposition (the low part dropped by rounding half up, then
 //! digits in `[−B/2, B/2)` from the least significant, a digit `≥ B/2` giving `d − B` and a
 //! carry, the last carry dropped), the gadget values `round-half-up(q / B^j)`, the order of
-//! the CMux updates, the sample extraction and the key switch. Since every operation is exact
-//! mod `q`, the order of additions inside a step is free. The test polynomial is built as in
+//! the CMux updates, the sample extraction and the key switch, and the f64 FFT of the external
+//! product: one specified transform (radix-2 stages in a fixed order, twiddles computed once on
+//! the host by one function), the same IEEE operations in the same order on every backend with
+//! no fused multiply-add, each result rounded half away from zero and reduced exactly. Outside
+//! the FFT every operation is exact mod `q`. The test polynomial is built as in
 //! [`lut`]. Keys and encryptions are sampled on the host from seeds in the layout of
 //! [`fhe_math::sampler`] with the streams listed in [`sample`] (uniform masks: 16
 //! bytes per residue mod `q`; binary secrets: the top bit of 8 bytes; ternary secrets:

@@ -54,6 +54,20 @@
 //!   `V_ks = kN · l_ks · D(b_ks) · V(B_lwe) + kN · E2(s_glwe) · q² / (12 · 2^(2 b_ks l_ks))`;
 //! * blind rotation (`c = 1` binary, 2 ternary RGSW per coefficient):
 //!   `V_br = n · c · (k + 1) · l · N · D(b) · V(B_glwe) + n · c · (1 + kN · E2(s_glwe)) · q² / (12 · 2^(2 b l))`;
+//! * the f64 FFT of the external product (fhe-math's `backend::blind_rotate::fft`) adds to
+//!   every coefficient of every CMux's product the rounding error of its transforms. Model: with
+//!   `S = c · (k + 1) · l · N · D(b) · q²/12` the mean square of an exact product coefficient
+//!   (key coefficients uniform in `(−q/2, q/2]`) and `ε = 2^-53`, the error's variance is at
+//!   most `S · ε² · (4 log2(N/2) + 8)` (three transforms of `log2(N/2)` stages, each butterfly
+//!   a few roundings of relative size `ε`, plus the pointwise products; the test
+//!   `rounding_error_of_classic_products_is_bounded` of that module measures a third of it at
+//!   the classic set, maximum `2^26.3` over 6144 coefficients, RMS `2^24.4` against exact
+//!   values of RMS `2^75.4`). Every mask coefficient's error reaches the phase through the GLWE
+//!   secret, so over `n` steps `V_fft = n · S · ε² · (4 log2(N/2) + 8) · (1 + kN · E2(s_glwe))`,
+//!   part of `V_br` ([`Parameters::fft_variance`]). It is tiny against the other terms (in
+//!   `Z_2N` units: classic set `0.025` of its `σ² = 42.4` below; `LPF_STD128_556_1024`
+//!   `1.2·10^-12`, its products staying far below `2^53`): the transform's error relative to
+//!   `q` is the same as tfhe-rs's relative to `2^64`;
 //! * the input of a bootstrap is the output of the previous one: `V_in = V_br + V_ks`;
 //! * modulus switching adds `(1 + n · E2(s_lwe)) / 12` in units of `Z_2N`, so
 //!   `σ² = (2N / q)² · V_in + (1 + n · E2(s_lwe)) / 12`;
@@ -406,7 +420,8 @@ impl Parameters {
             + kn * self.glwe_secret.mean_square() * q * q / (12.0 * kept)
     }
 
-    /// Variance of the blind rotation's output (sample-extracted), see the module docs.
+    /// Variance of the blind rotation's output (sample-extracted), the FFT's rounding
+    /// ([`Self::fft_variance`]) included, see the module docs.
     pub fn blind_rotation_variance(&self) -> f64 {
         let q = self.modulus as f64;
         let n = self.lwe_dimension as f64;
@@ -425,6 +440,29 @@ impl Parameters {
                 * digit_mean_square(g.base_log)
                 * uniform_variance(self.glwe_noise_bound)
                 + (1.0 + k * big_n * self.glwe_secret.mean_square()) * q * q / (12.0 * kept))
+            + self.fft_variance()
+    }
+
+    /// Variance of the f64 FFT's rounding error in the blind rotation's output (module docs):
+    /// `n · S · 2^-106 · (4 log2(N/2) + 8) · (1 + kN · E2(s_glwe))`,
+    /// `S = c · (k + 1) · l · N · D(b) · q²/12`.
+    pub fn fft_variance(&self) -> f64 {
+        let q = self.modulus as f64;
+        let n = self.lwe_dimension as f64;
+        let big_n = self.ring_degree as f64;
+        let k = self.glwe_dimension as f64;
+        let c = match self.lwe_secret {
+            SecretKind::Binary => 1.0,
+            SecretKind::Ternary => 2.0,
+        };
+        let g = self.pbs_gadget;
+        let s = c * (k + 1.0) * f64::from(g.levels) * big_n * digit_mean_square(g.base_log) * q * q
+            / 12.0;
+        let stages = (big_n / 2.0).log2();
+        n * s
+            * 2f64.powi(-106)
+            * (4.0 * stages + 8.0)
+            * (1.0 + k * big_n * self.glwe_secret.mean_square())
     }
 
     /// Variance of the switched phase's deviation in `Z_2N` at the input of a bootstrap whose
@@ -454,10 +492,12 @@ mod tests {
         for p in [CLASSIC_918_2048, LPF_STD128_556_1024] {
             p.validate().unwrap();
             let lf = p.log2_failure_probability();
+            let to_z2n = (2.0 * p.ring_degree as f64 / p.modulus as f64).powi(2);
             println!(
-                "{}: sigma^2 = {:.2} (Z_2N units^2), log2 p_fail <= {lf:.2}",
+                "{}: sigma^2 = {:.2} (Z_2N units^2; FFT rounding {:.3e}), log2 p_fail <= {lf:.2}",
                 p.name,
-                p.switched_phase_variance()
+                p.switched_phase_variance(),
+                p.fft_variance() * to_z2n
             );
             assert!(lf < p.max_log2_failure, "{}: log2 p_fail = {lf}", p.name);
         }

@@ -2,18 +2,20 @@
 //! of LWE ciphertexts as device buffers, the whole blind rotation of a batch in one fused launch
 //! (`blind_rotate_run`, [`crate::kernels::blind_rotate`]) and key switching in another. The
 //! results are the CPU reference's words (fhe-math's `backend::blind_rotate` rules: exact
-//! arithmetic mod `q`, the same roundings), in a batch or alone.
+//! arithmetic mod `q` except the specified f64 FFT of the external product, the same
+//! operations in the same order), in a batch or alone.
 
 use super::*;
 use crate::kernels::blind_rotate as br;
+use fhe_math::backend::blind_rotate::fft::NegacyclicFft;
 use fhe_math::backend::blind_rotate::{
     BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, KeySwitchKeyHost, KeySwitchParams,
-    LweBatchHost,
+    LweBatchHost, key_spectra,
 };
 use fhe_math::modulus::Modulus;
 
-/// A bootstrapping key in device memory: the RGSW rows (fhe-math's layout, NTT form) and the
-/// twiddle table of its ring.
+/// A bootstrapping key in device memory: the RGSW rows' FFT spectra (fhe-math's
+/// `key_spectra`, computed on the host at upload) and the FFT twiddles of its ring.
 pub struct CudaBootstrapKey {
     params: BlindRotateParams,
     data: CudaSlice<u64>,
@@ -130,10 +132,12 @@ impl BlindRotateBackend for CudaBackend {
         key.check()?;
         br::check_blind_rotate(&key.params)?;
         let ntt = NttTable::new(key.params.modulus, key.params.ring_degree)?;
+        let fft = NegacyclicFft::new(key.params.ring_degree)?;
+        let spectra = key_spectra(&key.params, &ntt, &fft, &key.data);
         Ok(CudaBootstrapKey {
             params: key.params,
-            data: self.upload_words(&key.data)?,
-            twiddles: self.upload_words(&br::twiddle_words(&ntt))?,
+            data: self.upload_words(&br::complex_words(&spectra))?,
+            twiddles: self.upload_words(&br::twiddle_words(&fft))?,
         })
     }
 

@@ -7,8 +7,8 @@ use super::launch;
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
 use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig};
+use fhe_math::backend::blind_rotate::fft::{C64, NegacyclicFft};
 use fhe_math::backend::blind_rotate::{BlindRotateParams, KeySwitchParams};
-use fhe_math::ntt::NttTable;
 use std::sync::Arc;
 
 /// `BR_MAX_K1` of blind_rotate.cu: the most GLWE components `k + 1`.
@@ -27,7 +27,6 @@ pub struct BrArgs {
     q: u64,
     bhi: u64,
     blo: u64,
-    dec_c: u64,
     ms_c: u64,
     n_lwe: u32,
     log_n: u32,
@@ -39,7 +38,7 @@ pub struct BrArgs {
     pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (5 u64 then 8 u32).
+// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (4 u64 then 8 u32).
 unsafe impl DeviceRepr for BrArgs {}
 
 /// `KsArgs` of blind_rotate.cu.
@@ -64,32 +63,17 @@ fn round_constant(bits: u32, q: u64) -> u64 {
     ((1u128 << (64 + bits)) / u128::from(q)) as u64
 }
 
-/// The device twiddle table of a blind rotation's ring: `N` forward `(ψ^brv(k), shoup)`
-/// pairs, `N` inverse pairs, then `[n^-1, shoup, n^-1·ψ^(-N/2), shoup]`.
-pub fn twiddle_words(ntt: &NttTable) -> Vec<u64> {
-    let n = ntt.n();
-    let mut w = Vec::with_capacity(4 * n + 4);
-    for (a, b) in ntt
-        .forward_twiddles()
-        .iter()
-        .zip(ntt.forward_twiddles_shoup())
-    {
-        w.extend_from_slice(&[*a, *b]);
-    }
-    for (a, b) in ntt
-        .inverse_twiddles()
-        .iter()
-        .zip(ntt.inverse_twiddles_shoup())
-    {
-        w.extend_from_slice(&[*a, *b]);
-    }
-    w.extend_from_slice(&[
-        ntt.n_inv(),
-        ntt.n_inv_shoup(),
-        ntt.inverse_final_twiddle(),
-        ntt.inverse_final_twiddle_shoup(),
-    ]);
-    w
+/// `re`, `im` bit patterns of complex values, the device's `double2` words.
+pub fn complex_words(z: &[C64]) -> Vec<u64> {
+    z.iter()
+        .flat_map(|c| [c.re.to_bits(), c.im.to_bits()])
+        .collect()
+}
+
+/// The device twiddle table of a blind rotation's ring: the `N/2` twiddles `T` of fhe-math's
+/// [`NegacyclicFft`] as `double2` words.
+pub fn twiddle_words(fft: &NegacyclicFft) -> Vec<u64> {
+    complex_words(fft.twiddles())
 }
 
 /// The device-side limits of the blind rotation: `k + 1 <= 4`.
@@ -126,18 +110,26 @@ pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
     Ok(())
 }
 
-/// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator, digits, the ternary
-/// sum, then `n + 1` exponents.
+/// Dynamic shared memory of `blind_rotate_run` in bytes: accumulator (`(k + 1)·N` words),
+/// digit spectra (`(k + 1)·l·N/2` points of 16 bytes), the ternary sum (`(k + 1)·N/2` points),
+/// each padded by one point in eight (`br_pad`), then `n + 1` exponents.
 pub fn shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
-    let rows = p.rows_per_rgsw();
-    let ternary = if p.keys_per_coefficient == 2 { k1 } else { 0 };
-    8 * (k1 + rows + ternary) * p.ring_degree + 4 * (p.lwe_dimension + 1)
+    let m = p.ring_degree / 2;
+    let padded = |points: usize| points + points / 8;
+    let ternary = if p.keys_per_coefficient == 2 {
+        padded(k1 * m)
+    } else {
+        0
+    };
+    8 * k1 * p.ring_degree
+        + 16 * (padded(p.rows_per_rgsw() * m) + ternary)
+        + 4 * (p.lwe_dimension + 1)
 }
 
 /// Device addresses of one `blind_rotate_run` launch.
 pub struct RunBuffers {
-    /// The bootstrapping key (fhe-math's layout).
+    /// The bootstrapping key's spectra (fhe-math's `key_spectra` layout, `double2`).
     pub key: u64,
     /// [`twiddle_words`] on the device.
     pub twiddles: u64,
@@ -161,9 +153,30 @@ pub fn run(
         return Ok(());
     }
     check_blind_rotate(p)?;
-    let f = dev.function("blind_rotate", "blind_rotate_run")?;
-    let smem = shared_bytes(p);
     let ctx = stream.context();
+    let sms = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let log_n = p.ring_degree.trailing_zeros();
+    let tuning = dev.tuning();
+    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
+    let radix_log = if count < sms {
+        radix_small
+    } else {
+        radix_batched
+    }
+    .clamp(1, 3)
+    .min((log_n - 1).max(1));
+    // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
+    let f = dev.function(
+        "blind_rotate",
+        if radix_log == 3 {
+            "blind_rotate_run"
+        } else {
+            "blind_rotate_run_wide"
+        },
+    )?;
+    let smem = shared_bytes(p);
     let max = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .map_err(Error::driver("device attribute"))? as usize;
@@ -181,20 +194,7 @@ pub fn run(
         smem as i32,
     )
     .map_err(Error::driver("kernel attribute"))?;
-    let sms = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(Error::driver("device attribute"))? as u32;
-    let log_n = p.ring_degree.trailing_zeros();
-    let tuning = dev.tuning();
-    let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
-    let radix_log = if count < sms {
-        radix_small
-    } else {
-        radix_batched
-    }
-    .clamp(1, 3)
-    .min(log_n);
-    let groups = (p.rows_per_rgsw() * p.ring_degree) as u32 >> radix_log;
+    let groups = (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log;
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
     let limit = f
@@ -211,7 +211,6 @@ pub fn run(
         q: q.value(),
         bhi,
         blo,
-        dec_c: round_constant(p.gadget.base_log * p.gadget.levels, q.value()),
         ms_c: round_constant(log_n + 1, q.value()),
         n_lwe: p.lwe_dimension as u32,
         log_n,
@@ -287,12 +286,11 @@ mod tests {
     #[test]
     fn twiddle_table_layout_and_shared_size() {
         let q = Modulus::new(1_125_899_906_826_241).unwrap();
-        let ntt = NttTable::new(q, 2048).unwrap();
-        let w = twiddle_words(&ntt);
-        assert_eq!(w.len(), 4 * 2048 + 4);
-        assert_eq!(w[2 * 5], ntt.forward_twiddles()[5]);
-        assert_eq!(w[2 * 2048 + 2 * 7 + 1], ntt.inverse_twiddles_shoup()[7]);
-        assert_eq!(w[4 * 2048 + 2], ntt.inverse_final_twiddle());
+        let fft = NegacyclicFft::new(2048).unwrap();
+        let w = twiddle_words(&fft);
+        assert_eq!(w.len(), 2048);
+        assert_eq!(w[2 * 5], fft.twiddles()[5].re.to_bits());
+        assert_eq!(w[2 * 7 + 1], fft.twiddles()[7].im.to_bits());
         let p = BlindRotateParams {
             lwe_dimension: 918,
             ring_degree: 2048,
@@ -304,8 +302,9 @@ mod tests {
             },
             keys_per_coefficient: 1,
         };
-        // 2 accumulator + 2 digit polynomials, 919 exponents: three blocks fit an H200 SM.
-        assert_eq!(shared_bytes(&p), 8 * 4 * 2048 + 4 * 919);
+        // 2 accumulator polynomials, 2 padded digit spectra, 919 exponents: three blocks fit an
+        // H200 SM.
+        assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
         assert_eq!(
             round_constant(12, q.value()),
             ((1u128 << 76) / 1_125_899_906_826_241) as u64

@@ -3,21 +3,23 @@
 //!
 //! This trait is separate from the RLWE traits ([`super::RingBackend`] and the others): its
 //! objects are LWE ciphertexts (vectors mod `q`), RGSW bootstrapping keys and LWE key-switching
-//! keys over one NTT-friendly prime `q` and a ring `Z_q[X]/(X^N + 1)`, with the blind rotation
+//! keys over one NTT-friendly prime `q < 2^53` and a ring `Z_q[X]/(X^N + 1)`, with the blind rotation
 //! indexed by exponents modulo `2N`, which is not an NTT prime. A backend keeps the keys in its
 //! own memory ([`BlindRotateBackend::BootstrapKey`], [`BlindRotateBackend::KeySwitchKey`]) and
 //! processes whole batches of LWE ciphertexts ([`BlindRotateBackend::LweBatch`]) per call.
 //!
 //! [`crate::cpu::CpuBackend`] implements it (rayon over the batch, in `blind_rotate/cpu.rs`),
 //! and so does `fhe_cuda::CudaBackend` (one launch rotates a whole batch through all steps, a
-//! thread block per ciphertext, the key rows shared through L2; `fhe_cuda`'s
+//! thread block per ciphertext, the key spectra shared through L2; `fhe_cuda`'s
 //! `kernels/blind_rotate.cu`), with the same words.
 //!
 //! # Bit-exactness rules
 //!
 //! Every implementation produces the same output words as the CPU reference for the same keys
-//! and inputs, in a batch or alone. The arithmetic is exact (residues mod the prime `q`, NTT
-//! over `q`), so the only freedom would be in the roundings, which are fixed here:
+//! and inputs, in a batch or alone. Everything is exact modular arithmetic mod the prime `q`
+//! except the polynomial products of the external product, which use one specified f64 FFT
+//! ([`fft`]: the same IEEE operations in the same order on every backend, no fused
+//! multiply-add); the roundings are fixed here:
 //!
 //! * **Modulus switch to `2N`** ([`mod_switch`]): `x ↦ floor((x · 2N + floor(q / 2)) / q) mod 2N`,
 //!   i.e. `x · 2N / q` rounded half up. Because `q` is odd and `x < q`, `x · 2N / q` is never
@@ -33,17 +35,21 @@
 //!   most `q / (2 B^l) + l · B / 4`.
 //! * **Monomials**: multiplication by `X^t`, `0 <= t < 2N`, is the negacyclic rotation
 //!   (coefficient `i` moves to `i + t`, negated once for each wrap past `N`).
-//! * **External product**: every GLWE component is decomposed coefficient-wise, each digit
-//!   polynomial (digits as residues `d mod q`) goes through the forward NTT of
-//!   [`crate::NttTable`], is multiplied pointwise with the key row (stored in NTT form) and
-//!   accumulated exactly mod `q`, and the sums go through the inverse NTT. Any order of the
-//!   exact modular additions gives the same residues.
+//! * **External product**: every GLWE component is decomposed coefficient-wise; each digit
+//!   polynomial (signed digits) is folded and transformed by the forward FFT of [`fft`],
+//!   multiplied pointwise with the key row's spectrum ([`fft::NegacyclicFft::key_spectrum`] of
+//!   the row's polynomial, which the host key stores in NTT form) and summed in the order of the
+//!   [`fft`] module; the sums go through the inverse FFT and each coefficient is rounded to the
+//!   nearest integer and reduced mod `q` ([`fft::f64_to_residue`]). The result is the exact
+//!   product mod `q` plus the transform's rounding error (a noise term; `tfhe-switch`'s
+//!   parameters bound it).
 //! * **Blind rotation** of `(a, b)` (dimension `n`) with test polynomial `v`: `ã_i`, `b̃` by
 //!   the modulus switch; the accumulator starts as the trivial GLWE `(0, …, 0, X^{-b̃} · v)`;
 //!   for `i = 0..n`: with a binary key, `ACC ← ACC + BSK_i ⊡ (X^{ã_i} · ACC − ACC)` (a CMux);
 //!   with a ternary key (two RGSW per coefficient, of `[s_i = 1]` and `[s_i = −1]`),
 //!   `ACC ← ACC + BSK_i⁺ ⊡ (X^{ã_i} · ACC − ACC) + BSK_i⁻ ⊡ (X^{−ã_i} · ACC − ACC)`, both
-//!   differences taken from the same `ACC`.
+//!   differences taken from the same `ACC` and both products summed in one spectrum (the `⁺`
+//!   key's terms first) before one inverse FFT per component.
 //!   A step with `ã_i = 0` may be skipped: its update is exactly zero.
 //! * **Sample extraction** of coefficient 0 from `(A_1, …, A_k, B)`: LWE mask entry
 //!   `c · N + j` is `A_c[0]` for `j = 0` and `−A_c[N − j]` otherwise, body `B[0]`.
@@ -67,10 +73,11 @@ use crate::modulus::Modulus;
 use serde::{Deserialize, Serialize};
 
 mod cpu;
+pub mod fft;
 
 pub use cpu::{
     CpuBootstrapKey, CpuKeySwitchKey, blind_rotate_extract_one, cmux, external_product,
-    key_switch_one, monomial_mul, sample_extract,
+    key_spectra, key_switch_one, monomial_mul, sample_extract,
 };
 
 /// `x · 2N / q` rounded half up, modulo `2N` (`two_n` a power of two, `x < q`, `q` odd).
@@ -239,9 +246,11 @@ impl BlindRotateParams {
         self.glwe_dimension * self.ring_degree
     }
 
-    /// Checks the shape: `N` a power of two in `2..=2^17`, `q` prime and `1 mod 2N`, `n >= 1`,
-    /// `k >= 1`, the gadget valid for `q` with `(k + 1) · l <= 64` (so the exact accumulation
-    /// of products in 128 bits cannot overflow), and 1 or 2 keys per coefficient.
+    /// Checks the shape: `N` a power of two in `2..=2^17`, `q` prime, `1 mod 2N` and below
+    /// `2^53`, `n >= 1`, `k >= 1`, the gadget valid for `q` with `(k + 1) · l <= 64`, 1 or 2
+    /// keys per coefficient, and `2 · kpc · (k + 1) · l · N · B/2 · (q/2 + 1)` below `2^100`
+    /// and `2^50 · q` (the f64 products, with a margin for the transform's error, reduce
+    /// exactly: [`fft::f64_to_residue`], and on a device from one quotient estimate).
     pub fn check(&self) -> Result<()> {
         if self.glwe_dimension > 1 << 16 {
             return Err(Error::ShapeMismatch {
@@ -277,11 +286,34 @@ impl BlindRotateParams {
                 ),
             });
         }
+        if q >= 1 << 53 {
+            return Err(Error::InvalidModulus {
+                modulus: q,
+                reason: "the blind-rotation modulus must be below 2^53 (exact key coefficients in f64)",
+            });
+        }
         if !(1..=2).contains(&self.keys_per_coefficient) {
             return Err(Error::ShapeMismatch {
                 what: format!(
                     "keys_per_coefficient must be 1 (binary) or 2 (ternary), not {}",
                     self.keys_per_coefficient
+                ),
+            });
+        }
+        // The f64 products: kpc · (k + 1) · l · N terms of |digit| <= B/2 times |key| <= q/2,
+        // with a factor 2 for the transform's error, stay below 2^100 and 2^50 · q: a rounded
+        // sum reduces exactly from 128 bits, or (a device) from one quotient estimate.
+        let magnitude = (2 * self.keys_per_coefficient * self.rows_per_rgsw() * n) as u128;
+        let magnitude = magnitude
+            .checked_mul(1u128 << (self.gadget.base_log - 1))
+            .and_then(|x| x.checked_mul(u128::from(q / 2 + 1)));
+        if magnitude.is_none_or(|x| x >= 1 << 100 || x >= u128::from(q) << 50) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "blind rotation with N = {n}, {} rows of base 2^{} mod {q}: the f64 \
+                     products reach 2^100 or 2^50 * q",
+                    self.rows_per_rgsw(),
+                    self.gadget.base_log
                 ),
             });
         }

@@ -1,9 +1,12 @@
-//! The CPU reference of [`BlindRotateBackend`]: exact arithmetic mod `q`, rayon over the batch.
+//! The CPU reference of [`BlindRotateBackend`]: exact modular arithmetic except the external
+//! product's polynomial products, which use the specified f64 FFT of [`super::fft`]; rayon over
+//! the batch.
 //!
 //! The free functions are the building blocks (monomial product, external product, CMux,
 //! sample extraction, one blind rotation, one key switch); a device implementation must match
 //! them word for word.
 
+use super::fft::{C64, NegacyclicFft};
 use super::{
     BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, Decomposer, KeySwitchKeyHost,
     LweBatchHost, mod_switch,
@@ -15,22 +18,46 @@ use crate::ntt::NttTable;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// A bootstrapping key held by the CPU backend: the host rows and the ring's NTT tables.
+/// A bootstrapping key held by the CPU backend: its rows as FFT spectra
+/// ([`NegacyclicFft::key_spectrum`]) and the ring's NTT tables and FFT.
 #[derive(Debug)]
 pub struct CpuBootstrapKey {
     params: BlindRotateParams,
     ntt: Arc<NttTable>,
-    data: Vec<u64>,
+    fft: Arc<NegacyclicFft>,
+    spectra: Vec<C64>,
+}
+
+/// The spectra of a bootstrapping key in fhe-math's layout with every polynomial of `N`
+/// residues (NTT form) replaced by its `N/2` points: point `p` of polynomial `c` of row `r` of
+/// RGSW `t` of coefficient `i` at `((i · kpc + t) · (k + 1) · l + r) · (k + 1) · N/2 + c · N/2 + p`.
+pub fn key_spectra(
+    params: &BlindRotateParams,
+    ntt: &NttTable,
+    fft: &NegacyclicFft,
+    data: &[u64],
+) -> Vec<C64> {
+    let n = params.ring_degree;
+    let mut spectra = vec![C64::default(); data.len() / 2];
+    spectra
+        .par_chunks_mut(n / 2)
+        .zip(data.par_chunks(n))
+        .for_each(|(out, poly)| fft.key_spectrum(ntt, poly, out));
+    spectra
 }
 
 impl CpuBootstrapKey {
-    /// Checks `key` and builds the NTT tables of its ring.
+    /// Checks `key` and computes its spectra.
     pub fn new(key: &BootstrapKeyHost) -> Result<Self> {
         key.check()?;
+        let ntt = NttTable::new(key.params.modulus, key.params.ring_degree)?;
+        let fft = NegacyclicFft::new(key.params.ring_degree)?;
+        let spectra = key_spectra(&key.params, &ntt, &fft, &key.data);
         Ok(CpuBootstrapKey {
             params: key.params,
-            ntt: Arc::new(NttTable::new(key.params.modulus, key.params.ring_degree)?),
-            data: key.data.clone(),
+            ntt: Arc::new(ntt),
+            fft: Arc::new(fft),
+            spectra,
         })
     }
 
@@ -44,12 +71,17 @@ impl CpuBootstrapKey {
         &self.ntt
     }
 
-    /// RGSW ciphertext `t` (0 for binary, 0 = `[s_i = 1]` / 1 = `[s_i = −1]` for ternary) of
-    /// LWE coefficient `i`.
-    pub fn rgsw(&self, i: usize, t: usize) -> &[u64] {
-        let len = self.params.rgsw_len();
+    /// The FFT of the key's ring.
+    pub fn fft(&self) -> &NegacyclicFft {
+        &self.fft
+    }
+
+    /// The spectra of RGSW ciphertext `t` (0 for binary, 0 = `[s_i = 1]` / 1 = `[s_i = −1]` for
+    /// ternary) of LWE coefficient `i`.
+    pub fn rgsw_spectra(&self, i: usize, t: usize) -> &[C64] {
+        let len = self.params.rgsw_len() / 2;
         let start = (i * self.params.keys_per_coefficient + t) * len;
-        &self.data[start..start + len]
+        &self.spectra[start..start + len]
     }
 }
 
@@ -81,7 +113,8 @@ pub fn monomial_mul(src: &[u64], t: usize, q: &Modulus, dst: &mut [u64]) {
 }
 
 /// `out = rgsw ⊡ glwe`, the external product of a GLWE ciphertext (`(k + 1) · N` residues in
-/// coefficient form) with one RGSW ciphertext (rows in NTT form), as the module's rules fix it.
+/// coefficient form) with one RGSW ciphertext (rows in NTT form, as in a
+/// [`BootstrapKeyHost`]), as the module's rules fix it (the rows' spectra computed here).
 ///
 /// # Errors
 ///
@@ -93,21 +126,8 @@ pub fn external_product(
     glwe: &[u64],
     out: &mut [u64],
 ) -> Result<()> {
-    external_product_with(params, ntt, rgsw, glwe, out, &mut Vec::new())
-}
-
-/// [`external_product`] with a scratch buffer for the digit polynomials (reused across calls).
-fn external_product_with(
-    params: &BlindRotateParams,
-    ntt: &NttTable,
-    rgsw: &[u64],
-    glwe: &[u64],
-    out: &mut [u64],
-    digits: &mut Vec<u64>,
-) -> Result<()> {
     let n = params.ring_degree;
     let k1 = params.glwe_dimension + 1;
-    let l = params.gadget.levels as usize;
     if rgsw.len() != params.rgsw_len() || glwe.len() != k1 * n || out.len() != k1 * n {
         return Err(Error::ShapeMismatch {
             what: format!(
@@ -121,40 +141,84 @@ fn external_product_with(
             ),
         });
     }
-    let q = params.modulus;
-    let qv = q.value();
-    let rows = k1 * l;
-    digits.resize(rows * n, 0);
-    let mut tmp = vec![0i64; l];
-    let decomposer = Decomposer::new(params.gadget, q)?;
-    for c in 0..k1 {
-        for i in 0..n {
-            decomposer.decompose(glwe[c * n + i], &mut tmp);
-            for (j, &d) in tmp.iter().enumerate() {
-                digits[(c * l + j) * n + i] = if d < 0 {
-                    qv - d.unsigned_abs()
-                } else {
-                    d as u64
-                };
-            }
-        }
-    }
-    for row in digits.chunks_exact_mut(n) {
-        ntt.forward(row);
-    }
-    // Exact accumulation: at most 64 products below q^2 < 2^122 each fit in 128 bits.
-    for (c2, out_c) in out.chunks_exact_mut(n).enumerate() {
-        for (i, o) in out_c.iter_mut().enumerate() {
-            let mut sum = 0u128;
-            for r in 0..rows {
-                let key = rgsw[(r * k1 + c2) * n + i];
-                sum += u128::from(digits[r * n + i]) * u128::from(key);
-            }
-            *o = q.reduce_u128(sum);
-        }
-        ntt.inverse(out_c);
-    }
+    params.check()?;
+    let fft = NegacyclicFft::new(n)?;
+    let spectra = key_spectra(params, ntt, &fft, rgsw);
+    let mut scratch = Scratch::default();
+    scratch.accumulate(params, &fft, &spectra, glwe, true)?;
+    scratch.finish(params, &fft, out);
     Ok(())
+}
+
+/// Buffers of the external product, reused across steps.
+#[derive(Default)]
+struct Scratch {
+    /// Signed digits of one GLWE component, `l` rows of `N`.
+    digits: Vec<i64>,
+    /// The digit rows' spectra, `(k + 1) · l` rows of `N/2` points.
+    digit_spectra: Vec<C64>,
+    /// The product's spectra, `k + 1` components of `N/2` points.
+    sum: Vec<C64>,
+    tmp: Vec<i64>,
+}
+
+impl Scratch {
+    /// Decomposes `glwe`, transforms its digit rows and adds their products with the RGSW
+    /// spectra `rgsw` into the sum (`first`: the sum starts with this product's first term).
+    fn accumulate(
+        &mut self,
+        params: &BlindRotateParams,
+        fft: &NegacyclicFft,
+        rgsw: &[C64],
+        glwe: &[u64],
+        first: bool,
+    ) -> Result<()> {
+        let n = params.ring_degree;
+        let m = n / 2;
+        let k1 = params.glwe_dimension + 1;
+        let l = params.gadget.levels as usize;
+        let rows = k1 * l;
+        let decomposer = Decomposer::new(params.gadget, params.modulus)?;
+        self.digits.resize(l * n, 0);
+        self.digit_spectra.resize(rows * m, C64::default());
+        self.sum.resize(k1 * m, C64::default());
+        self.tmp.resize(l, 0);
+        for c in 0..k1 {
+            for i in 0..n {
+                decomposer.decompose(glwe[c * n + i], &mut self.tmp);
+                for (j, &d) in self.tmp.iter().enumerate() {
+                    self.digits[j * n + i] = d;
+                }
+            }
+            for j in 0..l {
+                let z = &mut self.digit_spectra[(c * l + j) * m..(c * l + j + 1) * m];
+                fft.fold(&self.digits[j * n..(j + 1) * n], z);
+                fft.forward(z);
+            }
+        }
+        for (c2, sum_c) in self.sum.chunks_exact_mut(m).enumerate() {
+            for (p, s) in sum_c.iter_mut().enumerate() {
+                for r in 0..rows {
+                    let prod = self.digit_spectra[r * m + p] * rgsw[(r * k1 + c2) * m + p];
+                    *s = if first && r == 0 { prod } else { *s + prod };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The inverse transforms of the sum, rounded and reduced into `out` (`(k + 1) · N`).
+    fn finish(&mut self, params: &BlindRotateParams, fft: &NegacyclicFft, out: &mut [u64]) {
+        let n = params.ring_degree;
+        for (sum_c, out_c) in self
+            .sum
+            .chunks_exact_mut(n / 2)
+            .zip(out.chunks_exact_mut(n))
+        {
+            fft.inverse(sum_c);
+            fft.unfold_to_residues(sum_c, &params.modulus, out_c);
+        }
+    }
 }
 
 /// `out = c0 + rgsw ⊡ (c1 − c0)`: selects `c1` when the RGSW encrypts 1 and `c0` when it
@@ -259,16 +323,15 @@ pub fn blind_rotate_extract_one(
     let b = mod_switch(lwe[p.lwe_dimension], q.value(), two_n) as usize;
     monomial_mul(test_poly, (2 * n - b) % (2 * n), &q, &mut acc[k * n..]);
     let mut rotated = vec![0u64; (k + 1) * n];
-    let mut prod = vec![0u64; (k + 1) * n];
-    let mut digits = Vec::new();
     let mut update = vec![0u64; (k + 1) * n];
+    let mut scratch = Scratch::default();
     for (i, &ai) in lwe[..p.lwe_dimension].iter().enumerate() {
         let a = mod_switch(ai, q.value(), two_n) as usize;
         if a == 0 {
-            // X^0 · ACC − ACC = 0 and its external product is exactly 0.
+            // X^0 · ACC − ACC = 0: its digits, spectra and products are exactly 0.
             continue;
         }
-        update.fill(0);
+        // Both keys of a ternary pair add into one spectral sum: one inverse transform a step.
         for t in 0..p.keys_per_coefficient {
             let exponent = if t == 0 { a } else { 2 * n - a };
             for c in 0..=k {
@@ -279,18 +342,9 @@ pub fn blind_rotate_extract_one(
                     *d = q.sub(*d, s);
                 }
             }
-            external_product_with(
-                p,
-                &key.ntt,
-                key.rgsw(i, t),
-                &rotated,
-                &mut prod,
-                &mut digits,
-            )?;
-            for (u, &v) in update.iter_mut().zip(&prod) {
-                *u = q.add(*u, v);
-            }
+            scratch.accumulate(p, &key.fft, key.rgsw_spectra(i, t), &rotated, t == 0)?;
         }
+        scratch.finish(p, &key.fft, &mut update);
         for (x, &u) in acc.iter_mut().zip(&update) {
             *x = q.add(*x, u);
         }
