@@ -37,8 +37,9 @@
 //! is `Σ_i round(c_i·Δ_l)·B_i + round(c_0·Δ_l²)` (scale `Δ_l²`, the coefficients passed per
 //! limb as canonical residues), rescaled by `q_l` to exactly `Δ_{l−1}`; products of ladder
 //! ciphertexts rescale onto the ladder too. Aligning levels uses
-//! [`Evaluator::drop_to_level`], whose scale `Δ_l·round(Δ_l)/q_l` differs from the ladder's by
-//! a relative `≤ 2^-40`; it is then recorded as the ladder scale (that discrepancy is a message
+//! [`Evaluator::drop_to_level`] (one rescale for any distance), whose scale
+//! `Δ_l·M/q_{l'+1}` (`M = round(Δ_{l'}·q_{l'+1}/Δ_l)`) differs from the ladder's `Δ_{l'}` by a
+//! relative `≤ 2^-40`; it is then recorded as the ladder scale (that discrepancy is a message
 //! error far below the scheme's noise).
 //!
 //! # Caller's responsibility
@@ -495,14 +496,12 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         Ok(ct.modify(self.be(), meta, |_| Ok::<(), rlwe::Error>(()))?)
     }
 
-    /// `ct` brought down to `level` on the ladder, one level at a time (each step's scale
-    /// recorded as the ladder's, so the round-off never accumulates).
+    /// `ct` brought down to `level` on the ladder in one rescale
+    /// ([`Evaluator::drop_to_level`]), its scale recorded as the ladder's (so the round-off
+    /// never accumulates).
     fn lower(&self, ct: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
-        let mut out = ct.duplicate(self.be())?;
-        while out.level() > level {
-            out = self.ev.drop_to_level(&out, out.level() - 1)?;
-            self.snap(&mut out)?;
-        }
+        let mut out = self.ev.drop_to_level(ct, level)?;
+        self.snap(&mut out)?;
         Ok(out)
     }
 
