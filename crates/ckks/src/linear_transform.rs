@@ -17,9 +17,10 @@
 //! `M·x = Σ_g rot( Σ_b rot(d_{g+b}, −g) ⊙ rot(x, b), g )`.
 //!
 //! The baby rotations `rot(x, b)` all rotate the same ciphertext, so they share one
-//! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is a run of plaintext
-//! multiply-accumulates into one buffer ([`fhe_math::backend::RingBackend::mul_plain_acc`],
-//! the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), then rotated by its giant
+//! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is one fused plaintext
+//! multiply-sum ([`fhe_math::backend::RingBackend::mul_plain_sum`]: every operand read once,
+//! the sum written once; the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), then
+//! rotated by its giant
 //! step `g` without a rescale. The giant-step key switches share one `mod_down` and one
 //! rescale: each inner sum is raised at level `l` and its key product (with `σ_g` folded in)
 //! accumulated over `Q_l·P`, and `⌊acc/P⌉` with the rescale by `q_l` is taken once
@@ -358,10 +359,12 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         let mut total = be.zeros(shape)?;
         let mut acc: Option<B::Poly> = None;
         for giant in lt.giants.iter().filter(|g| !g.terms.is_empty()) {
-            let mut sum = be.zeros(shape)?;
-            for (bi, pt) in &giant.terms {
-                be.mul_plain_acc(&mut sum, babies[*bi].poly(), pt.poly())?;
-            }
+            let terms: Vec<_> = giant
+                .terms
+                .iter()
+                .map(|(bi, pt)| (babies[*bi].poly(), pt.poly()))
+                .collect();
+            let sum = be.mul_plain_sum(shape, &terms)?;
             if giant.step == 0 {
                 be.add_assign(&mut total, &sum)?;
                 continue;
