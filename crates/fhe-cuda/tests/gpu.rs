@@ -261,7 +261,10 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
             );
         }
         let low = gpu.zeros(sh(2, mid - 1, false)).unwrap();
-        assert!(gpu.mul_plain_sum(sh(2, mid, false), &[(&low, &pd)]).is_err());
+        assert!(
+            gpu.mul_plain_sum(sh(2, mid, false), &[(&low, &pd)])
+                .is_err()
+        );
     }
 
     // Tensor at the lower of two levels.
