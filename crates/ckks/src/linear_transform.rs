@@ -20,11 +20,10 @@
 //! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is one fused plaintext
 //! multiply-sum ([`fhe_math::backend::RingBackend::mul_plain_sum`]: every operand read once,
 //! the sum written once; the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), then
-//! rotated by its giant
-//! step `g` without a rescale. The giant-step key switches share one `mod_down` and one
-//! rescale: each inner sum is raised at level `l` and its key product (with `σ_g` folded in)
-//! accumulated over `Q_l·P`, and `⌊acc/P⌉` with the rescale by `q_l` is taken once
-//! ([`fhe_math::backend::KeySwitchBackend::mod_down_into`]). Key switches: (distinct non-zero
+//! rotated by its giant step `g` without a rescale. The giant-step key switches share one
+//! `mod_down` and one rescale: each inner sum is raised at level `l` and its key product (with
+//! `σ_g` folded in) accumulated over `Q_l·P`, and `⌊acc/P⌉` with the rescale by `q_l` is taken
+//! once ([`fhe_math::backend::KeySwitchBackend::mod_down_into`]). Key switches: (distinct non-zero
 //! `b`) + (distinct non-zero `g`); [`LinearTransform::new`] picks the `n_1` that minimizes
 //! that count.
 //!
