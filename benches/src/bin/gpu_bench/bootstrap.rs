@@ -1,7 +1,11 @@
 //! CKKS bootstrapping on the CUDA backend: the whole bootstrap (`op` `bootstrap`, with the
 //! precision reached, `precision_bits` = −log2 of the largest slot error, inputs uniform in
 //! [−1, 1] real and imaginary) and each stage on its own inputs (`bootstrap_mod_raise`,
-//! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half, `bootstrap_slot_to_coeff`).
+//! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half and `bootstrap_eval_mod_both`
+//! for the two a full-slot bootstrap runs, `bootstrap_slot_to_coeff`: the stages with
+//! `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
+//! `mul_relin_rescale` at EvalMod's input level) and `bootstrap_rotation` (one rotation at the
+//! top level).
 //! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16` (a dense secret with sparse-secret
 //! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry. Each
 //! row's `floor_us` is the key and plaintext bytes the stage must read
