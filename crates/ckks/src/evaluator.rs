@@ -3,7 +3,8 @@
 //! Scales follow the parameter set's ladder: a rescaled ciphertext at level `l` has scale `Δ_l`,
 //! a product at level `l` has `Δ_l²`, and rescaling it gives `Δ_l² / q_l = Δ_{l-1}`. Operands of
 //! an addition must agree in level and scale (relative tolerance 2^-40 for f64 round-off);
-//! [`Evaluator::drop_to_level`] aligns levels by a constant multiply and rescale.
+//! [`Evaluator::drop_to_level`] aligns levels by dropping primes, a constant multiply and one
+//! rescale.
 //!
 //! Every result's scale is checked against its level ([`rlwe::ciphertext::check_scale`]): a
 //! product whose scale reaches the remaining modulus `Q_l` (or overflows f64), and a rescale
@@ -282,7 +283,7 @@ impl<B: KeySwitchBackend> Evaluator<B> {
     }
 
     /// `a`'s metadata after a rescale (level `l - 1`, scale `Δ / q_l`); an error at level 0.
-    fn rescaled_meta(&self, a: &Ciphertext<B>) -> Result<rlwe::Meta> {
+    pub(crate) fn rescaled_meta(&self, a: &Ciphertext<B>) -> Result<rlwe::Meta> {
         let level = a.level();
         if level == 0 {
             return Err(Error::CannotRescale);
@@ -357,9 +358,13 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         self.mapped(a, a.meta(), |p| be.mul_scalar_assign(p, &scalars))
     }
 
-    /// Brings a rescaled ciphertext down to `level` keeping the ladder scale: at each step,
-    /// multiply by `round(Δ_l)` and rescale by `q_l`, so the scale goes `Δ_l -> Δ_{l-1}` up to
-    /// rounding (one level consumed per step, never a bare limb drop).
+    /// Brings a rescaled ciphertext down to `level` keeping the ladder scale, with one rescale
+    /// whatever the distance: the primes `q_l … q_{level+2}` are dropped (exact, the scale `s`
+    /// unchanged), then the ciphertext is multiplied by `M = round(Δ_level · q_{level+1} / Δ_l)`
+    /// and rescaled by `q_{level+1}`, so the scale goes `s → s·M/q_{level+1} ≈ s·Δ_level/Δ_l`
+    /// (`Δ_l → Δ_level` on the ladder; the exact value is recorded). One rounding, one NTT
+    /// pass. Where `M` would not fit an `i64`, the drop goes one level at a time
+    /// (`M = round(Δ_l)`, rescale by `q_l`).
     pub fn drop_to_level(&self, a: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
         if level > a.level() {
             return Err(Error::LevelMismatch {
@@ -368,11 +373,24 @@ impl<B: KeySwitchBackend> Evaluator<B> {
                 right: level,
             });
         }
-        let mut out = a.duplicate(self.be())?;
+        let be = self.be();
+        let params = self.ctx.params();
+        let mut out = a.duplicate(be)?;
         while out.level() > level {
-            let delta = self.ctx.params().scale(out.level())?;
-            let mut t = self.mul_int_raw(&out, delta.round() as i64)?;
-            let scale = t.scale() * delta.round();
+            let l = out.level();
+            let one_step =
+                params.scale(level)? * params.moduli_q()[level + 1] as f64 / params.scale(l)?;
+            let (next, m) = if one_step.round() >= 1.0 && one_step.round() < 2f64.powi(62) {
+                (level, one_step.round())
+            } else {
+                (l - 1, params.scale(l)?.round())
+            };
+            if next + 1 < l {
+                let meta = out.meta().with_level(next + 1);
+                out.modify(be, meta, |p| be.set_level(p, next + 1))?;
+            }
+            let mut t = self.mul_int_raw(&out, m as i64)?;
+            let scale = t.scale() * m;
             self.set_scale(&mut t, scale)?;
             self.rescale_assign(&mut t)?;
             out = t;

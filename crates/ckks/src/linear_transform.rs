@@ -17,12 +17,13 @@
 //! `M·x = Σ_g rot( Σ_b rot(d_{g+b}, −g) ⊙ rot(x, b), g )`.
 //!
 //! The baby rotations `rot(x, b)` all rotate the same ciphertext, so they share one
-//! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is a run of plaintext
-//! multiply-accumulates into one buffer ([`fhe_math::backend::RingBackend::mul_plain_acc`],
-//! the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), rescaled, then rotated by its
-//! giant step `g`. The giant-step key switches share one `mod_down`: each inner sum is raised
-//! and its key product (with `σ_g` folded in) accumulated over `Q·P`, and `⌊acc/P⌉` is taken
-//! once ([`fhe_math::backend::KeySwitchBackend`]'s parts). Key switches: (distinct non-zero
+//! decomposition ([`Evaluator::rotate_hoisted`]); each inner sum is one fused plaintext
+//! multiply-sum ([`fhe_math::backend::RingBackend::mul_plain_sum`]: every operand read once,
+//! the sum written once; the plaintexts `rot(d_{g+b}, −g)` encoded once, at build time), then
+//! rotated by its giant step `g` without a rescale. The giant-step key switches share one
+//! `mod_down` and one rescale: each inner sum is raised at level `l` and its key product (with
+//! `σ_g` folded in) accumulated over `Q_l·P`, and `⌊acc/P⌉` with the rescale by `q_l` is taken
+//! once ([`fhe_math::backend::KeySwitchBackend::mod_down_into`]). Key switches: (distinct non-zero
 //! `b`) + (distinct non-zero `g`); [`LinearTransform::new`] picks the `n_1` that minimizes
 //! that count.
 //!
@@ -332,64 +333,64 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         let mut x = x.duplicate(be)?;
         x.set_form(be, true)?;
         let steps: Vec<i64> = lt.babies.iter().copied().filter(|&b| b != 0).collect();
-        let mut rotated = self.rotate_hoisted(&x, &steps, keys)?.into_iter();
-        let babies: Vec<Ciphertext<B>> = lt
+        let rotated = self.rotate_hoisted(&x, &steps, keys)?;
+        let mut rotated = rotated.iter();
+        let babies: Vec<&Ciphertext<B>> = lt
             .babies
             .iter()
             .map(|&b| {
                 if b == 0 {
-                    x.duplicate(be).map_err(Error::from)
+                    &x
                 } else {
-                    Ok(rotated.next().expect("one rotation per non-zero baby"))
+                    rotated.next().expect("one rotation per non-zero baby")
                 }
             })
-            .collect::<Result<_>>()?;
-        let meta = x.meta().with_scale(x.scale() * lt.scale);
+            .collect();
         let shape = Shape {
             components: 2,
             level: x.level(),
             extended: false,
         };
-        // The giant-step rotations share one mod_down: each rescaled inner sum y_g is raised
-        // (mod_up) and its key product accumulated into one extended buffer; `σ_g(y_g,0)` is
-        // added directly, and `⌊acc / P⌉` once at the end.
-        let low = Shape {
-            level: x.level() - 1,
-            ..shape
-        };
-        let mut total = be.zeros(low)?;
+        // The giant-step rotations share one mod_down and one rescale: each inner sum y_g
+        // (scale s·Δ, not rescaled) is raised (mod_up) and its key product accumulated into
+        // one extended buffer; `σ_g(y_g,0)` is added directly, and `⌊acc / P⌉` with the
+        // rescale by `q_l` once at the end.
+        let mut total = be.zeros(shape)?;
         let mut acc: Option<B::Poly> = None;
-        let mut out_meta = None;
         for giant in lt.giants.iter().filter(|g| !g.terms.is_empty()) {
-            let mut sum = be.zeros(shape)?;
-            for (bi, pt) in &giant.terms {
-                be.mul_plain_acc(&mut sum, babies[*bi].poly(), pt.poly())?;
-            }
-            let sum = self.rescale(&Ciphertext::new(be, sum, meta)?)?;
-            out_meta = Some(sum.meta());
+            let terms: Vec<_> = giant
+                .terms
+                .iter()
+                .map(|(bi, pt)| (babies[*bi].poly(), pt.poly()))
+                .collect();
+            let sum = be.mul_plain_sum(shape, &terms)?;
             if giant.step == 0 {
-                be.add_assign(&mut total, sum.poly())?;
+                be.add_assign(&mut total, &sum)?;
                 continue;
             }
             let g = self.rotation_element(giant.step);
             let key = keys.get(g, "apply a linear transform")?;
-            let ext = be.mod_up(sum.poly(), 1)?;
+            let ext = be.mod_up(&sum, 1)?;
             let acc = match acc.as_mut() {
                 Some(a) => a,
                 None => acc.insert(be.zeros(Shape {
                     extended: true,
-                    ..low
+                    ..shape
                 })?),
             };
             be.key_product(&ext, &key.poly, Some(g), acc)?;
-            let mut rotated = be.zeros(low)?;
-            be.automorphism_into(sum.poly(), g, &mut rotated, 1)?;
+            let mut rotated = be.zeros(shape)?;
+            be.automorphism_into(&sum, g, &mut rotated, 1)?;
             be.add_assign(&mut total, &rotated)?;
         }
-        if let Some(acc) = &acc {
-            be.mod_down_into(acc, &mut total, false)?;
+        // The scale s·Δ checked at level l, then the rescaled metadata.
+        let total = Ciphertext::new(be, total, x.meta().with_scale(x.scale() * lt.scale))?;
+        let meta = self.rescaled_meta(&total)?;
+        let (mut total, _) = total.into_parts();
+        match &acc {
+            Some(acc) => be.mod_down_into(acc, &mut total, true)?,
+            None => be.rescale(&mut total)?,
         }
-        let meta = out_meta.ok_or_else(|| invalid("the transform has no diagonal"))?;
         Ok(Ciphertext::new(be, total, meta)?)
     }
 }

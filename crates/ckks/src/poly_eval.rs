@@ -37,8 +37,9 @@
 //! is `Σ_i round(c_i·Δ_l)·B_i + round(c_0·Δ_l²)` (scale `Δ_l²`, the coefficients passed per
 //! limb as canonical residues), rescaled by `q_l` to exactly `Δ_{l−1}`; products of ladder
 //! ciphertexts rescale onto the ladder too. Aligning levels uses
-//! [`Evaluator::drop_to_level`], whose scale `Δ_l·round(Δ_l)/q_l` differs from the ladder's by
-//! a relative `≤ 2^-40`; it is then recorded as the ladder scale (that discrepancy is a message
+//! [`Evaluator::drop_to_level`] (one rescale for any distance), whose scale
+//! `Δ_l·M/q_{l'+1}` (`M = round(Δ_{l'}·q_{l'+1}/Δ_l)`) differs from the ladder's `Δ_{l'}` by a
+//! relative `≤ 2^-40`; it is then recorded as the ladder scale (that discrepancy is a message
 //! error far below the scheme's noise).
 //!
 //! # Caller's responsibility
@@ -495,27 +496,31 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         Ok(ct.modify(self.be(), meta, |_| Ok::<(), rlwe::Error>(()))?)
     }
 
-    /// `ct` brought down to `level` on the ladder, one level at a time (each step's scale
-    /// recorded as the ladder's, so the round-off never accumulates).
+    /// `ct` brought down to `level` on the ladder in one rescale
+    /// ([`Evaluator::drop_to_level`]), its scale recorded as the ladder's (so the round-off
+    /// never accumulates).
     fn lower(&self, ct: &Ciphertext<B>, level: usize) -> Result<Ciphertext<B>> {
-        let mut out = ct.duplicate(self.be())?;
-        while out.level() > level {
-            out = self.ev.drop_to_level(&out, out.level() - 1)?;
-            self.snap(&mut out)?;
-        }
+        let mut out = self.ev.drop_to_level(ct, level)?;
+        self.snap(&mut out)?;
         Ok(out)
     }
 
-    /// `B_i` at `level`, lowered once and kept.
-    fn power_at(&mut self, i: usize, level: usize) -> Result<&Ciphertext<B>> {
-        if self.powers[&i].level() == level {
-            return Ok(&self.powers[&i]);
-        }
-        if !self.lowered.contains_key(&(i, level)) {
+    /// Makes `B_i` available at `level` ([`State::power_ref`]), lowered once and kept.
+    fn power_at(&mut self, i: usize, level: usize) -> Result<()> {
+        if self.powers[&i].level() != level && !self.lowered.contains_key(&(i, level)) {
             let c = self.lower(&self.powers[&i], level)?;
             self.lowered.insert((i, level), c);
         }
-        Ok(&self.lowered[&(i, level)])
+        Ok(())
+    }
+
+    /// `B_i` at `level` (after [`State::power_at`]).
+    fn power_ref(&self, i: usize, level: usize) -> &Ciphertext<B> {
+        if self.powers[&i].level() == level {
+            &self.powers[&i]
+        } else {
+            &self.lowered[&(i, level)]
+        }
     }
 
     /// `ct + c` (the constant at `ct`'s scale).
@@ -634,30 +639,28 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         for i in 1..k {
             self.power_at(i, level)?;
         }
-        let inputs: Vec<&Ciphertext<B>> = (1..k)
-            .map(|i| {
-                if self.powers[&i].level() == level {
-                    &self.powers[&i]
-                } else {
-                    &self.lowered[&(i, level)]
-                }
-            })
-            .collect();
+        let inputs: Vec<&Ciphertext<B>> = (1..k).map(|i| self.power_ref(i, level)).collect();
         let rows: Vec<Vec<f64>> = leaves.iter().map(|l| l[1..].to_vec()).collect();
         let constants: Vec<f64> = leaves.iter().map(|l| l[0]).collect();
         self.combine(&inputs, &rows, &constants)
     }
 
-    /// The value of `node` (a constant stays a constant).
-    fn eval(&self, node: &Node, leaves: &mut [Option<Ciphertext<B>>]) -> Result<Value<B>> {
+    /// The value of `node` (a constant stays a constant). A giant power multiplied at a lower
+    /// level is lowered once for all the products that need it there.
+    fn eval(&mut self, node: &Node, leaves: &mut [Option<Ciphertext<B>>]) -> Result<Value<B>> {
         match node {
             Node::Const(c) => Ok(Value::Const(*c)),
             Node::Leaf(i) => Ok(Value::Ct(leaves[*i].take().expect("each leaf used once"))),
             Node::Split { m, q, r } => {
-                let g = &self.powers[m];
                 let mut qg = match self.eval(q, leaves)? {
-                    Value::Const(c) => self.combine(&[g], &[vec![c]], &[0.0])?.remove(0),
-                    Value::Ct(qc) => self.product(&qc, g)?,
+                    Value::Const(c) => self
+                        .combine(&[&self.powers[m]], &[vec![c]], &[0.0])?
+                        .remove(0),
+                    Value::Ct(qc) => {
+                        let level = qc.level().min(self.powers[m].level());
+                        self.power_at(*m, level)?;
+                        self.product(&qc, self.power_ref(*m, level))?
+                    }
                 };
                 match self.eval(r, leaves)? {
                     Value::Const(c) => {

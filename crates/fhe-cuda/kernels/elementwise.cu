@@ -71,6 +71,38 @@ extern "C" __global__ void elementwise_mul_acc(LimbSet acc, LimbSet a, LimbSet b
     x[k] = mod_add(x[k], mod_mul(y[k], z[k], m), m.q);
 }
 
+// Products summed between reductions in elementwise_mul_sum: each is below (2^61)^2 = 2^122,
+// so a residue (< 2^61) plus 32 of them stays below 2^128.
+#define MUL_SUM_CHUNK 32
+
+// out_c <- Σ_t a_{t,c} * b_{t,0} over the limbs of `out`, in one pass (each operand word read
+// once, the sum written once; canonical like elementwise_mul_acc's chain). `terms` holds, per
+// term t, the words (a_t base address, a_t slots per component, b_t base address); a_t has at
+// least `out`'s components and b_t one used, both covering `out`'s limb slots.
+extern "C" __global__ void elementwise_mul_sum(LimbSet out, const u64* terms, u32 count,
+                                               const u64* slots) {
+    pdl_wait();
+    u32 idx = blockIdx.y;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= out.n) return;
+    u32 comp, slot;
+    limbset_locate(out, idx, comp, slot);
+    Mod m = load_mod(slots, slot);
+    u64 res = 0;
+    for (u32 t0 = 0; t0 < count; t0 += MUL_SUM_CHUNK) {
+        u128 acc = res;
+        const u32 t1 = min(count, t0 + MUL_SUM_CHUNK);
+        for (u32 t = t0; t < t1; t++) {
+            const u64* a = (const u64*)terms[3 * t];
+            const u64 spc = terms[3 * t + 1];
+            const u64* b = (const u64*)terms[3 * t + 2];
+            acc += (u128)a[((u64)comp * spc + slot) * out.n + k] * b[(u64)slot * out.n + k];
+        }
+        res = reduce_u128(acc, m);
+    }
+    limbset_ptr(out, idx)[k] = res;
+}
+
 // One constant per active limb (by position among a component's limbs), with its Shoup
 // companion. Mirrors `Scalars` in Rust.
 #define MAX_SCALARS 64

@@ -222,6 +222,7 @@ macro_rules! forward {
     (@ty owned) => { AnyPoly };
     (@ty bufs) => { &[&AnyPoly] };
     (@ty keys) => { &[(u64, &AnyPoly)] };
+    (@ty pairs) => { &[(&AnyPoly, &AnyPoly)] };
     (@ret same $ty:ty) => { $ty };
     (@ret poly) => { Result<AnyPoly> };
     (@ret polys) => { Result<Vec<AnyPoly>> };
@@ -243,6 +244,12 @@ macro_rules! forward {
         &$arg
             .iter()
             .map(|&p| Side::$side(p, $self))
+            .collect::<Result<Vec<_>>>()?
+    };
+    (@arg $self:ident, $variant:ident, $side:ident, pairs, $arg:ident) => {
+        &$arg
+            .iter()
+            .map(|&(a, b)| Ok((Side::$side(a, $self)?, Side::$side(b, $self)?)))
             .collect::<Result<Vec<_>>>()?
     };
     (@arg $self:ident, $variant:ident, $side:ident, keys, $arg:ident) => {
@@ -302,6 +309,7 @@ impl RingBackend for AnyBackend {
         fn neg_assign(a: buf_mut) -> same Result<()>;
         fn mul_plain_assign(a: buf_mut, b: buf) -> same Result<()>;
         fn mul_plain_acc(acc: buf_mut, a: buf, b: buf) -> same Result<()>;
+        fn mul_plain_sum(shape: val Shape, terms: pairs) -> poly;
         fn mul_scalar_assign(a: buf_mut, scalars: val &[u64]) -> same Result<()>;
         fn add_scalar_assign(a: buf_mut, component: val usize, scalars: val &[u64]) -> same Result<()>;
         fn ntt(a: buf_mut) -> same Result<()>;

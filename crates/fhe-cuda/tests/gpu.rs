@@ -239,6 +239,34 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
         p.same("ntt/intt round trip", &x, &y);
     }
 
+    // The fused plaintext multiply-sum against the CPU backend's default (a chain of
+    // multiply-accumulates into zeros): no term, one, and more than one 32-term reduction
+    // chunk; operands at the output's level and above it.
+    {
+        let (ah, ad) = p.random(sh(2, top, false), 7);
+        let (bh, bd) = p.random(sh(2, mid, false), 8);
+        let (ph, pd) = p.random(sh(1, top, false), 9);
+        let (qh, qd) = p.random(sh(1, mid, false), 10);
+        for count in [0usize, 1, 3, 40] {
+            let th: Vec<(&_, &_)> = (0..count)
+                .map(|t| if t % 2 == 0 { (&ah, &qh) } else { (&bh, &ph) })
+                .collect();
+            let td: Vec<(&_, &_)> = (0..count)
+                .map(|t| if t % 2 == 0 { (&ad, &qd) } else { (&bd, &pd) })
+                .collect();
+            p.same(
+                &format!("mul_plain_sum ({count} terms)"),
+                &cpu.mul_plain_sum(sh(2, mid, false), &th).unwrap(),
+                &gpu.mul_plain_sum(sh(2, mid, false), &td).unwrap(),
+            );
+        }
+        let low = gpu.zeros(sh(2, mid - 1, false)).unwrap();
+        assert!(
+            gpu.mul_plain_sum(sh(2, mid, false), &[(&low, &pd)])
+                .is_err()
+        );
+    }
+
     // Tensor at the lower of two levels.
     let (ah, ad) = p.random(sh(2, top, false), 5);
     let (bh, bd) = p.random(sh(2, top - 1, false), 6);

@@ -1,7 +1,11 @@
 //! CKKS bootstrapping on the CUDA backend: the whole bootstrap (`op` `bootstrap`, with the
 //! precision reached, `precision_bits` = −log2 of the largest slot error, inputs uniform in
 //! [−1, 1] real and imaginary) and each stage on its own inputs (`bootstrap_mod_raise`,
-//! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half, `bootstrap_slot_to_coeff`).
+//! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half and `bootstrap_eval_mod_both`
+//! for the two a full-slot bootstrap runs, `bootstrap_slot_to_coeff`: the stages with
+//! `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
+//! `mul_relin_rescale` at EvalMod's input level) and `bootstrap_rotation` (one rotation at the
+//! top level).
 //! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16` (a dense secret with sparse-secret
 //! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry. Each
 //! row's `floor_us` is the key and plaintext bytes the stage must read
@@ -27,8 +31,29 @@ use std::time::Instant;
 /// Timed runs per row at most (a bootstrap takes tens of milliseconds).
 const MAX_REPS: usize = 10;
 
-/// The parameters and configuration of a bootstrapping preset name (after `boot:`).
+/// The parameters and configuration of a bootstrapping preset name (after `boot:`), with an
+/// optional EvalMod override for comparisons, `NAME@<degree>r<double angles>`
+/// (e.g. `BOOT_N16@63r1`).
 pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
+    if let Some((base, over)) = name.split_once('@') {
+        let (lit, config) = preset(base)?;
+        let parsed = over
+            .split_once('r')
+            .and_then(|(d, r)| Some((d.parse().ok()?, r.parse().ok()?)));
+        let Some((cos_degree, double_angle)) = parsed else {
+            return Err(
+                format!("EvalMod override {over:?} is not <degree>r<double angles>").into(),
+            );
+        };
+        return Ok((
+            lit,
+            BootstrapConfig {
+                cos_degree,
+                double_angle,
+                ..config
+            },
+        ));
+    }
     Ok(match name {
         "BOOT_N12_INSECURE" => (BOOT_N12_INSECURE, BOOT_N12_CONFIG),
         "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
@@ -133,6 +158,31 @@ pub fn bench_preset(
         "bootstrap_eval_mod",
         timer.time(reps, none, |_| Ok(boot.eval_mod(&halves[0], &rlk)?))?,
         floor(bytes.eval_mod / halves.len()),
+    );
+    push(
+        "bootstrap_eval_mod_both",
+        timer.time(reps, none, |_| {
+            halves
+                .iter()
+                .map(|h| boot.eval_mod(h, &rlk))
+                .collect::<ckks::Result<Vec<_>>>()
+                .map_err(Into::into)
+        })?,
+        floor(bytes.eval_mod),
+    );
+    // One product at EvalMod's input level and one rotation at the top: the unit costs.
+    let step = boot.rotation_steps()[0];
+    push(
+        "bootstrap_product",
+        timer.time(reps, none, |_| {
+            Ok(eval.mul_relin_rescale(&halves[0], &halves[0], &rlk)?)
+        })?,
+        None,
+    );
+    push(
+        "bootstrap_rotation",
+        timer.time(reps, none, |_| Ok(eval.rotate(&raised, step, &gk)?))?,
+        None,
     );
     push(
         "bootstrap_slot_to_coeff",

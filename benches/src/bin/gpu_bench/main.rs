@@ -43,6 +43,7 @@ use fhe_math::fft::Complex64;
 use fhe_math::poly::Shape;
 use rlwe::{Ciphertext, encrypt};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::error::Error;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -168,6 +169,37 @@ fn log_timing(preset: &str, op: &str, t: &Timing) {
     );
 }
 
+/// With `GPU_BENCH_KERNELS` set: the traced call's kernels on stderr, by total device time
+/// (launches, sum of their spans, share of the call's span), before the row's timing line.
+/// Traced spans include the events' overhead; they give shares, not timings to report.
+fn log_kernel_totals(spans: &[fhe_cuda::trace::Span]) {
+    let mut by: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    for s in spans {
+        let e = by.entry(s.kernel.as_str()).or_default();
+        e.0 += 1;
+        e.1 += s.end_us - s.start_us;
+    }
+    let span = spans.iter().map(|s| s.end_us).fold(0.0, f64::max)
+        - spans
+            .iter()
+            .map(|s| s.start_us)
+            .fold(f64::INFINITY, f64::min);
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+    eprintln!(
+        "    traced call: {} launches over {span:.0} us",
+        spans.len()
+    );
+    for (k, (n, t)) in v.iter().take(16) {
+        eprintln!(
+            "    {:>6} x {:>9.1} us {:>5.1}%  {k}",
+            n,
+            t,
+            100.0 * t / span
+        );
+    }
+}
+
 /// Times closures on one stream with events and with synchronized wall clock.
 struct Timer {
     dev: Arc<Device>,
@@ -244,6 +276,9 @@ impl Timer {
         let spans = fhe_cuda::trace::take()?;
         drop(o?);
         self.dev.synchronize()?;
+        if std::env::var_os("GPU_BENCH_KERNELS").is_some() {
+            log_kernel_totals(&spans);
+        }
         let first_launch_us = spans.iter().map(|s| s.host_us).reduce(f64::min);
         let event_min_us = ev.iter().copied().fold(f64::INFINITY, f64::min);
         let wall_min_us = wall.iter().copied().fold(f64::INFINITY, f64::min);

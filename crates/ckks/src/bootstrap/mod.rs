@@ -42,10 +42,23 @@
 //!
 //! | parameters | secret | slots | bits | median | time (2 shared cores) |
 //! |---|---|---|---|---|---|
-//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.4 | 28.1 | 1.1-2.2 s |
-//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 64 | 27.6 | 28.4 | 1.0-2.2 s |
+//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.5 | 28.2 | 1.0-2.2 s |
+//! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 64 | 27.6 | 28.5 | 0.4-2.2 s |
 //! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | dense, encapsulated | 2048 | 23.3 | 25.0 | 0.8-1.9 s |
-//! | `BOOT_N16`'s chain at `N = 2^14`, `BOOT_N16_CONFIG` | dense, encapsulated | 8192 | 27.2 | 29.1 | 12.2 s |
+//! | `BOOT_N16`'s chain at `N = 2^14`, `BOOT_N16_CONFIG` (degree 119 then) | dense, encapsulated | 8192 | 27.2 | 29.1 | 12.2 s |
+//!
+//! On the H200 (`gpu_bench --presets boot:BOOT_N16`, median of 5, 2026-11-29): `BOOT_N16`
+//! with `BOOT_N16_CONFIG` in 52.3 ms, 24.6 max / 26.6 median bits, 9 levels left; the stages
+//! ModRaise 1.6 ms, CoeffToSlot 15.3 ms, EvalMod 13.9 ms per half (27.7 ms for both),
+//! SlotToCoeff 7.9 ms. Every stage is bound by its key switches (0.41 ms a product at
+//! EvalMod's input level, 0.49 ms a rotation at the top): their NTTs and base conversions, not
+//! the key bytes (about 10x the key-read floor).
+//!
+//! What makes it that fast: [`Evaluator::drop_to_level`] takes one rescale for any distance
+//! (the polynomial evaluation lowers powers often); a linear transform rescales once, fused
+//! with the giant steps' shared `mod_down`, and forms each inner sum in one fused pass
+//! ([`fhe_math::backend::RingBackend::mul_plain_sum`]); a giant power multiplied at a lower
+//! level is lowered once.
 //!
 //! A dense secret costs about 3 bits against a sparse one: every rescale's rounding
 //! `e_0 + e_1·s` grows with `‖s‖`. The rounding noise is amplified by `K·q_0/Δ_0`, so each bit
@@ -114,14 +127,20 @@ pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
 /// The configuration for [`crate::params::BOOT_N16`] (2^15 full slots, a dense secret with
 /// sparse-secret encapsulation at weight [`crate::params::BOOT_SECRET_WEIGHT`]):
 /// CoeffToSlot 4 levels (15 stages in groups of 4, 4, 4, 3), EvalMod 9 (`K = 12`, the cosine
-/// itself at degree 119, depth 7, no double angle, the arcsine 2), SlotToCoeff 3 (5 stages
-/// each): 16 levels, 9 left. Against degree 31 with three double angles it saves a level and
-/// gained 1.3 bits at `BOOT_N12_INSECURE`, for 8 more products per half.
+/// itself at degree 111, depth 7, 23 products, no double angle, the arcsine 2), SlotToCoeff 3
+/// (5 stages each): 16 levels, 9 left.
+///
+/// Why this EvalMod (H200, 2026-11-29, max / median bits at `N = 2^16`): within 9 levels the
+/// double-angle shapes lose precision: degree 63 with one double angle 21.3 / 23.2 (its
+/// interpolant is good to 2^-30.6 near the integers, and the slot error grows it about
+/// `√N·q_0/Δ_0`-fold), degree 47 with two 23.2 / 25.1 but 10 levels (8 left). Degree 119
+/// without double angle measured 24.7 / 26.6 at 24 products, degree 111 the same at 23
+/// (interpolant 2^-38); below about 107 the interpolant error shows.
 pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
     cts_levels: 4,
     stc_levels: 3,
     k: 12.0,
-    cos_degree: 119,
+    cos_degree: 111,
     double_angle: 0,
     arcsine: true,
 };

@@ -235,6 +235,40 @@ impl RingBackend for CudaBackend {
         Ok(())
     }
 
+    fn mul_plain_sum(
+        &self,
+        shape: Shape,
+        terms: &[(&DevicePoly, &DevicePoly)],
+    ) -> Result<DevicePoly> {
+        let mut out = self.alloc_zero_inactive(shape)?;
+        if out.shape.extended {
+            return Err(shape_err("multiply-sum: an extended output"));
+        }
+        let mut table = Vec::with_capacity(3 * terms.len());
+        for (a, b) in terms {
+            self.check(a)?;
+            self.check(b)?;
+            check_covers(&out, a, "multiply-sum")?;
+            check_covers(&out, b, "multiply-sum")?;
+            if a.shape.components < out.shape.components || b.shape.extended {
+                return Err(shape_err(
+                    "multiply-sum: operand has fewer components or an extended plaintext",
+                ));
+            }
+            table.extend([
+                a.ptr(self.s()),
+                a.slots_per_component() as u64,
+                b.ptr(self.s()),
+            ]);
+        }
+        if terms.is_empty() {
+            self.zeroize(&mut out);
+            return Ok(out);
+        }
+        ew::mul_sum(&self.cx(), out.limbs(self.s()), &table)?;
+        Ok(out)
+    }
+
     fn mul_scalar_assign(&self, a: &mut DevicePoly, scalars: &[u64]) -> Result<()> {
         self.check(a)?;
         let sc = self.scalars(a, scalars, true)?;

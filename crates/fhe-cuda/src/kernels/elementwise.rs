@@ -2,7 +2,7 @@
 
 use super::{Ctx, LimbSet, grid, launch};
 use crate::error::{Error, Result};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DevicePtr, DeviceRepr};
 
 /// `a <- a + b`.
 pub const OP_ADD: u32 = 0;
@@ -77,6 +77,33 @@ pub(crate) fn mul_acc(cx: &Ctx, acc: LimbSet, a: LimbSet, b: LimbSet) -> Result<
     let f = cx.dev.function("elementwise", "elementwise_mul_acc")?;
     let slots = cx.slots();
     launch!(cx.stream, f, grid(cx.n, acc.count()), &acc, &a, &b, &slots)
+}
+
+/// `elementwise_mul_sum(LimbSet out, const u64* terms, u32 count, const u64* slots)`:
+/// `out_c = Σ_t a_{t,c}·b_{t,0}` over the limbs of `out`; `terms` holds per term the words
+/// (a base address, a's slots per component, b base address), copied to the device in one
+/// upload freed in stream order after the launch.
+pub(crate) fn mul_sum(cx: &Ctx, out: LimbSet, terms: &[u64]) -> Result<()> {
+    if out.count() == 0 || terms.is_empty() {
+        return Ok(());
+    }
+    let table = cx
+        .stream
+        .clone_htod(terms)
+        .map_err(Error::driver("multiply-sum table upload"))?;
+    let (ptr, _guard) = table.device_ptr(cx.stream);
+    let count = (terms.len() / 3) as u32;
+    let f = cx.dev.function("elementwise", "elementwise_mul_sum")?;
+    let slots = cx.slots();
+    launch!(
+        cx.stream,
+        f,
+        grid(cx.n, out.count()),
+        &out,
+        &ptr,
+        &count,
+        &slots
+    )
 }
 
 /// `elementwise_scalar(LimbSet a, Scalars sc, const u64* slots, u32 op)`.

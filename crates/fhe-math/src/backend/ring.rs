@@ -127,6 +127,23 @@ pub trait RingBackend: Clone + Send + Sync + 'static {
     /// `acc_c += a_c ⊙ b` for every component `c` (plaintext multiply-accumulate).
     fn mul_plain_acc(&self, acc: &mut Self::Poly, a: &Self::Poly, b: &Self::Poly) -> Result<()>;
 
+    /// `out_c = Σ_t a_{t,c} ⊙ b_t` for every component `c`, a new buffer of `shape` (each term
+    /// as in [`RingBackend::mul_plain_acc`]): the plaintext multiply-accumulates of one inner
+    /// sum of a baby-step giant-step linear transform. The default runs
+    /// [`RingBackend::mul_plain_acc`] into zeros; a backend may fuse the terms (one pass that
+    /// reads each operand once and writes the sum once) with the same result.
+    fn mul_plain_sum(
+        &self,
+        shape: Shape,
+        terms: &[(&Self::Poly, &Self::Poly)],
+    ) -> Result<Self::Poly> {
+        let mut out = self.zeros(shape)?;
+        for (a, b) in terms {
+            self.mul_plain_acc(&mut out, a, b)?;
+        }
+        Ok(out)
+    }
+
     /// `a_c *= s_i` on every component `c`, with one constant per active slot (`s[i]` for the
     /// `i`-th active slot, canonical modulo that slot's prime).
     fn mul_scalar_assign(&self, a: &mut Self::Poly, scalars: &[u64]) -> Result<()>;
