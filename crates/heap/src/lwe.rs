@@ -1,0 +1,162 @@
+//! The LWE side: extraction of level-0 coefficients as LWE samples over the integers, the
+//! switch from the virtual modulus `M = K'·q_0` to `q_ks = 2^k`, the key switch modulo `q_ks`
+//! from the sparse ring secret (dimension `N`) to the binary LWE secret `s_t` (dimension `n_t`),
+//! and the switch to `2N`. LWE phase convention `b − ⟨a, s⟩` (as `tfhe-switch`).
+
+use crate::params::HeapParams;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+/// An LWE sample modulo a power of two `2^k ≤ 2^32`: `(a, b)`, phase `b − ⟨a, s⟩ mod 2^k`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LweSample {
+    /// The mask.
+    pub a: Vec<u32>,
+    /// The body.
+    pub b: u32,
+}
+
+/// `round(v·2^k / M) mod 2^k` for an integer `v` (round half up), `M = k_prime·q0`.
+pub fn switch_from_virtual(v: i64, k: u32, m: i128) -> u32 {
+    let num = (v as i128) << k;
+    let r = (2 * num + m).div_euclid(2 * m);
+    (r.rem_euclid(1i128 << k)) as u32
+}
+
+/// The LWE sample of coefficient `k` of the centred level-0 ciphertext `(c0, c1)` (phase
+/// `c0 + c1·s'`), entries kept as centred integers so that `b − ⟨a, s'⟩ = Φ_k` over `Z`, then
+/// switched from `M = K'·q_0` to `2^log_q_ks`: `a_j = −c1_{k−j}` (`j ≤ k`),
+/// `a_j = c1_{N+k−j}` (`j > k`), `b = c0_k`.
+pub fn extract_switched(
+    params: &HeapParams,
+    q0: u64,
+    c0: &[i64],
+    c1: &[i64],
+    k: usize,
+) -> LweSample {
+    let n = c0.len();
+    let m = params.k_prime as i128 * q0 as i128;
+    let kb = params.log_q_ks;
+    let a = (0..n)
+        .map(|j| {
+            let v = if j <= k { -c1[k - j] } else { c1[n + k - j] };
+            switch_from_virtual(v, kb, m)
+        })
+        .collect();
+    LweSample {
+        a,
+        b: switch_from_virtual(c0[k], kb, m),
+    }
+}
+
+/// The LWE key-switching key `KSK[i][l] = LWE_{s_t}(s'_i · 2^{k − b·(l+1)})` modulo `2^k`, noise
+/// uniform in `[−B, B]`, masks uniform, all from a ChaCha20 stream of `seed`. Laid out
+/// `[i][l][0..n_t]` masks then body at `n_t`.
+#[derive(Clone, Debug)]
+pub struct LweKeySwitchKey {
+    /// `N · levels · (n_t + 1)` words.
+    pub words: Vec<u32>,
+    n_in: usize,
+    n_t: usize,
+}
+
+fn mask(k: u32) -> u32 {
+    if k == 32 { u32::MAX } else { (1u32 << k) - 1 }
+}
+
+impl LweKeySwitchKey {
+    /// The key from the input secret `s_in` (entries in `{−1, 0, 1}`) to the binary `s_t`.
+    pub fn generate(params: &HeapParams, s_in: &[i64], s_t: &[u32], seed: [u8; 32]) -> Self {
+        let (n_in, n_t, lv) = (s_in.len(), s_t.len(), params.ks_levels);
+        let (k, b) = (params.log_q_ks, params.ks_base_log);
+        let bound = params.lwe_noise_bound as u64;
+        let stride = n_t + 1;
+        let mut words = vec![0u32; n_in * lv * stride];
+        words
+            .par_chunks_mut(lv * stride)
+            .enumerate()
+            .for_each(|(i, rows)| {
+                let mut rng = ChaCha20Rng::from_seed(seed);
+                rng.set_stream(i as u64);
+                for l in 0..lv {
+                    let row = &mut rows[l * stride..(l + 1) * stride];
+                    let mut dot = 0u32;
+                    for (t, w) in row[..n_t].iter_mut().enumerate() {
+                        *w = rng.next_u32() & mask(k);
+                        dot = dot.wrapping_add(w.wrapping_mul(s_t[t]));
+                    }
+                    let e = (rng.next_u64() % (2 * bound + 1)) as i64 - bound as i64;
+                    let shift = k - b * (l as u32 + 1);
+                    let msg = (s_in[i] as i32 as u32).wrapping_shl(shift);
+                    row[n_t] = dot.wrapping_add(e as i32 as u32).wrapping_add(msg) & mask(k);
+                }
+            });
+        LweKeySwitchKey { words, n_in, n_t }
+    }
+
+    /// The LWE dimension of the output.
+    pub fn output_dimension(&self) -> usize {
+        self.n_t
+    }
+
+    /// `(0, b) − Σ_{i,l} d_{i,l}·KSK[i][l]`, with `d_{i,l}` the signed base-`2^b` digits of `a_i`
+    /// rounded to its top `b·levels` bits: the phase under `s_t` is `b − ⟨a, s'⟩` plus the key's
+    /// noise and the rounding.
+    pub fn switch(&self, params: &HeapParams, x: &LweSample) -> LweSample {
+        let (k, b, lv) = (params.log_q_ks, params.ks_base_log, params.ks_levels);
+        let stride = self.n_t + 1;
+        let kept = b * lv as u32;
+        let drop = k - kept;
+        let mut out = vec![0u32; stride];
+        out[self.n_t] = x.b;
+        let base = 1i64 << b;
+        for (i, &ai) in x.a.iter().enumerate().take(self.n_in) {
+            // Round to the top `kept` bits, then signed digits from the least significant.
+            let mut v = if drop == 0 {
+                ai as i64
+            } else {
+                ((ai as i64 + (1i64 << (drop - 1))) >> drop) & ((1i64 << kept) - 1)
+            };
+            let rows = &self.words[i * lv * stride..(i + 1) * lv * stride];
+            for l in (0..lv).rev() {
+                let mut d = v & (base - 1);
+                v >>= b;
+                if d >= base / 2 {
+                    d -= base;
+                    v += 1;
+                }
+                if d == 0 {
+                    continue;
+                }
+                let row = &rows[l * stride..(l + 1) * stride];
+                let dd = d as i32 as u32;
+                for (o, &w) in out.iter_mut().zip(row) {
+                    *o = o.wrapping_sub(dd.wrapping_mul(w));
+                }
+            }
+        }
+        let m = mask(k);
+        let a = out[..self.n_t].iter().map(|w| w & m).collect();
+        LweSample {
+            a,
+            b: out[self.n_t] & m,
+        }
+    }
+}
+
+/// `round(x·2N / 2^k) mod 2N` (round half up) of every entry.
+pub fn switch_to_2n(x: &LweSample, k: u32, two_n: u64) -> (Vec<u64>, u64) {
+    let shift = k - two_n.trailing_zeros();
+    let f = |w: u32| ((w as u64 + (1u64 << (shift - 1))) >> shift) % two_n;
+    (x.a.iter().map(|&w| f(w)).collect(), f(x.b))
+}
+
+/// The phase `b − ⟨a, s⟩ mod 2^k` (tests and noise measurements).
+pub fn phase(x: &LweSample, s: &[i64], k: u32) -> u32 {
+    let mut p = x.b;
+    for (&a, &si) in x.a.iter().zip(s) {
+        p = p.wrapping_sub(a.wrapping_mul(si as i32 as u32));
+    }
+    p & mask(k)
+}
