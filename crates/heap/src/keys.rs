@@ -94,7 +94,7 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         let sparse = kg.sparse_secret_key_from_seed(seed_from(&mut rng), params.sparse_weight)?;
         let (a, e) = (seed_from(&mut rng), seed_from(&mut rng));
         let mut to_sparse = kg.switching_key(&sparse, sk.poly(), a, &e)?;
-        keep_limb_zero(be, &mut to_sparse.poly)?;
+        keep_limbs_up_to(be, &mut to_sparse.poly, 0)?;
 
         // The LWE side.
         let s_dense = secret_coefficients(be, sk)?;
@@ -202,12 +202,29 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
     }
 }
 
-/// Zeroes every limb of `poly` but `q_0` and the special primes: the `to_sparse` key exists
-/// only over `q_0·P`.
-fn keep_limb_zero<B: KeySwitchBackend>(be: &B, poly: &mut B::Poly) -> Result<()> {
+/// The relinearization key of the user levels: `ckks`'s key with every limb above the
+/// output level `L − rescale_limbs` zeroed, so that it exists only over `Q_out·P` (the modulus
+/// [`HeapParams::check_security`] checks; a key over the whole `Q_L·P` would exceed the
+/// standard's bound at `HEAP_N13`). It relinearizes at levels `≤ L − rescale_limbs`.
+pub fn user_relin_key<B: KeySwitchBackend>(
+    ctx: &Context<B>,
+    params: &HeapParams,
+    sk: &SecretKey<B>,
+    seed: &Seed,
+) -> Result<rlwe::RelinKey<B>> {
+    let mut rng = ChaCha20Rng::from_seed(seed.0);
+    let (a, e) = (seed_from(&mut rng), seed_from(&mut rng));
+    let mut rlk = ctx.key_generator().relin_key_with_seeds(sk, a, &e)?;
+    keep_limbs_up_to(ctx.backend(), &mut rlk.0.poly, params.output_level())?;
+    Ok(rlk)
+}
+
+/// Zeroes every limb of `poly` above `level` (the special primes kept): the `to_sparse` key
+/// exists only over `q_0·P`, the user keys over `Q_out·P`.
+fn keep_limbs_up_to<B: KeySwitchBackend>(be: &B, poly: &mut B::Poly, level: usize) -> Result<()> {
     let mut host = be.download(poly)?;
     for c in 0..host.components() {
-        for s in 1..be.ring().q_count() {
+        for s in level + 1..be.ring().q_count() {
             host.limb_mut(c, s).iter_mut().for_each(|w| *w = 0);
         }
     }

@@ -29,5 +29,5 @@ pub mod params;
 pub use bootstrap::HeapBootstrapper;
 pub use budget::{Budget, budget};
 pub use error::{Error, Result};
-pub use keys::HeapKeys;
+pub use keys::{HeapKeys, user_relin_key};
 pub use params::{HEAP_N10_INSECURE, HEAP_N13, HeapParams};

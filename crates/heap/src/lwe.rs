@@ -160,3 +160,93 @@ pub fn phase(x: &LweSample, s: &[i64], k: u32) -> u32 {
     }
     p & mask(k)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::HEAP_N10_INSECURE;
+
+    /// Every coefficient's overflow `I_k` is recovered exactly by the staircase's rounding
+    /// after the virtual-modulus switch, the key switch and the switch to `2N`, and the phase
+    /// error stays within the model's 11σ.
+    #[test]
+    fn lwe_side_recovers_the_overflow_of_every_coefficient() {
+        let p = HEAP_N10_INSECURE;
+        let n = p.n();
+        let q0: u64 = (1u64 << 40) + 0x1d001; // any odd modulus of 41 bits
+        let mut rng = ChaCha20Rng::from_seed([3; 32]);
+        let mut s = vec![0i64; n];
+        let mut placed = 0;
+        while placed < p.sparse_weight {
+            let j = (rng.next_u64() % n as u64) as usize;
+            if s[j] == 0 {
+                s[j] = if rng.next_u32() & 1 == 0 { 1 } else { -1 };
+                placed += 1;
+            }
+        }
+        let s_t: Vec<u32> = (0..p.lwe_dimension).map(|_| rng.next_u32() & 1).collect();
+        let s_t64: Vec<i64> = s_t.iter().map(|&x| x as i64).collect();
+        let ksk = LweKeySwitchKey::generate(&p, &s, &s_t, [5; 32]);
+        let half = (q0 / 2) as i64;
+        let centred = |rng: &mut ChaCha20Rng| (rng.next_u64() % q0) as i64 - half;
+        let c1: Vec<i64> = (0..n).map(|_| centred(&mut rng)).collect();
+        // (c1·s')_k over Z, then c0 = [m − c1·s']_{q0} with |m_k| <= q0/16: Φ = m + q0·I.
+        let c1s: Vec<i128> = (0..n)
+            .map(|k| {
+                (0..n)
+                    .map(|j| {
+                        let v = if j <= k {
+                            c1[k - j] as i128
+                        } else {
+                            -(c1[n + k - j] as i128)
+                        };
+                        v * s[j] as i128
+                    })
+                    .sum()
+            })
+            .collect();
+        let m: Vec<i64> = (0..n)
+            .map(|_| (rng.next_u64() % (q0 / 8)) as i64 - (q0 / 16) as i64)
+            .collect();
+        let c0: Vec<i64> = (0..n)
+            .map(|k| {
+                let v = (m[k] as i128 - c1s[k]).rem_euclid(q0 as i128) as i64;
+                if v > half { v - q0 as i64 } else { v }
+            })
+            .collect();
+        let two_n = 2 * n as i64;
+        let mut worst = 0f64;
+        let mut largest_i = 0;
+        for k in 0..n {
+            let phi = c0[k] as i128 + c1s[k];
+            let i_k = ((phi - m[k] as i128) / q0 as i128) as i64;
+            assert_eq!(phi, m[k] as i128 + i_k as i128 * q0 as i128);
+            largest_i = largest_i.max(i_k.abs());
+            let x = extract_switched(&p, q0, &c0, &c1, k);
+            let ks = ksk.switch(&p, &x);
+            let (a, b) = switch_to_2n(&ks, p.log_q_ks, two_n as u64);
+            let mut ph = b as i64;
+            for (ai, si) in a.iter().zip(&s_t64) {
+                ph -= *ai as i64 * si;
+            }
+            let mut xbar = ph.rem_euclid(two_n);
+            if xbar >= two_n / 2 {
+                xbar -= two_n;
+            }
+            let exact = phi as f64 / q0 as f64 * two_n as f64 / p.k_prime as f64;
+            worst = worst.max((xbar as f64 - exact).abs());
+            let got = (xbar * p.k_prime as i64 + n as i64).div_euclid(two_n);
+            assert_eq!(got, i_k, "coefficient {k}");
+        }
+        assert!(
+            largest_i >= 2,
+            "the test should see overflows, got at most {largest_i}"
+        );
+        let model = crate::budget::budget(&p, &[q0, q0, q0, q0, q0, q0], 1.0, 1.0, n / 2);
+        assert!(
+            worst < 11.0 * model.sigma_x,
+            "phase error {worst} against sigma {}",
+            model.sigma_x
+        );
+    }
+}

@@ -4,7 +4,9 @@ use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uni
 use ckks::{Context, Encoder, Evaluator, Parameters};
 use fhe_math::cpu::CpuBackend;
 use fhe_math::sampler::Seed;
-use heap::{HEAP_N10_INSECURE, HeapBootstrapper, HeapKeys, budget};
+use heap::{
+    Error, HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, budget, user_relin_key,
+};
 use rlwe::encrypt;
 
 struct Setup {
@@ -63,4 +65,124 @@ fn heap_bootstrap_matches_plaintext_within_the_model() {
         bits >= model.precision_max_bits - 3.0,
         "{bits} bits against the model's {model:?}"
     );
+}
+
+fn encrypt_at_level_zero(
+    s: &Setup,
+    z: &[num_complex::Complex64],
+    slots: usize,
+) -> rlwe::Ciphertext<CpuBackend> {
+    let enc = Encoder::new(&s.ctx).unwrap();
+    let d0 = s.ctx.params().scale(0).unwrap();
+    encrypt::encrypt_sk(
+        s.ctx.backend(),
+        &s.sk,
+        &enc.encode_with(z, 0, d0, slots).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Bootstrap, square (relinearize, rescale) on the refreshed levels, compare with `z²`.
+#[test]
+fn heap_bootstrap_then_multiply() {
+    let slots = 4;
+    let s = setup(slots);
+    let be = s.ctx.backend();
+    let enc = Encoder::new(&s.ctx).unwrap();
+    let eval = Evaluator::new(&s.ctx).unwrap();
+    let rlk = user_relin_key(&s.ctx, &HEAP_N10_INSECURE, &s.sk, &Seed([4; 32])).unwrap();
+    let z = uniform_complex(&mut InputGenerator::new(2), slots);
+    let out = s
+        .boot
+        .heap_bootstrap(&encrypt_at_level_zero(&s, &z, slots))
+        .unwrap();
+    let sq = eval.mul_relin_rescale(&out, &out, &rlk).unwrap();
+    assert_eq!(sq.level(), HEAP_N10_INSECURE.output_level() - 1);
+    let got = enc
+        .decode_slots(&encrypt::decrypt(be, &s.sk, &sq).unwrap(), slots)
+        .unwrap();
+    let want: Vec<_> = z.iter().map(|v| v * v).collect();
+    let bits = precision_bits(&got, &want);
+    println!("after z²: {bits:.2} bits");
+    assert!(bits >= 20.0, "{bits} bits after the product");
+}
+
+#[test]
+fn heap_bootstrap_rejects_bad_inputs() {
+    let s = setup(4);
+    let be = s.ctx.backend();
+    let enc = Encoder::new(&s.ctx).unwrap();
+    let pt = enc
+        .encode_with(
+            &[num_complex::Complex64::new(0.5, 0.0)],
+            1,
+            s.ctx.params().scale(1).unwrap(),
+            4,
+        )
+        .unwrap();
+    let ct = encrypt::encrypt_sk(be, &s.sk, &pt).unwrap();
+    assert!(matches!(
+        s.boot.heap_bootstrap(&ct),
+        Err(Error::NotAtLevelZero { level: 1 })
+    ));
+    let err = setup(4)
+        .boot
+        .with_slots(3)
+        .err()
+        .expect("3 slots is refused");
+    assert!(matches!(err, Error::InvalidOperand { .. }));
+    // A context of another parameter set.
+    let other = Context::cpu(Parameters::new(&ckks::params::TEST_N11_INSECURE).unwrap()).unwrap();
+    let sk = other
+        .key_generator()
+        .secret_key_from_seed(Seed([1; 32]))
+        .unwrap();
+    let keys = HeapKeys::generate(&s.ctx, &HEAP_N10_INSECURE, &s.sk, &Seed([2; 32])).unwrap();
+    assert!(matches!(
+        HeapBootstrapper::new(&other, &HEAP_N10_INSECURE, keys),
+        Err(Error::ParameterMismatch { .. })
+    ));
+    assert!(matches!(
+        HeapKeys::generate(&s.ctx, &HEAP_N10_INSECURE, &sk, &Seed([2; 32])),
+        Err(Error::ParameterMismatch { .. })
+    ));
+}
+
+/// `HEAP_N13` builds, every key fits the 218-bit bound, and the model gives HEAP.md's LWE-side
+/// noise (σ 8.51 units of Z_2N) and a failure probability below 2^-50 per coefficient.
+#[test]
+fn heap_n13_is_secure_and_within_the_budget() {
+    let p = Parameters::new(&HEAP_N13.ckks).unwrap();
+    HEAP_N13.check().unwrap();
+    HEAP_N13.check_security(p.moduli_q(), p.moduli_p()).unwrap();
+    let log2_q: f64 = p.moduli_q().iter().map(|&q| (q as f64).log2()).sum();
+    assert!(log2_q <= 218.0, "{log2_q}");
+    let b = budget(
+        &HEAP_N13,
+        p.moduli_q(),
+        p.scale(0).unwrap(),
+        p.scale(2).unwrap(),
+        4096,
+    );
+    println!("HEAP_N13: log2 Q_BR {log2_q:.1}, {b:?}");
+    assert!((b.sigma_x - 8.51).abs() < 0.01, "{}", b.sigma_x);
+    assert!(
+        b.log2_failure_per_coefficient < -79.0,
+        "{}",
+        b.log2_failure_per_coefficient
+    );
+    assert!(
+        b.precision_max_bits > 20.0 && b.precision_max_bits < 24.0,
+        "{}",
+        b.precision_max_bits
+    );
+    // One more limb exceeds the bound.
+    let mut wide = HEAP_N13;
+    wide.ckks.levels = 6;
+    wide.ckks.dnum = 4;
+    let pw = Parameters::new(&wide.ckks).unwrap();
+    assert!(matches!(
+        wide.check_security(pw.moduli_q(), pw.moduli_p()),
+        Err(Error::NotSecure { .. })
+    ));
 }
