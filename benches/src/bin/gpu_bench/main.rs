@@ -26,6 +26,7 @@
 
 mod bootstrap;
 mod compare;
+mod heap;
 mod integer;
 mod ntt_batch;
 mod pbs;
@@ -59,7 +60,8 @@ struct Args {
     /// mlp_batch, recolor, private_query), batched NTTs of small rings as
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
     /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
-    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, and CAT's private database queries as
+    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, bootstrapping by blind rotation as
+    /// `heap:<SET>x<slots>` (e.g. `heap:HEAP_N13x16`), and CAT's private database queries as
     /// `pdq:<rows>` (e.g. `pdq:1024`).
     #[arg(
         long,
@@ -94,6 +96,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("ntt"), rest)
     } else if let Some(rest) = name.strip_prefix("pbs:") {
         (Some("pbs"), rest)
+    } else if let Some(rest) = name.strip_prefix("heap:") {
+        (Some("heap"), rest)
     } else if let Some(rest) = name.strip_prefix("boot:") {
         (Some("boot"), rest)
     } else if let Some(rest) = name.strip_prefix("cmp:") {
@@ -719,6 +723,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
             (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
             (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
+            (Some("heap"), b) => heap::preset(b).map(|_| ())?,
             (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
             (Some("pdq"), b) => pdq::preset(b).map(|_| ())?,
             (Some(_), b) => integer::preset(b).map(|_| ())?,
@@ -760,6 +765,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
             (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
+            (Some("heap"), b) => heap::bench_preset(&dev, b, args.reps, args.warm),
             (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pdq"), b) => pdq::bench_preset(&dev, b, args.reps, args.warm),
             (Some(scheme), b) => {
@@ -867,6 +873,11 @@ fn run(args: &Args) -> R<()> {
                 }));
                 if let (Some(Value::Object(e)), Some(Value::Object(x))) =
                     (entries.last_mut(), pbs::row_fields(r, row))
+                {
+                    e.extend(x);
+                }
+                if let (Some(Value::Object(e)), Some(Value::Object(x))) =
+                    (entries.last_mut(), heap::row_fields(r, row))
                 {
                     e.extend(x);
                 }
