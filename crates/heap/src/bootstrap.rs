@@ -216,10 +216,10 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             extended: false,
         })?;
         for (comp, v) in [(0, &c0), (1, &c1)] {
-            for s in 0..=top {
+            for (s, &cm) in c_mod.iter().enumerate() {
                 let q = ring.modulus(s);
                 for (w, &x) in raised.limb_mut(comp, s).iter_mut().zip(v.iter()) {
-                    *w = q.mul(q.reduce_i64(x), c_mod[s]);
+                    *w = q.mul(q.reduce_i64(x), cm);
                 }
             }
         }
@@ -257,13 +257,13 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             level: top,
             extended: false,
         })?;
-        for s in 0..=top {
+        for (s, &us) in u_mod.iter().enumerate() {
             let q = ring.modulus(s);
             for (y, w) in v.limb_mut(0, s).iter_mut().enumerate() {
                 let y = y as i64;
                 let (xbar, neg) = if y < n / 2 { (y, false) } else { (y - n, true) };
                 let i = (xbar * kp + n).div_euclid(2 * n);
-                let val = q.mul(u_mod[s], q.reduce_i64(i));
+                let val = q.mul(us, q.reduce_i64(i));
                 *w = if neg { q.neg(val) } else { val };
             }
         }
