@@ -107,7 +107,9 @@ impl RnsGadget {
             let (ih, ci, h) = (self.inv_hat[i], self.crt_inv[i], self.crt_hat[i]);
             for (a, &v) in acc.iter_mut().zip(x.limb(c, i)) {
                 let t = qi.mul(qi.mul(v, ih), ci);
-                *a = (*a + t as u128 * h) % qj;
+                // Both terms are below Q_j: one conditional subtraction reduces the sum.
+                let s = *a + t as u128 * h;
+                *a = if s >= qj { s - qj } else { s };
             }
         }
         acc.into_iter()
