@@ -358,3 +358,87 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         Ok(sum)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::HEAP_N10_INSECURE;
+    use ckks::Parameters;
+    use fhe_math::backend::RingBackend;
+    use fhe_math::sampler::Seed;
+    use rlwe::{Plaintext, encrypt};
+
+    /// Full-depth `PackLWEs` (N inputs, no trace): every coefficient `j` of the packed
+    /// ciphertext decrypts to `N` times the constant coefficient of input `j`, whatever the
+    /// inputs' other coefficients hold; checked after the rescales by `R` (messages scaled by
+    /// `2^110` so that they survive the division).
+    #[test]
+    fn pack_lwes_gathers_every_constant_coefficient() {
+        let hp = HEAP_N10_INSECURE;
+        let ctx = Context::cpu(Parameters::new(&hp.ckks).unwrap()).unwrap();
+        let be = ctx.backend();
+        let ring = be.ring().clone();
+        let (n, top) = (ring.n(), ring.max_level());
+        let fp = ctx.params().fingerprint();
+        let sk = ctx
+            .key_generator()
+            .secret_key_from_seed(Seed([1; 32]))
+            .unwrap();
+        let keys = HeapKeys::generate(&ctx, &hp, &sk, &Seed([2; 32])).unwrap();
+        let boot = HeapBootstrapper::new(&ctx, &hp, keys).unwrap();
+        let msg = |j: usize, i: usize| ((j * 7919 + i * 104_729) % 2001) as i64 - 1000;
+        let inputs: Vec<RnsPoly> = (0..n)
+            .map(|j| {
+                let mut pt = ring
+                    .zeros(Shape {
+                        components: 1,
+                        level: top,
+                        extended: false,
+                    })
+                    .unwrap();
+                for s in 0..=top {
+                    let q = ring.modulus(s);
+                    let scale = q.pow(2, 110);
+                    for (i, w) in pt.limb_mut(0, s).iter_mut().enumerate() {
+                        *w = q.mul(q.reduce_i64(msg(j, i)), scale);
+                    }
+                }
+                let mut p = be.upload(&pt).unwrap();
+                be.ntt(&mut p).unwrap();
+                let pt = Plaintext::new(be, p, Meta::new(top, 1.0, true, fp)).unwrap();
+                let mut ct = encrypt::encrypt_sk(be, &sk, &pt).unwrap().into_parts().0;
+                be.intt(&mut ct).unwrap();
+                be.download(&ct).unwrap()
+            })
+            .collect();
+        let packed = boot.pack_lwes(inputs).unwrap();
+        let mut p = be.upload(&packed).unwrap();
+        be.ntt(&mut p).unwrap();
+        for _ in 0..hp.rescale_limbs {
+            be.rescale(&mut p).unwrap();
+        }
+        let out = hp.output_level();
+        let ct = Ciphertext::new(be, p, Meta::new(out, 1.0, true, fp)).unwrap();
+        let mut dec = encrypt::decrypt(be, &sk, &ct).unwrap().into_parts().0;
+        be.intt(&mut dec).unwrap();
+        let got = be.download_centered_q0(&dec).unwrap();
+        let r: f64 = (out + 1..=top)
+            .map(|i| ring.modulus(i).value() as f64)
+            .product();
+        let unit = 2f64.powi(110) / r * n as f64;
+        // The packing's noise over R and the rescales' rounding: the model's σ_out, 7σ.
+        let q = ctx.params().moduli_q();
+        let sigma = crate::budget::budget(&hp, q, 1.0, 1.0, n / 2).sigma_out;
+        let mut worst = 0f64;
+        for (j, v) in got.iter().enumerate() {
+            let v = v.expect("small coefficient") as f64;
+            let want = msg(j, 0) as f64 * unit;
+            worst = worst.max((v - want).abs());
+            assert!(
+                (v - want).abs() < 7.0 * sigma,
+                "coefficient {j}: {v} against {want}"
+            );
+        }
+        assert!(worst > 0.0, "the noise should be visible");
+    }
+}
