@@ -19,6 +19,7 @@ pub struct HeapBootstrapper<B: KeySwitchBackend> {
     keys: HeapKeys<B>,
     gadget: RnsGadget,
     slots: usize,
+    parallel: bool,
 }
 
 impl<B: KeySwitchBackend> HeapBootstrapper<B> {
@@ -65,6 +66,7 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             keys,
             gadget,
             slots: params.n() / 2,
+            parallel: true,
         })
     }
 
@@ -82,6 +84,14 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         }
         self.slots = slots;
         Ok(self)
+    }
+
+    /// Whether the blind rotations of one bootstrap run on several host threads (rayon; the
+    /// default) or one after the other. Both give the same words; the sequential order is
+    /// for backends that gain nothing from concurrent callers.
+    pub fn with_parallel_rotations(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
     }
 
     /// The slot count.
@@ -196,15 +206,20 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
 
         // 2-7. Per coefficient: extraction, switches, LWE key switch, blind rotation.
         let stride = n / n_c;
-        let accs = (0..n_c)
-            .into_par_iter()
-            .map(|t| {
-                let x = extract_switched(&self.params, q0, &c0, &c1, t * stride);
-                let x = self.keys.lwe_ksk.switch(&self.params, &x);
-                let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
-                self.blind_rotate(&test, &a, b)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let one = |t: usize| {
+            let x = extract_switched(&self.params, q0, &c0, &c1, t * stride);
+            let x = self.keys.lwe_ksk.switch(&self.params, &x);
+            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
+            self.blind_rotate(&test, &a, b)
+        };
+        let accs = if self.parallel {
+            (0..n_c)
+                .into_par_iter()
+                .map(one)
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            (0..n_c).map(one).collect::<Result<Vec<_>>>()?
+        };
 
         // 8. Packing.
         let pack = self.pack_lwes(accs)?;
@@ -346,7 +361,11 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
                 odd.push(c)
             }
         }
-        let (e, o) = rayon::join(|| self.pack_lwes(even), || self.pack_lwes(odd));
+        let (e, o) = if self.parallel {
+            rayon::join(|| self.pack_lwes(even), || self.pack_lwes(odd))
+        } else {
+            (self.pack_lwes(even), self.pack_lwes(odd))
+        };
         let (e, o) = (e?, o?);
         let xo = mul_monomial(ring, &o, ring.n() / len);
         let mut sum = e.clone();

@@ -2,6 +2,7 @@
 
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Evaluator, Parameters};
+use fhe_math::backend::RingBackend;
 use fhe_math::cpu::CpuBackend;
 use fhe_math::sampler::Seed;
 use heap::{
@@ -185,4 +186,30 @@ fn heap_n13_is_secure_and_within_the_budget() {
         wide.check_security(pw.moduli_q(), pw.moduli_p()),
         Err(Error::NotSecure { .. })
     ));
+}
+
+/// The blind rotations on several threads or one after the other give the same words, and the
+/// same seeds give the same keys and output (what the GPU test relies on).
+#[test]
+fn heap_bootstrap_is_deterministic() {
+    let slots = 2;
+    let (a, b) = (setup(slots), setup(slots));
+    let b = Setup {
+        boot: b.boot.with_parallel_rotations(false),
+        ..b
+    };
+    let z = uniform_complex(&mut InputGenerator::new(3), slots);
+    let words = |s: &Setup| {
+        let enc = Encoder::new(&s.ctx).unwrap();
+        let pt = enc
+            .encode_with(&z, 0, s.ctx.params().scale(0).unwrap(), slots)
+            .unwrap();
+        let ct = s
+            .ctx
+            .encrypt_sk_with_seeds(&s.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
+            .unwrap();
+        let out = s.boot.heap_bootstrap(&ct).unwrap();
+        s.ctx.backend().download(out.poly()).unwrap()
+    };
+    assert!(words(&a).raw() == words(&b).raw());
 }

@@ -1,5 +1,6 @@
 //! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words (same
-//! seeds for keys and encryption), and the result decrypts within the model's precision. All
+//! seeds for keys and encryption; blind rotations issued from several host threads, and at
+//! `N = 2^10` also one after the other), and the result decrypts within the model's precision. All
 //! need a CUDA device and panic without.
 
 use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
@@ -20,6 +21,7 @@ fn run<B: KeySwitchBackend>(
     hp: &HeapParams,
     z: &[Complex64],
     slots: usize,
+    parallel: bool,
 ) -> (RnsPoly, Vec<Complex64>) {
     let sk = ctx
         .key_generator()
@@ -29,7 +31,8 @@ fn run<B: KeySwitchBackend>(
     let boot = HeapBootstrapper::new(ctx, hp, keys)
         .unwrap()
         .with_slots(slots)
-        .unwrap();
+        .unwrap()
+        .with_parallel_rotations(parallel);
     let enc = Encoder::new(ctx).unwrap();
     let pt = enc
         .encode_with(z, 0, ctx.params().scale(0).unwrap(), slots)
@@ -48,7 +51,8 @@ fn run<B: KeySwitchBackend>(
     (words, got)
 }
 
-fn compare(hp: HeapParams, slots: usize) {
+/// CPU (parallel rotations) against the GPU (parallel, and sequential when `sequential_too`).
+fn compare(hp: HeapParams, slots: usize, sequential_too: bool) {
     let params = Parameters::new(&hp.ckks).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
     let dev =
@@ -57,16 +61,24 @@ fn compare(hp: HeapParams, slots: usize) {
     let gpu = Context::with_backend(params.clone(), CudaBackend::new(dev, ring).unwrap()).unwrap();
     let z = uniform_complex(&mut InputGenerator::new(5), slots);
     let t = std::time::Instant::now();
-    let (cw, cz) = run(&cpu, &hp, &z, slots);
+    let (cw, cz) = run(&cpu, &hp, &z, slots, true);
     let tc = t.elapsed();
     let t = std::time::Instant::now();
-    let (gw, gz) = run(&gpu, &hp, &z, slots);
+    let (gw, gz) = run(&gpu, &hp, &z, slots, true);
     let tg = t.elapsed();
     assert!(
         cw.raw() == gw.raw(),
         "{}: the GPU's output words differ from the CPU's",
         hp.name
     );
+    if sequential_too {
+        let (sw, _) = run(&gpu, &hp, &z, slots, false);
+        assert!(
+            cw.raw() == sw.raw(),
+            "{}: the GPU's sequential words differ from the CPU's",
+            hp.name
+        );
+    }
     let out = hp.output_level();
     let model = budget(
         &hp,
@@ -90,11 +102,11 @@ fn compare(hp: HeapParams, slots: usize) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_heap_matches_cpu_n10() {
-    compare(HEAP_N10_INSECURE, 8);
+    compare(HEAP_N10_INSECURE, 8, true);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_heap_matches_cpu_n13_one_slot() {
-    compare(HEAP_N13, 1);
+    compare(HEAP_N13, 1, false);
 }
