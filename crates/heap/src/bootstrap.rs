@@ -11,6 +11,17 @@ use fhe_math::backend::KeySwitchBackend;
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
+use std::ops::Range;
+
+/// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
+/// `s'`, the test polynomial and the spacing of the packed coefficients.
+struct RotationInput<'a> {
+    q0: u64,
+    c0: &'a [i64],
+    c1: &'a [i64],
+    test: &'a RnsPoly,
+    stride: usize,
+}
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
 pub struct HeapBootstrapper<B: KeySwitchBackend> {
@@ -121,7 +132,33 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
     /// Errors: a ciphertext not at level 0 ([`Error::NotAtLevelZero`]), of another parameter
     /// set, or not of 2 components.
     pub fn heap_bootstrap(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.heap_bootstrap_spread(ct, &[])
+    }
+
+    /// [`HeapBootstrapper::heap_bootstrap`] with the blind rotations split into contiguous
+    /// shares over `self` and `helpers` (e.g. one bootstrapper per GPU, each with its own copy
+    /// of the same keys), run concurrently; the packing and everything else run on `self`.
+    /// The result is the same words as without helpers.
+    ///
+    /// Errors: as [`HeapBootstrapper::heap_bootstrap`], and a helper of another parameter set,
+    /// slot count or key set ([`Error::InvalidOperand`]).
+    pub fn heap_bootstrap_spread(
+        &self,
+        ct: &Ciphertext<B>,
+        helpers: &[&HeapBootstrapper<B>],
+    ) -> Result<Ciphertext<B>> {
         let op = "bootstrap by blind rotation";
+        for h in helpers {
+            if h.ctx.params().fingerprint() != self.ctx.params().fingerprint()
+                || h.slots != self.slots
+                || h.keys.key_id != self.keys.key_id
+            {
+                return Err(Error::InvalidOperand {
+                    op,
+                    reason: "a helper has another parameter set, slot count or key set".into(),
+                });
+            }
+        }
         let be = self.ctx.backend();
         let fp = self.ctx.params().fingerprint();
         if ct.fingerprint() != fp {
@@ -204,22 +241,25 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             .collect::<Result<_>>()?;
         let test = self.test_polynomial(&u_mod)?;
 
-        // 2-7. Per coefficient: extraction, switches, LWE key switch, blind rotation.
-        let stride = n / n_c;
-        let one = |t: usize| {
-            let x = extract_switched(&self.params, q0, &c0, &c1, t * stride);
-            let x = self.keys.lwe_ksk.switch(&self.params, &x);
-            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
-            self.blind_rotate(&test, &a, b)
+        // 2-7. Per coefficient: extraction, switches, LWE key switch, blind rotation; shares
+        // of the coefficients on `self` and the helpers.
+        let workers: Vec<&HeapBootstrapper<B>> = std::iter::once(self)
+            .chain(helpers.iter().copied())
+            .collect();
+        let share = n_c.div_ceil(workers.len());
+        let input = RotationInput {
+            q0,
+            c0: &c0,
+            c1: &c1,
+            test: &test,
+            stride: n / n_c,
         };
-        let accs = if self.parallel {
-            (0..n_c)
-                .into_par_iter()
-                .map(one)
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            (0..n_c).map(one).collect::<Result<Vec<_>>>()?
-        };
+        let parts = workers
+            .par_iter()
+            .enumerate()
+            .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
+            .collect::<Result<Vec<_>>>()?;
+        let accs: Vec<RnsPoly> = parts.into_iter().flatten().collect();
 
         // 8. Packing.
         let pack = self.pack_lwes(accs)?;
@@ -258,6 +298,22 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             out,
             Meta::new(out_level, scale_out, true, fp),
         )?)
+    }
+
+    /// The accumulators of the coefficients `range` (indices of packed coefficients).
+    fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
+        let n = self.params.n();
+        let one = |t: usize| {
+            let x = extract_switched(&self.params, input.q0, input.c0, input.c1, t * input.stride);
+            let x = self.keys.lwe_ksk.switch(&self.params, &x);
+            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
+            self.blind_rotate(input.test, &a, b)
+        };
+        if self.parallel {
+            range.into_par_iter().map(one).collect()
+        } else {
+            range.map(one).collect()
+        }
     }
 
     /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):

@@ -23,6 +23,9 @@ pub struct HeapKeys<B: KeySwitchBackend> {
     pub(crate) auto: Vec<(usize, GadgetRows<B>)>,
     pub(crate) to_dense: GadgetRows<B>,
     pub(crate) fingerprint: u64,
+    /// Identifies the key set (FNV-1a of public LWE key-switching words): bootstrappers
+    /// sharing one bootstrap must hold the same keys.
+    pub(crate) key_id: u64,
 }
 
 /// The centred integer coefficients of a secret key (limb 0 of its coefficient form).
@@ -163,7 +166,15 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         be.zeroize(&mut sp);
         let mut s_ntt = s_ntt;
         be.zeroize(&mut s_ntt);
+        let head: Vec<u8> = lwe_ksk
+            .words
+            .iter()
+            .take(4096)
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let key_id = rlwe::chain::fnv1a(rlwe::chain::FNV_OFFSET, &head);
         Ok(HeapKeys {
+            key_id,
             to_sparse,
             lwe_ksk,
             rgsw,

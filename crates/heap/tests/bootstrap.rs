@@ -213,3 +213,35 @@ fn heap_bootstrap_is_deterministic() {
     };
     assert!(words(&a).raw() == words(&b).raw());
 }
+
+/// Blind rotations shared with a second bootstrapper (its own context and copy of the keys, as
+/// on a second GPU) give the same words; a helper with other keys is refused.
+#[test]
+fn heap_bootstrap_spread_matches_one_bootstrapper() {
+    let slots = 4;
+    let (a, b) = (setup(slots), setup(slots));
+    let z = uniform_complex(&mut InputGenerator::new(4), slots);
+    let enc = Encoder::new(&a.ctx).unwrap();
+    let pt = enc
+        .encode_with(&z, 0, a.ctx.params().scale(0).unwrap(), slots)
+        .unwrap();
+    let ct = a
+        .ctx
+        .encrypt_sk_with_seeds(&a.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
+        .unwrap();
+    let be = a.ctx.backend();
+    let alone = be
+        .download(a.boot.heap_bootstrap(&ct).unwrap().poly())
+        .unwrap();
+    let spread = a.boot.heap_bootstrap_spread(&ct, &[&b.boot]).unwrap();
+    assert!(be.download(spread.poly()).unwrap().raw() == alone.raw());
+    let other_keys = HeapKeys::generate(&a.ctx, &HEAP_N10_INSECURE, &a.sk, &Seed([8; 32])).unwrap();
+    let other = HeapBootstrapper::new(&a.ctx, &HEAP_N10_INSECURE, other_keys)
+        .unwrap()
+        .with_slots(slots)
+        .unwrap();
+    assert!(matches!(
+        a.boot.heap_bootstrap_spread(&ct, &[&other]),
+        Err(Error::InvalidOperand { .. })
+    ));
+}

@@ -110,3 +110,53 @@ fn gpu_heap_matches_cpu_n10() {
 fn gpu_heap_matches_cpu_n13_one_slot() {
     compare(HEAP_N13, 1, false);
 }
+
+/// The blind rotations spread over two GPUs (one bootstrapper per device, keys from the same
+/// seed) give the CPU's words. Needs two CUDA devices.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_heap_spread_over_two_devices_matches_cpu() {
+    let hp = HEAP_N10_INSECURE;
+    let slots = 16;
+    let params = Parameters::new(&hp.ckks).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let ring = Arc::clone(cpu.backend().ring());
+    let gpu = |i: usize| {
+        let dev = Device::new(i)
+            .unwrap_or_else(|e| panic!("CUDA device {i} is required for this gpu_* test: {e}"));
+        Context::with_backend(params.clone(), CudaBackend::new(dev, ring.clone()).unwrap()).unwrap()
+    };
+    let (g0, g1) = (gpu(0), gpu(1));
+    let z = uniform_complex(&mut InputGenerator::new(6), slots);
+    let (cw, _) = run(&cpu, &hp, &z, slots, true);
+    let boot = |ctx: &Context<CudaBackend>| {
+        let sk = ctx
+            .key_generator()
+            .secret_key_from_seed(Seed([31; 32]))
+            .unwrap();
+        let keys = HeapKeys::generate(ctx, &hp, &sk, &Seed([32; 32])).unwrap();
+        let b = HeapBootstrapper::new(ctx, &hp, keys)
+            .unwrap()
+            .with_slots(slots)
+            .unwrap();
+        (sk, b)
+    };
+    let ((sk, b0), (_, b1)) = (boot(&g0), boot(&g1));
+    let enc = Encoder::new(&g0).unwrap();
+    let pt = enc
+        .encode_with(&z, 0, params.scale(0).unwrap(), slots)
+        .unwrap();
+    let ct = g0
+        .encrypt_sk_with_seeds(&sk, &pt, Seed([33; 32]), &Seed([34; 32]))
+        .unwrap();
+    let t = std::time::Instant::now();
+    let out = b0.heap_bootstrap_spread(&ct, &[&b1]).unwrap();
+    println!("{} {slots} slots on 2 GPUs: {:.2?}", hp.name, t.elapsed());
+    let be = g0.backend();
+    let mut p = be.duplicate(out.poly()).unwrap();
+    be.intt(&mut p).unwrap();
+    assert!(
+        be.download(&p).unwrap().raw() == cw.raw(),
+        "2 GPUs differ from the CPU"
+    );
+}
