@@ -1,9 +1,11 @@
-//! CKKS bootstrapping by blind rotation (`crates/heap`) on one CUDA device: the whole
-//! bootstrap of a level-0 ciphertext (`op` `heap_bootstrap`), with `slots`, `gpus` (1),
+//! CKKS bootstrapping by blind rotation (`crates/heap`) on CUDA devices: the whole
+//! bootstrap of a level-0 ciphertext (`op` `heap_bootstrap`), with `slots`, `gpus`,
 //! `wall_us` and `precision_bits` (−log2 of the largest slot error, inputs uniform in [−1, 1]
-//! real and imaginary) in each JSON row. Preset names: `heap:<SET>x<slots>`, e.g.
-//! `heap:HEAP_N13x16` or `heap:HEAP_N10_INSECUREx64` (sets: `HEAP_N13`, `HEAP_N10_INSECURE`;
-//! `slots` a power of two up to N/2: `2·slots` blind rotations).
+//! real and imaginary) in each JSON row. Preset names: `heap:<SET>x<slots>[x<gpus>]`, e.g.
+//! `heap:HEAP_N13x16`, `heap:HEAP_N13x16x2` or `heap:HEAP_N10_INSECUREx64` (sets: `HEAP_N13`,
+//! `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind rotations; with
+//! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
+//! of the keys, `HeapBootstrapper::heap_bootstrap_spread`).
 
 use super::{PresetResult, R, Row, Timer, log_timing};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
@@ -20,11 +22,10 @@ use std::time::Instant;
 /// Timed runs per row at most (a bootstrap takes seconds).
 const MAX_REPS: usize = 3;
 
-/// `(parameters, slots)` of a preset name (after `heap:`).
-pub fn preset(name: &str) -> R<(HeapParams, usize)> {
-    let (set, slots) = name
-        .rsplit_once('x')
-        .ok_or_else(|| format!("heap preset {name:?} is not <SET>x<slots>"))?;
+/// `(parameters, slots, gpus)` of a preset name (after `heap:`).
+pub fn preset(name: &str) -> R<(HeapParams, usize, usize)> {
+    let mut parts = name.split('x');
+    let set = parts.next().unwrap_or_default();
     let hp = match set {
         "HEAP_N13" => HEAP_N13,
         "HEAP_N10_INSECURE" => HEAP_N10_INSECURE,
@@ -34,11 +35,18 @@ pub fn preset(name: &str) -> R<(HeapParams, usize)> {
             );
         }
     };
-    let slots: usize = slots.parse()?;
+    let slots: usize = parts
+        .next()
+        .ok_or_else(|| format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]"))?
+        .parse()?;
+    let gpus: usize = parts.next().map_or(Ok(1), str::parse)?;
+    if parts.next().is_some() || gpus == 0 {
+        return Err(format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]").into());
+    }
     if !slots.is_power_of_two() || slots > hp.n() / 2 {
         return Err(format!("{slots} slots: not a power of two up to {}", hp.n() / 2).into());
     }
-    Ok((hp, slots))
+    Ok((hp, slots, gpus))
 }
 
 /// Times one bootstrap at one preset.
@@ -46,19 +54,30 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let t_setup = Instant::now();
     dev.synchronize()?;
     dev.reset_pool_peak()?;
-    let (hp, slots) = preset(name)?;
+    let (hp, slots, gpus) = preset(name)?;
     let params = Parameters::new(&hp.ckks)?;
     let be = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
     let ctx = Context::with_backend(params.clone(), be)?;
     let be = ctx.backend();
     let sk = ctx.key_generator().secret_key()?;
-    let keys = HeapKeys::generate(&ctx, &hp, &sk, &Seed::random())?;
+    let key_seed = Seed::random();
+    let keys = HeapKeys::generate(&ctx, &hp, &sk, &key_seed)?;
     let key_bytes = keys.bytes(be);
     let boot = HeapBootstrapper::new(&ctx, &hp, keys)?.with_slots(slots)?;
+    // The other devices: their own contexts and the same keys (same seed, same secret).
+    let mut helpers = Vec::new();
+    for i in 1..gpus {
+        let d = Device::new(i).map_err(|e| format!("device {i} for {name}: {e}"))?;
+        let c = Context::with_backend(params.clone(), CudaBackend::new(d, ring_for(&params)?)?)?;
+        let s = c.key_generator().secret_key_from_seed(sk.seed().clone())?;
+        let k = HeapKeys::generate(&c, &hp, &s, &key_seed)?;
+        helpers.push(HeapBootstrapper::new(&c, &hp, k)?.with_slots(slots)?);
+    }
+    let helper_refs: Vec<&HeapBootstrapper<CudaBackend>> = helpers.iter().collect();
     let enc = Encoder::new(&ctx)?;
     let z = uniform_complex(&mut InputGenerator::new(2026), slots);
     let ct = encrypt::encrypt_sk(be, &sk, &enc.encode_with(&z, 0, params.scale(0)?, slots)?)?;
-    let out = boot.heap_bootstrap(&ct)?;
+    let out = boot.heap_bootstrap_spread(&ct, &helper_refs)?;
     let got = enc.decode_slots(&encrypt::decrypt(be, &sk, &out)?, slots)?;
     let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
     let model = budget(
@@ -81,7 +100,9 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let reps = reps.clamp(1, MAX_REPS);
     let timer = Timer::new(dev.clone(), be.stream().clone(), reps, warm.min(1))?;
     let none = || -> R<()> { Ok(()) };
-    let t = timer.time(reps, none, |_| Ok(boot.heap_bootstrap(&ct)?))?;
+    let t = timer.time(reps, none, |_| {
+        Ok(boot.heap_bootstrap_spread(&ct, &helper_refs)?)
+    })?;
     log_timing(name, "heap_bootstrap", &t);
     let rows = vec![Row {
         op: "heap_bootstrap",
@@ -105,7 +126,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "median_precision_bits": median_bits,
             "model_precision_bits": model.precision_max_bits,
             "slots": slots,
-            "gpus": 1,
+            "gpus": gpus,
             "blind_rotations": boot.blind_rotations(),
             "lwe_dimension": hp.lwe_dimension,
             "output_level": hp.output_level(),
