@@ -130,7 +130,7 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
     /// exact value declared), encrypting the same slots.
     ///
     /// Errors: a ciphertext not at level 0 ([`Error::NotAtLevelZero`]), of another parameter
-    /// set, or not of 2 components.
+    /// set, not of 2 components, or with a scale above `q_0/(4·√2)`.
     pub fn heap_bootstrap(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         self.heap_bootstrap_spread(ct, &[])
     }
@@ -185,6 +185,18 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         let n = ring.n();
         let top = ring.max_level();
         let q0 = ring.modulus(0).value();
+        // Slots |z| <= 1 give coefficients |m_k| <= √2·Δ: they must stay below q0/4 for the
+        // staircase's margin (HEAP.md §4.1).
+        if !(ct.scale() >= 1.0 && 2f64.sqrt() * ct.scale() * 4.0 <= q0 as f64) {
+            return Err(Error::InvalidOperand {
+                op,
+                reason: format!(
+                    "the scale 2^{:.1} leaves no margin below q0 = 2^{:.1} (at most q0/(4·√2))",
+                    ct.scale().log2(),
+                    (q0 as f64).log2()
+                ),
+            });
+        }
 
         // 1. Encapsulation: (c0, 0) + KeySwitch_{s -> s'}(c1) at level 0, centred.
         let mut p = be.duplicate(ct.poly())?;

@@ -126,6 +126,16 @@ fn heap_bootstrap_rejects_bad_inputs() {
         s.boot.heap_bootstrap(&ct),
         Err(Error::NotAtLevelZero { level: 1 })
     ));
+    // A level-0 ciphertext whose scale leaves no margin below q0.
+    let big = 2f64.powi(39);
+    let pt = enc
+        .encode_with(&[num_complex::Complex64::new(0.5, 0.0)], 0, big, 4)
+        .unwrap();
+    let ct = encrypt::encrypt_sk(be, &s.sk, &pt).unwrap();
+    assert!(matches!(
+        s.boot.heap_bootstrap(&ct),
+        Err(Error::InvalidOperand { .. })
+    ));
     let err = setup(4)
         .boot
         .with_slots(3)
