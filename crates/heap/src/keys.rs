@@ -10,6 +10,7 @@ use fhe_math::sampler::Seed;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use rlwe::{SecretKey, SwitchingKey};
+use zeroize::Zeroizing;
 
 /// Every key HEAP bootstrapping needs: `to_sparse` (hybrid, over `q_0·P` only), the LWE
 /// key-switching key, the RGSW encryptions of the bits of `s_t` (3 RNS digits × 2 components
@@ -32,19 +33,21 @@ pub struct HeapKeys<B: KeySwitchBackend> {
 pub(crate) fn secret_coefficients<B: KeySwitchBackend>(
     be: &B,
     sk: &SecretKey<B>,
-) -> Result<Vec<i64>> {
+) -> Result<Zeroizing<Vec<i64>>> {
     let mut p = be.duplicate(sk.poly())?;
     be.intt(&mut p)?;
-    let host = be.download(&p)?;
+    let mut host = be.download(&p)?;
     be.zeroize(&mut p);
     let q = be.ring().modulus(0);
-    Ok(host.limb(0, 0).iter().map(|&w| q.center(w)).collect())
+    let out = Zeroizing::new(host.limb(0, 0).iter().map(|&w| q.center(w)).collect());
+    host.raw_mut().iter_mut().for_each(|w| *w = 0);
+    Ok(out)
 }
 
 /// `τ_g` of an integer polynomial (`X ↦ X^g`, `g` odd).
-pub(crate) fn automorphism_ints(v: &[i64], g: usize) -> Vec<i64> {
+pub(crate) fn automorphism_ints(v: &[i64], g: usize) -> Zeroizing<Vec<i64>> {
     let n = v.len();
-    let mut out = vec![0i64; n];
+    let mut out = Zeroizing::new(vec![0i64; n]);
     for (i, &x) in v.iter().enumerate() {
         let j = (i * g) % (2 * n);
         if j < n { out[j] = x } else { out[j - n] = -x }
@@ -102,9 +105,11 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         // The LWE side.
         let s_dense = secret_coefficients(be, sk)?;
         let s_sparse = secret_coefficients(be, &sparse)?;
-        let s_t: Vec<u32> = (0..params.lwe_dimension)
-            .map(|_| rng.next_u32() & 1)
-            .collect();
+        let s_t: Zeroizing<Vec<u32>> = Zeroizing::new(
+            (0..params.lwe_dimension)
+                .map(|_| rng.next_u32() & 1)
+                .collect(),
+        );
         let mut ksk_seed = [0u8; 32];
         rng.fill_bytes(&mut ksk_seed);
         let lwe_ksk = LweKeySwitchKey::generate(params, &s_sparse, &s_t, ksk_seed);
