@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::gadget::{RnsGadget, gadget_product_acc, to_host_coeff, zero_pair};
 use crate::host::{add_assign, automorphism, mul_monomial, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{extract_switched, switch_to_2n};
+use crate::lwe::{extract_switched, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
@@ -343,11 +343,7 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         for (s, &us) in u_mod.iter().enumerate() {
             let q = ring.modulus(s);
             for (y, w) in v.limb_mut(0, s).iter_mut().enumerate() {
-                let y = y as i64;
-                let (xbar, neg) = if y < n / 2 { (y, false) } else { (y - n, true) };
-                let i = (xbar * kp + n).div_euclid(2 * n);
-                let val = q.mul(us, q.reduce_i64(i));
-                *w = if neg { q.neg(val) } else { val };
+                *w = q.mul(us, q.reduce_i64(staircase_entry(y as i64, n, kp)));
             }
         }
         Ok(v)

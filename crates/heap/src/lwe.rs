@@ -152,6 +152,23 @@ pub fn switch_to_2n(x: &LweSample, k: u32, two_n: u64) -> (Vec<u64>, u64) {
     (x.a.iter().map(|&w| f(w)).collect(), f(x.b))
 }
 
+/// Entry `y ∈ [0, N)` of the staircase test polynomial divided by `u`:
+/// `round(y·K'/2N)` for `y < N/2`, `−round((y − N)·K'/2N)` above (round half up).
+pub fn staircase_entry(y: i64, n: i64, k_prime: i64) -> i64 {
+    let f = |x: i64| (x * k_prime + n).div_euclid(2 * n);
+    if y < n / 2 { f(y) } else { -f(y - n) }
+}
+
+/// What the blind rotation returns (divided by `u`) for the phase `x̃ ∈ [0, 2N)`: the
+/// constant coefficient of `X^{−x̃}·v`, i.e. `v_{x̃}` below `N` and `−v_{x̃−N}` above.
+pub fn staircase_reading(x_tilde: i64, n: i64, k_prime: i64) -> i64 {
+    if x_tilde < n {
+        staircase_entry(x_tilde, n, k_prime)
+    } else {
+        -staircase_entry(x_tilde - n, n, k_prime)
+    }
+}
+
 /// The phase `b − ⟨a, s⟩ mod 2^k` (tests and noise measurements).
 pub fn phase(x: &LweSample, s: &[i64], k: u32) -> u32 {
     let mut p = x.b;
@@ -164,14 +181,12 @@ pub fn phase(x: &LweSample, s: &[i64], k: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::HEAP_N10_INSECURE;
+    use crate::params::{HEAP_N10_INSECURE, HeapParams};
 
-    /// Every coefficient's overflow `I_k` is recovered exactly by the staircase's rounding
-    /// after the virtual-modulus switch, the key switch and the switch to `2N`, and the phase
-    /// error stays within the model's 11σ.
-    #[test]
-    fn lwe_side_recovers_the_overflow_of_every_coefficient() {
-        let p = HEAP_N10_INSECURE;
+    /// For every coefficient of a random level-0 ciphertext under a sparse secret (messages
+    /// `|m_k| ≤ q0/16`): `(I_k, the staircase's reading, |x̄ − exact|)` after the
+    /// virtual-modulus switch, the key switch and the switch to `2N` at `p`.
+    fn readings(p: &HeapParams) -> Vec<(i64, i64, f64)> {
         let n = p.n();
         let q0: u64 = (1u64 << 40) + 0x1d001; // any odd modulus of 41 bits
         let mut rng = ChaCha20Rng::from_seed([3; 32]);
@@ -186,7 +201,7 @@ mod tests {
         }
         let s_t: Vec<u32> = (0..p.lwe_dimension).map(|_| rng.next_u32() & 1).collect();
         let s_t64: Vec<i64> = s_t.iter().map(|&x| x as i64).collect();
-        let ksk = LweKeySwitchKey::generate(&p, &s, &s_t, [5; 32]);
+        let ksk = LweKeySwitchKey::generate(p, &s, &s_t, [5; 32]);
         let half = (q0 / 2) as i64;
         let centred = |rng: &mut ChaCha20Rng| (rng.next_u64() % q0) as i64 - half;
         let c1: Vec<i64> = (0..n).map(|_| centred(&mut rng)).collect();
@@ -215,38 +230,78 @@ mod tests {
             })
             .collect();
         let two_n = 2 * n as i64;
-        let mut worst = 0f64;
-        let mut largest_i = 0;
-        for k in 0..n {
-            let phi = c0[k] as i128 + c1s[k];
-            let i_k = ((phi - m[k] as i128) / q0 as i128) as i64;
-            assert_eq!(phi, m[k] as i128 + i_k as i128 * q0 as i128);
-            largest_i = largest_i.max(i_k.abs());
-            let x = extract_switched(&p, q0, &c0, &c1, k);
-            let ks = ksk.switch(&p, &x);
-            let (a, b) = switch_to_2n(&ks, p.log_q_ks, two_n as u64);
-            let mut ph = b as i64;
-            for (ai, si) in a.iter().zip(&s_t64) {
-                ph -= *ai as i64 * si;
-            }
-            let mut xbar = ph.rem_euclid(two_n);
-            if xbar >= two_n / 2 {
-                xbar -= two_n;
-            }
-            let exact = phi as f64 / q0 as f64 * two_n as f64 / p.k_prime as f64;
-            worst = worst.max((xbar as f64 - exact).abs());
-            let got = (xbar * p.k_prime as i64 + n as i64).div_euclid(two_n);
+        (0..n)
+            .map(|k| {
+                let phi = c0[k] as i128 + c1s[k];
+                let i_k = ((phi - m[k] as i128) / q0 as i128) as i64;
+                assert_eq!(phi, m[k] as i128 + i_k as i128 * q0 as i128);
+                let x = extract_switched(p, q0, &c0, &c1, k);
+                let ks = ksk.switch(p, &x);
+                let (a, b) = switch_to_2n(&ks, p.log_q_ks, two_n as u64);
+                let mut ph = b as i64;
+                for (ai, si) in a.iter().zip(&s_t64) {
+                    ph -= *ai as i64 * si;
+                }
+                let x_tilde = ph.rem_euclid(two_n);
+                let xbar = if x_tilde >= two_n / 2 {
+                    x_tilde - two_n
+                } else {
+                    x_tilde
+                };
+                let exact = phi as f64 / q0 as f64 * two_n as f64 / p.k_prime as f64;
+                let got = staircase_reading(x_tilde, n as i64, p.k_prime as i64);
+                (i_k, got, (xbar as f64 - exact).abs())
+            })
+            .collect()
+    }
+
+    /// Every coefficient's overflow `I_k` is recovered exactly by the staircase's rounding,
+    /// and the phase error stays within the model's 11σ.
+    #[test]
+    fn lwe_side_recovers_the_overflow_of_every_coefficient() {
+        let p = HEAP_N10_INSECURE;
+        let r = readings(&p);
+        for (k, &(i_k, got, _)) in r.iter().enumerate() {
             assert_eq!(got, i_k, "coefficient {k}");
         }
+        let largest = r.iter().map(|x| x.0.abs()).max().unwrap_or(0);
         assert!(
-            largest_i >= 2,
-            "the test should see overflows, got at most {largest_i}"
+            largest >= 2,
+            "the test should see overflows, got at most {largest}"
         );
-        let model = crate::budget::budget(&p, &[q0, q0, q0, q0, q0, q0], 1.0, 1.0, n / 2);
+        let worst = r.iter().map(|x| x.2).fold(0.0, f64::max);
+        let q0 = (1u64 << 40) + 0x1d001;
+        let model = crate::budget::budget(&p, &[q0; 6], 1.0, 1.0, p.n() / 2);
         assert!(
             worst < 11.0 * model.sigma_x,
             "phase error {worst} against sigma {}",
             model.sigma_x
+        );
+    }
+
+    /// At a deliberately narrow staircase (`K' = 8`: `|I_k| ≤ 1.5` readable) failures happen,
+    /// at a rate below the model's bound on `P(|I_k| ≥ K'/4 − ½ − ρ)`.
+    #[test]
+    fn narrow_staircase_fails_within_the_model() {
+        let p = HeapParams {
+            k_prime: 8,
+            ..HEAP_N10_INSECURE
+        };
+        let r = readings(&p);
+        let failures = r.iter().filter(|x| x.0 != x.1).count();
+        let rate = failures as f64 / r.len() as f64;
+        let q0 = (1u64 << 40) + 0x1d001;
+        // ρ of the test's messages: |m_k| ≤ q0/16.
+        let bound = crate::budget::budget(&p, &[q0; 6], q0 as f64 / 16.0 / 2f64.sqrt(), 1.0, 1)
+            .log2_failure_per_coefficient;
+        println!(
+            "K' = 8: {failures} failures in {}, bound 2^{bound:.2}",
+            r.len()
+        );
+        assert!(failures > 0, "a narrow staircase must fail sometimes");
+        assert!(
+            rate <= 2f64.powf(bound),
+            "rate {rate} above the bound 2^{bound}"
         );
     }
 }
