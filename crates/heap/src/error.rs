@@ -56,6 +56,12 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A serialized key set that cannot be loaded (framing, counts, residues).
+    #[error("cannot load HEAP keys: {reason}")]
+    Malformed {
+        /// Why.
+        reason: String,
+    },
     /// From the math layer.
     #[error(transparent)]
     Math(#[from] fhe_math::Error),

@@ -171,13 +171,7 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         be.zeroize(&mut sp);
         let mut s_ntt = s_ntt;
         be.zeroize(&mut s_ntt);
-        let head: Vec<u8> = lwe_ksk
-            .words
-            .iter()
-            .take(4096)
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        let key_id = rlwe::chain::fnv1a(rlwe::chain::FNV_OFFSET, &head);
+        let key_id = key_id_of(&lwe_ksk);
         Ok(HeapKeys {
             key_id,
             to_sparse,
@@ -218,6 +212,17 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
     }
 }
 
+/// FNV-1a of the first 4096 words of the (public) LWE key-switching key.
+pub(crate) fn key_id_of(ksk: &LweKeySwitchKey) -> u64 {
+    let head: Vec<u8> = ksk
+        .words
+        .iter()
+        .take(4096)
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    rlwe::chain::fnv1a(rlwe::chain::FNV_OFFSET, &head)
+}
+
 /// The relinearization key of the user levels: `ckks`'s key with every limb above the
 /// output level `L − rescale_limbs` zeroed, so that it exists only over `Q_out·P` (the modulus
 /// [`HeapParams::check_security`] checks; a key over the whole `Q_L·P` would exceed the
@@ -237,7 +242,11 @@ pub fn user_relin_key<B: KeySwitchBackend>(
 
 /// Zeroes every limb of `poly` above `level` (the special primes kept): the `to_sparse` key
 /// exists only over `q_0·P`, the user keys over `Q_out·P`.
-fn keep_limbs_up_to<B: KeySwitchBackend>(be: &B, poly: &mut B::Poly, level: usize) -> Result<()> {
+pub(crate) fn keep_limbs_up_to<B: KeySwitchBackend>(
+    be: &B,
+    poly: &mut B::Poly,
+    level: usize,
+) -> Result<()> {
     let mut host = be.download(poly)?;
     for c in 0..host.components() {
         for s in level + 1..be.ring().q_count() {

@@ -25,6 +25,7 @@ pub mod host;
 pub mod keys;
 pub mod lwe;
 pub mod params;
+pub mod serialize;
 
 pub use bootstrap::HeapBootstrapper;
 pub use budget::{Budget, budget};

@@ -66,6 +66,11 @@ fn mask(k: u32) -> u32 {
 }
 
 impl LweKeySwitchKey {
+    /// A key from its words (`N · levels · (n_t + 1)` of them; the caller checks the count).
+    pub(crate) fn from_words(words: Vec<u32>, n_in: usize, n_t: usize) -> Self {
+        LweKeySwitchKey { words, n_in, n_t }
+    }
+
     /// The key from the input secret `s_in` (entries in `{−1, 0, 1}`) to the binary `s_t`.
     pub fn generate(params: &HeapParams, s_in: &[i64], s_t: &[u32], seed: [u8; 32]) -> Self {
         let (n_in, n_t, lv) = (s_in.len(), s_t.len(), params.ks_levels);

@@ -255,3 +255,55 @@ fn heap_bootstrap_spread_matches_one_bootstrapper() {
         Err(Error::InvalidOperand { .. })
     ));
 }
+
+/// Keys written and loaded again bootstrap to the same words; damaged blobs are refused with
+/// typed errors.
+#[test]
+fn heap_keys_round_trip_and_reject_damage() {
+    let slots = 2;
+    let s = setup(slots);
+    let be = s.ctx.backend();
+    let bytes = s.boot.keys().to_bytes(be).unwrap();
+    let loaded = HeapKeys::from_bytes(&s.ctx, &HEAP_N10_INSECURE, &bytes).unwrap();
+    let again = HeapBootstrapper::new(&s.ctx, &HEAP_N10_INSECURE, loaded)
+        .unwrap()
+        .with_slots(slots)
+        .unwrap();
+    let z = uniform_complex(&mut InputGenerator::new(7), slots);
+    let enc = Encoder::new(&s.ctx).unwrap();
+    let pt = enc
+        .encode_with(&z, 0, s.ctx.params().scale(0).unwrap(), slots)
+        .unwrap();
+    let ct = s
+        .ctx
+        .encrypt_sk_with_seeds(&s.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
+        .unwrap();
+    let a = be
+        .download(s.boot.heap_bootstrap(&ct).unwrap().poly())
+        .unwrap();
+    let b = be
+        .download(again.heap_bootstrap(&ct).unwrap().poly())
+        .unwrap();
+    assert!(a.raw() == b.raw());
+
+    let load = |b: &[u8]| HeapKeys::from_bytes(&s.ctx, &HEAP_N10_INSECURE, b);
+    let mut bad = bytes.clone();
+    bad[0] ^= 1;
+    assert!(matches!(load(&bad), Err(Error::Malformed { .. })));
+    assert!(matches!(
+        load(&bytes[..bytes.len() - 1]),
+        Err(Error::Malformed { .. })
+    ));
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(load(&longer), Err(Error::Malformed { .. })));
+    // The last residue of the last row (to_dense) set to 2^63, above every limb.
+    let mut big = bytes.clone();
+    let end = big.len();
+    big[end - 8..].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    assert!(matches!(load(&big), Err(Error::Malformed { .. })));
+    // Another parameter set: the fingerprint (the first payload word) differs.
+    let mut other = bytes.clone();
+    other[6] ^= 1;
+    assert!(matches!(load(&other), Err(Error::ParameterMismatch { .. })));
+}
