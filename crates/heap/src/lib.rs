@@ -16,6 +16,13 @@
 //! the automorphisms run on the host in coefficient form (one download and one upload per
 //! digit and external product): the CPU and CUDA backends give the same words, but the CUDA
 //! backend is bound by the transfers until a fused kernel exists.
+//!
+//! Entry points: [`HeapKeys::generate`] (from the dense CKKS secret and one seed),
+//! [`HeapBootstrapper::new`], [`HeapBootstrapper::with_slots`] (sparse slots: `2n` blind
+//! rotations and a trace), [`HeapBootstrapper::heap_bootstrap`],
+//! [`HeapBootstrapper::heap_bootstrap_spread`] (blind rotations shared with other
+//! bootstrappers, e.g. one per GPU), [`budget()`] (the expected precision and failure
+//! probability), [`HeapKeys::to_bytes`] / [`HeapKeys::from_bytes`].
 
 pub mod bootstrap;
 pub mod budget;
@@ -32,3 +39,4 @@ pub use budget::{Budget, budget};
 pub use error::{Error, Result};
 pub use keys::{HeapKeys, user_relin_key};
 pub use params::{HEAP_N10_INSECURE, HEAP_N13, HeapParams};
+pub use serialize::{FORMAT_VERSION, MAGIC};
