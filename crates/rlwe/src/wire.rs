@@ -215,8 +215,9 @@ pub fn decode<T: DeserializeOwned>(kind: BlobKind, bytes: &[u8], max_len: usize)
 }
 
 /// Decodes with a bincode allocation limit: the smallest tier (powers of 16 from 1 MiB) that is
-/// at least twice `max_len` (in-memory sizes may exceed encoded sizes a little).
-fn decode_limited<T: DeserializeOwned>(
+/// at least twice `max_len` (in-memory sizes may exceed encoded sizes a little). Public for
+/// crates with their own framing (the same payload encoding: fixed-width little-endian).
+pub fn decode_limited<T: DeserializeOwned>(
     payload: &[u8],
     max_len: usize,
 ) -> std::result::Result<(T, usize), bincode::error::DecodeError> {

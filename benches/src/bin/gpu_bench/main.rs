@@ -26,6 +26,7 @@
 
 mod bootstrap;
 mod compare;
+mod heap;
 mod integer;
 mod ntt_batch;
 mod pbs;
@@ -61,7 +62,8 @@ struct Args {
     /// mlp_batch, recolor, private_query), batched NTTs of small rings as
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
     /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
-    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, and CAT's private database queries as
+    /// `boot:BOOT_N12_INSECURE` or `boot:BOOT_N16`, bootstrapping by blind rotation as
+    /// `heap:<SET>x<slots>` (e.g. `heap:HEAP_N13x16`), CAT's private database queries as
     /// `pdq:<rows>` (e.g. `pdq:1024`), and scheme switching (CKKS compare through LWE and back)
     /// as `switch:N16x<slots>` or `switch:CIx<slots>` (e.g. `switch:N16x4096`).
     #[arg(
@@ -97,6 +99,8 @@ fn scheme_of(name: &str) -> (Option<&'static str>, &str) {
         (Some("ntt"), rest)
     } else if let Some(rest) = name.strip_prefix("pbs:") {
         (Some("pbs"), rest)
+    } else if let Some(rest) = name.strip_prefix("heap:") {
+        (Some("heap"), rest)
     } else if let Some(rest) = name.strip_prefix("boot:") {
         (Some("boot"), rest)
     } else if let Some(rest) = name.strip_prefix("cmp:") {
@@ -758,6 +762,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::preset(b).map(|_| ())?,
             (Some("pbs"), b) => pbs::preset(b).map(|_| ())?,
             (Some("boot"), b) => bootstrap::preset(b).map(|_| ())?,
+            (Some("heap"), b) => heap::preset(b).map(|_| ())?,
             (Some("cmp"), b) => compare::preset(b).map(|_| ())?,
             (Some("pdq"), b) => pdq::preset(b).map(|_| ())?,
             (Some("switch"), b) => switch::preset(b).map(|_| ())?,
@@ -800,6 +805,7 @@ fn run(args: &Args) -> R<()> {
             (Some("ntt"), b) => ntt_batch::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pbs"), b) => pbs::bench_preset(&dev, b, args.reps, args.warm),
             (Some("boot"), b) => bootstrap::bench_preset(&dev, b, args.reps, args.warm, bw),
+            (Some("heap"), b) => heap::bench_preset(&dev, b, args.reps, args.warm),
             (Some("cmp"), b) => compare::bench_preset(&dev, b, args.reps, args.warm),
             (Some("pdq"), b) => pdq::bench_preset(&dev, b, args.reps, args.warm),
             (Some("switch"), b) => switch::bench_preset(&dev, b, args.reps, args.warm),
@@ -906,15 +912,16 @@ fn run(args: &Args) -> R<()> {
                     "precision_bits": r.keys.get("precision_bits"),
                     "rows": pdq::rows_of(&r.name),
                 }));
-                if let (Some(Value::Object(e)), Some(Value::Object(x))) =
-                    (entries.last_mut(), pbs::row_fields(r, row))
-                {
-                    e.extend(x);
-                }
-                if let (Some(Value::Object(e)), Some(Value::Object(x))) =
-                    (entries.last_mut(), switch::row_fields(r, row))
-                {
-                    e.extend(x);
+                for extra in [
+                    pbs::row_fields(r, row),
+                    switch::row_fields(r, row),
+                    heap::row_fields(r, row),
+                ] {
+                    if let (Some(Value::Object(e)), Some(Value::Object(x))) =
+                        (entries.last_mut(), extra)
+                    {
+                        e.extend(x);
+                    }
                 }
             }
         }

@@ -1,0 +1,147 @@
+//! CKKS bootstrapping by blind rotation (`crates/heap`) on CUDA devices: the whole
+//! bootstrap of a level-0 ciphertext (`op` `heap_bootstrap`), with `slots`, `gpus`,
+//! `wall_us` and `precision_bits` (−log2 of the largest slot error, inputs uniform in [−1, 1]
+//! real and imaginary) in each JSON row. Preset names: `heap:<SET>x<slots>[x<gpus>]`, e.g.
+//! `heap:HEAP_N13x16`, `heap:HEAP_N13x16x2` or `heap:HEAP_N10_INSECUREx64` (sets: `HEAP_N13`,
+//! `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind rotations; with
+//! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
+//! of the keys, `HeapBootstrapper::heap_bootstrap_spread`).
+
+use super::{PresetResult, R, Row, Timer, log_timing};
+use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
+use ckks::{Context, Encoder, Parameters, context::ring_for};
+use fhe_cuda::{CudaBackend, Device};
+use fhe_math::backend::prelude::*;
+use fhe_math::sampler::Seed;
+use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
+use rlwe::encrypt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Timed runs per row at most (a bootstrap takes seconds).
+const MAX_REPS: usize = 3;
+
+/// `(parameters, slots, gpus)` of a preset name (after `heap:`).
+pub fn preset(name: &str) -> R<(HeapParams, usize, usize)> {
+    let mut parts = name.split('x');
+    let set = parts.next().unwrap_or_default();
+    let hp = match set {
+        "HEAP_N13" => HEAP_N13,
+        "HEAP_N10_INSECURE" => HEAP_N10_INSECURE,
+        other => {
+            return Err(
+                format!("unknown HEAP set {other:?} (known: HEAP_N13, HEAP_N10_INSECURE)").into(),
+            );
+        }
+    };
+    let slots: usize = parts
+        .next()
+        .ok_or_else(|| format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]"))?
+        .parse()?;
+    let gpus: usize = parts.next().map_or(Ok(1), str::parse)?;
+    if parts.next().is_some() || gpus == 0 {
+        return Err(format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]").into());
+    }
+    if !slots.is_power_of_two() || slots > hp.n() / 2 {
+        return Err(format!("{slots} slots: not a power of two up to {}", hp.n() / 2).into());
+    }
+    Ok((hp, slots, gpus))
+}
+
+/// Times one bootstrap at one preset.
+pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> R<PresetResult> {
+    let t_setup = Instant::now();
+    dev.synchronize()?;
+    dev.reset_pool_peak()?;
+    let (hp, slots, gpus) = preset(name)?;
+    let params = Parameters::new(&hp.ckks)?;
+    let be = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
+    let ctx = Context::with_backend(params.clone(), be)?;
+    let be = ctx.backend();
+    let sk = ctx.key_generator().secret_key()?;
+    let key_seed = Seed::random();
+    let keys = HeapKeys::generate(&ctx, &hp, &sk, &key_seed)?;
+    let key_bytes = keys.bytes(be);
+    let boot = HeapBootstrapper::new(&ctx, &hp, keys)?.with_slots(slots)?;
+    // The other devices: their own contexts and the same keys (same seed, same secret).
+    let mut helpers = Vec::new();
+    for i in 1..gpus {
+        let d = Device::new(i).map_err(|e| format!("device {i} for {name}: {e}"))?;
+        let c = Context::with_backend(params.clone(), CudaBackend::new(d, ring_for(&params)?)?)?;
+        let s = c.key_generator().secret_key_from_seed(sk.seed().clone())?;
+        let k = HeapKeys::generate(&c, &hp, &s, &key_seed)?;
+        helpers.push(HeapBootstrapper::new(&c, &hp, k)?.with_slots(slots)?);
+    }
+    let helper_refs: Vec<&HeapBootstrapper<CudaBackend>> = helpers.iter().collect();
+    let enc = Encoder::new(&ctx)?;
+    let z = uniform_complex(&mut InputGenerator::new(2026), slots);
+    let ct = encrypt::encrypt_sk(be, &sk, &enc.encode_with(&z, 0, params.scale(0)?, slots)?)?;
+    let out = boot.heap_bootstrap_spread(&ct, &helper_refs)?;
+    let got = enc.decode_slots(&encrypt::decrypt(be, &sk, &out)?, slots)?;
+    let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
+    let model = budget(
+        &hp,
+        params.moduli_q(),
+        params.scale(0)?,
+        params.scale(hp.output_level())?,
+        slots,
+    );
+    be.synchronize()?;
+    let setup_s = t_setup.elapsed().as_secs_f64();
+    eprintln!(
+        "  {name}: precision {bits:.2} bits (median {median_bits:.2}; model {:.2} / {:.2}); \
+         keys {:.2} GB; output level {}",
+        model.precision_max_bits,
+        model.precision_median_bits,
+        key_bytes as f64 / 1e9,
+        out.level()
+    );
+    let reps = reps.clamp(1, MAX_REPS);
+    let timer = Timer::new(dev.clone(), be.stream().clone(), reps, warm.min(1))?;
+    let none = || -> R<()> { Ok(()) };
+    let t = timer.time(reps, none, |_| {
+        Ok(boot.heap_bootstrap_spread(&ct, &helper_refs)?)
+    })?;
+    log_timing(name, "heap_bootstrap", &t);
+    let rows = vec![Row {
+        op: "heap_bootstrap",
+        t,
+        reps,
+        floor_us: None,
+    }];
+    let ps = dev.pool_stats()?;
+    let preset_name = format!("heap:{name}");
+    Ok(PresetResult {
+        scheme: "heap",
+        name: preset_name.clone(),
+        log_n: hp.ckks.log_n,
+        levels: hp.ckks.levels,
+        dnum: hp.ckks.dnum,
+        special_primes: hp.ckks.special_primes,
+        rows,
+        keys: json!({
+            "preset": preset_name,
+            "precision_bits": bits,
+            "median_precision_bits": median_bits,
+            "model_precision_bits": model.precision_max_bits,
+            "slots": slots,
+            "gpus": gpus,
+            "blind_rotations": boot.blind_rotations(),
+            "lwe_dimension": hp.lwe_dimension,
+            "output_level": hp.output_level(),
+            "key_device_bytes": key_bytes,
+        }),
+        pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
+        peak: ps.peak,
+        setup_s,
+    })
+}
+
+/// The HEAP fields of a JSON row: `slots`, `gpus`.
+pub fn row_fields(preset: &PresetResult, _row: &Row) -> Option<Value> {
+    if preset.scheme != "heap" {
+        return None;
+    }
+    Some(json!({"slots": preset.keys["slots"], "gpus": preset.keys["gpus"]}))
+}

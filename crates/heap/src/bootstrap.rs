@@ -1,0 +1,527 @@
+//! [`HeapBootstrapper`]: the pipeline of HEAP.md §2.1 over a backend.
+
+use crate::error::{Error, Result};
+use crate::gadget::{RnsGadget, gadget_product_acc, to_host_coeff, zero_pair};
+use crate::host::{add_assign, automorphism, mul_monomial, sub_assign};
+use crate::keys::HeapKeys;
+use crate::lwe::{extract_switched, staircase_entry, switch_to_2n};
+use crate::params::HeapParams;
+use ckks::Context;
+use fhe_math::backend::KeySwitchBackend;
+use fhe_math::poly::{RnsPoly, Shape};
+use rayon::prelude::*;
+use rlwe::{Ciphertext, Meta};
+use std::ops::Range;
+
+/// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
+/// `s'`, the test polynomial and the spacing of the packed coefficients.
+struct RotationInput<'a> {
+    q0: u64,
+    c0: &'a [i64],
+    c1: &'a [i64],
+    test: &'a RnsPoly,
+    stride: usize,
+}
+
+/// CKKS bootstrapping by blind rotation for one parameter set and its keys.
+pub struct HeapBootstrapper<B: KeySwitchBackend> {
+    ctx: Context<B>,
+    params: HeapParams,
+    keys: HeapKeys<B>,
+    gadget: RnsGadget,
+    slots: usize,
+    parallel: bool,
+}
+
+impl<B: KeySwitchBackend> HeapBootstrapper<B> {
+    /// A bootstrapper for `ctx` (built from `params.ckks`) with `keys`, for full slots (`N/2`).
+    ///
+    /// Errors: invalid or insecure parameters, a context of another parameter set, keys of
+    /// another parameter set or LWE dimension.
+    pub fn new(ctx: &Context<B>, params: &HeapParams, keys: HeapKeys<B>) -> Result<Self> {
+        params.check()?;
+        let expected = ckks::Parameters::new(&params.ckks)?;
+        let fp = ctx.params().fingerprint();
+        if fp != expected.fingerprint() {
+            return Err(Error::ParameterMismatch {
+                op: "build a HEAP bootstrapper",
+                what: "the CKKS context",
+                got: fp,
+                expected: expected.fingerprint(),
+            });
+        }
+        params.check_security(ctx.params().moduli_q(), ctx.params().moduli_p())?;
+        if keys.fingerprint != fp {
+            return Err(Error::ParameterMismatch {
+                op: "build a HEAP bootstrapper",
+                what: "the HEAP keys",
+                got: keys.fingerprint,
+                expected: fp,
+            });
+        }
+        if keys.lwe_dimension() != params.lwe_dimension {
+            return Err(Error::InvalidOperand {
+                op: "build a HEAP bootstrapper",
+                reason: format!(
+                    "the keys have LWE dimension {}, the parameters {}",
+                    keys.lwe_dimension(),
+                    params.lwe_dimension
+                ),
+            });
+        }
+        let ring = ctx.backend().ring().clone();
+        let gadget = RnsGadget::new(&ring, ring.max_level(), params.digit_limbs)?;
+        Ok(HeapBootstrapper {
+            ctx: ctx.clone(),
+            params: params.clone(),
+            keys,
+            gadget,
+            slots: params.n() / 2,
+            parallel: true,
+        })
+    }
+
+    /// The same bootstrapper for `slots` sparse slots (a power of two in `1..=N/2`; messages
+    /// `m(X) = m'(X^{N/2n})`): `2n` blind rotations instead of `N`, then the trace.
+    pub fn with_slots(mut self, slots: usize) -> Result<Self> {
+        if !slots.is_power_of_two() || slots > self.params.n() / 2 {
+            return Err(Error::InvalidOperand {
+                op: "set the slot count",
+                reason: format!(
+                    "{slots} is not a power of two in 1..={}",
+                    self.params.n() / 2
+                ),
+            });
+        }
+        self.slots = slots;
+        Ok(self)
+    }
+
+    /// Whether the blind rotations of one bootstrap run on several host threads (rayon; the
+    /// default) or one after the other. Both give the same words; the sequential order is
+    /// for backends that gain nothing from concurrent callers.
+    pub fn with_parallel_rotations(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// The slot count.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The number of blind rotations per bootstrap, `2·slots`.
+    pub fn blind_rotations(&self) -> usize {
+        2 * self.slots
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &HeapParams {
+        &self.params
+    }
+
+    /// The keys.
+    pub fn keys(&self) -> &HeapKeys<B> {
+        &self.keys
+    }
+
+    /// Bootstraps a level-0 ciphertext (`|m_k| ≤ q_0·(½ − margin)`, e.g. slots `|z| ≤ 1` at the
+    /// ladder scale): the result is at level `L − rescale_limbs` with scale `≈ Δ_out` (the
+    /// exact value declared), encrypting the same slots.
+    ///
+    /// Errors: a ciphertext not at level 0 ([`Error::NotAtLevelZero`]), of another parameter
+    /// set, not of 2 components, or with a scale above `q_0/(4·√2)`.
+    pub fn heap_bootstrap(&self, ct: &Ciphertext<B>) -> Result<Ciphertext<B>> {
+        self.heap_bootstrap_spread(ct, &[])
+    }
+
+    /// [`HeapBootstrapper::heap_bootstrap`] with the blind rotations split into contiguous
+    /// shares over `self` and `helpers` (e.g. one bootstrapper per GPU, each with its own copy
+    /// of the same keys), run concurrently; the packing and everything else run on `self`.
+    /// The result is the same words as without helpers.
+    ///
+    /// Errors: as [`HeapBootstrapper::heap_bootstrap`], and a helper of another parameter set,
+    /// slot count or key set ([`Error::InvalidOperand`]).
+    pub fn heap_bootstrap_spread(
+        &self,
+        ct: &Ciphertext<B>,
+        helpers: &[&HeapBootstrapper<B>],
+    ) -> Result<Ciphertext<B>> {
+        let op = "bootstrap by blind rotation";
+        for h in helpers {
+            if h.ctx.params().fingerprint() != self.ctx.params().fingerprint()
+                || h.slots != self.slots
+                || h.keys.key_id != self.keys.key_id
+            {
+                return Err(Error::InvalidOperand {
+                    op,
+                    reason: "a helper has another parameter set, slot count or key set".into(),
+                });
+            }
+        }
+        let be = self.ctx.backend();
+        let fp = self.ctx.params().fingerprint();
+        if ct.fingerprint() != fp {
+            return Err(Error::ParameterMismatch {
+                op,
+                what: "the ciphertext",
+                got: ct.fingerprint(),
+                expected: fp,
+            });
+        }
+        if ct.level() != 0 {
+            return Err(Error::NotAtLevelZero { level: ct.level() });
+        }
+        if ct.components(be) != 2 {
+            return Err(Error::InvalidOperand {
+                op,
+                reason: format!(
+                    "the ciphertext has {} components, not 2 (relinearize first)",
+                    ct.components(be)
+                ),
+            });
+        }
+        let ring = be.ring().clone();
+        let n = ring.n();
+        let top = ring.max_level();
+        let q0 = ring.modulus(0).value();
+        // Slots |z| <= 1 give coefficients |m_k| <= √2·Δ: they must stay below q0/4 for the
+        // staircase's margin (HEAP.md §4.1).
+        if !(ct.scale() >= 1.0 && 2f64.sqrt() * ct.scale() * 4.0 <= q0 as f64) {
+            return Err(Error::InvalidOperand {
+                op,
+                reason: format!(
+                    "the scale 2^{:.1} leaves no margin below q0 = 2^{:.1} (at most q0/(4·√2))",
+                    ct.scale().log2(),
+                    (q0 as f64).log2()
+                ),
+            });
+        }
+
+        // 1. Encapsulation: (c0, 0) + KeySwitch_{s -> s'}(c1) at level 0, centred.
+        let mut p = be.duplicate(ct.poly())?;
+        if !ct.is_ntt() {
+            be.ntt(&mut p)?;
+        }
+        let mut sparse = be.key_switch(&p, 1, &self.keys.to_sparse.poly, None)?;
+        let mut c0 = be.zeros(Shape {
+            components: 1,
+            level: 0,
+            extended: false,
+        })?;
+        be.copy_component(&p, 0, &mut c0, 0)?;
+        be.add_component_assign(&mut sparse, 0, &c0)?;
+        be.intt(&mut sparse)?;
+        let host = be.download(&sparse)?;
+        let center = |c: usize| -> Vec<i64> {
+            host.limb(c, 0)
+                .iter()
+                .map(|&w| ring.modulus(0).center(w))
+                .collect()
+        };
+        let (c0, c1) = (center(0), center(1));
+
+        // The factors: c = round(R·Δ_out / (Δ_in·N/n_c)), u = c·q0·n_c^{-1} mod Q_BR.
+        let n_c = 2 * self.slots;
+        let out_level = self.params.output_level();
+        let r: f64 = (out_level + 1..=top)
+            .map(|i| ring.modulus(i).value() as f64)
+            .product();
+        let delta_out = self.ctx.params().scale(out_level)?;
+        let spread = (n / n_c) as f64;
+        let c_f = (r * delta_out / (ct.scale() * spread)).round();
+        if !(c_f >= 1.0 && c_f < 2f64.powi(120)) {
+            return Err(Error::InvalidOperand {
+                op,
+                reason: format!(
+                    "the input scale {} gives no usable correction factor",
+                    ct.scale()
+                ),
+            });
+        }
+        let c_int = c_f as u128;
+        let scale_out = ct.scale() * spread * c_f / r;
+        let c_mod: Vec<u64> = (0..=top)
+            .map(|i| (c_int % ring.modulus(i).value() as u128) as u64)
+            .collect();
+        let u_mod: Vec<u64> = (0..=top)
+            .map(|i| {
+                let q = ring.modulus(i);
+                let inv = q.inv(q.reduce(n_c as u64))?;
+                Ok(q.mul(q.mul(c_mod[i], q.reduce(q0)), inv))
+            })
+            .collect::<Result<_>>()?;
+        let test = self.test_polynomial(&u_mod)?;
+
+        // 2-7. Per coefficient: extraction, switches, LWE key switch, blind rotation; shares
+        // of the coefficients on `self` and the helpers.
+        let workers: Vec<&HeapBootstrapper<B>> = std::iter::once(self)
+            .chain(helpers.iter().copied())
+            .collect();
+        let share = n_c.div_ceil(workers.len());
+        let input = RotationInput {
+            q0,
+            c0: &c0,
+            c1: &c1,
+            test: &test,
+            stride: n / n_c,
+        };
+        let parts = workers
+            .par_iter()
+            .enumerate()
+            .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
+            .collect::<Result<Vec<_>>>()?;
+        let accs: Vec<RnsPoly> = parts.into_iter().flatten().collect();
+
+        // 8. Packing.
+        let pack = self.pack_lwes(accs)?;
+
+        // 9. A = KeySwitch_{s' -> s}(c·ModRaise(ct')).
+        let mut raised = ring.zeros(Shape {
+            components: 2,
+            level: top,
+            extended: false,
+        })?;
+        for (comp, v) in [(0, &c0), (1, &c1)] {
+            for (s, &cm) in c_mod.iter().enumerate() {
+                let q = ring.modulus(s);
+                for (w, &x) in raised.limb_mut(comp, s).iter_mut().zip(v.iter()) {
+                    *w = q.mul(q.reduce_i64(x), cm);
+                }
+            }
+        }
+        let mut d = self.switch_component_one(&raised, &self.keys.to_dense)?;
+
+        // 10. D = A − Pack, the trace for sparse slots, the rescales by R.
+        sub_assign(&ring, &mut d, &pack);
+        let log_nc = n_c.trailing_zeros();
+        for l in log_nc + 1..=n.trailing_zeros() {
+            let g = (1usize << l) + 1;
+            let t = self.auto_switch(&d, g)?;
+            add_assign(&ring, &mut d, &t);
+        }
+        let mut out = be.upload(&d)?;
+        be.ntt(&mut out)?;
+        for _ in 0..self.params.rescale_limbs {
+            be.rescale(&mut out)?;
+        }
+        Ok(Ciphertext::new(
+            be,
+            out,
+            Meta::new(out_level, scale_out, true, fp),
+        )?)
+    }
+
+    /// The accumulators of the coefficients `range` (indices of packed coefficients).
+    fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
+        let n = self.params.n();
+        let one = |t: usize| {
+            let x = extract_switched(&self.params, input.q0, input.c0, input.c1, t * input.stride);
+            let x = self.keys.lwe_ksk.switch(&self.params, &x);
+            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
+            self.blind_rotate(input.test, &a, b)
+        };
+        if self.parallel {
+            range.into_par_iter().map(one).collect()
+        } else {
+            range.map(one).collect()
+        }
+    }
+
+    /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):
+    /// `v_y = f(y)` for `y < N/2`, `v_y = −f(y − N)` above, `f(x̄) = u·round(x̄·K'/2N)`.
+    fn test_polynomial(&self, u_mod: &[u64]) -> Result<RnsPoly> {
+        let ring = self.ctx.backend().ring();
+        let n = ring.n() as i64;
+        let top = ring.max_level();
+        let kp = self.params.k_prime as i64;
+        let mut v = ring.zeros(Shape {
+            components: 2,
+            level: top,
+            extended: false,
+        })?;
+        for (s, &us) in u_mod.iter().enumerate() {
+            let q = ring.modulus(s);
+            for (y, w) in v.limb_mut(0, s).iter_mut().enumerate() {
+                *w = q.mul(us, q.reduce_i64(staircase_entry(y as i64, n, kp)));
+            }
+        }
+        Ok(v)
+    }
+
+    /// The blind rotation of `(a, b)` (mod `2N`): the accumulator `(X^{−b}·v, 0)` through the
+    /// CMuxes `acc += RGSW(s_i) ⊡ ((X^{a_i} − 1)·acc)`; constant coefficient `f(b − ⟨a, s_t⟩)`.
+    fn blind_rotate(&self, test: &RnsPoly, a: &[u64], b: u64) -> Result<RnsPoly> {
+        let be = self.ctx.backend();
+        let ring = be.ring();
+        let two_n = 2 * ring.n() as u64;
+        let mut acc = mul_monomial(ring, test, ((two_n - b) % two_n) as usize);
+        for (i, &ai) in a.iter().enumerate() {
+            if ai == 0 {
+                continue;
+            }
+            let mut t = mul_monomial(ring, &acc, ai as usize);
+            sub_assign(ring, &mut t, &acc);
+            let mut prod = zero_pair(be, self.gadget.level())?;
+            for c in 0..2 {
+                gadget_product_acc(be, &self.gadget, &t, c, &self.keys.rgsw[i][c], &mut prod)?;
+            }
+            add_assign(ring, &mut acc, &to_host_coeff(be, prod)?);
+        }
+        Ok(acc)
+    }
+
+    /// `(x_0, 0) + Σ_j d_j(x_1)·rows_j`: component 1 switched by gadget rows (host in and out,
+    /// coefficient form).
+    fn switch_component_one(
+        &self,
+        x: &RnsPoly,
+        rows: &crate::gadget::GadgetRows<B>,
+    ) -> Result<RnsPoly> {
+        let be = self.ctx.backend();
+        let ring = be.ring();
+        let mut prod = zero_pair(be, self.gadget.level())?;
+        gadget_product_acc(be, &self.gadget, x, 1, rows, &mut prod)?;
+        let mut out = to_host_coeff(be, prod)?;
+        let mut x0 = x.clone();
+        for s in x0.active_slots() {
+            x0.limb_mut(1, s).iter_mut().for_each(|w| *w = 0);
+        }
+        add_assign(ring, &mut out, &x0);
+        Ok(out)
+    }
+
+    /// `τ_g(x)` switched back to `s` with the automorphism key of `g`.
+    fn auto_switch(&self, x: &RnsPoly, g: usize) -> Result<RnsPoly> {
+        let ring = self.ctx.backend().ring();
+        let rows = self
+            .keys
+            .auto
+            .iter()
+            .find(|(h, _)| *h == g)
+            .map(|(_, r)| r)
+            .ok_or_else(|| Error::InvalidOperand {
+                op: "switch an automorphism",
+                reason: format!("no key for the Galois element {g}"),
+            })?;
+        self.switch_component_one(&automorphism(ring, x, g), rows)
+    }
+
+    /// Chen–Dai–Kim–Song `PackLWEs` of `2^ℓ` accumulators: the result's coefficient
+    /// `j·N/2^ℓ` is `2^ℓ` times input `j`'s constant coefficient (the others hold what the
+    /// trace removes).
+    fn pack_lwes(&self, mut cts: Vec<RnsPoly>) -> Result<RnsPoly> {
+        if cts.len() == 1 {
+            return Ok(cts.pop().expect("one element"));
+        }
+        let ring = self.ctx.backend().ring();
+        let len = cts.len();
+        let mut odd = Vec::with_capacity(len / 2);
+        let mut even = Vec::with_capacity(len / 2);
+        for (j, c) in cts.into_iter().enumerate() {
+            if j % 2 == 0 {
+                even.push(c)
+            } else {
+                odd.push(c)
+            }
+        }
+        let (e, o) = if self.parallel {
+            rayon::join(|| self.pack_lwes(even), || self.pack_lwes(odd))
+        } else {
+            (self.pack_lwes(even), self.pack_lwes(odd))
+        };
+        let (e, o) = (e?, o?);
+        let xo = mul_monomial(ring, &o, ring.n() / len);
+        let mut sum = e.clone();
+        add_assign(ring, &mut sum, &xo);
+        let mut diff = e;
+        sub_assign(ring, &mut diff, &xo);
+        let t = self.auto_switch(&diff, len + 1)?;
+        add_assign(ring, &mut sum, &t);
+        Ok(sum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::HEAP_N10_INSECURE;
+    use ckks::Parameters;
+    use fhe_math::backend::RingBackend;
+    use fhe_math::sampler::Seed;
+    use rlwe::{Plaintext, encrypt};
+
+    /// Full-depth `PackLWEs` (N inputs, no trace): every coefficient `j` of the packed
+    /// ciphertext decrypts to `N` times the constant coefficient of input `j`, whatever the
+    /// inputs' other coefficients hold; checked after the rescales by `R` (messages scaled by
+    /// `2^110` so that they survive the division).
+    #[test]
+    fn pack_lwes_gathers_every_constant_coefficient() {
+        let hp = HEAP_N10_INSECURE;
+        let ctx = Context::cpu(Parameters::new(&hp.ckks).unwrap()).unwrap();
+        let be = ctx.backend();
+        let ring = be.ring().clone();
+        let (n, top) = (ring.n(), ring.max_level());
+        let fp = ctx.params().fingerprint();
+        let sk = ctx
+            .key_generator()
+            .secret_key_from_seed(Seed([1; 32]))
+            .unwrap();
+        let keys = HeapKeys::generate(&ctx, &hp, &sk, &Seed([2; 32])).unwrap();
+        let boot = HeapBootstrapper::new(&ctx, &hp, keys).unwrap();
+        let msg = |j: usize, i: usize| ((j * 7919 + i * 104_729) % 2001) as i64 - 1000;
+        let inputs: Vec<RnsPoly> = (0..n)
+            .map(|j| {
+                let mut pt = ring
+                    .zeros(Shape {
+                        components: 1,
+                        level: top,
+                        extended: false,
+                    })
+                    .unwrap();
+                for s in 0..=top {
+                    let q = ring.modulus(s);
+                    let scale = q.pow(2, 110);
+                    for (i, w) in pt.limb_mut(0, s).iter_mut().enumerate() {
+                        *w = q.mul(q.reduce_i64(msg(j, i)), scale);
+                    }
+                }
+                let mut p = be.upload(&pt).unwrap();
+                be.ntt(&mut p).unwrap();
+                let pt = Plaintext::new(be, p, Meta::new(top, 1.0, true, fp)).unwrap();
+                let mut ct = encrypt::encrypt_sk(be, &sk, &pt).unwrap().into_parts().0;
+                be.intt(&mut ct).unwrap();
+                be.download(&ct).unwrap()
+            })
+            .collect();
+        let packed = boot.pack_lwes(inputs).unwrap();
+        let mut p = be.upload(&packed).unwrap();
+        be.ntt(&mut p).unwrap();
+        for _ in 0..hp.rescale_limbs {
+            be.rescale(&mut p).unwrap();
+        }
+        let out = hp.output_level();
+        let ct = Ciphertext::new(be, p, Meta::new(out, 1.0, true, fp)).unwrap();
+        let mut dec = encrypt::decrypt(be, &sk, &ct).unwrap().into_parts().0;
+        be.intt(&mut dec).unwrap();
+        let got = be.download_centered_q0(&dec).unwrap();
+        let r: f64 = (out + 1..=top)
+            .map(|i| ring.modulus(i).value() as f64)
+            .product();
+        let unit = 2f64.powi(110) / r * n as f64;
+        // The packing's noise over R and the rescales' rounding: the model's σ_out, 7σ.
+        let q = ctx.params().moduli_q();
+        let sigma = crate::budget::budget(&hp, q, 1.0, 1.0, n / 2).sigma_out;
+        let mut worst = 0f64;
+        for (j, v) in got.iter().enumerate() {
+            let v = v.expect("small coefficient") as f64;
+            let want = msg(j, 0) as f64 * unit;
+            worst = worst.max((v - want).abs());
+            assert!(
+                (v - want).abs() < 7.0 * sigma,
+                "coefficient {j}: {v} against {want}"
+            );
+        }
+        assert!(worst > 0.0, "the noise should be visible");
+    }
+}

@@ -1,0 +1,162 @@
+//! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words (same
+//! seeds for keys and encryption; blind rotations issued from several host threads, and at
+//! `N = 2^10` also one after the other), and the result decrypts within the model's precision. All
+//! need a CUDA device and panic without.
+
+use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
+use ckks::{Context, Encoder, Parameters};
+use fhe_cuda::{CudaBackend, Device};
+use fhe_math::backend::{KeySwitchBackend, RingBackend};
+use fhe_math::poly::RnsPoly;
+use fhe_math::sampler::Seed;
+use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
+use num_complex::Complex64;
+use rlwe::encrypt;
+use std::sync::Arc;
+
+/// Keys, encryption and bootstrap of the same inputs with fixed seeds on `ctx`'s backend:
+/// the output words (coefficient form) and the decoded slots.
+fn run<B: KeySwitchBackend>(
+    ctx: &Context<B>,
+    hp: &HeapParams,
+    z: &[Complex64],
+    slots: usize,
+    parallel: bool,
+) -> (RnsPoly, Vec<Complex64>) {
+    let sk = ctx
+        .key_generator()
+        .secret_key_from_seed(Seed([31; 32]))
+        .unwrap();
+    let keys = HeapKeys::generate(ctx, hp, &sk, &Seed([32; 32])).unwrap();
+    let boot = HeapBootstrapper::new(ctx, hp, keys)
+        .unwrap()
+        .with_slots(slots)
+        .unwrap()
+        .with_parallel_rotations(parallel);
+    let enc = Encoder::new(ctx).unwrap();
+    let pt = enc
+        .encode_with(z, 0, ctx.params().scale(0).unwrap(), slots)
+        .unwrap();
+    let ct = ctx
+        .encrypt_sk_with_seeds(&sk, &pt, Seed([33; 32]), &Seed([34; 32]))
+        .unwrap();
+    let out = boot.heap_bootstrap(&ct).unwrap();
+    let be = ctx.backend();
+    let mut p = be.duplicate(out.poly()).unwrap();
+    be.intt(&mut p).unwrap();
+    let words = be.download(&p).unwrap();
+    let got = enc
+        .decode_slots(&encrypt::decrypt(be, &sk, &out).unwrap(), slots)
+        .unwrap();
+    (words, got)
+}
+
+/// CPU (parallel rotations) against the GPU (parallel, and sequential when `sequential_too`).
+fn compare(hp: HeapParams, slots: usize, sequential_too: bool) {
+    let params = Parameters::new(&hp.ckks).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let dev =
+        Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+    let ring = Arc::clone(cpu.backend().ring());
+    let gpu = Context::with_backend(params.clone(), CudaBackend::new(dev, ring).unwrap()).unwrap();
+    let z = uniform_complex(&mut InputGenerator::new(5), slots);
+    let t = std::time::Instant::now();
+    let (cw, cz) = run(&cpu, &hp, &z, slots, true);
+    let tc = t.elapsed();
+    let t = std::time::Instant::now();
+    let (gw, gz) = run(&gpu, &hp, &z, slots, true);
+    let tg = t.elapsed();
+    assert!(
+        cw.raw() == gw.raw(),
+        "{}: the GPU's output words differ from the CPU's",
+        hp.name
+    );
+    if sequential_too {
+        let (sw, _) = run(&gpu, &hp, &z, slots, false);
+        assert!(
+            cw.raw() == sw.raw(),
+            "{}: the GPU's sequential words differ from the CPU's",
+            hp.name
+        );
+    }
+    let out = hp.output_level();
+    let model = budget(
+        &hp,
+        params.moduli_q(),
+        params.scale(0).unwrap(),
+        params.scale(out).unwrap(),
+        slots,
+    );
+    let bits = precision_bits(&gz, &z);
+    println!(
+        "{} {slots} slots: {bits:.2} bits (model {:.2}), keys+bootstrap CPU {tc:.2?}, GPU {tg:.2?}",
+        hp.name, model.precision_max_bits
+    );
+    assert_eq!(precision_bits(&cz, &z), bits);
+    assert!(
+        bits >= model.precision_max_bits - 3.0,
+        "{bits} bits against {model:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_heap_matches_cpu_n10() {
+    compare(HEAP_N10_INSECURE, 8, true);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_heap_matches_cpu_n13_one_slot() {
+    compare(HEAP_N13, 1, false);
+}
+
+/// The blind rotations spread over two GPUs (one bootstrapper per device, keys from the same
+/// seed) give the CPU's words. Needs two CUDA devices.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_heap_spread_over_two_devices_matches_cpu() {
+    let hp = HEAP_N10_INSECURE;
+    let slots = 16;
+    let params = Parameters::new(&hp.ckks).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let ring = Arc::clone(cpu.backend().ring());
+    let gpu = |i: usize| {
+        let dev = Device::new(i)
+            .unwrap_or_else(|e| panic!("CUDA device {i} is required for this gpu_* test: {e}"));
+        Context::with_backend(params.clone(), CudaBackend::new(dev, ring.clone()).unwrap()).unwrap()
+    };
+    let (g0, g1) = (gpu(0), gpu(1));
+    let z = uniform_complex(&mut InputGenerator::new(6), slots);
+    let (cw, _) = run(&cpu, &hp, &z, slots, true);
+    let boot = |ctx: &Context<CudaBackend>| {
+        let sk = ctx
+            .key_generator()
+            .secret_key_from_seed(Seed([31; 32]))
+            .unwrap();
+        let keys = HeapKeys::generate(ctx, &hp, &sk, &Seed([32; 32])).unwrap();
+        let b = HeapBootstrapper::new(ctx, &hp, keys)
+            .unwrap()
+            .with_slots(slots)
+            .unwrap();
+        (sk, b)
+    };
+    let ((sk, b0), (_, b1)) = (boot(&g0), boot(&g1));
+    let enc = Encoder::new(&g0).unwrap();
+    let pt = enc
+        .encode_with(&z, 0, params.scale(0).unwrap(), slots)
+        .unwrap();
+    let ct = g0
+        .encrypt_sk_with_seeds(&sk, &pt, Seed([33; 32]), &Seed([34; 32]))
+        .unwrap();
+    let t = std::time::Instant::now();
+    let out = b0.heap_bootstrap_spread(&ct, &[&b1]).unwrap();
+    println!("{} {slots} slots on 2 GPUs: {:.2?}", hp.name, t.elapsed());
+    let be = g0.backend();
+    let mut p = be.duplicate(out.poly()).unwrap();
+    be.intt(&mut p).unwrap();
+    assert!(
+        be.download(&p).unwrap().raw() == cw.raw(),
+        "2 GPUs differ from the CPU"
+    );
+}
