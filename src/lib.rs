@@ -6,7 +6,8 @@
 //! complex vectors), [`bgv`] and [`bfv`] (exact arithmetic on integers mod t) and [`cuda`] (the CUDA
 //! backend, and [`cuda::AnyBackend`], which picks the GPU at run time when one is usable and
 //! the CPU otherwise), [`tfhe`] (TFHE-style LWE/RGSW ciphertexts and programmable
-//! bootstrapping over the `BlindRotateBackend` trait, on the CPU and the GPU), and [`compare`]
+//! bootstrapping over the `BlindRotateBackend` trait, on the CPU and the GPU, and CKKS ↔ LWE
+//! scheme switching), [`heap`] (CKKS bootstrapping by blind rotation) and [`compare`]
 //! (word-wise comparisons of encrypted integers in BGV). Private database queries are the
 //! separate `pdq` crate and binary.
 
@@ -16,5 +17,6 @@ pub use ckks;
 pub use compare;
 pub use fhe_cuda as cuda;
 pub use fhe_math as math;
+pub use heap;
 pub use rlwe;
 pub use tfhe_switch as tfhe;
