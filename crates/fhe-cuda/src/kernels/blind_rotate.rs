@@ -15,6 +15,9 @@ use std::sync::Arc;
 pub const MAX_GLWE_COMPONENTS: usize = 4;
 /// `KS_MAX_LEVELS` of blind_rotate.cu: the most key-switching gadget levels.
 pub const MAX_KS_LEVELS: u32 = 8;
+/// `BR_CL_LOG` of blind_rotate.cu: `blind_rotate_run_cluster` spreads one ciphertext over
+/// `2^CLUSTER_LOG` blocks.
+const CLUSTER_LOG: u32 = 2;
 /// `KS_TILE` of blind_rotate.cu: ciphertexts per key-switching block.
 const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
@@ -25,8 +28,6 @@ const KS_COLS: u32 = 128;
 #[derive(Clone, Copy, Debug)]
 pub struct BrArgs {
     q: u64,
-    bhi: u64,
-    blo: u64,
     ms_c: u64,
     n_lwe: u32,
     log_n: u32,
@@ -38,7 +39,7 @@ pub struct BrArgs {
     pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (4 u64 then 8 u32).
+// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (2 u64 then 8 u32).
 unsafe impl DeviceRepr for BrArgs {}
 
 /// `KsArgs` of blind_rotate.cu.
@@ -90,16 +91,25 @@ pub fn check_blind_rotate(p: &BlindRotateParams) -> Result<()> {
     Ok(())
 }
 
-/// The device-side limits of key switching: at most [`MAX_KS_LEVELS`] levels and
-/// `2^(base_log − 1) · q < 2^63` (the products are formed in 64 bits).
+/// The device-side limits of key switching: at most [`MAX_KS_LEVELS`] levels and every sum of
+/// the kernel exact in 64 bits: with each key word split as `h·2^31 + w`, `terms · 2^(base_log
+/// − 1) · max(2^31, h + 1) < 2^63` over the `terms = n_in · levels` products.
 pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
     let g = p.gadget;
-    let fits = u128::from(p.modulus.value()) << (g.base_log - 1) < 1u128 << 63;
+    let terms = (p.input_dimension as u128) * u128::from(g.levels);
+    let digit = 1u128 << g.base_log.saturating_sub(1).min(64);
+    let word = (1u128 << 31).max((u128::from(p.modulus.value()) >> 31) + 1);
+    let fits = terms
+        .checked_mul(digit)
+        .and_then(|x| x.checked_mul(word))
+        .is_some_and(|x| x < 1u128 << 63);
     if g.levels > MAX_KS_LEVELS || !fits || p.output_dimension >= u32::MAX as usize {
         return Err(Error::Unsupported {
             what: format!(
-                "key switching with base 2^{} and {} levels mod {} on the GPU (at most {} \
-                 levels, 2^(base_log - 1) * q < 2^63)",
+                "key switching from dimension {} with base 2^{} and {} levels mod {} on the GPU \
+                 (at most {} levels, dimension · levels · 2^(base_log - 1) · max(2^31, q / 2^31) \
+                 < 2^63)",
+                p.input_dimension,
                 g.base_log,
                 g.levels,
                 p.modulus.value(),
@@ -124,6 +134,25 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
     };
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * m) + ternary)
+        + 4 * (p.lwe_dimension + 1)
+}
+
+/// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
+/// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
+/// sum, each padded, the key slice of a step (`keys_per_coefficient · (k + 1)·l·(k + 1)·P`
+/// points), then `n + 1` exponents.
+pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
+    let k1 = p.glwe_dimension + 1;
+    let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
+    let padded = |points: usize| points + points / 8;
+    let ternary = if p.keys_per_coefficient == 2 {
+        padded(k1 * pts)
+    } else {
+        0
+    };
+    let slice = p.keys_per_coefficient * p.rows_per_rgsw() * k1 * pts;
+    8 * k1 * p.ring_degree
+        + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
 }
 
@@ -158,6 +187,14 @@ pub fn run(
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(Error::driver("device attribute"))? as u32;
     let log_n = p.ring_degree.trailing_zeros();
+    let max_smem = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("device attribute"))? as usize;
+    // Few ciphertexts (each can have 2^CLUSTER_LOG SMs of its own): one cluster of blocks per
+    // ciphertext, its segments at least 2^CLUSTER_LOG points (N >= 32).
+    let cluster = (count as u64) << CLUSTER_LOG <= u64::from(sms)
+        && log_n > 2 * CLUSTER_LOG
+        && cluster_shared_bytes(p) <= max_smem;
     let tuning = dev.tuning();
     let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
     let radix_log = if count < sms {
@@ -168,23 +205,24 @@ pub fn run(
     .clamp(1, 3)
     .min((log_n - 1).max(1));
     // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
-    let f = dev.function(
-        "blind_rotate",
-        if radix_log == 3 {
-            "blind_rotate_run"
-        } else {
-            "blind_rotate_run_wide"
-        },
-    )?;
-    let smem = shared_bytes(p);
-    let max = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(Error::driver("device attribute"))? as usize;
-    if smem > max {
+    let name = if cluster {
+        "blind_rotate_run_cluster"
+    } else if radix_log == 3 {
+        "blind_rotate_run"
+    } else {
+        "blind_rotate_run_wide"
+    };
+    let f = dev.function("blind_rotate", name)?;
+    let smem = if cluster {
+        cluster_shared_bytes(p)
+    } else {
+        shared_bytes(p)
+    };
+    if smem > max_smem {
         return Err(Error::Unsupported {
             what: format!(
                 "blind rotation at N = {}, k = {}, {} levels needs {smem} bytes of shared memory \
-                 per block (the device has {max})",
+                 per block (the device has {max_smem})",
                 p.ring_degree, p.glwe_dimension, p.gadget.levels
             ),
         });
@@ -194,7 +232,13 @@ pub fn run(
         smem as i32,
     )
     .map_err(Error::driver("kernel attribute"))?;
-    let groups = (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log;
+    // The cluster entry: one thread a radix-4 group of its segment's rows; the others: one a
+    // group of the rows' radix-2^radix_log rounds.
+    let groups = if cluster {
+        (p.rows_per_rgsw() * (p.ring_degree / 2) >> CLUSTER_LOG) as u32 >> 2
+    } else {
+        (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log
+    };
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
     let limit = f
@@ -206,11 +250,8 @@ pub fn run(
         .next_multiple_of(32)
         .min(limit / 32 * 32);
     let q = p.modulus;
-    let (bhi, blo) = q.barrett_constant();
     let args = BrArgs {
         q: q.value(),
-        bhi,
-        blo,
         ms_c: round_constant(log_n + 1, q.value()),
         n_lwe: p.lwe_dimension as u32,
         log_n,
@@ -222,7 +263,7 @@ pub fn run(
         pad: 0,
     };
     let cfg = LaunchConfig {
-        grid_dim: (count, 1, 1),
+        grid_dim: (if cluster { count << CLUSTER_LOG } else { count }, 1, 1),
         block_dim: (threads, 1, 1),
         shared_mem_bytes: smem as u32,
     };
