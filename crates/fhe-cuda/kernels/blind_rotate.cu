@@ -629,6 +629,8 @@ struct KsArgs {
     u32 n_out;     // output dimension
     u32 levels;
     u32 base_log;
+    u32 span;      // input coefficients of one grid slice (blockIdx.z), a multiple of KS_CHUNK
+    u32 pad;
 };
 
 #define KS_TILE 16   // ciphertexts per block
@@ -643,14 +645,31 @@ __device__ __forceinline__ long long br_mad_wide(int a, int b, long long c) {
     return d;
 }
 
+// out[col] of ciphertext bb from its sum s = Σ d·K (exact): −s mod q, or b − s for the last.
+__device__ __forceinline__ void ks_finish(const KsArgs& a, __int128 s, const u64* __restrict__ in,
+                                          u64* __restrict__ out, u32 bb, u32 col) {
+    Mod m;
+    m.q = a.q;
+    m.bhi = a.bhi;
+    m.blo = a.blo;
+    const u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
+    out[(size_t)bb * (a.n_out + 1) + col] =
+        col < a.n_out ? mod_neg(r, a.q) : mod_sub(in[(size_t)bb * (a.n_in + 1) + a.n_in], r, a.q);
+}
+
 // LWE key switching: out = (−Σ d_{i,j}·K_{i,j}.a, b − Σ d_{i,j}·K_{i,j}.b) with d_{i,j} the
-// signed digits of a_i. Grid (column tiles, ciphertext tiles), KS_COLS threads. Each key word
+// signed digits of a_i. Grid (column tiles, ciphertext tiles, input slices), KS_COLS threads.
+// One slice (gridDim.z == 1) finishes the outputs; several (small batches) store each slice's
+// two partial sums to `part` ([slice][ciphertext][column] pairs) for
+// blind_rotate_key_switch_finish, which adds them: integer sums, so any split gives the same
+// words. Each key word
 // K < 2^53 splits as K = h·2^31 + w (w < 2^31, h < 2^22), and the sums Σ d·w and Σ d·h
 // accumulate exactly in signed 64-bit words, one 32 × 32 → 64-bit multiply-add each (the host
 // checks n_in · levels · 2^(base_log − 1) · 2^31 < 2^63); s = (Σ d·h)·2^31 + Σ d·w exactly.
 extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restrict__ key,
                                                    const u64* __restrict__ in,
-                                                   u64* __restrict__ out, u32 count) {
+                                                   u64* __restrict__ out,
+                                                   long long* __restrict__ part, u32 count) {
     // digits[r][t]: digit r (coefficient · levels + level) of the chunk for ciphertext t.
     __shared__ int4 digits[KS_CHUNK * KS_MAX_LEVELS][KS_TILE / 4];
     pdl_wait();
@@ -665,8 +684,9 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
 #pragma unroll
     for (int t = 0; t < KS_TILE; t++) acc_w[t] = acc_h[t] = 0;
     int* dflat = (int*)digits;
-    for (u32 i0 = 0; i0 < a.n_in; i0 += KS_CHUNK) {
-        const u32 len = min((u32)KS_CHUNK, a.n_in - i0);
+    const u32 i_end = min(a.n_in, (blockIdx.z + 1) * a.span);
+    for (u32 i0 = blockIdx.z * a.span; i0 < i_end; i0 += KS_CHUNK) {
+        const u32 len = min((u32)KS_CHUNK, i_end - i0);
         __syncthreads();
         for (u32 idx = threadIdx.x; idx < KS_TILE * KS_CHUNK; idx += blockDim.x) {
             const u32 t = idx / KS_CHUNK, i = idx % KS_CHUNK;
@@ -708,23 +728,36 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
         }
     }
     if (col >= w_out) return;
-    Mod m;
-    m.q = a.q;
-    m.bhi = a.bhi;
-    m.blo = a.blo;
 #pragma unroll
     for (int t = 0; t < KS_TILE; t++) {
         const u32 bb = b0 + t;
         if (bb >= count) break;
-        const __int128 s = ((__int128)acc_h[t] << 31) + (__int128)acc_w[t];
-        // r = s mod q, canonical.
-        u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
-        u64 v;
-        if (col < a.n_out) {
-            v = mod_neg(r, a.q);
+        if (gridDim.z == 1) {
+            ks_finish(a, ((__int128)acc_h[t] << 31) + (__int128)acc_w[t], in, out, bb, col);
         } else {
-            v = mod_sub(in[(size_t)bb * w_in + a.n_in], r, a.q);
+            long long* pp = part + 2 * (((size_t)blockIdx.z * count + bb) * w_out + col);
+            pp[0] = acc_h[t];
+            pp[1] = acc_w[t];
         }
-        out[(size_t)bb * w_out + col] = v;
     }
+}
+
+// The sums of `slices` partial key switches (blind_rotate_key_switch with gridDim.z = slices),
+// one thread an output word.
+extern "C" __global__ void blind_rotate_key_switch_finish(KsArgs a, const long long* __restrict__ part,
+                                                          const u64* __restrict__ in,
+                                                          u64* __restrict__ out, u32 count,
+                                                          u32 slices) {
+    pdl_wait();
+    const u32 w_out = a.n_out + 1;
+    const size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)count * w_out) return;
+    long long h = 0, w = 0;
+    for (u32 z = 0; z < slices; z++) {
+        const long long* pp = part + 2 * ((size_t)z * count * w_out + idx);
+        h += pp[0];
+        w += pp[1];
+    }
+    ks_finish(a, ((__int128)h << 31) + (__int128)w, in, out, (u32)(idx / w_out),
+              (u32)(idx % w_out));
 }

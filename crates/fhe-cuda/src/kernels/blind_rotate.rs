@@ -22,6 +22,8 @@ const CLUSTER_LOG: u32 = 2;
 const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
 const KS_COLS: u32 = 128;
+/// `KS_CHUNK` of blind_rotate.cu: input coefficients decomposed per shared-memory chunk.
+const KS_CHUNK: u32 = 64;
 
 /// `BrArgs` of blind_rotate.cu.
 #[repr(C)]
@@ -54,9 +56,11 @@ pub struct KsArgs {
     n_out: u32,
     levels: u32,
     base_log: u32,
+    span: u32,
+    pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 4 u32).
+// SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 6 u32).
 unsafe impl DeviceRepr for KsArgs {}
 
 /// `floor(2^(64 + bits) / q)`, the rounding constant of `br_round_scaled` (`2^bits < q`).
@@ -281,13 +285,42 @@ pub fn run(
     )
 }
 
-/// Enqueues the key switch of `count` ciphertexts at `input` into `output`.
+/// Input slices of a key switch of `count` ciphertexts: 1 when the column and ciphertext tiles
+/// give at least two blocks an SM, else enough slices of the input (whole `KS_CHUNK`s) for that
+/// (small batches: one ciphertext has 8 tiles at n = 918); [`key_switch`] then needs
+/// `2 · slices · count · (n_out + 1)` scratch words.
+pub fn key_switch_slices(stream: &Arc<CudaStream>, p: &KeySwitchParams, count: u32) -> Result<u32> {
+    let sms = stream
+        .context()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let tiles = (p.output_dimension as u32 + 1).div_ceil(KS_COLS) * count.div_ceil(KS_TILE);
+    let chunks = (p.input_dimension as u32).div_ceil(KS_CHUNK).max(1);
+    Ok((2 * sms).div_ceil(tiles.max(1)).clamp(1, chunks))
+}
+
+/// Device addresses of one key switch: key, input, output and (several slices) the scratch of
+/// the partial sums.
+pub struct KeySwitchBuffers {
+    /// The key-switching key (rows `i · l + j`).
+    pub key: u64,
+    /// The input ciphertexts.
+    pub input: u64,
+    /// The output ciphertexts.
+    pub output: u64,
+    /// `2 · slices · count · (n_out + 1)` words when `slices > 1` (unused otherwise).
+    pub part: u64,
+}
+
+/// Enqueues the key switch of `count` ciphertexts in `slices` input slices
+/// ([`key_switch_slices`]).
 pub fn key_switch(
     dev: &crate::Device,
     stream: &Arc<CudaStream>,
     p: &KeySwitchParams,
-    (key, input, output): (u64, u64, u64),
+    bufs: &KeySwitchBuffers,
     count: u32,
+    slices: u32,
 ) -> Result<()> {
     if count == 0 {
         return Ok(());
@@ -296,6 +329,8 @@ pub fn key_switch(
     let f = dev.function("blind_rotate", "blind_rotate_key_switch")?;
     let q = p.modulus;
     let (bhi, blo) = q.barrett_constant();
+    let chunks = (p.input_dimension as u32).div_ceil(KS_CHUNK).max(1);
+    let slices = slices.clamp(1, chunks);
     let args = KsArgs {
         q: q.value(),
         bhi,
@@ -305,17 +340,51 @@ pub fn key_switch(
         n_out: p.output_dimension as u32,
         levels: p.gadget.levels,
         base_log: p.gadget.base_log,
+        span: chunks.div_ceil(slices) * KS_CHUNK,
+        pad: 0,
     };
+    let slices = (p.input_dimension as u32).div_ceil(args.span).max(1);
     let cfg = LaunchConfig {
         grid_dim: (
             (p.output_dimension as u32 + 1).div_ceil(KS_COLS),
             count.div_ceil(KS_TILE),
-            1,
+            slices,
         ),
         block_dim: (KS_COLS, 1, 1),
         shared_mem_bytes: 0,
     };
-    launch!(stream, f, cfg, &args, &key, &input, &output, &count)
+    launch!(
+        stream,
+        f,
+        cfg,
+        &args,
+        &bufs.key,
+        &bufs.input,
+        &bufs.output,
+        &bufs.part,
+        &count
+    )?;
+    if slices == 1 {
+        return Ok(());
+    }
+    let fin = dev.function("blind_rotate", "blind_rotate_key_switch_finish")?;
+    let words = count * (p.output_dimension as u32 + 1);
+    let cfg = LaunchConfig {
+        grid_dim: (words.div_ceil(256), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(
+        stream,
+        fin,
+        cfg,
+        &args,
+        &bufs.part,
+        &bufs.input,
+        &bufs.output,
+        &count,
+        &slices
+    )
 }
 
 #[cfg(test)]
