@@ -373,16 +373,17 @@ extern "C" __global__ void __launch_bounds__(512, 2)
 // ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
 //
 // `blind_rotate_run_cluster`: the same steps, the same operations in the same order, spread
-// over a cluster of 2^BR_CL_LOG blocks (Hopper distributed shared memory). Every block keeps the
-// whole accumulator (a replica) and segment `rank` of every spectrum (its 2^-BR_CL_LOG share of
-// the points). A step: each block decomposes the coefficients of its groups of the first
-// BR_CL_LOG forward stages (points j + e·P, P = N/2 / 2^BR_CL_LOG, one in each segment), runs
-// those stages in registers and stores point j + e·P into block e's segment; cluster barrier;
-// the remaining forward stages, the key product (the block's key slice fetched by asynchronous
-// copies at the start of the step) and the first inverse stages on the block's own segment;
-// cluster barrier; the last BR_CL_LOG inverse stages on the block's groups read from every
-// block, the exact rounding, and the updated accumulator words stored into every block's
-// replica; cluster barrier.
+// over a cluster of 2^BR_CL_LOG blocks (Hopper distributed shared memory). Block `rank` owns the
+// accumulator coefficients of its groups (below) and segment `rank` of every spectrum (its
+// 2^-BR_CL_LOG share of the points). A step: each block decomposes the coefficients of its
+// groups of the first BR_CL_LOG forward stages (points j + e·P, P = N/2 / 2^BR_CL_LOG, one in
+// each segment, and their coefficients j + e·P and j + e·P + N/2), reading the rotated
+// coefficient from the block that owns it, runs those stages in registers and stores point
+// j + e·P into block e's segment; cluster barrier; the remaining forward stages, the key
+// product (the block's key slice fetched by asynchronous copies at the start of the step) and
+// the first inverse stages on the block's own segment; cluster barrier; the last BR_CL_LOG
+// inverse stages on the block's groups read from every block, the exact rounding and the
+// update of the block's own coefficients; cluster barrier.
 #define BR_CL_LOG 2
 #define BR_CLUSTER (1 << BR_CL_LOG)
 
@@ -395,8 +396,14 @@ __device__ __forceinline__ void br_cluster_sync() {
 template <typename T>
 __device__ __forceinline__ T* br_map(T* p, u32 rank) {
     u64 out;
-    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
+    asm("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
     return (T*)out;
+}
+
+// The block of the cluster that owns accumulator coefficient i (of any component): the group
+// j = (i mod P) belongs to block j / (P / 2^BR_CL_LOG).
+__device__ __forceinline__ u32 br_owner(u32 i, u32 log_p) {
+    return (i & ((1u << log_p) - 1)) >> (log_p - BR_CL_LOG);
 }
 
 __device__ __forceinline__ void br_cp_async16(void* dst, const void* src) {
@@ -458,12 +465,8 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
     const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     double2* dig_at[BR_CLUSTER];
-    u64* acc_at[BR_CLUSTER];
 #pragma unroll
-    for (u32 e = 0; e < BR_CLUSTER; e++) {
-        dig_at[e] = br_map(dig, e);
-        acc_at[e] = br_map(acc, e);
-    }
+    for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
         if (ai == 0) continue;  // the same in every block
@@ -486,13 +489,26 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
                 const u32 j = rank * gpb + jl;
                 const u64* poly = acc + (size_t)c * n;
                 u64 y[BR_CLUSTER][2];
+                u64 xs[BR_CLUSTER][2];
+                // The rotated coefficients (p − e) mod 2N, from their owners, all loads first.
+#pragma unroll
+                for (u32 e = 0; e < BR_CLUSTER; e++) {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
+                        const u32 src = ii < n ? ii : ii - n;
+                        xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
+                    }
+                }
                 long long carry[BR_CLUSTER][2];
 #pragma unroll
                 for (u32 e = 0; e < BR_CLUSTER; e++) {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const u32 pp = j + e * pts + h * mpts;
-                        const u64 x = mod_sub(br_rotated(poly, pp, e_rot, n, q), poly[pp], q);
+                        const u32 ii = (pp - e_rot) & (two_n - 1);
+                        const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
+                        const u64 x = mod_sub(rot, poly[pp], q);
                         y[e][h] = br_round_digits(x, bits, dec_scale, q);
                         carry[e][h] = 0;
                     }
@@ -594,29 +610,25 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
 #pragma unroll
             for (u32 e = 0; e < BR_CLUSTER; e++) {
                 const u32 p = j + e * pts;
-                const u64 lo = mod_add(poly[p], br_residue(x[e].x, q, qd, qinv), q);
-                const u64 hi = mod_add(poly[p + mpts], br_residue(x[e].y, q, qd, qinv), q);
-                const size_t o = (size_t)c * n + p;
-#pragma unroll
-                for (u32 d = 0; d < BR_CLUSTER; d++) {
-                    acc_at[d][o] = lo;
-                    acc_at[d][o + mpts] = hi;
-                }
+                poly[p] = mod_add(poly[p], br_residue(x[e].x, q, qd, qinv), q);
+                poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, qd, qinv), q);
             }
         }
         br_cluster_sync();
     }
 
-    // Sample extraction of coefficient 0 by block 0 of the cluster (every replica is equal).
-    if (rank != 0) return;
+    // Sample extraction of coefficient 0: each block writes the words of the coefficients it
+    // owns.
     const u32 w_out = a.k * n + 1;
     u64* o = out + (size_t)b * w_out;
     for (u32 idx = threadIdx.x; idx < a.k * n; idx += blockDim.x) {
         const u32 c = idx >> a.log_n, j = idx & (n - 1);
+        const u32 src = j == 0 ? 0 : n - j;
+        if (br_owner(src, log_p) != rank) continue;
         const u64* poly = acc + (size_t)c * n;
-        o[idx] = j == 0 ? poly[0] : mod_neg(poly[n - j], q);
+        o[idx] = j == 0 ? poly[0] : mod_neg(poly[src], q);
     }
-    if (threadIdx.x == 0) o[a.k * n] = acc[(size_t)a.k * n];
+    if (threadIdx.x == 0 && br_owner(0, log_p) == rank) o[a.k * n] = acc[(size_t)a.k * n];
 }
 
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).
