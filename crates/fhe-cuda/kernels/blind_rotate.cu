@@ -384,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(512, 2)
 // the first inverse stages on the block's own segment; cluster barrier; the last BR_CL_LOG
 // inverse stages on the block's groups read from every block, the exact rounding and the
 // update of the block's own coefficients; cluster barrier.
-#define BR_CL_LOG 3
+#define BR_CL_LOG 2
 #define BR_CLUSTER (1 << BR_CL_LOG)
 
 __device__ __forceinline__ void br_cluster_sync() {

@@ -17,7 +17,7 @@ pub const MAX_GLWE_COMPONENTS: usize = 4;
 pub const MAX_KS_LEVELS: u32 = 8;
 /// `BR_CL_LOG` of blind_rotate.cu: `blind_rotate_run_cluster` spreads one ciphertext over
 /// `2^CLUSTER_LOG` blocks.
-const CLUSTER_LOG: u32 = 3;
+const CLUSTER_LOG: u32 = 2;
 /// `KS_TILE` of blind_rotate.cu: ciphertexts per key-switching block.
 const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
