@@ -13,10 +13,12 @@
 // key's spectra (read from global memory, shared by every block through L2, and through L1 by
 // the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
 // rounds, reduces and adds the result to the accumulator. At the end the block writes the
-// extracted LWE (coefficient 0).
+// extracted LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the
+// same steps for one ciphertext on a cluster of 4 blocks (distributed shared memory).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
-// ciphertexts, so each key word read serves KS_TILE ciphertexts.
+// ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
+// input over blocks (`blind_rotate_key_switch_finish` adds the partial sums).
 #include "ntt_arith.cuh"
 
 // Mirrors `BrArgs` in src/kernels/blind_rotate.rs (repr(C)).

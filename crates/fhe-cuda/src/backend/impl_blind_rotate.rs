@@ -1,6 +1,7 @@
 //! [`BlindRotateBackend`] on the device: keys uploaded once and kept in device memory, batches
 //! of LWE ciphertexts as device buffers, the whole blind rotation of a batch in one fused launch
-//! (`blind_rotate_run`, [`crate::kernels::blind_rotate`]) and key switching in another. The
+//! (`blind_rotate_run`, or `blind_rotate_run_cluster` for batches of at most SMs / 4,
+//! [`crate::kernels::blind_rotate`]) and key switching in another (two for small batches). The
 //! results are the CPU reference's words (fhe-math's `backend::blind_rotate` rules: exact
 //! arithmetic mod `q` except the specified f64 FFT of the external product, the same
 //! operations in the same order), in a batch or alone.

@@ -1,7 +1,9 @@
 //! Launch wrappers of `kernels/blind_rotate.cu`: the fused blind rotation with sample
-//! extraction (`blind_rotate_run`, one block per ciphertext over all steps) and LWE key
-//! switching (`blind_rotate_key_switch`), with their argument structs and the host-side tables
-//! (twiddles, rounding constants) and shape limits.
+//! extraction (`blind_rotate_run`, one block per ciphertext over all steps;
+//! `blind_rotate_run_cluster`, one cluster of 4 blocks per ciphertext for batches of at most
+//! SMs / 4) and LWE key switching (`blind_rotate_key_switch`, its input sliced over blocks for
+//! small batches), with their argument structs and the host-side tables (twiddles, rounding
+//! constants) and shape limits.
 
 use super::launch;
 use crate::error::{Error, Result};
@@ -239,7 +241,7 @@ pub fn run(
     // The cluster entry: one thread a radix-4 group of its segment's rows; the others: one a
     // group of the rows' radix-2^radix_log rounds.
     let groups = if cluster {
-        (p.rows_per_rgsw() * (p.ring_degree / 2) >> CLUSTER_LOG) as u32 >> 2
+        ((p.rows_per_rgsw() * (p.ring_degree / 2)) >> CLUSTER_LOG) as u32 >> 2
     } else {
         (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log
     };
@@ -394,6 +396,25 @@ mod tests {
     use fhe_math::backend::blind_rotate::Gadget;
 
     #[test]
+    fn key_switch_sums_must_fit_64_bits() {
+        let q = Modulus::new(1_125_899_906_826_241).unwrap();
+        let ks = |input_dimension, base_log, levels| KeySwitchParams {
+            input_dimension,
+            output_dimension: 918,
+            modulus: q,
+            gadget: Gadget { base_log, levels },
+        };
+        // CLASSIC_918_2048's key switch: 8192 products of digits below 2^3 and 31-bit halves.
+        assert!(check_key_switch(&ks(2048, 4, 4)).is_ok());
+        // 2^21 products of digits up to 2^15 and 31-bit halves: up to 2^67, over 2^63.
+        assert!(matches!(
+            check_key_switch(&ks(1 << 20, 16, 2)),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(check_key_switch(&ks(2048, 4, MAX_KS_LEVELS + 1)).is_err());
+    }
+
+    #[test]
     fn twiddle_table_layout_and_shared_size() {
         let q = Modulus::new(1_125_899_906_826_241).unwrap();
         let fft = NegacyclicFft::new(2048).unwrap();
@@ -415,6 +436,12 @@ mod tests {
         // 2 accumulator polynomials, 2 padded digit spectra, 919 exponents: three blocks fit an
         // H200 SM.
         assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
+        // The cluster entry: the whole accumulator, 2 padded segments of 256 points, the key
+        // slice (2 rows x 2 components x 256 points), 919 exponents.
+        assert_eq!(
+            cluster_shared_bytes(&p),
+            8 * 2 * 2048 + 16 * (576 + 1024) + 4 * 919
+        );
         assert_eq!(
             round_constant(12, q.value()),
             ((1u128 << 76) / 1_125_899_906_826_241) as u64
