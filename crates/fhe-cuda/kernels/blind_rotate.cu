@@ -13,17 +13,17 @@
 // key's spectra (read from global memory, shared by every block through L2, and through L1 by
 // the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
 // rounds, reduces and adds the result to the accumulator. At the end the block writes the
-// extracted LWE (coefficient 0).
+// extracted LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the
+// same steps for one ciphertext on a cluster of 4 blocks (distributed shared memory).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
-// ciphertexts, so each key word read serves KS_TILE ciphertexts.
+// ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
+// input over blocks (`blind_rotate_key_switch_finish` adds the partial sums).
 #include "ntt_arith.cuh"
 
 // Mirrors `BrArgs` in src/kernels/blind_rotate.rs (repr(C)).
 struct BrArgs {
     u64 q;
-    u64 bhi;       // floor(2^128 / q), high word
-    u64 blo;       // low word
     u64 ms_c;      // floor(2^(64 + log2(2N)) / q): the modulus switch
     u32 n_lwe;     // LWE dimension n
     u32 log_n;     // log2 N
@@ -112,9 +112,13 @@ __device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u6
 // One round of S forward (Cooley-Tukey) stages over `polys` spectra of 2^log_m points at
 // `base`, starting at stage `st0`: each thread loads groups of 2^S points, applies the S stages
 // in registers and stores them back. Butterfly (fft.rs): t = v·T[m + b], (u + t, u − t).
+// `cl_log`, `seg`: the points are segment `seg` of 2^cl_log equal segments of the whole
+// spectrum, whose first cl_log stages are done (the cluster entry); 0, 0 for a whole spectrum.
+// Global stage cl_log + st0 + s, global block (seg << (st0 + s)) + local block.
 template <int S>
 __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m, u32 st0,
-                                             const double2* __restrict__ tw) {
+                                             const double2* __restrict__ tw, u32 cl_log = 0,
+                                             u32 seg = 0) {
     const u32 mpts = 1u << log_m;
     const u32 log_u = log_m - st0 - S;  // element stride 2^log_u
     const u32 per = mpts >> S;
@@ -131,7 +135,7 @@ __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m
         for (int s = 0; s < S; s++) {
             // Block of point start + (e << log_u) at this stage: (b << s) + (e >> (S − s)).
             const u32 half = 1u << (S - 1 - s);
-            const double2* ws = tw + (1u << (st0 + s)) + (b << s);
+            const double2* ws = tw + (1u << (cl_log + st0 + s)) + (((seg << st0) + b) << s);
             double2 w[1 << (S - 1)];
 #pragma unroll
             for (int i = 0; i < (1 << s); i++) w[i] = __ldg(ws + i);
@@ -150,10 +154,12 @@ __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m
 }
 
 // One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0).
-// Butterfly (fft.rs): (A + B, (A − B)·conj(T[m + b])).
+// Butterfly (fft.rs): (A + B, (A − B)·conj(T[m + b])). `cl_log`, `seg` as for br_fwd_round:
+// segment `seg` of 2^cl_log, its stages those below log_m (the last cl_log are the cluster's).
 template <int S>
 __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m, u32 st0,
-                                             const double2* __restrict__ tw) {
+                                             const double2* __restrict__ tw, u32 cl_log = 0,
+                                             u32 seg = 0) {
     const u32 mpts = 1u << log_m;
     const u32 per = mpts >> S;
     const u32 total = polys * per;
@@ -169,7 +175,8 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
         for (int s = 0; s < S; s++) {
             // Block of point start + (e << st0) at this stage: (b << (S − s − 1)) + (e >> (s + 1)).
             const u32 half = 1u << s;
-            const double2* ws = tw + (mpts >> (st0 + s + 1)) + (b << (S - s - 1));
+            const double2* ws = tw + ((mpts >> (st0 + s + 1)) << cl_log) +
+                                (seg << (log_m - st0 - s - 1)) + (b << (S - s - 1));
             double2 w[1 << (S - 1)];
 #pragma unroll
             for (int i = 0; i < (1 << (S - s - 1)); i++) w[i] = __ldg(ws + i);
@@ -187,24 +194,24 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
 }
 
 __device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 radix,
-                                           const double2* tw) {
+                                           const double2* tw, u32 cl_log = 0, u32 seg = 0) {
     for (u32 st = 0; st < log_m;) {
         const u32 s = min(radix, log_m - st);
-        if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw);
-        else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw);
-        else br_fwd_round<1>(base, polys, log_m, st, tw);
+        if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw, cl_log, seg);
+        else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw, cl_log, seg);
+        else br_fwd_round<1>(base, polys, log_m, st, tw, cl_log, seg);
         st += s;
         __syncthreads();
     }
 }
 
 __device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 radix,
-                                           const double2* tw) {
+                                           const double2* tw, u32 cl_log = 0, u32 seg = 0) {
     for (u32 st = 0; st < log_m;) {
         const u32 s = min(radix, log_m - st);
-        if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw);
-        else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw);
-        else br_inv_round<1>(base, polys, log_m, st, tw);
+        if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw, cl_log, seg);
+        else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw, cl_log, seg);
+        else br_inv_round<1>(base, polys, log_m, st, tw, cl_log, seg);
         st += s;
         __syncthreads();
     }
@@ -365,6 +372,267 @@ extern "C" __global__ void __launch_bounds__(512, 2)
     br_run(a, key, tw, test_poly, lwe, out, count);
 }
 
+// ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
+//
+// `blind_rotate_run_cluster`: the same steps, the same operations in the same order, spread
+// over a cluster of 2^BR_CL_LOG blocks (Hopper distributed shared memory). Block `rank` owns the
+// accumulator coefficients of its groups (below) and segment `rank` of every spectrum (its
+// 2^-BR_CL_LOG share of the points). A step: each block decomposes the coefficients of its
+// groups of the first BR_CL_LOG forward stages (points j + e·P, P = N/2 / 2^BR_CL_LOG, one in
+// each segment, and their coefficients j + e·P and j + e·P + N/2), reading the rotated
+// coefficient from the block that owns it, runs those stages in registers and stores point
+// j + e·P into block e's segment; cluster barrier; the remaining forward stages, the key
+// product (the block's key slice fetched by asynchronous copies at the start of the step) and
+// the first inverse stages on the block's own segment; cluster barrier; the last BR_CL_LOG
+// inverse stages on the block's groups read from every block, the exact rounding and the
+// update of the block's own coefficients; cluster barrier.
+#define BR_CL_LOG 2
+#define BR_CLUSTER (1 << BR_CL_LOG)
+
+__device__ __forceinline__ void br_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The generic address of `p` (this block's shared memory) in block `rank` of the cluster.
+template <typename T>
+__device__ __forceinline__ T* br_map(T* p, u32 rank) {
+    u64 out;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
+    return (T*)out;
+}
+
+// The block of the cluster that owns accumulator coefficient i (of any component): the group
+// j = (i mod P) belongs to block j / (P / 2^BR_CL_LOG).
+__device__ __forceinline__ u32 br_owner(u32 i, u32 log_p) {
+    return (i & ((1u << log_p) - 1)) >> (log_p - BR_CL_LOG);
+}
+
+__device__ __forceinline__ void br_cp_async16(void* dst, const void* src) {
+    const u32 d = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+// Dynamic shared memory: (k+1)·N accumulator words, the segment's digit spectra
+// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), the key slice
+// (kpc·(k+1)·l·(k+1)·P points), then (n+1) u32.
+extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
+    blind_rotate_run_cluster(BrArgs a, const double2* __restrict__ key,
+                             const double2* __restrict__ tw, const u64* __restrict__ test_poly,
+                             const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+    extern __shared__ u64 smc[];
+    pdl_wait();
+    u32 rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    const u32 b = blockIdx.x >> BR_CL_LOG;
+    // The grid is count clusters: every block of a cluster takes the same path.
+    if (b >= count) return;
+    const u32 n = 1u << a.log_n;
+    const u32 two_n = 2 * n;
+    const u32 log_m = a.log_n - 1;
+    const u32 mpts = n >> 1;
+    const u32 log_p = log_m - BR_CL_LOG;  // points of a segment: P = 2^log_p
+    const u32 pts = 1u << log_p;
+    const u32 gpb = pts >> BR_CL_LOG;      // groups of a row in one block
+    const u32 k1 = a.k + 1;
+    const u32 l = a.levels;
+    const u32 rows = k1 * l;
+    const u64 q = a.q;
+
+    u64* acc = smc;
+    double2* dig = (double2*)(acc + (size_t)k1 * n);
+    double2* prod = dig + br_pad(rows * pts);
+    double2* ks = prod + (a.kpc == 2 ? br_pad(k1 * pts) : 0);
+    const u32 slice = rows * k1 * pts;  // key points of one RGSW in this block
+    u32* ex = (u32*)(ks + (size_t)a.kpc * slice);
+
+    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
+    const u32 ms_bits = a.log_n + 1;
+    for (u32 i = threadIdx.x; i <= a.n_lwe; i += blockDim.x)
+        ex[i] = (u32)br_round_scaled(in[i], ms_bits, a.ms_c, q);
+    __syncthreads();
+    const u32 shift = (two_n - ex[a.n_lwe]) & (two_n - 1);
+    for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
+        const u32 c = idx >> a.log_n, p = idx & (n - 1);
+        acc[idx] = c < a.k ? 0 : br_rotated(test_poly, p, shift, n, q);
+    }
+    // Every block of the cluster runs before any reads or writes another's shared memory.
+    br_cluster_sync();
+
+    const u32 bits = a.base_log * l;
+    const u64 base = 1ull << a.base_log;
+    const long long half_base = (long long)(base >> 1);
+    const double qd = (double)q;
+    const double qinv = __ddiv_rn(1.0, qd);
+    const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
+    const size_t rgsw_points = (size_t)rows * k1 * mpts;
+    double2* dig_at[BR_CLUSTER];
+#pragma unroll
+    for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
+    for (u32 i = 0; i < a.n_lwe; i++) {
+        const u32 ai = ex[i];
+        if (ai == 0) continue;  // the same in every block
+        // This step's key slice: rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1.
+        {
+            const double2* kr = key + (size_t)i * a.kpc * rgsw_points + (size_t)rank * pts;
+            const u32 tot = a.kpc * slice;
+            for (u32 idx = threadIdx.x; idx < tot; idx += blockDim.x) {
+                const u32 rowi = idx >> log_p, p = idx & (pts - 1);
+                br_cp_async16(ks + idx, kr + (size_t)rowi * mpts + p);
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        }
+        for (u32 t = 0; t < a.kpc; t++) {
+            const u32 e_rot = t == 0 ? ai : two_n - ai;
+            // Decomposition and the first BR_CL_LOG forward stages: thread (c, jj) takes the
+            // points j + e·P (j = rank·gpb + jj) of component c, all l digit rows.
+            for (u32 g = threadIdx.x; g < k1 * gpb; g += blockDim.x) {
+                const u32 c = g / gpb, jl = g - c * gpb;
+                const u32 j = rank * gpb + jl;
+                const u64* poly = acc + (size_t)c * n;
+                u64 y[BR_CLUSTER][2];
+                u64 xs[BR_CLUSTER][2];
+                // The rotated coefficients (p − e) mod 2N, from their owners, all loads first.
+#pragma unroll
+                for (u32 e = 0; e < BR_CLUSTER; e++) {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
+                        const u32 src = ii < n ? ii : ii - n;
+                        xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
+                    }
+                }
+                long long carry[BR_CLUSTER][2];
+#pragma unroll
+                for (u32 e = 0; e < BR_CLUSTER; e++) {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const u32 pp = j + e * pts + h * mpts;
+                        const u32 ii = (pp - e_rot) & (two_n - 1);
+                        const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
+                        const u64 x = mod_sub(rot, poly[pp], q);
+                        y[e][h] = br_round_digits(x, bits, dec_scale, q);
+                        carry[e][h] = 0;
+                    }
+                }
+                for (int jd = (int)l - 1; jd >= 0; jd--) {
+                    double2 x[BR_CLUSTER];
+#pragma unroll
+                    for (u32 e = 0; e < BR_CLUSTER; e++) {
+                        double dv[2];
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            long long d = (long long)(y[e][h] & (base - 1)) + carry[e][h];
+                            y[e][h] >>= a.base_log;
+                            if (d >= half_base) {
+                                d -= (long long)base;
+                                carry[e][h] = 1;
+                            } else {
+                                carry[e][h] = 0;
+                            }
+                            dv[h] = (double)d;
+                        }
+                        x[e] = make_double2(dv[0], dv[1]);
+                    }
+                    // Stages 0 .. BR_CL_LOG − 1 (br_fwd_round with st0 = 0, block 0).
+#pragma unroll
+                    for (int s = 0; s < BR_CL_LOG; s++) {
+                        const u32 half = 1u << (BR_CL_LOG - 1 - s);
+                        const double2* ws = tw + (1u << s);
+#pragma unroll
+                        for (int e = 0; e < BR_CLUSTER; e++) {
+                            if (e & half) continue;
+                            const double2 tt = c_mul(x[e + half], __ldg(ws + (e >> (BR_CL_LOG - s))));
+                            const double2 u = x[e];
+                            x[e] = c_add(u, tt);
+                            x[e + half] = c_sub(u, tt);
+                        }
+                    }
+                    const u32 row = c * l + (u32)jd;
+#pragma unroll
+                    for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e][br_pad(row * pts + j)] = x[e];
+                }
+            }
+            br_cluster_sync();
+            br_forward(dig, rows, log_p, 2, tw, BR_CL_LOG, rank);
+            if (t == 0) {
+                asm volatile("cp.async.wait_all;" ::: "memory");
+                __syncthreads();
+            }
+            // Multiply-accumulate with the key slice (the order of br_run).
+            const double2* kr = ks + (size_t)t * slice;
+            const bool last = t + 1 == a.kpc;
+            for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
+                double2 res[BR_MAX_K1];
+#pragma unroll
+                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                    if (c2 >= k1) break;
+                    double2 sum = c_mul(dig[br_pad(p)], kr[c2 * pts + p]);
+                    if (t > 0) sum = c_add(prod[br_pad(c2 * pts + p)], sum);
+                    for (u32 r = 1; r < rows; r++)
+                        sum = c_add(sum, c_mul(dig[br_pad(r * pts + p)],
+                                               kr[(r * k1 + c2) * pts + p]));
+                    res[c2] = sum;
+                }
+#pragma unroll
+                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                    if (c2 >= k1) break;
+                    if (last) dig[br_pad(c2 * pts + p)] = res[c2];
+                    else prod[br_pad(c2 * pts + p)] = res[c2];
+                }
+            }
+            // Before the next external product's stores into this block's segment (t + 1) or
+            // the inverse stages.
+            if (last) __syncthreads();
+            else br_cluster_sync();
+        }
+        br_inverse(dig, k1, log_p, 2, tw, BR_CL_LOG, rank);
+        br_cluster_sync();
+        // The last BR_CL_LOG inverse stages (br_inv_round with st0 = log_p, block 0), the
+        // rounding and the update of every replica.
+        for (u32 g = threadIdx.x; g < k1 * gpb; g += blockDim.x) {
+            const u32 c = g / gpb, jl = g - c * gpb;
+            const u32 j = rank * gpb + jl;
+            double2 x[BR_CLUSTER];
+#pragma unroll
+            for (u32 e = 0; e < BR_CLUSTER; e++) x[e] = dig_at[e][br_pad(c * pts + j)];
+#pragma unroll
+            for (int s = 0; s < BR_CL_LOG; s++) {
+                const u32 half = 1u << s;
+                const double2* ws = tw + (mpts >> (log_p + s + 1));
+#pragma unroll
+                for (int e = 0; e < BR_CLUSTER; e++) {
+                    if (e & half) continue;
+                    const double2 aa = x[e], bb = x[e + half];
+                    x[e] = c_add(aa, bb);
+                    x[e + half] = c_mul_conj(c_sub(aa, bb), __ldg(ws + (e >> (s + 1))));
+                }
+            }
+            u64* poly = acc + (size_t)c * n;
+#pragma unroll
+            for (u32 e = 0; e < BR_CLUSTER; e++) {
+                const u32 p = j + e * pts;
+                poly[p] = mod_add(poly[p], br_residue(x[e].x, q, qd, qinv), q);
+                poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, qd, qinv), q);
+            }
+        }
+        br_cluster_sync();
+    }
+
+    // Sample extraction of coefficient 0: each block writes the words of the coefficients it
+    // owns.
+    const u32 w_out = a.k * n + 1;
+    u64* o = out + (size_t)b * w_out;
+    for (u32 idx = threadIdx.x; idx < a.k * n; idx += blockDim.x) {
+        const u32 c = idx >> a.log_n, j = idx & (n - 1);
+        const u32 src = j == 0 ? 0 : n - j;
+        if (br_owner(src, log_p) != rank) continue;
+        const u64* poly = acc + (size_t)c * n;
+        o[idx] = j == 0 ? poly[0] : mod_neg(poly[src], q);
+    }
+    if (threadIdx.x == 0 && br_owner(0, log_p) == rank) o[a.k * n] = acc[(size_t)a.k * n];
+}
+
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).
 struct KsArgs {
     u64 q;
@@ -375,6 +643,8 @@ struct KsArgs {
     u32 n_out;     // output dimension
     u32 levels;
     u32 base_log;
+    u32 span;      // input coefficients of one grid slice (blockIdx.z), a multiple of KS_CHUNK
+    u32 pad;
 };
 
 #define KS_TILE 16   // ciphertexts per block
@@ -382,13 +652,40 @@ struct KsArgs {
 #define KS_CHUNK 64  // input coefficients decomposed per shared-memory chunk
 #define KS_MAX_LEVELS 8
 
+// a·b + c for 32-bit a, b and a 64-bit c (one multiply-add).
+__device__ __forceinline__ long long br_mad_wide(int a, int b, long long c) {
+    long long d;
+    asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c));
+    return d;
+}
+
+// out[col] of ciphertext bb from its sum s = Σ d·K (exact): −s mod q, or b − s for the last.
+__device__ __forceinline__ void ks_finish(const KsArgs& a, __int128 s, const u64* __restrict__ in,
+                                          u64* __restrict__ out, u32 bb, u32 col) {
+    Mod m;
+    m.q = a.q;
+    m.bhi = a.bhi;
+    m.blo = a.blo;
+    const u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
+    out[(size_t)bb * (a.n_out + 1) + col] =
+        col < a.n_out ? mod_neg(r, a.q) : mod_sub(in[(size_t)bb * (a.n_in + 1) + a.n_in], r, a.q);
+}
+
 // LWE key switching: out = (−Σ d_{i,j}·K_{i,j}.a, b − Σ d_{i,j}·K_{i,j}.b) with d_{i,j} the
-// signed digits of a_i. Grid (column tiles, ciphertext tiles), KS_COLS threads. The products
-// |d|·K < 2^63 (checked on the host) accumulate exactly in signed 128-bit sums.
+// signed digits of a_i. Grid (column tiles, ciphertext tiles, input slices), KS_COLS threads.
+// One slice (gridDim.z == 1) finishes the outputs; several (small batches) store each slice's
+// two partial sums to `part` ([slice][ciphertext][column] pairs) for
+// blind_rotate_key_switch_finish, which adds them: integer sums, so any split gives the same
+// words. Each key word
+// K < 2^53 splits as K = h·2^31 + w (w < 2^31, h < 2^22), and the sums Σ d·w and Σ d·h
+// accumulate exactly in signed 64-bit words, one 32 × 32 → 64-bit multiply-add each (the host
+// checks n_in · levels · 2^(base_log − 1) · 2^31 < 2^63); s = (Σ d·h)·2^31 + Σ d·w exactly.
 extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restrict__ key,
                                                    const u64* __restrict__ in,
-                                                   u64* __restrict__ out, u32 count) {
-    __shared__ int digits[KS_TILE][KS_CHUNK * KS_MAX_LEVELS];
+                                                   u64* __restrict__ out,
+                                                   long long* __restrict__ part, u32 count) {
+    // digits[r][t]: digit r (coefficient · levels + level) of the chunk for ciphertext t.
+    __shared__ int4 digits[KS_CHUNK * KS_MAX_LEVELS][KS_TILE / 4];
     pdl_wait();
     const u32 col = blockIdx.x * KS_COLS + threadIdx.x;
     const u32 b0 = blockIdx.y * KS_TILE;
@@ -397,11 +694,13 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
     const u32 bits = a.base_log * l;
     const u64 base = 1ull << a.base_log;
     const long long half_base = (long long)(base >> 1);
-    __int128 acc[KS_TILE];
+    long long acc_w[KS_TILE], acc_h[KS_TILE];
 #pragma unroll
-    for (int t = 0; t < KS_TILE; t++) acc[t] = 0;
-    for (u32 i0 = 0; i0 < a.n_in; i0 += KS_CHUNK) {
-        const u32 len = min((u32)KS_CHUNK, a.n_in - i0);
+    for (int t = 0; t < KS_TILE; t++) acc_w[t] = acc_h[t] = 0;
+    int* dflat = (int*)digits;
+    const u32 i_end = min(a.n_in, (blockIdx.z + 1) * a.span);
+    for (u32 i0 = blockIdx.z * a.span; i0 < i_end; i0 += KS_CHUNK) {
+        const u32 len = min((u32)KS_CHUNK, i_end - i0);
         __syncthreads();
         for (u32 idx = threadIdx.x; idx < KS_TILE * KS_CHUNK; idx += blockDim.x) {
             const u32 t = idx / KS_CHUNK, i = idx % KS_CHUNK;
@@ -418,37 +717,61 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
                 } else {
                     carry = 0;
                 }
-                digits[t][i * l + j] = (int)d;
+                dflat[(i * l + j) * KS_TILE + t] = (int)d;
             }
         }
         __syncthreads();
         if (col < w_out) {
             const u64* kp = key + (size_t)i0 * l * w_out + col;
             for (u32 r = 0; r < len * l; r++) {
-                const long long kv = (long long)__ldg(kp + (size_t)r * w_out);
+                const u64 kv = __ldg(kp + (size_t)r * w_out);
+                const int kw = (int)(kv & 0x7fffffffu), kh = (int)(kv >> 31);
 #pragma unroll
-                for (int t = 0; t < KS_TILE; t++) acc[t] += (__int128)(kv * (long long)digits[t][r]);
+                for (int t4 = 0; t4 < KS_TILE / 4; t4++) {
+                    const int4 d = digits[r][t4];
+                    acc_w[4 * t4 + 0] = br_mad_wide(kw, d.x, acc_w[4 * t4 + 0]);
+                    acc_h[4 * t4 + 0] = br_mad_wide(kh, d.x, acc_h[4 * t4 + 0]);
+                    acc_w[4 * t4 + 1] = br_mad_wide(kw, d.y, acc_w[4 * t4 + 1]);
+                    acc_h[4 * t4 + 1] = br_mad_wide(kh, d.y, acc_h[4 * t4 + 1]);
+                    acc_w[4 * t4 + 2] = br_mad_wide(kw, d.z, acc_w[4 * t4 + 2]);
+                    acc_h[4 * t4 + 2] = br_mad_wide(kh, d.z, acc_h[4 * t4 + 2]);
+                    acc_w[4 * t4 + 3] = br_mad_wide(kw, d.w, acc_w[4 * t4 + 3]);
+                    acc_h[4 * t4 + 3] = br_mad_wide(kh, d.w, acc_h[4 * t4 + 3]);
+                }
             }
         }
     }
     if (col >= w_out) return;
-    Mod m;
-    m.q = a.q;
-    m.bhi = a.bhi;
-    m.blo = a.blo;
 #pragma unroll
     for (int t = 0; t < KS_TILE; t++) {
         const u32 bb = b0 + t;
         if (bb >= count) break;
-        const __int128 s = acc[t];
-        // r = s mod q, canonical.
-        u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
-        u64 v;
-        if (col < a.n_out) {
-            v = mod_neg(r, a.q);
+        if (gridDim.z == 1) {
+            ks_finish(a, ((__int128)acc_h[t] << 31) + (__int128)acc_w[t], in, out, bb, col);
         } else {
-            v = mod_sub(in[(size_t)bb * w_in + a.n_in], r, a.q);
+            long long* pp = part + 2 * (((size_t)blockIdx.z * count + bb) * w_out + col);
+            pp[0] = acc_h[t];
+            pp[1] = acc_w[t];
         }
-        out[(size_t)bb * w_out + col] = v;
     }
+}
+
+// The sums of `slices` partial key switches (blind_rotate_key_switch with gridDim.z = slices),
+// one thread an output word.
+extern "C" __global__ void blind_rotate_key_switch_finish(KsArgs a, const long long* __restrict__ part,
+                                                          const u64* __restrict__ in,
+                                                          u64* __restrict__ out, u32 count,
+                                                          u32 slices) {
+    pdl_wait();
+    const u32 w_out = a.n_out + 1;
+    const size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)count * w_out) return;
+    long long h = 0, w = 0;
+    for (u32 z = 0; z < slices; z++) {
+        const long long* pp = part + 2 * ((size_t)z * count * w_out + idx);
+        h += pp[0];
+        w += pp[1];
+    }
+    ks_finish(a, ((__int128)h << 31) + (__int128)w, in, out, (u32)(idx / w_out),
+              (u32)(idx % w_out));
 }

@@ -111,7 +111,9 @@ pub struct Tuning {
     /// thread) runs the 256-thread entry `blind_rotate_run` (80 registers, three blocks an SM),
     /// fewer the 512-thread `blind_rotate_run_wide` (64 registers, two blocks). Batched, 2
     /// measured slower on the H200 (CLASSIC_918_2048 × 4096: 348.1 against 315.8 ms at
-    /// `14a02ea`, 2026-11-29); alone, 2 gives one ciphertext 512 threads.
+    /// `14a02ea`, 2026-11-29); alone, 2 gives one ciphertext 512 threads. Batches of at most
+    /// SMs / 4 take neither: `blind_rotate_run_cluster` (one cluster of 4 blocks a ciphertext,
+    /// radix-4 rounds; one PBS alone 6.86 ms against 16.0 ms on one SM, H200, `fc50342`).
     pub blind_rotate_radix_log: (u32, u32),
     /// Blind rotation: most threads per block. A 1024-thread launch of the small-batch shape
     /// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the

@@ -1,6 +1,7 @@
 //! [`BlindRotateBackend`] on the device: keys uploaded once and kept in device memory, batches
 //! of LWE ciphertexts as device buffers, the whole blind rotation of a batch in one fused launch
-//! (`blind_rotate_run`, [`crate::kernels::blind_rotate`]) and key switching in another. The
+//! (`blind_rotate_run`, or `blind_rotate_run_cluster` for batches of at most SMs / 4,
+//! [`crate::kernels::blind_rotate`]) and key switching in another (two for small batches). The
 //! results are the CPU reference's words (fhe-math's `backend::blind_rotate` rules: exact
 //! arithmetic mod `q` except the specified f64 FFT of the external product, the same
 //! operations in the same order), in a batch or alone.
@@ -266,17 +267,33 @@ impl BlindRotateBackend for CudaBackend {
         if input.count == 0 {
             return Ok(out);
         }
+        let slices = br::key_switch_slices(&self.inner.stream, p, input.count as u32)?;
+        // Scratch of the partial sums when the input is sliced (small batches).
+        let part_words = if slices > 1 {
+            2 * slices as usize * input.count * (p.output_dimension + 1)
+        } else {
+            1
+        };
+        // SAFETY: every word the finishing kernel reads is written by the slices before it.
+        let part = unsafe { self.inner.stream.alloc::<u64>(part_words) }.map_err(drv("alloc"))?;
         {
             let s = self.s();
             let (kp, _g1) = key.data.device_ptr(s);
             let (inp, _g2) = input.data.device_ptr(s);
             let (outp, _g3) = out.data.device_ptr(s);
+            let (pp, _g4) = part.device_ptr(s);
             br::key_switch(
                 &self.inner.device,
                 &self.inner.stream,
                 p,
-                (kp, inp, outp),
+                &br::KeySwitchBuffers {
+                    key: kp,
+                    input: inp,
+                    output: outp,
+                    part: pp,
+                },
                 input.count as u32,
+                slices,
             )?;
         }
         Ok(out)

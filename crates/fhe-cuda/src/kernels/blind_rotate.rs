@@ -1,7 +1,9 @@
 //! Launch wrappers of `kernels/blind_rotate.cu`: the fused blind rotation with sample
-//! extraction (`blind_rotate_run`, one block per ciphertext over all steps) and LWE key
-//! switching (`blind_rotate_key_switch`), with their argument structs and the host-side tables
-//! (twiddles, rounding constants) and shape limits.
+//! extraction (`blind_rotate_run`, one block per ciphertext over all steps;
+//! `blind_rotate_run_cluster`, one cluster of 4 blocks per ciphertext for batches of at most
+//! SMs / 4) and LWE key switching (`blind_rotate_key_switch`, its input sliced over blocks for
+//! small batches), with their argument structs and the host-side tables (twiddles, rounding
+//! constants) and shape limits.
 
 use super::launch;
 use crate::error::{Error, Result};
@@ -15,18 +17,21 @@ use std::sync::Arc;
 pub const MAX_GLWE_COMPONENTS: usize = 4;
 /// `KS_MAX_LEVELS` of blind_rotate.cu: the most key-switching gadget levels.
 pub const MAX_KS_LEVELS: u32 = 8;
+/// `BR_CL_LOG` of blind_rotate.cu: `blind_rotate_run_cluster` spreads one ciphertext over
+/// `2^CLUSTER_LOG` blocks.
+const CLUSTER_LOG: u32 = 2;
 /// `KS_TILE` of blind_rotate.cu: ciphertexts per key-switching block.
 const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
 const KS_COLS: u32 = 128;
+/// `KS_CHUNK` of blind_rotate.cu: input coefficients decomposed per shared-memory chunk.
+const KS_CHUNK: u32 = 64;
 
 /// `BrArgs` of blind_rotate.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct BrArgs {
     q: u64,
-    bhi: u64,
-    blo: u64,
     ms_c: u64,
     n_lwe: u32,
     log_n: u32,
@@ -38,7 +43,7 @@ pub struct BrArgs {
     pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (4 u64 then 8 u32).
+// SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (2 u64 then 8 u32).
 unsafe impl DeviceRepr for BrArgs {}
 
 /// `KsArgs` of blind_rotate.cu.
@@ -53,9 +58,11 @@ pub struct KsArgs {
     n_out: u32,
     levels: u32,
     base_log: u32,
+    span: u32,
+    pad: u32,
 }
 
-// SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 4 u32).
+// SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 6 u32).
 unsafe impl DeviceRepr for KsArgs {}
 
 /// `floor(2^(64 + bits) / q)`, the rounding constant of `br_round_scaled` (`2^bits < q`).
@@ -90,16 +97,25 @@ pub fn check_blind_rotate(p: &BlindRotateParams) -> Result<()> {
     Ok(())
 }
 
-/// The device-side limits of key switching: at most [`MAX_KS_LEVELS`] levels and
-/// `2^(base_log − 1) · q < 2^63` (the products are formed in 64 bits).
+/// The device-side limits of key switching: at most [`MAX_KS_LEVELS`] levels and every sum of
+/// the kernel exact in 64 bits: with each key word split as `h·2^31 + w`, `terms · 2^(base_log
+/// − 1) · max(2^31, h + 1) < 2^63` over the `terms = n_in · levels` products.
 pub fn check_key_switch(p: &KeySwitchParams) -> Result<()> {
     let g = p.gadget;
-    let fits = u128::from(p.modulus.value()) << (g.base_log - 1) < 1u128 << 63;
+    let terms = (p.input_dimension as u128) * u128::from(g.levels);
+    let digit = 1u128 << g.base_log.saturating_sub(1).min(64);
+    let word = (1u128 << 31).max((u128::from(p.modulus.value()) >> 31) + 1);
+    let fits = terms
+        .checked_mul(digit)
+        .and_then(|x| x.checked_mul(word))
+        .is_some_and(|x| x < 1u128 << 63);
     if g.levels > MAX_KS_LEVELS || !fits || p.output_dimension >= u32::MAX as usize {
         return Err(Error::Unsupported {
             what: format!(
-                "key switching with base 2^{} and {} levels mod {} on the GPU (at most {} \
-                 levels, 2^(base_log - 1) * q < 2^63)",
+                "key switching from dimension {} with base 2^{} and {} levels mod {} on the GPU \
+                 (at most {} levels, dimension · levels · 2^(base_log - 1) · max(2^31, q / 2^31) \
+                 < 2^63)",
+                p.input_dimension,
                 g.base_log,
                 g.levels,
                 p.modulus.value(),
@@ -124,6 +140,25 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
     };
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * m) + ternary)
+        + 4 * (p.lwe_dimension + 1)
+}
+
+/// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
+/// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
+/// sum, each padded, the key slice of a step (`keys_per_coefficient · (k + 1)·l·(k + 1)·P`
+/// points), then `n + 1` exponents.
+pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
+    let k1 = p.glwe_dimension + 1;
+    let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
+    let padded = |points: usize| points + points / 8;
+    let ternary = if p.keys_per_coefficient == 2 {
+        padded(k1 * pts)
+    } else {
+        0
+    };
+    let slice = p.keys_per_coefficient * p.rows_per_rgsw() * k1 * pts;
+    8 * k1 * p.ring_degree
+        + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
 }
 
@@ -158,6 +193,14 @@ pub fn run(
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(Error::driver("device attribute"))? as u32;
     let log_n = p.ring_degree.trailing_zeros();
+    let max_smem = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("device attribute"))? as usize;
+    // Few ciphertexts (each can have 2^CLUSTER_LOG SMs of its own): one cluster of blocks per
+    // ciphertext, its segments at least 2^CLUSTER_LOG points (N >= 32).
+    let cluster = (count as u64) << CLUSTER_LOG <= u64::from(sms)
+        && log_n > 2 * CLUSTER_LOG
+        && cluster_shared_bytes(p) <= max_smem;
     let tuning = dev.tuning();
     let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
     let radix_log = if count < sms {
@@ -168,23 +211,24 @@ pub fn run(
     .clamp(1, 3)
     .min((log_n - 1).max(1));
     // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
-    let f = dev.function(
-        "blind_rotate",
-        if radix_log == 3 {
-            "blind_rotate_run"
-        } else {
-            "blind_rotate_run_wide"
-        },
-    )?;
-    let smem = shared_bytes(p);
-    let max = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(Error::driver("device attribute"))? as usize;
-    if smem > max {
+    let name = if cluster {
+        "blind_rotate_run_cluster"
+    } else if radix_log == 3 {
+        "blind_rotate_run"
+    } else {
+        "blind_rotate_run_wide"
+    };
+    let f = dev.function("blind_rotate", name)?;
+    let smem = if cluster {
+        cluster_shared_bytes(p)
+    } else {
+        shared_bytes(p)
+    };
+    if smem > max_smem {
         return Err(Error::Unsupported {
             what: format!(
                 "blind rotation at N = {}, k = {}, {} levels needs {smem} bytes of shared memory \
-                 per block (the device has {max})",
+                 per block (the device has {max_smem})",
                 p.ring_degree, p.glwe_dimension, p.gadget.levels
             ),
         });
@@ -194,7 +238,13 @@ pub fn run(
         smem as i32,
     )
     .map_err(Error::driver("kernel attribute"))?;
-    let groups = (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log;
+    // The cluster entry: one thread a radix-4 group of its segment's rows; the others: one a
+    // group of the rows' radix-2^radix_log rounds.
+    let groups = if cluster {
+        ((p.rows_per_rgsw() * (p.ring_degree / 2)) >> CLUSTER_LOG) as u32 >> 2
+    } else {
+        (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log
+    };
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
     let limit = f
@@ -206,11 +256,8 @@ pub fn run(
         .next_multiple_of(32)
         .min(limit / 32 * 32);
     let q = p.modulus;
-    let (bhi, blo) = q.barrett_constant();
     let args = BrArgs {
         q: q.value(),
-        bhi,
-        blo,
         ms_c: round_constant(log_n + 1, q.value()),
         n_lwe: p.lwe_dimension as u32,
         log_n,
@@ -222,7 +269,7 @@ pub fn run(
         pad: 0,
     };
     let cfg = LaunchConfig {
-        grid_dim: (count, 1, 1),
+        grid_dim: (if cluster { count << CLUSTER_LOG } else { count }, 1, 1),
         block_dim: (threads, 1, 1),
         shared_mem_bytes: smem as u32,
     };
@@ -240,13 +287,42 @@ pub fn run(
     )
 }
 
-/// Enqueues the key switch of `count` ciphertexts at `input` into `output`.
+/// Input slices of a key switch of `count` ciphertexts: 1 when the column and ciphertext tiles
+/// give at least two blocks an SM, else enough slices of the input (whole `KS_CHUNK`s) for that
+/// (small batches: one ciphertext has 8 tiles at n = 918); [`key_switch`] then needs
+/// `2 · slices · count · (n_out + 1)` scratch words.
+pub fn key_switch_slices(stream: &Arc<CudaStream>, p: &KeySwitchParams, count: u32) -> Result<u32> {
+    let sms = stream
+        .context()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let tiles = (p.output_dimension as u32 + 1).div_ceil(KS_COLS) * count.div_ceil(KS_TILE);
+    let chunks = (p.input_dimension as u32).div_ceil(KS_CHUNK).max(1);
+    Ok((2 * sms).div_ceil(tiles.max(1)).clamp(1, chunks))
+}
+
+/// Device addresses of one key switch: key, input, output and (several slices) the scratch of
+/// the partial sums.
+pub struct KeySwitchBuffers {
+    /// The key-switching key (rows `i · l + j`).
+    pub key: u64,
+    /// The input ciphertexts.
+    pub input: u64,
+    /// The output ciphertexts.
+    pub output: u64,
+    /// `2 · slices · count · (n_out + 1)` words when `slices > 1` (unused otherwise).
+    pub part: u64,
+}
+
+/// Enqueues the key switch of `count` ciphertexts in `slices` input slices
+/// ([`key_switch_slices`]).
 pub fn key_switch(
     dev: &crate::Device,
     stream: &Arc<CudaStream>,
     p: &KeySwitchParams,
-    (key, input, output): (u64, u64, u64),
+    bufs: &KeySwitchBuffers,
     count: u32,
+    slices: u32,
 ) -> Result<()> {
     if count == 0 {
         return Ok(());
@@ -255,6 +331,8 @@ pub fn key_switch(
     let f = dev.function("blind_rotate", "blind_rotate_key_switch")?;
     let q = p.modulus;
     let (bhi, blo) = q.barrett_constant();
+    let chunks = (p.input_dimension as u32).div_ceil(KS_CHUNK).max(1);
+    let slices = slices.clamp(1, chunks);
     let args = KsArgs {
         q: q.value(),
         bhi,
@@ -264,17 +342,51 @@ pub fn key_switch(
         n_out: p.output_dimension as u32,
         levels: p.gadget.levels,
         base_log: p.gadget.base_log,
+        span: chunks.div_ceil(slices) * KS_CHUNK,
+        pad: 0,
     };
+    let slices = (p.input_dimension as u32).div_ceil(args.span).max(1);
     let cfg = LaunchConfig {
         grid_dim: (
             (p.output_dimension as u32 + 1).div_ceil(KS_COLS),
             count.div_ceil(KS_TILE),
-            1,
+            slices,
         ),
         block_dim: (KS_COLS, 1, 1),
         shared_mem_bytes: 0,
     };
-    launch!(stream, f, cfg, &args, &key, &input, &output, &count)
+    launch!(
+        stream,
+        f,
+        cfg,
+        &args,
+        &bufs.key,
+        &bufs.input,
+        &bufs.output,
+        &bufs.part,
+        &count
+    )?;
+    if slices == 1 {
+        return Ok(());
+    }
+    let fin = dev.function("blind_rotate", "blind_rotate_key_switch_finish")?;
+    let words = count * (p.output_dimension as u32 + 1);
+    let cfg = LaunchConfig {
+        grid_dim: (words.div_ceil(256), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(
+        stream,
+        fin,
+        cfg,
+        &args,
+        &bufs.part,
+        &bufs.input,
+        &bufs.output,
+        &count,
+        &slices
+    )
 }
 
 #[cfg(test)]
@@ -282,6 +394,25 @@ mod tests {
     use super::*;
     use fhe_math::Modulus;
     use fhe_math::backend::blind_rotate::Gadget;
+
+    #[test]
+    fn key_switch_sums_must_fit_64_bits() {
+        let q = Modulus::new(1_125_899_906_826_241).unwrap();
+        let ks = |input_dimension, base_log, levels| KeySwitchParams {
+            input_dimension,
+            output_dimension: 918,
+            modulus: q,
+            gadget: Gadget { base_log, levels },
+        };
+        // CLASSIC_918_2048's key switch: 8192 products of digits below 2^3 and 31-bit halves.
+        assert!(check_key_switch(&ks(2048, 4, 4)).is_ok());
+        // 2^21 products of digits up to 2^15 and 31-bit halves: up to 2^67, over 2^63.
+        assert!(matches!(
+            check_key_switch(&ks(1 << 20, 16, 2)),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(check_key_switch(&ks(2048, 4, MAX_KS_LEVELS + 1)).is_err());
+    }
 
     #[test]
     fn twiddle_table_layout_and_shared_size() {
@@ -305,6 +436,12 @@ mod tests {
         // 2 accumulator polynomials, 2 padded digit spectra, 919 exponents: three blocks fit an
         // H200 SM.
         assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
+        // The cluster entry: the whole accumulator, 2 padded segments of 256 points, the key
+        // slice (2 rows x 2 components x 256 points), 919 exponents.
+        assert_eq!(
+            cluster_shared_bytes(&p),
+            8 * 2 * 2048 + 16 * (576 + 1024) + 4 * 919
+        );
         assert_eq!(
             round_constant(12, q.value()),
             ((1u128 << 76) / 1_125_899_906_826_241) as u64
