@@ -138,6 +138,15 @@ fn gpu_blind_rotate_test_sets_match_cpu() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn gpu_blind_rotate_mid_batch_matches_cpu() {
+    // 64: more ciphertexts than a quarter of the SMs and fewer than the SMs on an H100/H200,
+    // the 512-thread launch shape (`blind_rotate_run_wide`).
+    compare(TEST_TERNARY_256_INSECURE.opt_in_insecure(), 64, 64, 0);
+    compare(CLASSIC_918_2048, 64, 16, 0);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn gpu_blind_rotate_lpf_matches_cpu() {
     compare(LPF_STD128_556_1024, 160, 32, 2);
 }
