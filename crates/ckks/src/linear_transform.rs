@@ -102,8 +102,8 @@ pub(crate) fn planned_bsgs(indices: &[i64], slots: usize) -> (Vec<i64>, Vec<i64>
 /// larger `n1` (fewer giant steps). The baby steps share one `mod_up` and each costs a key
 /// product and a `mod_down`; a giant step costs its own `mod_up` (one NTT per digit and limb of
 /// `Q_l·P`, several times a `mod_down`'s work), so at equal count more babies and fewer giants
-/// are cheaper (`BOOT_N16` on the H200: CoeffToSlot's matrices of 31 diagonals went from 3
-/// babies and 7 giants to 7 and 3).
+/// are cheaper (`BOOT_N16` on the H200, 2026-11-29: CoeffToSlot's matrices of 31 diagonals
+/// went from 3 babies and 7 giants to 7 and 3, the stage from 15.2 to 12.9 ms).
 fn best_baby_step(indices: &[i64], slots: usize) -> usize {
     std::iter::successors(Some(1usize), |&n| Some(n * 2))
         .take_while(|&n| n <= slots)
