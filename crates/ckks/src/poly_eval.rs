@@ -576,17 +576,26 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         Ok(a)
     }
 
-    /// Computes `B_i` for every `i` of `powers` (increasing, `B_1` present).
+    /// Computes `B_i` for every `i` of `powers` (increasing, `B_1` present). Every power an
+    /// operand needs at a lower level is lowered once ([`State::power_at`]) and kept for the
+    /// other powers and the leaves that need it there (the same words as lowering it each time).
     fn compute_powers(&mut self, powers: &[usize]) -> Result<()> {
         for &i in powers.iter().filter(|&&i| i >= 2) {
             let a = 1usize << (usize::BITS - 1 - (i - 1).leading_zeros());
-            let mut p = self.product(&self.powers[&a], &self.powers[&(i - a)])?;
+            let level = self.powers[&a].level().min(self.powers[&(i - a)].level());
+            self.power_at(a, level)?;
+            self.power_at(i - a, level)?;
+            let mut p = self.product(self.power_ref(a, level), self.power_ref(i - a, level))?;
             if self.chebyshev {
                 // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
                 p = self.ev.mul_int(&p, 2)?;
                 match 2 * a - i {
                     0 => self.add_constant(&mut p, -1.0)?,
-                    c => p = self.sum(p, &self.powers[&c], true)?,
+                    c => {
+                        let level = p.level().min(self.powers[&c].level());
+                        self.power_at(c, level)?;
+                        p = self.sum(p, self.power_ref(c, level), true)?;
+                    }
                 }
             }
             self.powers.insert(i, p);

@@ -33,8 +33,33 @@ const MAX_REPS: usize = 10;
 
 /// The parameters and configuration of a bootstrapping preset name (after `boot:`), with an
 /// optional EvalMod override for comparisons, `NAME@<degree>r<double angles>`
-/// (e.g. `BOOT_N16@63r1`).
+/// (e.g. `BOOT_N16@63r1`), or a key-switch shape override,
+/// `NAME/k<special primes>s<scale bits>d<dnum>` (e.g. `BOOT_N16/k5s56d6`; the parameter
+/// checks, 128-bit security included, apply as to any literal).
 pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
+    if let Some((base, over)) = name.split_once('/') {
+        let (lit, config) = preset(base)?;
+        let parsed = over
+            .strip_prefix('k')
+            .and_then(|r| r.split_once('s'))
+            .and_then(|(k, r)| r.split_once('d').map(|(s, d)| (k, s, d)))
+            .and_then(|(k, s, d)| Some((k.parse().ok()?, s.parse().ok()?, d.parse().ok()?)));
+        let Some((special_primes, scale_bits, dnum)) = parsed else {
+            return Err(format!(
+                "key-switch override {over:?} is not k<special primes>s<scale bits>d<dnum>"
+            )
+            .into());
+        };
+        return Ok((
+            ParametersLiteral {
+                special_primes,
+                scale_bits,
+                dnum,
+                ..lit
+            },
+            config,
+        ));
+    }
     if let Some((base, over)) = name.split_once('@') {
         let (lit, config) = preset(base)?;
         let parsed = over

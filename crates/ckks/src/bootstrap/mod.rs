@@ -47,18 +47,20 @@
 //! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | dense, encapsulated | 2048 | 23.3 | 25.0 | 0.8-1.9 s |
 //! | `BOOT_N16`'s chain at `N = 2^14`, `BOOT_N16_CONFIG` (degree 119 then) | dense, encapsulated | 8192 | 27.2 | 29.1 | 12.2 s |
 //!
-//! On the H200 (`gpu_bench --presets boot:BOOT_N16`, median of 5, 2026-11-29): `BOOT_N16`
-//! with `BOOT_N16_CONFIG` in 52.3 ms, 24.6 max / 26.6 median bits, 9 levels left; the stages
-//! ModRaise 1.6 ms, CoeffToSlot 15.3 ms, EvalMod 13.9 ms per half (27.7 ms for both),
-//! SlotToCoeff 7.9 ms. Every stage is bound by its key switches (0.41 ms a product at
-//! EvalMod's input level, 0.49 ms a rotation at the top): their NTTs and base conversions, not
-//! the key bytes (about 10x the key-read floor).
+//! On the H200 (`gpu_bench --presets boot:BOOT_N16`, median of 5, 2026-11-29, commit
+//! 63b8ccb): `BOOT_N16` with `BOOT_N16_CONFIG` in 48.5 ms, 24.5 max / 26.6 median bits, 9
+//! levels left; the stages ModRaise 1.7 ms, CoeffToSlot 12.9 ms, EvalMod 13.3 ms per half
+//! (26.6 ms for both), SlotToCoeff 7.4 ms. Every stage is bound by its key switches (0.41 ms a
+//! product at EvalMod's input level, 0.49 ms a rotation at the top): their NTTs and base
+//! conversions, not the key bytes (about 10x the key-read floor).
 //!
 //! What makes it that fast: [`Evaluator::drop_to_level`] takes one rescale for any distance
 //! (the polynomial evaluation lowers powers often); a linear transform rescales once, fused
-//! with the giant steps' shared `mod_down`, and forms each inner sum in one fused pass
-//! ([`fhe_math::backend::RingBackend::mul_plain_sum`]); a giant power multiplied at a lower
-//! level is lowered once.
+//! with the giant steps' shared `mod_down`, forms each inner sum in one fused pass
+//! ([`fhe_math::backend::RingBackend::mul_plain_sum`]), and splits its diagonals into more
+//! baby steps (one shared `mod_up`) and fewer giant steps (a `mod_up` each) where the key
+//! switch count allows, giant steps taken modulo the slot count; a power is lowered to a level
+//! once for every product, difference and leaf that needs it there.
 //!
 //! A dense secret costs about 3 bits against a sparse one: every rescale's rounding
 //! `e_0 + e_1·s` grows with `‖s‖`. The rounding noise is amplified by `K·q_0/Δ_0`, so each bit
