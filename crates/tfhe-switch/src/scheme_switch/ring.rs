@@ -185,22 +185,26 @@ pub fn switch_centred(x: i64, from: u64, to: u64) -> u64 {
 /// The LWE ciphertext (mask of `N_t` residues then body, phase `b − ⟨a, s_m⟩`) of
 /// coefficient `i` of the phase `c_0 + c_1·s_m(X^r)`, residues mod `q`.
 pub fn extract(c0: &[u64], c1: &[u64], i: usize, ratio: usize, q: &Modulus) -> Vec<u64> {
+    let mut out = vec![0u64; c0.len() / ratio + 1];
+    extract_into(c0, c1, i, ratio, q, &mut out);
+    out
+}
+
+/// [`extract`] written into `out` (`N_t + 1` residues).
+pub fn extract_into(c0: &[u64], c1: &[u64], i: usize, ratio: usize, q: &Modulus, out: &mut [u64]) {
     let n = c0.len();
     let nt = n / ratio;
-    let mut out = Vec::with_capacity(nt + 1);
-    for t in 0..nt {
+    for (t, a) in out[..nt].iter_mut().enumerate() {
         let shift = ratio * t;
         // phase_i gets +c1[i − r t] s_m[t] (or −c1[i − r t + N] when the index wraps);
         // a_t = −(that coefficient).
-        let a = if shift <= i {
+        *a = if shift <= i {
             q.neg(c1[i - shift])
         } else {
             c1[i + n - shift]
         };
-        out.push(a);
     }
-    out.push(c0[i]);
-    out
+    out[nt] = c0[i];
 }
 
 #[cfg(test)]

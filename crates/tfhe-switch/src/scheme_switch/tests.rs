@@ -234,3 +234,33 @@ fn ckks_apply_gives_the_table_in_slots() {
         );
     }
 }
+
+/// The composite on batches kept in the backend's memory gives the same words as the three
+/// public stages on host ciphertexts.
+#[test]
+fn batch_path_equals_the_host_stages() {
+    use fhe_math::RingBackend;
+    let f = fixture();
+    let sw = SchemeSwitch::new(&f.ctx, &f.keys).unwrap();
+    let top = f.ctx.params().max_level();
+    let ct = encrypt(f, &sw, &inputs(0.21), top);
+    let enc = LweEncoding::sign(f.keys.params().tfhe.message_space(), BOUND).unwrap();
+    let lwes = sw.switch_to_lwe(&ct, &enc).unwrap();
+    let batch = sw.switch_to_lwe_batch(&ct, &enc).unwrap();
+    let table = sw.step_table().unwrap();
+    let bits = sw.apply_lut(&lwes, &table).unwrap();
+    let host = sw.switch_to_ckks(&bits).unwrap();
+    let composite = sw.ckks_step(&ct, BOUND).unwrap();
+    let be = f.ctx.backend();
+    assert_eq!(
+        be.download(host.poly()).unwrap(),
+        be.download(composite.poly()).unwrap()
+    );
+    let on_device = sw
+        .switch_to_ckks_batch(&sw.apply_lut_batch(&batch, &table).unwrap())
+        .unwrap();
+    assert_eq!(
+        be.download(on_device.poly()).unwrap(),
+        be.download(host.poly()).unwrap()
+    );
+}
