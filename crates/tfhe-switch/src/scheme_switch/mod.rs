@@ -68,6 +68,7 @@ pub mod error;
 pub mod keys;
 pub mod params;
 pub mod ring;
+pub mod serialize;
 pub mod sine;
 mod switch;
 #[cfg(test)]

@@ -35,7 +35,7 @@ use fhe_math::sampler::{Domain, Seed};
 use fhe_math::{Modulus, NttTable};
 use rayon::prelude::*;
 
-use super::error::Result;
+use super::error::{Error, Result};
 use crate::sample::{self, Stream};
 
 /// Object index of the ring key's sampling streams (`KeySwitchA` and `Error`, part = digit).
@@ -112,6 +112,52 @@ impl RingSwitchKey {
             ratio: n / s_m.len(),
             rows,
         })
+    }
+
+    /// The key from its parts (as [`Self::gadget`] and [`Self::rows`] give them): `N`,
+    /// `q_sw`, the gadget, `r = N / N_t`, and `l · 2 · N` residues below `q_sw`.
+    ///
+    /// Errors: a ring or ratio the NTT or `N` does not allow, rows of another length or with a
+    /// residue not below `q_sw` ([`Error::Mismatch`]).
+    pub fn from_parts(
+        n: usize,
+        q_sw: Modulus,
+        gadget: Gadget,
+        ratio: usize,
+        rows: Vec<u64>,
+    ) -> Result<Self> {
+        let ntt = NttTable::new(q_sw, n)?;
+        gadget.check(&q_sw)?;
+        let want = gadget.levels as usize * 2 * n;
+        if ratio == 0 || !n.is_multiple_of(ratio) || rows.len() != want {
+            return Err(Error::Mismatch {
+                what: format!(
+                    "ring key of {} residues with ratio {ratio}, expected {want} for N = {n}",
+                    rows.len()
+                ),
+            });
+        }
+        if rows.iter().any(|&x| x >= q_sw.value()) {
+            return Err(Error::Mismatch {
+                what: format!("ring key residue not below q_sw = {}", q_sw.value()),
+            });
+        }
+        Ok(RingSwitchKey {
+            ntt,
+            gadget,
+            ratio,
+            rows,
+        })
+    }
+
+    /// The gadget of the key's decomposition.
+    pub fn gadget(&self) -> Gadget {
+        self.gadget
+    }
+
+    /// The `l` rows `(b_j, a_j)`, each `2N` residues in NTT form mod `q_sw`.
+    pub fn rows(&self) -> &[u64] {
+        &self.rows
     }
 
     /// The modulus `q_sw`.
