@@ -306,7 +306,10 @@ fn switch_keys_round_trip_and_refuse_bad_blobs() {
     let mut bad = bytes.clone();
     bad[rows_at..rows_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     let err = SwitchKeys::from_bytes(&f.ctx, &params, &bad).err().unwrap();
-    assert!(err.to_string().contains("not below q_sw"), "ring residue: {err}");
+    assert!(
+        err.to_string().contains("not below q_sw"),
+        "ring residue: {err}"
+    );
     // Keys of another set.
     assert!(SwitchKeys::from_bytes(&f.ctx, &SWITCH_CLASSIC, &bytes).is_err());
 }
