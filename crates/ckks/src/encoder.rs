@@ -30,6 +30,17 @@ fn round_to_i64(x: f64) -> Option<i64> {
     })
 }
 
+/// Vectors whose integers [`Encoder::encode_many`] holds at once before uploading them.
+const ENCODE_CHUNK: usize = 128;
+
+/// The rounded, scaled coefficients of an encoding, before their reduction into the limbs.
+enum Integers {
+    /// Every coefficient below `2^63` in magnitude.
+    Small(Vec<i64>),
+    /// Coefficients below `2^126` in magnitude.
+    Wide(Vec<i128>),
+}
+
 /// Encodes and decodes CKKS plaintexts.
 pub struct Encoder<B: KeySwitchBackend> {
     ctx: Context<B>,
@@ -83,6 +94,40 @@ impl<B: KeySwitchBackend> Encoder<B> {
         scale: f64,
         slots: usize,
     ) -> Result<Plaintext<B>> {
+        self.check_encoding(values.len(), level, scale, slots)?;
+        let ints = self.scaled_integers(values, scale, slots)?;
+        self.upload_integers(&ints, level, scale)
+    }
+
+    /// [`Encoder::encode_with`] of several vectors at one level, scale and slot count: the
+    /// host part (special FFT, scaling and rounding) runs for all vectors in parallel, the
+    /// uploads and NTTs follow in order. Same plaintexts as one `encode_with` per vector.
+    pub fn encode_many(
+        &self,
+        values: &[&[Complex64]],
+        level: usize,
+        scale: f64,
+        slots: usize,
+    ) -> Result<Vec<Plaintext<B>>> {
+        for v in values {
+            self.check_encoding(v.len(), level, scale, slots)?;
+        }
+        let mut out = Vec::with_capacity(values.len());
+        // Chunks bound the host memory of the integers waiting for their upload.
+        for chunk in values.chunks(ENCODE_CHUNK) {
+            let ints: Vec<Integers> = chunk
+                .par_iter()
+                .map(|v| self.scaled_integers(v, scale, slots))
+                .collect::<Result<_>>()?;
+            for i in &ints {
+                out.push(self.upload_integers(i, level, scale)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The checks of [`Encoder::encode_with`] on its arguments.
+    fn check_encoding(&self, len: usize, level: usize, scale: f64, slots: usize) -> Result<()> {
         let params = self.ctx.params();
         if level > params.max_level() {
             return Err(Error::InvalidLevel {
@@ -90,9 +135,9 @@ impl<B: KeySwitchBackend> Encoder<B> {
                 max_level: params.max_level(),
             });
         }
-        if values.len() > slots || !slots.is_power_of_two() || slots > self.max_slots() {
+        if len > slots || !slots.is_power_of_two() || slots > self.max_slots() {
             return Err(Error::TooManyValues {
-                given: values.len(),
+                given: len,
                 slots,
                 max_slots: self.max_slots(),
             });
@@ -100,17 +145,20 @@ impl<B: KeySwitchBackend> Encoder<B> {
         if !(scale.is_finite() && scale >= 1.0) {
             return Err(Error::InvalidScale { scale });
         }
-        rlwe::ciphertext::check_scale(self.ctx.backend().ring(), level, scale).map_err(
-            |problem| Error::ScaleOutOfRange {
+        rlwe::ciphertext::check_scale(self.ctx.backend().ring(), level, scale).map_err(|problem| {
+            Error::ScaleOutOfRange {
                 op: "encode",
                 subject: "the",
                 problem,
-            },
-        )?;
-        let n = params.n();
+            }
+        })
+    }
+
+    /// The host part of an encoding: `round(Δ · FFT^-1(z))` as integers.
+    fn scaled_integers(&self, values: &[Complex64], scale: f64, slots: usize) -> Result<Integers> {
+        let n = self.ctx.params().n();
         let mut coeffs = vec![0f64; n];
         self.fft.encode(values, slots, &mut coeffs)?;
-        let backend = self.ctx.backend();
         // Scale and round once (`round(c·Δ)`, half away from zero). When every |c·Δ| < 2^63 the
         // integers cross as i64 (8 bytes per coefficient instead of 16), rounded in one
         // parallel pass; otherwise |round(c·Δ)| < 2^126 is required and they cross as i128.
@@ -121,29 +169,35 @@ impl<B: KeySwitchBackend> Encoder<B> {
             .with_min_len(4096)
             .map(|&c| round_to_i64(c * scale))
             .collect();
-        let mut poly = match small {
-            Some(ints) => backend.upload_lifted_i64(&ints, level)?,
-            None => {
-                let rounded: Vec<f64> = coeffs.iter().map(|&c| (c * scale).round()).collect();
-                let limit = 2f64.powi(126);
-                if let Some(i) = rounded
-                    .iter()
-                    .position(|v| !v.is_finite() || v.abs() >= limit)
-                {
-                    return Err(Error::ValueTooLarge {
-                        value: coeffs[i],
-                        scale,
-                    });
-                }
-                let ints: Vec<i128> = rounded.iter().map(|&v| v as i128).collect();
-                backend.upload_lifted(&ints, level)?
-            }
+        if let Some(ints) = small {
+            return Ok(Integers::Small(ints));
+        }
+        let rounded: Vec<f64> = coeffs.iter().map(|&c| (c * scale).round()).collect();
+        let limit = 2f64.powi(126);
+        if let Some(i) = rounded
+            .iter()
+            .position(|v| !v.is_finite() || v.abs() >= limit)
+        {
+            return Err(Error::ValueTooLarge {
+                value: coeffs[i],
+                scale,
+            });
+        }
+        Ok(Integers::Wide(rounded.iter().map(|&v| v as i128).collect()))
+    }
+
+    /// The device part of an encoding: the integers reduced into the limbs `0..=level`, NTT.
+    fn upload_integers(&self, ints: &Integers, level: usize, scale: f64) -> Result<Plaintext<B>> {
+        let backend = self.ctx.backend();
+        let mut poly = match ints {
+            Integers::Small(v) => backend.upload_lifted_i64(v, level)?,
+            Integers::Wide(v) => backend.upload_lifted(v, level)?,
         };
         backend.ntt(&mut poly)?;
         Ok(Plaintext::new(
             backend,
             poly,
-            Meta::new(level, scale, true, params.fingerprint()),
+            Meta::new(level, scale, true, self.ctx.params().fingerprint()),
         )?)
     }
 
@@ -314,6 +368,40 @@ mod tests {
     use crate::params::{Parameters, TEST_N11_INSECURE};
     use fhe_math::CpuBackend;
     use fhe_math::backend::RingBackend;
+
+    /// `encode_many` gives the plaintexts of one `encode_with` per vector (small and wide
+    /// integers, more vectors than one chunk), and refuses a bad vector among good ones.
+    #[test]
+    fn encode_many_equals_encode_with() {
+        let ctx = Context::<CpuBackend>::cpu(Parameters::new(&TEST_N11_INSECURE).unwrap()).unwrap();
+        let enc = Encoder::new(&ctx).unwrap();
+        let be = ctx.backend();
+        let slots = 64;
+        let vectors: Vec<Vec<Complex64>> = (0..ENCODE_CHUNK + 3)
+            .map(|k| {
+                (0..slots)
+                    .map(|j| Complex64::new(((j * k) % 13) as f64 / 13.0 - 0.4, 0.1 * k as f64))
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[Complex64]> = vectors.iter().map(Vec::as_slice).collect();
+        let level = be.ring().max_level();
+        for scale in [2f64.powi(40), 2f64.powi(100)] {
+            let many = enc.encode_many(&refs, level, scale, slots).unwrap();
+            assert_eq!(many.len(), vectors.len());
+            for (v, pt) in vectors.iter().zip(&many) {
+                let one = enc.encode_with(v, level, scale, slots).unwrap();
+                assert_eq!(pt.poly(), one.poly());
+                assert_eq!(pt.meta(), one.meta());
+            }
+        }
+        let long = vec![Complex64::new(0.0, 0.0); slots + 1];
+        let bad = [refs[0], long.as_slice()];
+        assert!(matches!(
+            enc.encode_many(&bad, level, 2f64.powi(40), slots),
+            Err(Error::TooManyValues { .. })
+        ));
+    }
 
     /// Encoding against an independent host lift (`rem_euclid` per limb, then the NTT), and
     /// decoding (centred residues mod `q_0`, CRT fallback) against `decode_host` and the input:

@@ -236,18 +236,24 @@ impl<B: KeySwitchBackend> LinearTransform<B> {
                 terms: Vec::new(),
             })
             .collect();
-        for (&k, d) in &by_index {
-            let b = k.rem_euclid(n1 as i64);
-            let g = giant_of(k, n1, slots);
-            let bi = babies.binary_search(&b).expect("b is a baby step");
-            let gi = giant_steps.binary_search(&g).expect("g is a giant step");
-            // rot(d, −g)_i = d_{(i − g) mod n}.
-            let rotated: Vec<Complex64> = (0..slots)
-                .map(|i| d[(i as i64 - g).rem_euclid(slots as i64) as usize])
-                .collect();
-            giants[gi]
-                .terms
-                .push((bi, enc.encode_with(&rotated, level, scale, slots)?));
+        // rot(d_k, −g)_i = d_{(i − g) mod n}, encoded together (host FFTs in parallel).
+        let placed: Vec<(usize, usize, Vec<Complex64>)> = by_index
+            .iter()
+            .map(|(&k, d)| {
+                let b = k.rem_euclid(n1 as i64);
+                let g = giant_of(k, n1, slots);
+                let bi = babies.binary_search(&b).expect("b is a baby step");
+                let gi = giant_steps.binary_search(&g).expect("g is a giant step");
+                let rotated = (0..slots)
+                    .map(|i| d[(i as i64 - g).rem_euclid(slots as i64) as usize])
+                    .collect();
+                (gi, bi, rotated)
+            })
+            .collect();
+        let values: Vec<&[Complex64]> = placed.iter().map(|(_, _, v)| v.as_slice()).collect();
+        let encoded = enc.encode_many(&values, level, scale, slots)?;
+        for ((gi, bi, _), pt) in placed.iter().zip(encoded) {
+            giants[*gi].terms.push((*bi, pt));
         }
         Ok(LinearTransform {
             n: eval.encoder().context().params().n(),

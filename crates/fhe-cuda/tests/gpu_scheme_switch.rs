@@ -1,5 +1,6 @@
 //! Scheme switching on the GPU against the CPU backend: the same seeds give the same LWE words
-//! (CKKS → LWE, PBS) and the same CKKS ciphertext words (LWE → CKKS).
+//! (CKKS → LWE, PBS) and the same CKKS ciphertext words (LWE → CKKS, and the step composite on
+//! batches kept in the backend's memory).
 
 use ckks::{Context, Parameters};
 use fhe_cuda::{CudaBackend, Device};
@@ -20,6 +21,7 @@ struct Run {
     lwes: Vec<Vec<u64>>,
     pbs: Vec<Vec<u64>>,
     back: fhe_math::poly::RnsPoly,
+    step: fhe_math::poly::RnsPoly,
 }
 
 fn run<B: KeySwitchBackend + BlindRotateBackend>(ctx: &Context<B>) -> Run {
@@ -47,6 +49,8 @@ fn run<B: KeySwitchBackend + BlindRotateBackend>(ctx: &Context<B>) -> Run {
     let lwes = sw.switch_to_lwe(&ct, &enc).unwrap();
     let pbs = sw.apply_lut(&lwes, &sw.step_table().unwrap()).unwrap();
     let back = sw.switch_to_ckks(&pbs).unwrap();
+    // The composite keeps the LWE batches in the backend's memory between the stages.
+    let step = sw.ckks_step(&ct, enc.bound()).unwrap();
     let words = |v: &[tfhe_switch::LweCiphertext]| {
         v.iter()
             .map(|c| c.as_residues().to_vec())
@@ -56,6 +60,7 @@ fn run<B: KeySwitchBackend + BlindRotateBackend>(ctx: &Context<B>) -> Run {
         lwes: words(&lwes),
         pbs: words(&pbs),
         back: ctx.backend().download(back.poly()).unwrap(),
+        step: ctx.backend().download(step.poly()).unwrap(),
     }
 }
 
@@ -72,4 +77,5 @@ fn gpu_scheme_switch_is_bit_identical_to_the_cpu() {
     assert_eq!(c.lwes, g.lwes, "CKKS → LWE differs");
     assert_eq!(c.pbs, g.pbs, "PBS differs");
     assert_eq!(c.back, g.back, "LWE → CKKS differs");
+    assert_eq!(c.step, g.step, "the step on device batches differs");
 }

@@ -57,7 +57,45 @@ impl<'b, B: BlindRotateBackend> Bootstrapper<'b, B> {
         Ok(self.backend.upload_lwe_batch(&host)?)
     }
 
-    fn download(&self, batch: &B::LweBatch) -> Result<Vec<LweCiphertext>> {
+    /// Uploads a host batch of ciphertexts of dimension `k · N` (checked by the backend) and
+    /// key-switches it to `n`, the result left in the backend's memory.
+    pub(crate) fn key_switch_batch(&self, batch: &LweBatchHost) -> Result<B::LweBatch> {
+        let q = self.params.q()?;
+        let wide = self.params.glwe_dimension * self.params.ring_degree;
+        if batch.dimension != wide || batch.modulus != q {
+            return Err(Error::Mismatch {
+                what: format!(
+                    "batch of dimension {} mod {}, expected dimension {wide} mod {}",
+                    batch.dimension,
+                    batch.modulus.value(),
+                    q.value()
+                ),
+            });
+        }
+        let input = self.backend.upload_lwe_batch(batch)?;
+        Ok(self.backend.key_switch(&self.key_switch, &input)?)
+    }
+
+    /// [`Self::bootstrap`] of a batch in the backend's memory, the result left there.
+    pub(crate) fn bootstrap_batch(
+        &self,
+        lut: &LookupTable,
+        input: &B::LweBatch,
+    ) -> Result<B::LweBatch> {
+        Ok(self.backend.programmable_bootstrap(
+            &self.bootstrap,
+            &self.key_switch,
+            lut.test_polynomial(),
+            input,
+        )?)
+    }
+
+    /// Downloads a batch as a host batch.
+    pub(crate) fn download_batch(&self, batch: &B::LweBatch) -> Result<LweBatchHost> {
+        Ok(self.backend.download_lwe_batch(batch)?)
+    }
+
+    pub(crate) fn download(&self, batch: &B::LweBatch) -> Result<Vec<LweCiphertext>> {
         let host = self.backend.download_lwe_batch(batch)?;
         host.data
             .chunks_exact(host.dimension + 1)

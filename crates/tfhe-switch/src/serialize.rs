@@ -51,7 +51,7 @@ impl Kind {
     }
 }
 
-fn config() -> bincode::config::Configuration<
+pub(crate) fn config() -> bincode::config::Configuration<
     bincode::config::LittleEndian,
     bincode::config::Fixint,
     bincode::config::NoLimit,

@@ -1,7 +1,8 @@
 //! Scheme switching on the CUDA backend: the comparison of two CKKS vectors through LWE and
-//! back (`op` `switch_compare`) and its stages (`switch_to_lwe`: SlotToCoeff, the host ring
-//! step, the PBS's key switch; `switch_pbs`: the step table by PBS; `switch_to_ckks`: the
-//! homomorphic decryption and the sine), every time **per slot** (the batch's median divided
+//! back (`op` `switch_compare`) and its stages on batches in device memory
+//! (`switch_to_lwe_batch`: SlotToCoeff, the host ring step and extraction, the upload, the
+//! PBS's key switch; `switch_pbs`: the step table by PBS; `switch_to_ckks`: the download of
+//! the masks, the homomorphic decryption and the sine), every time **per slot** (the batch's median divided
 //! by the slot count; `batch_wall_us` is the batch), with `slots` and each stage's `share`.
 //! Preset names: `switch:N16x<slots>` (`CKKS_SWITCH_N16` with `SWITCH_CLASSIC`) and
 //! `switch:CIx<slots>` (the insecure CI chain with `SWITCH_CLASSIC`).
@@ -95,13 +96,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         be.synchronize()?;
         let c0 = Instant::now();
         let d = eval.sub(&ca, &cb)?;
-        let lwes = sw.switch_to_lwe(&d, &enc)?;
+        let lwes = sw.switch_to_lwe_batch(&d, &enc)?;
         be.synchronize()?;
         let c1 = Instant::now();
-        let bits = sw.apply_lut(&lwes, &table)?;
+        let bits = sw.apply_lut_batch(&lwes, &table)?;
         be.synchronize()?;
         let c2 = Instant::now();
-        let out = sw.switch_to_ckks(&bits)?;
+        let out = sw.switch_to_ckks_batch(&bits)?;
         be.synchronize()?;
         let c3 = Instant::now();
         if rep >= warm.min(1) {

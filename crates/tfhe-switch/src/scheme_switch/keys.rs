@@ -126,6 +126,16 @@ pub(crate) fn check_slots(params: &SwitchParameters, slots: usize, n: usize) -> 
     Ok(())
 }
 
+/// `q_sw`: the NTT prime (`1 mod 2N`) nearest `2^ring_key_bits`.
+pub(crate) fn ring_modulus(params: &SwitchParameters, n: usize) -> Result<Modulus> {
+    let two_n = 2 * n as u64;
+    Ok(Modulus::new(fhe_math::primes::ntt_prime_nearest(
+        1u64 << params.ring_key_bits,
+        two_n,
+        &[],
+    )?)?)
+}
+
 /// A seed derived from `seed` for purpose `index` (ChaCha20 stream `0x5357_0000_0000 + index`).
 fn derive(seed: &Seed, index: u64) -> Seed {
     let mut rng = ChaCha20Rng::from_seed(seed.0);
@@ -172,12 +182,7 @@ impl<B: KeySwitchBackend> SwitchKeys<B> {
             });
         }
         let be = ctx.backend();
-        let two_n = 2 * cp.n() as u64;
-        let q_sw = Modulus::new(fhe_math::primes::ntt_prime_nearest(
-            1u64 << params.ring_key_bits,
-            two_n,
-            &[],
-        )?)?;
+        let q_sw = ring_modulus(params, cp.n())?;
         let s = ckks_secret(ctx, sk)?;
         let ring = RingSwitchKey::generate(
             &s,

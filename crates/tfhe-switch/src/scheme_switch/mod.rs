@@ -22,13 +22,29 @@
 //!    [`SchemeSwitch::ckks_compare`] (`[a > b]`), and [`SchemeSwitch::ckks_apply`]: any table
 //!    of the messages back in CKKS slots, one PBS and one way back per output bit.
 //!
+//! # Where the work runs
+//!
+//! The stages have batch forms ([`SchemeSwitch::switch_to_lwe_batch`],
+//! [`SchemeSwitch::apply_lut_batch`], [`SchemeSwitch::switch_to_ckks_batch`]) whose LWE
+//! ciphertexts stay in the backend's memory; the composites use them, so a comparison crosses
+//! the bus three times: the level-0 CKKS residues down (`2N` words), the extracted batch up
+//! (`S·(N_t + 1)` words, written in place on the host in parallel) and the PBS output down
+//! (`S·(n + 1)` words, whose masks become the way back's plaintext diagonals). On the host:
+//! the ring step (modulus switches, gadget key switch, `l + 2` NTTs of degree `N`, a few
+//! milliseconds at `N = 2^16`), the extraction, and the special FFTs of the way back's
+//! diagonals, in parallel ([`ckks::Encoder::encode_many`]; their reductions into the limbs and
+//! NTTs run on the backend). Everything else runs on the backend.
+//!
+//! Keys serialize with [`SwitchKeys::to_bytes`] / [`SwitchKeys::from_bytes`]
+//! ([`serialize`]).
+//!
 //! # Why homomorphic decryption for the way back
 //!
 //! Its cost per batch is `n'·S/(N/2)` plaintext multiply-accumulates (at least one) and about
 //! `2√(n'/groups) + log2 groups` key switches at `output_level + levels_back`, plus the sine
 //! (1 + depth(59) + 5 = 12 levels, about 17 products): at the classic set (`n' = 1024`) and
 //! `N = 2^16`, 128 diagonals for 4096 slots and 1024 for 32768; the diagonals are encoded per
-//! call on the host.
+//! call (host FFTs in parallel, limbs and NTTs on the backend).
 //! Ring packing (Chen-Dai-Kim-Song) would first need every LWE in the CKKS ring's dimension
 //! (`n → N` key switch per ciphertext, `n·l·N` products each, 2.4·10^8 at `N = 2^16`), then
 //! `log2 N` automorphism levels of packing (`S` key switches in all, each a full `N = 2^16`
@@ -68,6 +84,7 @@ pub mod error;
 pub mod keys;
 pub mod params;
 pub mod ring;
+pub mod serialize;
 pub mod sine;
 mod switch;
 #[cfg(test)]

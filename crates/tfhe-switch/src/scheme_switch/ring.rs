@@ -35,7 +35,7 @@ use fhe_math::sampler::{Domain, Seed};
 use fhe_math::{Modulus, NttTable};
 use rayon::prelude::*;
 
-use super::error::Result;
+use super::error::{Error, Result};
 use crate::sample::{self, Stream};
 
 /// Object index of the ring key's sampling streams (`KeySwitchA` and `Error`, part = digit).
@@ -114,6 +114,52 @@ impl RingSwitchKey {
         })
     }
 
+    /// The key from its parts (as [`Self::gadget`] and [`Self::rows`] give them): `N`,
+    /// `q_sw`, the gadget, `r = N / N_t`, and `l · 2 · N` residues below `q_sw`.
+    ///
+    /// Errors: a ring or ratio the NTT or `N` does not allow, rows of another length or with a
+    /// residue not below `q_sw` ([`Error::Mismatch`]).
+    pub fn from_parts(
+        n: usize,
+        q_sw: Modulus,
+        gadget: Gadget,
+        ratio: usize,
+        rows: Vec<u64>,
+    ) -> Result<Self> {
+        let ntt = NttTable::new(q_sw, n)?;
+        gadget.check(&q_sw)?;
+        let want = gadget.levels as usize * 2 * n;
+        if ratio == 0 || !n.is_multiple_of(ratio) || rows.len() != want {
+            return Err(Error::Mismatch {
+                what: format!(
+                    "ring key of {} residues with ratio {ratio}, expected {want} for N = {n}",
+                    rows.len()
+                ),
+            });
+        }
+        if rows.iter().any(|&x| x >= q_sw.value()) {
+            return Err(Error::Mismatch {
+                what: format!("ring key residue not below q_sw = {}", q_sw.value()),
+            });
+        }
+        Ok(RingSwitchKey {
+            ntt,
+            gadget,
+            ratio,
+            rows,
+        })
+    }
+
+    /// The gadget of the key's decomposition.
+    pub fn gadget(&self) -> Gadget {
+        self.gadget
+    }
+
+    /// The `l` rows `(b_j, a_j)`, each `2N` residues in NTT form mod `q_sw`.
+    pub fn rows(&self) -> &[u64] {
+        &self.rows
+    }
+
     /// The modulus `q_sw`.
     pub fn modulus(&self) -> Modulus {
         *self.ntt.modulus()
@@ -185,22 +231,26 @@ pub fn switch_centred(x: i64, from: u64, to: u64) -> u64 {
 /// The LWE ciphertext (mask of `N_t` residues then body, phase `b − ⟨a, s_m⟩`) of
 /// coefficient `i` of the phase `c_0 + c_1·s_m(X^r)`, residues mod `q`.
 pub fn extract(c0: &[u64], c1: &[u64], i: usize, ratio: usize, q: &Modulus) -> Vec<u64> {
+    let mut out = vec![0u64; c0.len() / ratio + 1];
+    extract_into(c0, c1, i, ratio, q, &mut out);
+    out
+}
+
+/// [`extract`] written into `out` (`N_t + 1` residues).
+pub fn extract_into(c0: &[u64], c1: &[u64], i: usize, ratio: usize, q: &Modulus, out: &mut [u64]) {
     let n = c0.len();
     let nt = n / ratio;
-    let mut out = Vec::with_capacity(nt + 1);
-    for t in 0..nt {
+    for (t, a) in out[..nt].iter_mut().enumerate() {
         let shift = ratio * t;
         // phase_i gets +c1[i − r t] s_m[t] (or −c1[i − r t + N] when the index wraps);
         // a_t = −(that coefficient).
-        let a = if shift <= i {
+        *a = if shift <= i {
             q.neg(c1[i - shift])
         } else {
             c1[i + n - shift]
         };
-        out.push(a);
     }
-    out.push(c0[i]);
-    out
+    out[nt] = c0[i];
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use ckks::linear_transform::LinearTransform;
 use ckks::{Context, Evaluator, Polynomial};
 use fhe_math::Modulus;
 use fhe_math::backend::KeySwitchBackend;
-use fhe_math::backend::blind_rotate::BlindRotateBackend;
+use fhe_math::backend::blind_rotate::{BlindRotateBackend, LweBatchHost};
 use fhe_math::fft::Complex64;
 use fhe_math::poly::Shape;
 use rayon::prelude::*;
@@ -15,7 +15,7 @@ use super::encoding::LweEncoding;
 use super::error::{Error, Result};
 use super::keys::{BackLayout, SwitchKeys};
 use super::params::SwitchParameters;
-use super::ring::{extract, switch_centred};
+use super::ring::{extract_into, switch_centred};
 use super::sine;
 use crate::lut::LookupTable;
 use crate::lwe::{LweCiphertext, encode};
@@ -33,6 +33,17 @@ pub struct SchemeSwitch<'a, B: KeySwitchBackend + BlindRotateBackend> {
     boot: Bootstrapper<'a, B>,
     stc: Vec<LinearTransform<B>>,
     cosine: Polynomial,
+}
+
+/// The error of a ciphertext of dimension `dim` mod `q` where `n` mod `q_t` is expected.
+fn mismatch(dim: usize, q: Modulus, n: usize, q_t: Modulus) -> Error {
+    Error::Mismatch {
+        what: format!(
+            "an LWE ciphertext of dimension {dim} mod {}, expected {n} mod {}",
+            q.value(),
+            q_t.value()
+        ),
+    }
 }
 
 fn bitrev(j: usize, bits: u32) -> usize {
@@ -130,6 +141,17 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         ct: &Ciphertext<B>,
         enc: &LweEncoding,
     ) -> Result<Vec<LweCiphertext>> {
+        let batch = self.switch_to_lwe_batch(ct, enc)?;
+        Ok(self.boot.download(&batch)?)
+    }
+
+    /// [`Self::switch_to_lwe`] with the `S` ciphertexts left in the backend's memory (one
+    /// batch, slot order), for [`Self::apply_lut_batch`].
+    pub fn switch_to_lwe_batch(
+        &self,
+        ct: &Ciphertext<B>,
+        enc: &LweEncoding,
+    ) -> Result<B::LweBatch> {
         let p = &self.keys.params;
         self.check_ct("switch to LWE", ct, p.stc_levels)?;
         let be = self.ctx.backend();
@@ -160,7 +182,7 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
             be.copy_component(x.poly(), c, &mut single, 0)?;
             let v: Vec<u64> = be
                 .download_centered_q0(&single)?
-                .into_iter()
+                .into_par_iter()
                 .map(|v| {
                     let r = q0.mul(q0.reduce_i64(v.unwrap_or(0)), c_int);
                     switch_centred(q0.center(r), q0.value(), q_sw.value())
@@ -171,7 +193,7 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         let (d0, d1) = self.keys.ring.switch(&comps[0], &comps[1])?;
         let q_t: Modulus = p.tfhe.q()?;
         let down = |v: Vec<u64>| -> Vec<u64> {
-            v.into_iter()
+            v.into_par_iter()
                 .map(|x| switch_centred(q_sw.center(x), q_sw.value(), q_t.value()))
                 .collect()
         };
@@ -182,22 +204,20 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         let bits = s.trailing_zeros();
         let off = q_t
             .reduce_i64((enc.offset() * q_t.value() as f64 / (2.0 * p_msg as f64)).round() as i64);
-        let wide = (0..s)
-            .into_par_iter()
-            .map(|j| {
-                let mut lwe = extract(
-                    &d0,
-                    &d1,
-                    bitrev(j, bits) * gap,
-                    self.keys.ring.ratio(),
-                    &q_t,
-                );
-                let last = lwe.len() - 1;
-                lwe[last] = q_t.add(lwe[last], off);
-                LweCiphertext::from_residues(q_t, lwe).map_err(Error::from)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(self.boot.key_switch(&wide)?)
+        let ratio = self.keys.ring.ratio();
+        let width = n / ratio + 1;
+        // Every ciphertext written in place into one batch (mask, then body + offset).
+        let mut data = vec![0u64; s * width];
+        data.par_chunks_mut(width).enumerate().for_each(|(j, lwe)| {
+            extract_into(&d0, &d1, bitrev(j, bits) * gap, ratio, &q_t, lwe);
+            lwe[width - 1] = q_t.add(lwe[width - 1], off);
+        });
+        let wide = LweBatchHost {
+            dimension: width - 1,
+            modulus: q_t,
+            data,
+        };
+        Ok(self.boot.key_switch_batch(&wide)?)
     }
 
     /// PBS of every ciphertext with `lut` (tfhe-switch's [`Bootstrapper::bootstrap`]).
@@ -207,6 +227,11 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         lut: &LookupTable,
     ) -> Result<Vec<LweCiphertext>> {
         Ok(self.boot.bootstrap(lut, lwes)?)
+    }
+
+    /// [`Self::apply_lut`] of a batch in the backend's memory, the result left there.
+    pub fn apply_lut_batch(&self, batch: &B::LweBatch, lut: &LookupTable) -> Result<B::LweBatch> {
+        Ok(self.boot.bootstrap_batch(lut, batch)?)
     }
 
     /// The table of a step: `m ↦ p/2` for `m ≥ p/2`, else 0 (a bit, at phase `q/4` or 0,
@@ -233,28 +258,44 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
     /// Errors: no ciphertext or more than `S`; a ciphertext of another dimension or modulus.
     pub fn switch_to_ckks(&self, lwes: &[LweCiphertext]) -> Result<Ciphertext<B>> {
         let p = &self.keys.params;
+        let q_t = p.tfhe.q()?;
+        let n = p.tfhe.lwe_dimension;
+        let mut data = Vec::with_capacity(lwes.len() * (n + 1));
+        for c in lwes {
+            if c.dimension() != n || c.modulus() != q_t {
+                return Err(mismatch(c.dimension(), c.modulus(), n, q_t));
+            }
+            data.extend_from_slice(c.as_residues());
+        }
+        self.switch_to_ckks_host(&LweBatchHost {
+            dimension: n,
+            modulus: q_t,
+            data,
+        })
+    }
+
+    /// [`Self::switch_to_ckks`] of a batch in the backend's memory (downloaded once: the
+    /// masks become plaintext diagonals).
+    pub fn switch_to_ckks_batch(&self, batch: &B::LweBatch) -> Result<Ciphertext<B>> {
+        self.switch_to_ckks_host(&self.boot.download_batch(batch)?)
+    }
+
+    /// [`Self::switch_to_ckks`] of a host batch.
+    fn switch_to_ckks_host(&self, batch: &LweBatchHost) -> Result<Ciphertext<B>> {
+        let p = &self.keys.params;
         let s = self.keys.slots;
-        if lwes.is_empty() || lwes.len() > s {
+        let count = batch.len();
+        if count == 0 || count > s {
             return Err(Error::SlotCount {
                 op: "switch to CKKS",
-                given: lwes.len(),
+                given: count,
                 expected: s,
             });
         }
         let q_t = p.tfhe.q()?;
         let n = p.tfhe.lwe_dimension;
-        if let Some(bad) = lwes
-            .iter()
-            .find(|c| c.dimension() != n || c.modulus() != q_t)
-        {
-            return Err(Error::Mismatch {
-                what: format!(
-                    "an LWE ciphertext of dimension {} mod {}, expected {n} mod {}",
-                    bad.dimension(),
-                    bad.modulus().value(),
-                    q_t.value()
-                ),
-            });
+        if batch.dimension != n || batch.modulus != q_t {
+            return Err(mismatch(batch.dimension, batch.modulus, n, q_t));
         }
         let lay = BackLayout::new(p, s, self.ctx.params().n());
         let denom = q_t.value() as f64 * p.sine_k;
@@ -270,9 +311,9 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
                         let (g, row) = (j / s, j % s);
                         let g2 = (g + usize::from(row + k >= s)) % lay.groups;
                         let col = g2 * lay.cols + (row + k) % lay.cols;
-                        match lwes.get(row) {
+                        match batch.get(row) {
                             Some(ct) if col < n => {
-                                Complex64::new(-(q_t.center(ct.mask()[col]) as f64) / denom, 0.0)
+                                Complex64::new(-(q_t.center(ct[col]) as f64) / denom, 0.0)
                             }
                             _ => zero,
                         }
@@ -292,9 +333,9 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
         }
         let b: Vec<Complex64> = (0..lay.slots)
             .map(|j| {
-                let v = lwes
+                let v = batch
                     .get(j % s)
-                    .map_or(0.0, |ct| q_t.center(ct.body()) as f64 / denom);
+                    .map_or(0.0, |ct| q_t.center(ct[n]) as f64 / denom);
                 Complex64::new(v, 0.0)
             })
             .collect();
@@ -312,9 +353,9 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
     /// to the sine's error) for `gap ≤ |x| ≤ bound`, `gap = bound/(p − 2)`.
     pub fn ckks_step(&self, ct: &Ciphertext<B>, bound: f64) -> Result<Ciphertext<B>> {
         let enc = LweEncoding::sign(self.keys.params.tfhe.message_space(), bound)?;
-        let lwes = self.switch_to_lwe(ct, &enc)?;
-        let bits = self.apply_lut(&lwes, &self.step_table()?)?;
-        self.switch_to_ckks(&bits)
+        let lwes = self.switch_to_lwe_batch(ct, &enc)?;
+        let bits = self.apply_lut_batch(&lwes, &self.step_table()?)?;
+        self.switch_to_ckks_batch(&bits)
     }
 
     /// Any table on CKKS slots: each `x_j` (`|x_j| ≤ enc.bound()`) is switched to the LWE
@@ -331,13 +372,13 @@ impl<'a, B: KeySwitchBackend + BlindRotateBackend> SchemeSwitch<'a, B> {
     ) -> Result<Ciphertext<B>> {
         let t = &self.keys.params.tfhe;
         let p = t.message_space();
-        let lwes = self.switch_to_lwe(ct, enc)?;
+        let lwes = self.switch_to_lwe_batch(ct, enc)?;
         let values: Vec<u64> = (0..p).map(|m| f(m) % p).collect();
         let mut acc: Option<Ciphertext<B>> = None;
         for k in 0..t.message_bits {
             let lut = LookupTable::from_fn(t, |m| ((values[m as usize] >> k) & 1) * (p / 2))?;
-            let bits = self.apply_lut(&lwes, &lut)?;
-            let u = self.switch_to_ckks(&bits)?;
+            let bits = self.apply_lut_batch(&lwes, &lut)?;
+            let u = self.switch_to_ckks_batch(&bits)?;
             let term = self.eval.mul_int(&u, 1i64 << k)?;
             acc = Some(match acc {
                 None => term,

@@ -234,3 +234,82 @@ fn ckks_apply_gives_the_table_in_slots() {
         );
     }
 }
+
+/// The composite on batches kept in the backend's memory gives the same words as the three
+/// public stages on host ciphertexts.
+#[test]
+fn batch_path_equals_the_host_stages() {
+    use fhe_math::RingBackend;
+    let f = fixture();
+    let sw = SchemeSwitch::new(&f.ctx, &f.keys).unwrap();
+    let top = f.ctx.params().max_level();
+    let ct = encrypt(f, &sw, &inputs(0.21), top);
+    let enc = LweEncoding::sign(f.keys.params().tfhe.message_space(), BOUND).unwrap();
+    let lwes = sw.switch_to_lwe(&ct, &enc).unwrap();
+    let batch = sw.switch_to_lwe_batch(&ct, &enc).unwrap();
+    let table = sw.step_table().unwrap();
+    let bits = sw.apply_lut(&lwes, &table).unwrap();
+    let host = sw.switch_to_ckks(&bits).unwrap();
+    let composite = sw.ckks_step(&ct, BOUND).unwrap();
+    let be = f.ctx.backend();
+    assert_eq!(
+        be.download(host.poly()).unwrap(),
+        be.download(composite.poly()).unwrap()
+    );
+    let on_device = sw
+        .switch_to_ckks_batch(&sw.apply_lut_batch(&batch, &table).unwrap())
+        .unwrap();
+    assert_eq!(
+        be.download(on_device.poly()).unwrap(),
+        be.download(host.poly()).unwrap()
+    );
+}
+
+/// The key bundle round-trips through bytes (the loaded keys switch to the same words) and
+/// damaged or foreign blobs are refused without a panic.
+#[test]
+fn switch_keys_round_trip_and_refuse_bad_blobs() {
+    use fhe_math::RingBackend;
+    let f = fixture();
+    let params = SWITCH_TEST_INSECURE.opt_in_insecure();
+    let bytes = f.keys.to_bytes(&f.ctx).unwrap();
+    let loaded = SwitchKeys::from_bytes(&f.ctx, &params, &bytes).unwrap();
+    assert_eq!(loaded.slots(), f.keys.slots());
+    assert_eq!(loaded.to_bytes(&f.ctx).unwrap(), bytes);
+    let (sw, sw2) = (
+        SchemeSwitch::new(&f.ctx, &f.keys).unwrap(),
+        SchemeSwitch::new(&f.ctx, &loaded).unwrap(),
+    );
+    let ct = encrypt(f, &sw, &inputs(0.4), f.ctx.params().max_level());
+    let be = f.ctx.backend();
+    assert_eq!(
+        be.download(sw.ckks_step(&ct, BOUND).unwrap().poly())
+            .unwrap(),
+        be.download(sw2.ckks_step(&ct, BOUND).unwrap().poly())
+            .unwrap()
+    );
+    let refused = |b: &[u8]| SwitchKeys::from_bytes(&f.ctx, &params, b).is_err();
+    assert!(refused(&bytes[..5]), "short");
+    assert!(refused(&bytes[..bytes.len() - 1]), "truncated");
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(refused(&longer), "trailing byte");
+    for (pos, what) in [(0, "magic"), (4, "version"), (8, "set name length")] {
+        let mut bad = bytes.clone();
+        bad[pos] ^= 0x5a;
+        assert!(refused(&bad), "{what}");
+    }
+    // The first residue of the ring key pushed beyond q_sw: after the header, the name
+    // (length and bytes), slot count, two fingerprints, modulus, degree (8 bytes each),
+    // gadget (two u32), ratio and the rows' length.
+    let rows_at = 6 + 8 + params.name.len() + 5 * 8 + 8 + 8 + 8;
+    let mut bad = bytes.clone();
+    bad[rows_at..rows_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let err = SwitchKeys::from_bytes(&f.ctx, &params, &bad).err().unwrap();
+    assert!(
+        err.to_string().contains("not below q_sw"),
+        "ring residue: {err}"
+    );
+    // Keys of another set.
+    assert!(SwitchKeys::from_bytes(&f.ctx, &SWITCH_CLASSIC, &bytes).is_err());
+}
