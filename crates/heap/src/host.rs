@@ -9,28 +9,17 @@ use fhe_math::ring::RingContext;
 /// `out_c = X^k · p_c` for every component and active limb (coefficient form), `k ∈ [0, 2N)`:
 /// `X^N = −1`.
 pub fn mul_monomial(ring: &RingContext, p: &RnsPoly, k: usize) -> RnsPoly {
-    let n = ring.n();
-    let mut out = p.clone();
-    for c in 0..p.components() {
-        for s in p.active_slots() {
-            let q = ring.modulus(s);
-            let src = p.limb(c, s);
-            let dst = out.limb_mut(c, s);
-            for (i, &v) in src.iter().enumerate() {
-                let j = (i + k) % (2 * n);
-                if j < n {
-                    dst[j] = v;
-                } else {
-                    dst[j - n] = q.neg(v);
-                }
-            }
-        }
-    }
-    out
+    move_coefficients(ring, p, |i| i + k)
 }
 
 /// `out_c = τ_g(p_c)`, `τ_g: X ↦ X^g` (`g` odd), coefficient form.
 pub fn automorphism(ring: &RingContext, p: &RnsPoly, g: usize) -> RnsPoly {
+    move_coefficients(ring, p, |i| i * g)
+}
+
+/// Moves coefficient `i` of every component and active limb to `X^{to(i)}`, reduced with
+/// `X^N = −1` (`to` injective mod `N` up to sign, as for monomials and automorphisms).
+fn move_coefficients(ring: &RingContext, p: &RnsPoly, to: impl Fn(usize) -> usize) -> RnsPoly {
     let n = ring.n();
     let mut out = p.clone();
     for c in 0..p.components() {
@@ -39,7 +28,7 @@ pub fn automorphism(ring: &RingContext, p: &RnsPoly, g: usize) -> RnsPoly {
             let src = p.limb(c, s);
             let dst = out.limb_mut(c, s);
             for (i, &v) in src.iter().enumerate() {
-                let j = (i * g) % (2 * n);
+                let j = to(i) % (2 * n);
                 if j < n {
                     dst[j] = v;
                 } else {

@@ -427,10 +427,7 @@ impl Parameters {
         let n = self.lwe_dimension as f64;
         let big_n = self.ring_degree as f64;
         let k = self.glwe_dimension as f64;
-        let c = match self.lwe_secret {
-            SecretKind::Binary => 1.0,
-            SecretKind::Ternary => 2.0,
-        };
+        let c = self.cmuxes_per_key_coefficient();
         let g = self.pbs_gadget;
         let kept = (2.0f64).powi((2 * g.base_log * g.levels) as i32);
         n * c
@@ -443,6 +440,15 @@ impl Parameters {
             + self.fft_variance()
     }
 
+    /// CMux steps per LWE key coefficient: one for a binary key, two for a ternary one
+    /// (`s_i = s_i⁺ − s_i⁻`).
+    fn cmuxes_per_key_coefficient(&self) -> f64 {
+        match self.lwe_secret {
+            SecretKind::Binary => 1.0,
+            SecretKind::Ternary => 2.0,
+        }
+    }
+
     /// Variance of the f64 FFT's rounding error in the blind rotation's output (module docs):
     /// `n · S · 2^-106 · (4 log2(N/2) + 8) · (1 + kN · E2(s_glwe))`,
     /// `S = c · (k + 1) · l · N · D(b) · q²/12`.
@@ -451,10 +457,7 @@ impl Parameters {
         let n = self.lwe_dimension as f64;
         let big_n = self.ring_degree as f64;
         let k = self.glwe_dimension as f64;
-        let c = match self.lwe_secret {
-            SecretKind::Binary => 1.0,
-            SecretKind::Ternary => 2.0,
-        };
+        let c = self.cmuxes_per_key_coefficient();
         let g = self.pbs_gadget;
         let s = c * (k + 1.0) * f64::from(g.levels) * big_n * digit_mean_square(g.base_log) * q * q
             / 12.0;

@@ -12,7 +12,7 @@
 //! ([`ckks::bootstrap::BootstrapPlan::stage_bytes`], ciphertexts left out) over the measured
 //! copy bandwidth.
 
-use super::{PresetResult, R, Row, Timer, log_timing};
+use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
 use ckks::bootstrap::{
     BOOT_N12_CONFIG, BOOT_N16_CONFIG, BootstrapConfig, BootstrapPlan, Bootstrapper,
     EncapsulationKeys,
@@ -214,8 +214,8 @@ pub fn bench_preset(
         timer.time(reps, none, |_| Ok(boot.slot_to_coeff(&modded, &gk)?))?,
         floor(bytes.slot_to_coeff),
     );
-    let ps = dev.pool_stats()?;
     let preset_name = format!("boot:{name}");
+    let (pool_after, peak) = pool_after(dev, &preset_name)?;
     Ok(PresetResult {
         scheme: "ckks",
         name: preset_name.clone(),
@@ -247,8 +247,8 @@ pub fn bench_preset(
                 "slot_to_coeff": bytes.slot_to_coeff,
             },
         }),
-        pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
-        peak: ps.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

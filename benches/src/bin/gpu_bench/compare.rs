@@ -15,7 +15,7 @@
 
 mod workloads;
 
-use super::{PresetResult, R, Row, Timer, Timing, log_timing};
+use super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
 use ::compare::presets::{Preset, U32_THROUGHPUT, U64_LATENCY, U64_THROUGHPUT};
 use ::compare::{Comparator, CompareKeys, Predicate};
 use gpufhe::bgv::context::ring_for;
@@ -143,7 +143,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         row("eq_ciphertext", eq);
     }
     let cost = cmp.cost(Predicate::Lt);
-    let stats = dev.pool_stats()?;
+    let (pool_after, peak) = pool_after(dev, &label)?;
     Ok(PresetResult {
         scheme: "compare",
         name: label.clone(),
@@ -161,8 +161,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "lt_products": cost.products,
             "lt_rotations": cost.rotations,
         }),
-        pool_after: json!({"preset": label, "in_use": stats.in_use, "peak": stats.peak}),
-        peak: stats.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

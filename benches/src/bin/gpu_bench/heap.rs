@@ -7,7 +7,7 @@
 //! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
 //! of the keys, `HeapBootstrapper::heap_bootstrap_spread`).
 
-use super::{PresetResult, R, Row, Timer, log_timing};
+use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
@@ -110,8 +110,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         reps,
         floor_us: None,
     }];
-    let ps = dev.pool_stats()?;
     let preset_name = format!("heap:{name}");
+    let (pool_after, peak) = pool_after(dev, &preset_name)?;
     Ok(PresetResult {
         scheme: "heap",
         name: preset_name.clone(),
@@ -132,8 +132,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "output_level": hp.output_level(),
             "key_device_bytes": key_bytes,
         }),
-        pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
-        peak: ps.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

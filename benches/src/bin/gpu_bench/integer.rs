@@ -1,7 +1,7 @@
 //! BGV (CAT's Table III) and BFV (Table II) operators on the CUDA backend, timed like the CKKS
 //! ones. Both schemes share one body (a macro over the crate path) since their APIs coincide.
 
-use super::{Lcg, PresetResult, R, Row, Timer, Timing, log_timing};
+use super::{Lcg, PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
 use gpufhe::bgv::context::ring_for;
 use gpufhe::bgv::{ParametersLiteral, RowRotations, params};
 use gpufhe::cuda::{CudaBackend, Device};
@@ -99,7 +99,7 @@ macro_rules! integer_bench {
             row("rotate_one_step", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, 1, &gk)?))?);
             row("rotate_random", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, random_step, &gk)?))?);
             row("rotate_columns", timer.time(reps, none, |_| Ok(eval.rotate_columns(&cx, &gk)?))?);
-            let stats = dev.pool_stats()?;
+            let (pool_after, peak) = pool_after(dev, &label)?;
             Ok(PresetResult {
                 scheme: $scheme,
                 name: label.clone(),
@@ -109,8 +109,8 @@ macro_rules! integer_bench {
                 special_primes: params.moduli_p().len(),
                 rows,
                 keys: json!({"preset": label, "t": t, "random_step": random_step}),
-                pool_after: json!({"preset": label, "in_use": stats.in_use, "peak": stats.peak}),
-                peak: stats.peak,
+                pool_after,
+                peak,
                 setup_s,
             })
         }

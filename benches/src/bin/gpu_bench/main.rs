@@ -369,6 +369,16 @@ struct PresetResult {
     setup_s: f64,
 }
 
+/// The device pool's statistics after a preset: its JSON entry and the peak bytes in use.
+fn pool_after(dev: &Device, preset: &str) -> R<(Value, u64)> {
+    let ps = dev.pool_stats()?;
+    let entry = json!({
+        "preset": preset,
+        "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved,
+    });
+    Ok((entry, ps.peak))
+}
+
 fn bench_preset(
     dev: &Arc<Device>,
     name: &str,
@@ -716,12 +726,7 @@ fn bench_preset(
         "galois_keys_generated": gk.keys.len(),
         "random_step": random_step,
     });
-    let ps = dev.pool_stats()?;
-    let pool_after = json!({
-        "preset": name,
-        "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved,
-    });
-    let peak = ps.peak;
+    let (pool_after, peak) = pool_after(dev, name)?;
     Ok(PresetResult {
         scheme: "ckks",
         name: name.to_string(),

@@ -2,7 +2,7 @@
 //! buffer (one component per polynomial), the shape of blind rotation and of small-ring
 //! comparison work. Preset names: `ntt:<log_n>x<limbs>x<batch>`, e.g. `ntt:11x1x256`.
 
-use super::{PresetResult, R, Row, Timer, log_timing};
+use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::backend::prelude::*;
 use gpufhe::math::poly::Shape;
@@ -80,7 +80,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             floor_us: None,
         });
     }
-    let ps = dev.pool_stats()?;
+    let (pool_after, peak) = pool_after(dev, &format!("ntt:{name}"))?;
     Ok(PresetResult {
         scheme: "ntt",
         name: format!("ntt:{name}"),
@@ -90,8 +90,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         special_primes: 0,
         rows,
         keys: json!({"preset": format!("ntt:{name}"), "batch": batch, "limbs": limbs}),
-        pool_after: json!({"preset": format!("ntt:{name}"), "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
-        peak: ps.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

@@ -7,7 +7,7 @@
 //! time), `pbs_blind_rotate_batched` (its blind rotation alone), `pbs_key_switch_batched`
 //! (its key switch alone) and `pbs_latency` (a batch of one; `wall_us` is the latency).
 
-use super::{PresetResult, R, Row, Timer, log_timing};
+use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::backend::blind_rotate::{BlindRotateBackend, LweBatchHost};
 use gpufhe::math::sampler::Seed;
@@ -131,9 +131,9 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         })?,
         latency_reps,
     );
-    let ps = dev.pool_stats()?;
     let log_n = params.ring_degree.trailing_zeros();
     let full = format!("pbs:{name}");
+    let (pool_after, peak) = pool_after(dev, &full)?;
     Ok(PresetResult {
         scheme: "pbs",
         name: full.clone(),
@@ -153,8 +153,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "bootstrap_key_bytes": 8 * sk.bootstrap_key().data.len(),
             "key_switch_key_bytes": 8 * sk.key_switch_key().data.len(),
         }),
-        pool_after: json!({"preset": full, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
-        peak: ps.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

@@ -5,7 +5,7 @@
 //! the division round trip for Q3) and `pdq_qN_full` (the full task: query encryption,
 //! calculation, every message serialized and reloaded, decryption; no network).
 
-use super::{PresetResult, R, Row, Timer, Timing, log_timing};
+use super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
 use ::pdq::engine::{Engine, Stage};
 use ::pdq::{Client, PlainTable, demo, keys, local, sql};
 use gpufhe::bgv::context::ring_for;
@@ -113,7 +113,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         )?;
         row(FULL[i], full);
     }
-    let stats = dev.pool_stats()?;
+    let (pool_after, peak) = pool_after(dev, &label)?;
     Ok(PresetResult {
         scheme: "pdq",
         name: label.clone(),
@@ -123,8 +123,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         special_primes: params.moduli_p().len(),
         rows: out,
         keys: json!({"preset": label, "rows": rows, "parameters": "bgv CAT"}),
-        pool_after: json!({"preset": label, "in_use": stats.in_use, "peak": stats.peak}),
-        peak: stats.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

@@ -7,7 +7,7 @@
 //! Preset names: `switch:N16x<slots>` (`CKKS_SWITCH_N16` with `SWITCH_CLASSIC`) and
 //! `switch:CIx<slots>` (the insecure CI chain with `SWITCH_CLASSIC`).
 
-use super::{PresetResult, R, Row, Timing};
+use super::{PresetResult, R, Row, Timing, pool_after};
 use ckks::{Context, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::prelude::*;
@@ -159,8 +159,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             floor_us: None,
         })
         .collect();
-    let ps = dev.pool_stats()?;
     let preset_name = format!("switch:{name}");
+    let (pool_after, peak) = pool_after(dev, &preset_name)?;
     Ok(PresetResult {
         scheme: "switch",
         name: preset_name.clone(),
@@ -183,8 +183,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             },
             "method": "host clock with a device synchronize around each stage; median of reps after one warm-up; per-slot rows divide the batch by the slot count",
         }),
-        pool_after: json!({"preset": preset_name, "in_use": ps.in_use, "reserved": ps.reserved, "peak": ps.peak, "peak_reserved": ps.peak_reserved}),
-        peak: ps.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }

@@ -17,7 +17,7 @@
 //! `_compute` rows time the sort or minimum alone (inputs encrypted untimed, the result left
 //! encrypted), which is what tfhe-rs's peer rows of the same names time.
 
-use super::super::{PresetResult, R, Row, Timer, Timing, log_timing};
+use super::super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
 use ::compare::ArrayOp;
 use ::compare::presets::U32_THROUGHPUT;
 use ::compare::workloads::{array, mlp, query, recolor};
@@ -244,7 +244,7 @@ pub fn bench_workload(
             })
         }
     };
-    let stats = dev.pool_stats()?;
+    let (pool_after, peak) = pool_after(dev, &label)?;
     Ok(PresetResult {
         scheme: "compare",
         name: label.clone(),
@@ -254,8 +254,8 @@ pub fn bench_workload(
         special_primes: params.moduli_p().len(),
         rows: rows.rows,
         keys,
-        pool_after: json!({"preset": label, "in_use": stats.in_use, "peak": stats.peak}),
-        peak: stats.peak,
+        pool_after,
+        peak,
         setup_s,
     })
 }
