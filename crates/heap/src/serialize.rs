@@ -14,6 +14,7 @@ use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::poly::Shape;
+use rlwe::wire::config;
 use serde::{Deserialize, Serialize};
 
 /// The magic of a serialized key set.
@@ -43,18 +44,6 @@ fn malformed(reason: impl Into<String>) -> Error {
     Error::Malformed {
         reason: reason.into(),
     }
-}
-
-/// The payload encoding of `rlwe::wire` (fixed-width little-endian integers), so that
-/// [`rlwe::wire::decode_limited`] reads it back under an allocation limit.
-fn config() -> bincode::config::Configuration<
-    bincode::config::LittleEndian,
-    bincode::config::Fixint,
-    bincode::config::NoLimit,
-> {
-    bincode::config::standard()
-        .with_fixed_int_encoding()
-        .with_little_endian()
 }
 
 /// The largest valid blob for `params` at `ring` sizes: rows, LWE words, `to_sparse`, slack.

@@ -108,8 +108,9 @@ impl fmt::Display for BlobKind {
     }
 }
 
-/// The bincode configuration of payloads: fixed-width little-endian integers, no limit.
-fn config() -> bincode::config::Configuration<
+/// The bincode configuration of payloads: fixed-width little-endian integers, no limit
+/// (shared by the other crates' blobs so that [`decode_limited`] reads them).
+pub fn config() -> bincode::config::Configuration<
     bincode::config::LittleEndian,
     bincode::config::Fixint,
     bincode::config::NoLimit,

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use fhe_math::backend::blind_rotate::{BootstrapKeyHost, KeySwitchKeyHost};
+use rlwe::wire::config;
 
 use crate::error::{Error, Result};
 use crate::glwe::GlweSecretKey;
@@ -49,16 +50,6 @@ impl Kind {
             Kind::ClientKey => "client key",
         }
     }
-}
-
-pub(crate) fn config() -> bincode::config::Configuration<
-    bincode::config::LittleEndian,
-    bincode::config::Fixint,
-    bincode::config::NoLimit,
-> {
-    bincode::config::standard()
-        .with_fixed_int_encoding()
-        .with_little_endian()
 }
 
 fn malformed(kind: Kind, reason: impl Into<String>) -> Error {

@@ -29,7 +29,8 @@ use super::error::{Error, Result};
 use super::keys::{SwitchKeys, ring_modulus, rotation_steps};
 use super::params::SwitchParameters;
 use super::ring::RingSwitchKey;
-use crate::serialize::{config, server_key_from_bytes, server_key_to_bytes};
+use crate::serialize::{server_key_from_bytes, server_key_to_bytes};
+use rlwe::wire::config;
 
 /// The magic every bundle starts with.
 pub const MAGIC: [u8; 4] = *b"GSWK";
