@@ -24,5 +24,5 @@ pub use encoder::Encoder;
 pub use error::{Error, Result};
 pub use evaluator::Evaluator;
 pub use linear_transform::LinearTransform;
-pub use params::{Parameters, ParametersLiteral, Security};
+pub use params::{ApplicationPrimes, Parameters, ParametersLiteral, Security};
 pub use poly_eval::{Basis, PolyPlan, Polynomial};

@@ -16,12 +16,25 @@
 //!
 //! Encoding at level `l` uses `Δ_l`; a product at level `l` has scale `Δ_l²` and rescaling by
 //! `q_l` gives exactly `Δ_{l-1}`, so all ciphertexts at one level share one scale.
+//!
+//! # Mixed chains
+//!
+//! With [`ParametersLiteral::application_primes`] `= Some(a)` the chain has two prime sizes:
+//! the ladder above restarts at level `A = a.count` with `Δ_A = 2^{a.scale_bits}`, so
+//! `q_1 … q_A` (the levels an application computes on after bootstrapping) have about
+//! `a.scale_bits` bits and `q_{A+1} … q_L` (bootstrapping's levels) about `scale_bits`.
+//! `Δ_{l-1} = Δ_l² / q_l` holds at every level except the **step** `l = A + 1`
+//! ([`Parameters::ladder_step`]): there a product rescales to `Δ_{A+1}²/q_{A+1} ≠ Δ_A`.
+//! What crosses the step lands on the ladder by a plaintext (or constant) of scale
+//! [`Parameters::landing_scale`]`(A + 1) = Δ_A·q_{A+1}/Δ_{A+1}` (bootstrapping's last
+//! SlotToCoeff matrix), or by [`crate::Evaluator::drop_to_level`].
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use fhe_math::primes::ntt_prime_nearest;
 use rlwe::chain;
+use rlwe::wire::{self, BlobKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -49,6 +62,19 @@ pub struct ParametersLiteral {
     pub dnum: usize,
     /// The security requirement.
     pub security: Security,
+    /// A mixed chain: the lowest primes `q_1 … q_A` at their own scale (module documentation,
+    /// "Mixed chains"); `None` for one prime size.
+    pub application_primes: Option<ApplicationPrimes>,
+}
+
+/// The low ("application") primes of a mixed chain: `q_1 … q_count` follow a ladder that starts
+/// at `Δ_count = 2^scale_bits`; the primes above follow the top ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplicationPrimes {
+    /// `A`, the number of application primes (1..`levels`).
+    pub count: usize,
+    /// log2 of `Δ_A` (20..=`first_prime_bits`).
+    pub scale_bits: u32,
 }
 
 /// CAT's operator-table parameters (our `CAT` preset, design brief §4).
@@ -66,6 +92,7 @@ pub const CAT: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 6,
     security: Security::Bits128,
+    application_primes: None,
 };
 
 /// Like-for-like with the configuration CAT's own benchmark program runs at `N = 2^15`.
@@ -93,6 +120,7 @@ pub const CAT_COMPAT: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 56,
     dnum: 15,
     security: Security::Bits128,
+    application_primes: None,
 };
 
 /// CKKS at scale, the main GPU benchmark set.
@@ -110,6 +138,7 @@ pub const N16_L24_D3: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 3,
     security: Security::Bits128,
+    application_primes: None,
 };
 
 /// Like-for-like with the Phantom figures.
@@ -126,6 +155,7 @@ pub const PHANTOM_N16: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 9,
     security: Security::Bits128,
+    application_primes: None,
 };
 
 /// A small secure set for tests.
@@ -143,6 +173,7 @@ pub const N13: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 3,
     security: Security::Bits128,
+    application_primes: None,
 };
 
 /// **Insecure** fast set for 10-deep multiplication chains in CI.
@@ -160,6 +191,7 @@ pub const TEST_N11_INSECURE: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 11,
     security: Security::InsecureForTestingOnly,
+    application_primes: None,
 };
 
 /// **Insecure** CI-sized set for bootstrapping on the CPU
@@ -182,6 +214,7 @@ pub const BOOT_N12_INSECURE: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 4,
     security: Security::InsecureForTestingOnly,
+    application_primes: None,
 };
 
 /// Hamming weight of the sparse secrets of bootstrapping: the main secret at
@@ -217,6 +250,62 @@ pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 7,
     security: Security::Bits128,
+    application_primes: None,
+};
+
+/// A bootstrappable 128-bit set at `N = 2^16` with a **mixed chain**
+/// ([`ParametersLiteral::application_primes`]), for [`crate::bootstrap::BOOT_N16_MIXED_CONFIG`]
+/// (the same stages as [`BOOT_N16`]) with a dense secret and sparse-secret encapsulation.
+///
+/// `N = 2^16`, `L + 1 = 26` ciphertext primes: `q_0` of 48 bits, 9 application primes of 45
+/// bits (`q_1 … q_9`, the levels left after bootstrapping; the issue asks ≥ 40), 16
+/// bootstrapping primes of 57 bits (`q_10 … q_25`); `K = 7` special primes of 58 bits,
+/// `dnum = 4` (digits of 7, 7, 7, 5 primes, largest ≈ 399 bits ≤ log2 P ≈ 406). log2 QP ≈ 1771
+/// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
+/// (`stdlatticeparms.cpp`): margin ≈ 1 bit (checked exactly on the integer product). The
+/// ladder steps from 57 to 45 bits at level 10 ([`Parameters::ladder_step`]), crossed by
+/// SlotToCoeff's last matrix; `q_0/Δ_0 ≈ 2^3` as at [`BOOT_N16`], so EvalMod is the same. The
+/// ephemeral sparse secret appears only in the level-0 key over `q_0·P` (454 bits; the
+/// setting of eprint 2022/024, as at [`BOOT_N16`]). Why: a key switch at EvalMod's input level
+/// (21) raises 4 digits instead of 6 ([`crate::bootstrap::BootstrapPlan::ntt_limbs`] models
+/// the NTT work of a bootstrap; a model, not a measurement). Each switching key is
+/// `4 · 2 · 33 · 2^16 · 8` bytes ≈ 138 MB.
+pub const BOOT_N16_MIXED: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 25,
+    first_prime_bits: 48,
+    scale_bits: 57,
+    special_primes: 7,
+    special_prime_bits: 58,
+    dnum: 4,
+    security: Security::Bits128,
+    application_primes: Some(ApplicationPrimes {
+        count: 9,
+        scale_bits: 45,
+    }),
+};
+
+/// **Insecure** CI-sized analogue of [`BOOT_N16_MIXED`] for bootstrapping on the CPU with
+/// [`crate::bootstrap::BOOT_N12_CONFIG`] (sparse secret of weight [`BOOT_SECRET_WEIGHT`]).
+///
+/// `N = 2^12`, `L + 1 = 20` ciphertext primes: `q_0` of 51 bits, 3 application primes of 45
+/// bits, 16 bootstrapping primes of 54 bits; `K = 5` special primes of 60 bits, `dnum = 4`.
+/// `q_0/Δ_0 ≈ 2^6` and 54-bit bootstrapping scales as at [`BOOT_N12_INSECURE`]; the ladder
+/// steps at level 4, SlotToCoeff's last matrix. log2 QP = 1350, far above the 109-bit bound
+/// at `N = 2^12`: **not secure**, hence [`Security::InsecureForTestingOnly`].
+pub const BOOT_N12_MIXED_INSECURE: ParametersLiteral = ParametersLiteral {
+    log_n: 12,
+    levels: 19,
+    first_prime_bits: 51,
+    scale_bits: 54,
+    special_primes: 5,
+    special_prime_bits: 60,
+    dnum: 4,
+    security: Security::InsecureForTestingOnly,
+    application_primes: Some(ApplicationPrimes {
+        count: 3,
+        scale_bits: 45,
+    }),
 };
 
 /// Validated CKKS parameters: the chosen primes, the scale ladder and the digit partition.
@@ -246,6 +335,51 @@ struct ParametersWire {
     fingerprint: u64,
 }
 
+/// The serialized form of [`Parameters`] before mixed chains: the literal without
+/// `application_primes` (read by [`Parameters::from_bytes`], never written).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct LegacyParametersWire {
+    literal: LegacyLiteral,
+    moduli_q: Vec<u64>,
+    moduli_p: Vec<u64>,
+    fingerprint: u64,
+}
+
+/// [`ParametersLiteral`]'s fields before mixed chains, in their order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct LegacyLiteral {
+    log_n: u32,
+    levels: usize,
+    first_prime_bits: u32,
+    scale_bits: u32,
+    special_primes: usize,
+    special_prime_bits: u32,
+    dnum: usize,
+    security: Security,
+}
+
+impl From<LegacyParametersWire> for ParametersWire {
+    fn from(w: LegacyParametersWire) -> Self {
+        let l = w.literal;
+        ParametersWire {
+            literal: ParametersLiteral {
+                log_n: l.log_n,
+                levels: l.levels,
+                first_prime_bits: l.first_prime_bits,
+                scale_bits: l.scale_bits,
+                special_primes: l.special_primes,
+                special_prime_bits: l.special_prime_bits,
+                dnum: l.dnum,
+                security: l.security,
+                application_primes: None,
+            },
+            moduli_q: w.moduli_q,
+            moduli_p: w.moduli_p,
+            fingerprint: w.fingerprint,
+        }
+    }
+}
+
 impl From<Parameters> for ParametersWire {
     fn from(p: Parameters) -> Self {
         ParametersWire {
@@ -273,6 +407,16 @@ fn invalid(what: impl Into<String>) -> Error {
     Error::InvalidParameters { what: what.into() }
 }
 
+/// A scale of `bits` bits must lie in `20..=first_prime_bits` (`Δ_0` below `q_0`).
+fn check_scale_bits(name: &str, bits: u32, first_prime_bits: u32) -> Result<()> {
+    if !(20..=first_prime_bits).contains(&bits) {
+        return Err(invalid(format!(
+            "{name} = {bits} is outside 20..=first_prime_bits ({first_prime_bits})"
+        )));
+    }
+    Ok(())
+}
+
 impl Parameters {
     /// Validates `literal`, chooses the primes and the scale ladder, and returns the
     /// parameters. Fails (never panics) on out-of-range fields, missing primes, a special
@@ -285,11 +429,22 @@ impl Parameters {
     fn build(lit: &ParametersLiteral) -> Result<Parameters> {
         chain::check_log_n(lit.log_n).map_err(invalid)?;
         chain::check_prime_bits("first_prime_bits", lit.first_prime_bits).map_err(invalid)?;
-        if !(20..=lit.first_prime_bits).contains(&lit.scale_bits) {
-            return Err(invalid(format!(
-                "scale_bits = {} is outside 20..=first_prime_bits ({})",
-                lit.scale_bits, lit.first_prime_bits
-            )));
+        match lit.application_primes {
+            None => check_scale_bits("scale_bits", lit.scale_bits, lit.first_prime_bits)?,
+            Some(a) => {
+                chain::check_prime_bits("scale_bits", lit.scale_bits).map_err(invalid)?;
+                check_scale_bits(
+                    "application_primes.scale_bits",
+                    a.scale_bits,
+                    lit.first_prime_bits,
+                )?;
+                if !(1..lit.levels).contains(&a.count) {
+                    return Err(invalid(format!(
+                        "application_primes.count = {} is outside 1..levels ({})",
+                        a.count, lit.levels
+                    )));
+                }
+            }
         }
         chain::check_prime_bits("special_prime_bits", lit.special_prime_bits).map_err(invalid)?;
         let (q_count, digits) =
@@ -310,6 +465,9 @@ impl Parameters {
         moduli_q[0] = q0;
         let mut delta = 2f64.powi(lit.scale_bits as i32);
         for l in (1..q_count).rev() {
+            if let Some(a) = lit.application_primes.filter(|a| a.count == l) {
+                delta = 2f64.powi(a.scale_bits as i32);
+            }
             scales[l] = delta;
             let q = ntt_prime_nearest(delta.round() as u64, two_n, &chosen)?;
             chosen.push(q);
@@ -379,7 +537,67 @@ impl Parameters {
         &self.scales
     }
 
-    rlwe::chain_parameter_accessors!();
+    /// The level `l` where the ladder steps (`Δ_{l-1} ≠ Δ_l²/q_l`): `A + 1` for a mixed chain
+    /// of `A` application primes, `None` for one prime size.
+    pub fn ladder_step(&self) -> Option<usize> {
+        self.literal.application_primes.map(|a| a.count + 1)
+    }
+
+    /// The plaintext scale `s` that takes a product at `level` (ciphertext at `Δ_level`) onto
+    /// the ladder after the rescale: `Δ_level · s / q_level = Δ_{level-1}`. That is `Δ_level`
+    /// itself except at the [`Parameters::ladder_step`], where it is
+    /// `Δ_{level-1} · q_level / Δ_level`. Errors on level 0 or above `L`.
+    pub fn landing_scale(&self, level: usize) -> Result<f64> {
+        let delta = self.scale(level)?;
+        if level == 0 {
+            return Err(Error::InvalidLevel {
+                level,
+                max_level: self.max_level(),
+            });
+        }
+        Ok(if self.ladder_step() == Some(level) {
+            self.scales[level - 1] * self.moduli_q[level] as f64 / delta
+        } else {
+            delta
+        })
+    }
+
+    rlwe::chain_parameter_accessors!(without_blob);
+
+    /// Serializes as an [`rlwe::wire`] blob of kind `BlobKind::Parameters` (the literal with
+    /// its [`ParametersLiteral::application_primes`]).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        Ok(wire::encode(
+            BlobKind::Parameters,
+            &ParametersWire::from(self.clone()),
+        )?)
+    }
+
+    /// Reads a parameters blob (at most [`MAX_PARAMETERS_BLOB`] bytes), rebuilds the
+    /// parameters from the stored literal and checks that the stored primes and fingerprint
+    /// match. Blobs written before mixed chains (a literal without `application_primes`) load
+    /// as one-prime-size chains; a blob that decodes in neither form gives the current form's
+    /// error.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Parameters>> {
+        let w = match wire::decode::<ParametersWire>(
+            BlobKind::Parameters,
+            bytes,
+            MAX_PARAMETERS_BLOB,
+        ) {
+            Ok(w) => w,
+            Err(e) => {
+                match wire::decode::<LegacyParametersWire>(
+                    BlobKind::Parameters,
+                    bytes,
+                    MAX_PARAMETERS_BLOB,
+                ) {
+                    Ok(old) => old.into(),
+                    Err(_) => return Err(e.into()),
+                }
+            }
+        };
+        Ok(Arc::new(Parameters::try_from(w)?))
+    }
 
     /// A 64-bit FNV-1a fingerprint of the scheme, ring degree, primes, dnum and scales, to
     /// detect objects loaded with other parameters. It detects mismatches; it is **not** a
@@ -394,7 +612,6 @@ rlwe::impl_prime_chain!(Parameters);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rlwe::wire::{self, BlobKind};
 
     const PRESETS: [(&str, ParametersLiteral); 8] = [
         ("BOOT_N16", BOOT_N16),
@@ -639,6 +856,7 @@ mod tests {
             special_prime_bits: 20,
             dnum: 1,
             security: Security::InsecureForTestingOnly,
+            application_primes: None,
         };
         assert!(matches!(Parameters::new(&lit), Err(Error::Math(_))));
     }
@@ -719,6 +937,160 @@ mod tests {
             Parameters::from_bytes(&b),
             Err(Error::InvalidParameters { .. })
         ));
+    }
+
+    const MIXED: [(&str, ParametersLiteral); 2] = [
+        ("BOOT_N16_MIXED", BOOT_N16_MIXED),
+        ("BOOT_N12_MIXED_INSECURE", BOOT_N12_MIXED_INSECURE),
+    ];
+
+    /// Mixed chains: `Δ_{l-1} = Δ_l²/q_l` everywhere but the step `A + 1`; the application
+    /// primes and scales at `a.scale_bits`, the ones above at `scale_bits`; the landing scale
+    /// takes a product at the step exactly onto `Δ_A`; fingerprints differ from every preset's.
+    #[test]
+    fn mixed_ladder_steps_once() {
+        for (name, lit) in MIXED {
+            let p = build(&lit);
+            let a = lit.application_primes.unwrap();
+            assert_eq!(p.max_level(), lit.levels, "{name}");
+            assert_eq!(p.ladder_step(), Some(a.count + 1), "{name}");
+            assert_eq!(p.scale(a.count).unwrap(), 2f64.powi(a.scale_bits as i32));
+            assert_eq!(
+                p.scale(lit.levels).unwrap(),
+                2f64.powi(lit.scale_bits as i32)
+            );
+            assert_eq!(64 - p.moduli_q()[0].leading_zeros(), lit.first_prime_bits);
+            for l in 1..=p.max_level() {
+                let (dl, q) = (p.scale(l).unwrap(), p.moduli_q()[l] as f64);
+                let want_bits = if l <= a.count {
+                    a.scale_bits
+                } else {
+                    lit.scale_bits
+                };
+                assert!((q.log2() - want_bits as f64).abs() < 0.1, "{name} q_{l}");
+                assert!((dl.log2() - want_bits as f64).abs() < 0.1, "{name} Δ_{l}");
+                let landing = p.landing_scale(l).unwrap();
+                if l == a.count + 1 {
+                    let landed = dl * landing / q;
+                    let below = p.scale(l - 1).unwrap();
+                    assert!(((landed - below) / below).abs() < 1e-12, "{name} step {l}");
+                    assert!((landing.log2() - a.scale_bits as f64).abs() < 0.1);
+                } else {
+                    assert_eq!(p.scale(l - 1).unwrap(), dl * dl / q, "{name} level {l}");
+                    assert_eq!(landing, dl, "{name} level {l}");
+                }
+            }
+            assert!(p.landing_scale(0).is_err());
+            assert!(p.landing_scale(lit.levels + 1).is_err());
+            let digits_cover = p
+                .digits()
+                .iter()
+                .all(|d| chain::log2_product(&p.moduli_q()[d.clone()]) <= p.log2_p());
+            assert!(digits_cover, "{name}");
+            let b = p.to_bytes().unwrap();
+            assert_eq!(*Parameters::from_bytes(&b).unwrap(), *p, "{name}");
+            println!(
+                "{name}: log2 Q = {:.3}, log2 P = {:.3}, log2 QP = {:.3}, Δ_0 = 2^{:.3}, q_0/Δ_0 = 2^{:.3}, fingerprint {:#018x}",
+                p.log2_q(),
+                p.log2_p(),
+                p.log2_qp(),
+                p.scale(0).unwrap().log2(),
+                (p.moduli_q()[0] as f64 / p.scale(0).unwrap()).log2(),
+                p.fingerprint()
+            );
+        }
+        let p = build(&BOOT_N16_MIXED);
+        assert_eq!(p.security(), Security::Bits128);
+        assert!(p.log2_qp() <= fhe_math::security::max_log_qp_128(16).unwrap());
+        assert!((p.log2_qp() - 1771.0).abs() < 1.0, "{}", p.log2_qp());
+        assert_eq!(p.digits(), vec![0..7, 7..14, 14..21, 21..26]);
+        let mut fps: Vec<u64> = PRESETS
+            .iter()
+            .chain(&MIXED)
+            .map(|(_, l)| build(l).fingerprint())
+            .collect();
+        let count = fps.len();
+        fps.sort_unstable();
+        fps.dedup();
+        assert_eq!(fps.len(), count);
+        for (_, lit) in PRESETS {
+            assert_eq!(build(&lit).ladder_step(), None);
+        }
+    }
+
+    #[test]
+    fn bad_mixed_literals_give_errors() {
+        let mixed = |count, scale_bits| ParametersLiteral {
+            application_primes: Some(ApplicationPrimes { count, scale_bits }),
+            ..BOOT_N12_MIXED_INSECURE
+        };
+        let bad = [
+            (
+                mixed(0, 45),
+                "application_primes.count = 0 is outside 1..levels (19)",
+            ),
+            (
+                mixed(19, 45),
+                "application_primes.count = 19 is outside 1..levels (19)",
+            ),
+            (
+                mixed(3, 52),
+                "application_primes.scale_bits = 52 is outside 20..=first_prime_bits (51)",
+            ),
+            (mixed(3, 19), "application_primes.scale_bits = 19"),
+            (
+                ParametersLiteral {
+                    scale_bits: 61,
+                    ..BOOT_N12_MIXED_INSECURE
+                },
+                "scale_bits = 61 is outside 20..=60",
+            ),
+        ];
+        for (lit, want) in bad {
+            let e = Parameters::new(&lit).expect_err(&format!("{lit:?} accepted"));
+            assert!(matches!(e, Error::InvalidParameters { .. }), "{e:?}");
+            assert!(e.to_string().contains(want), "{e} lacks {want:?}");
+        }
+        // One more 58-bit special prime breaks the 128-bit bound.
+        let lit = ParametersLiteral {
+            special_primes: 8,
+            ..BOOT_N16_MIXED
+        };
+        assert!(matches!(
+            Parameters::new(&lit),
+            Err(Error::NotSecure { .. })
+        ));
+    }
+
+    /// A blob written before mixed chains (the literal without `application_primes`) still
+    /// loads, as the same parameters.
+    #[test]
+    fn blobs_without_application_primes_load() {
+        for lit in [N13, BOOT_N12_INSECURE] {
+            let p = build(&lit);
+            let l = p.literal().clone();
+            let old = LegacyParametersWire {
+                literal: LegacyLiteral {
+                    log_n: l.log_n,
+                    levels: l.levels,
+                    first_prime_bits: l.first_prime_bits,
+                    scale_bits: l.scale_bits,
+                    special_primes: l.special_primes,
+                    special_prime_bits: l.special_prime_bits,
+                    dnum: l.dnum,
+                    security: l.security,
+                },
+                moduli_q: p.moduli_q().to_vec(),
+                moduli_p: p.moduli_p().to_vec(),
+                fingerprint: p.fingerprint(),
+            };
+            let b = wire::encode(BlobKind::Parameters, &old).unwrap();
+            assert_ne!(b, p.to_bytes().unwrap());
+            assert_eq!(*Parameters::from_bytes(&b).unwrap(), *p);
+            for len in 0..b.len() {
+                assert!(Parameters::from_bytes(&b[..len]).is_err());
+            }
+        }
     }
 
     #[test]

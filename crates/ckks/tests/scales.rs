@@ -140,6 +140,7 @@ fn infinite_product_scales_are_errors() {
         special_prime_bits: 60,
         dnum: 21,
         security: Security::InsecureForTestingOnly,
+        application_primes: None,
     };
     let s = setup(&lit);
     let top = s.ctx.params().max_level();

@@ -185,10 +185,34 @@ pub trait PrimeChain {
 /// and `security`), `n`, `moduli_q`, `moduli_p`, `digits`, `log2_q`, `log2_p` and
 /// `fingerprint`, and the call site needs `Result` (with `From<rlwe::Error>`), `Security`,
 /// `ParametersLiteral`, `ParametersWire` (`From<Parameters>`, and `Parameters: TryFrom` of it)
-/// and `MAX_PARAMETERS_BLOB` in scope.
+/// and `MAX_PARAMETERS_BLOB` in scope. `chain_parameter_accessors!(without_blob)` leaves out
+/// `to_bytes` and `from_bytes` (for a scheme that reads older payloads too).
 #[macro_export]
 macro_rules! chain_parameter_accessors {
     () => {
+        $crate::chain_parameter_accessors!(without_blob);
+
+        /// Serializes as an [`rlwe::wire`] blob of kind `BlobKind::Parameters`.
+        pub fn to_bytes(&self) -> Result<Vec<u8>> {
+            Ok($crate::wire::encode(
+                $crate::wire::BlobKind::Parameters,
+                &ParametersWire::from(self.clone()),
+            )?)
+        }
+
+        /// Reads a parameters blob (at most `MAX_PARAMETERS_BLOB` bytes), rebuilds the
+        /// parameters from the stored literal (and scheme tag) and checks that the stored
+        /// primes and fingerprint match.
+        pub fn from_bytes(bytes: &[u8]) -> Result<std::sync::Arc<Parameters>> {
+            let w: ParametersWire = $crate::wire::decode(
+                $crate::wire::BlobKind::Parameters,
+                bytes,
+                MAX_PARAMETERS_BLOB,
+            )?;
+            Ok(std::sync::Arc::new(Parameters::try_from(w)?))
+        }
+    };
+    (without_blob) => {
         /// The ring degree `N`.
         pub fn n(&self) -> usize {
             self.n
@@ -255,26 +279,6 @@ macro_rules! chain_parameter_accessors {
         /// The security requirement they were checked against.
         pub fn security(&self) -> Security {
             self.literal.security
-        }
-
-        /// Serializes as an [`rlwe::wire`] blob of kind `BlobKind::Parameters`.
-        pub fn to_bytes(&self) -> Result<Vec<u8>> {
-            Ok($crate::wire::encode(
-                $crate::wire::BlobKind::Parameters,
-                &ParametersWire::from(self.clone()),
-            )?)
-        }
-
-        /// Reads a parameters blob (at most `MAX_PARAMETERS_BLOB` bytes), rebuilds the
-        /// parameters from the stored literal (and scheme tag) and checks that the stored
-        /// primes and fingerprint match.
-        pub fn from_bytes(bytes: &[u8]) -> Result<std::sync::Arc<Parameters>> {
-            let w: ParametersWire = $crate::wire::decode(
-                $crate::wire::BlobKind::Parameters,
-                bytes,
-                MAX_PARAMETERS_BLOB,
-            )?;
-            Ok(std::sync::Arc::new(Parameters::try_from(w)?))
         }
     };
 }

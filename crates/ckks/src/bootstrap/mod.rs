@@ -147,6 +147,11 @@ pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
     arcsine: true,
 };
 
+/// The configuration for [`crate::params::BOOT_N16_MIXED`]: [`BOOT_N16_CONFIG`]'s stages (the
+/// mixed chain keeps `q_0/Δ_0 ≈ 2^3` and 57-bit bootstrapping scales), 16 levels, 9 of 45 bits
+/// left; SlotToCoeff's last matrix, at level 10, crosses the ladder step.
+pub const BOOT_N16_MIXED_CONFIG: BootstrapConfig = BOOT_N16_CONFIG;
+
 /// Levels each stage consumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootstrapLevels {
@@ -206,7 +211,9 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// Encodes a plan's matrices for `ctx` (whose parameters the plan was made for).
     pub fn from_plan(ctx: &Context<B>, plan: BootstrapPlan) -> Result<Self> {
         let eval = Evaluator::new(ctx)?;
-        let encode = |m: &plan::Matrix| LinearTransform::new(&eval, &m.diagonals, m.slots, m.level);
+        let encode = |m: &plan::Matrix| {
+            LinearTransform::with_options(&eval, &m.diagonals, m.slots, m.level, m.scale, None)
+        };
         let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
         Ok(Bootstrapper {

@@ -8,11 +8,14 @@ use crate::linear_transform::{planned_bsgs, planned_rotation_steps};
 use crate::params::Parameters;
 use crate::poly_eval::{Basis, PolyPlan, Polynomial};
 
-/// One DFT matrix: its diagonals, the slot count it acts on, the level it is encoded at.
+/// One DFT matrix: its diagonals, the slot count it acts on, the level it is encoded at and
+/// its plaintext scale ([`Parameters::landing_scale`]: `Δ_level`, except at a mixed chain's
+/// ladder step, where the rescale lands on the lower ladder).
 pub(crate) struct Matrix {
     pub(crate) diagonals: dft::Diagonals,
     pub(crate) slots: usize,
     pub(crate) level: usize,
+    pub(crate) scale: f64,
 }
 
 /// The host side of a bootstrap for one parameter set, configuration and slot count.
@@ -31,11 +34,15 @@ pub struct BootstrapPlan {
     limbs: usize,
     /// Digits active at each level.
     digits_at: Vec<usize>,
+    /// The key-switching digits (ranges of ciphertext primes).
+    digits: Vec<std::ops::Range<usize>>,
     special: usize,
 }
 
-/// Bytes a bootstrap must read, by stage (keys and plaintexts; ciphertexts left out): the
-/// floor of each stage on a device of given bandwidth is `bytes / bandwidth`.
+/// A bootstrap's cost by stage: the bytes it must read ([`BootstrapPlan::stage_bytes`]: keys
+/// and plaintexts, ciphertexts left out; the floor of each stage on a device of given bandwidth
+/// is `bytes / bandwidth`) or its key switches' NTT limbs ([`BootstrapPlan::ntt_limbs`], a
+/// model).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageBytes {
     /// ModRaise with encapsulation: the key back to the dense secret at level `L` (the level-0
@@ -97,6 +104,13 @@ impl BootstrapPlan {
                 "it needs {needed} levels, the chain has {top}"
             )));
         }
+        let stc_top = top - config.cts_levels - eval_mod_levels;
+        if let Some(step) = params.ladder_step().filter(|&s| s > stc_top) {
+            return Err(bad(format!(
+                "the ladder steps at level {step}, above SlotToCoeff's input level {stc_top}: \
+                 EvalMod's products would leave the ladder"
+            )));
+        }
         let levels = BootstrapLevels {
             coeff_to_slot: config.cts_levels,
             eval_mod: eval_mod_levels,
@@ -119,12 +133,15 @@ impl BootstrapPlan {
             .into_iter()
             .zip(cts_slots)
             .enumerate()
-            .map(|(i, (diagonals, slots))| Matrix {
-                diagonals,
-                slots,
-                level: top - i,
+            .map(|(i, (diagonals, slots))| {
+                Ok(Matrix {
+                    diagonals,
+                    slots,
+                    level: top - i,
+                    scale: params.landing_scale(top - i)?,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0 (without the 2π after the
         // arcsine), whose decoding is z.
         let delta0 = params.scale(0)?;
@@ -133,7 +150,6 @@ impl BootstrapPlan {
         } else {
             q0 / (std::f64::consts::TAU * delta0)
         };
-        let stc_top = top - config.cts_levels - eval_mod_levels;
         let mut stc_d = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
         let mut stc_slots = vec![slots; stc_d.len()];
         if sparse {
@@ -144,12 +160,15 @@ impl BootstrapPlan {
             .into_iter()
             .zip(stc_slots)
             .enumerate()
-            .map(|(i, (diagonals, slots))| Matrix {
-                diagonals,
-                slots,
-                level: stc_top - i,
+            .map(|(i, (diagonals, slots))| {
+                Ok(Matrix {
+                    diagonals,
+                    slots,
+                    level: stc_top - i,
+                    scale: params.landing_scale(stc_top - i)?,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(BootstrapPlan {
             config,
             slots,
@@ -166,6 +185,7 @@ impl BootstrapPlan {
             digits_at: (0..=top)
                 .map(|l| params.digits().iter().filter(|d| d.start <= l).count())
                 .collect(),
+            digits: params.digits(),
             special: params.moduli_p().len(),
         })
     }
@@ -183,6 +203,82 @@ impl BootstrapPlan {
         let keys = babies.len() * self.key_read(m.level)
             + giants.len() * self.key_read(m.level.saturating_sub(1));
         keys + m.diagonals.len() * (m.level + 1) * self.n * 8
+    }
+
+    /// NTT limbs (one length-`N` NTT or inverse NTT on one prime) of a key switch's `mod_up`
+    /// at `level` (model): the input's inverse NTT (`l + 1` limbs) and, per active digit `D`,
+    /// the forward NTTs of its base conversion to the other `l + 1 + K − |D|` limbs.
+    fn mod_up_ntt(&self, level: usize) -> usize {
+        let limbs = level + 1;
+        let up: usize = self
+            .digits
+            .iter()
+            .filter(|d| d.start <= level)
+            .map(|d| limbs + self.special - (d.end.min(limbs) - d.start))
+            .sum();
+        limbs + up
+    }
+
+    /// NTT limbs of a `mod_down` at `level` (model): the two components' `P` parts back to
+    /// coefficients (`2K`) and their corrections forward (`2(l + 1)`).
+    fn mod_down_ntt(&self, level: usize) -> usize {
+        2 * self.special + 2 * (level + 1)
+    }
+
+    /// NTT limbs of one key switch at `level`: a `mod_up` and a `mod_down`.
+    fn key_switch_ntt(&self, level: usize) -> usize {
+        self.mod_up_ntt(level) + self.mod_down_ntt(level)
+    }
+
+    /// NTT limbs of one matrix: the babies' shared `mod_up` and a `mod_down` each at its level,
+    /// a `mod_up` per giant step and their shared `mod_down` one level lower.
+    fn matrix_ntt(&self, m: &Matrix) -> usize {
+        let idx: Vec<i64> = m.diagonals.keys().copied().collect();
+        let (babies, giants) = planned_bsgs(&idx, m.slots);
+        let below = m.level.saturating_sub(1);
+        let baby = if babies.is_empty() {
+            0
+        } else {
+            self.mod_up_ntt(m.level) + babies.len() * self.mod_down_ntt(m.level)
+        };
+        let giant = if giants.is_empty() {
+            0
+        } else {
+            giants.len() * self.mod_up_ntt(below) + self.mod_down_ntt(below)
+        };
+        baby + giant
+    }
+
+    /// A **model** of the NTT work of one bootstrap's key switches, by stage, in NTT limbs
+    /// (one length-`N` transform on one prime; rescales and plaintext products left out): per
+    /// key switch at level `l` with `d` active digits `(l + 1) + Σ_D (l + 1 + K − |D|) + 2K +
+    /// 2(l + 1)`; hoisted babies share a `mod_up`, giant steps share a `mod_down`; EvalMod's
+    /// products at the mean of the cost at its input level and at its lowest product level;
+    /// with `encapsulated`, ModRaise's two key switches (levels 0 and `L`). For comparing chain
+    /// shapes (e.g. [`crate::params::BOOT_N16_MIXED`] against [`crate::params::BOOT_N16`]),
+    /// not a measurement.
+    pub fn ntt_limbs(&self, encapsulated: bool) -> StageBytes {
+        let top = self.cts.first().map_or(0, |m| m.level);
+        let halves = if self.is_sparse() { 1 } else { 2 };
+        let em_top = top - self.levels.coeff_to_slot;
+        let em_out = em_top - self.levels.eval_mod;
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        let products = self.cosine_plan.multiplications() + self.config.double_angle + arcsine;
+        let per_product = (self.key_switch_ntt(em_top) + self.key_switch_ntt(em_out + 1)) / 2;
+        let sub_sum = self.sub_sum_steps().len() * self.key_switch_ntt(top);
+        let extra = if self.is_sparse() { 1 } else { 0 };
+        StageBytes {
+            mod_raise: if encapsulated {
+                self.key_switch_ntt(0) + self.key_switch_ntt(top)
+            } else {
+                0
+            },
+            coeff_to_slot: sub_sum
+                + self.cts.iter().map(|m| self.matrix_ntt(m)).sum::<usize>()
+                + (1 + extra) * self.key_switch_ntt(em_top),
+            eval_mod: halves * products * per_product,
+            slot_to_coeff: self.stc.iter().map(|m| self.matrix_ntt(m)).sum(),
+        }
     }
 
     /// The bytes each stage must read ([`StageBytes`]), for a memory-bound floor.
@@ -310,6 +406,90 @@ mod tests {
         assert!(bytes.coeff_to_slot > plan.cts.iter().map(|m| m.diagonals.len()).sum::<usize>());
         assert!(bytes.eval_mod > 0 && bytes.slot_to_coeff > 0 && bytes.mod_raise > 0);
         assert!(plan.rotation_key_count() < 80);
+    }
+
+    /// The mixed N = 2^16 preset's plan: the same 16 levels as `BOOT_N16`, 9 levels of at
+    /// least 40 (here 45) bits left, 128-bit secure, SlotToCoeff's last matrix at the ladder
+    /// step with the landing scale; and the modelled NTT work of its key switches against
+    /// `BOOT_N16`'s (printed for the records; a model, not a measurement).
+    #[test]
+    fn n16_mixed_plan_leaves_nine_levels_of_45_bits() {
+        use crate::bootstrap::BOOT_N16_MIXED_CONFIG;
+        use crate::params::BOOT_N16_MIXED;
+        let params = Parameters::new(&BOOT_N16_MIXED).unwrap();
+        let bound = fhe_math::security::max_log_qp_128(16).unwrap();
+        assert_eq!(bound, 1772.0);
+        assert!(params.log2_qp() <= bound);
+        let plan = BootstrapPlan::new(&params, BOOT_N16_MIXED_CONFIG, params.slots()).unwrap();
+        assert_eq!(
+            plan.levels(),
+            BootstrapLevels {
+                coeff_to_slot: 4,
+                eval_mod: 9,
+                slot_to_coeff: 3,
+                output_level: 9,
+            }
+        );
+        for l in 1..=9 {
+            assert!(params.moduli_q()[l] > 1 << 44, "q_{l}");
+            assert!(params.scale(l).unwrap() > 2f64.powi(40));
+        }
+        for l in 10..=25 {
+            assert!(params.moduli_q()[l] > 1 << 56, "q_{l}");
+        }
+        assert_eq!(params.ladder_step(), Some(10));
+        let last = plan.stc.last().unwrap();
+        assert_eq!(last.level, 10);
+        assert_eq!(last.scale, params.landing_scale(10).unwrap());
+        let landed = params.scale(10).unwrap() * last.scale / params.moduli_q()[10] as f64;
+        assert!((landed / params.scale(9).unwrap() - 1.0).abs() < 1e-12);
+        for m in plan.cts.iter().chain(&plan.stc[..2]) {
+            assert_eq!(m.scale, params.scale(m.level).unwrap());
+        }
+        // q_0/Δ_0 as at BOOT_N16 (2^3): the same EvalMod.
+        let ratio = |p: &Parameters| (p.moduli_q()[0] as f64 / p.scale(0).unwrap()).log2();
+        let base = Parameters::new(&BOOT_N16).unwrap();
+        assert!((ratio(&params) - ratio(&base)).abs() < 0.05);
+        let base_plan = BootstrapPlan::new(&base, BOOT_N16_CONFIG, base.slots()).unwrap();
+        let total = |c: StageBytes| c.mod_raise + c.coeff_to_slot + c.eval_mod + c.slot_to_coeff;
+        let (mixed, old) = (plan.ntt_limbs(true), base_plan.ntt_limbs(true));
+        let ks = |p: &BootstrapPlan, l| p.key_switch_ntt(l);
+        println!(
+            "NTT limbs per bootstrap (model): BOOT_N16 {} {old:?}, BOOT_N16_MIXED {} {mixed:?}, \
+             ratio {:.3}; one key switch at EvalMod's input level 21: {} against {}; \
+             log2 QP {:.2}, {} rotation keys, {:.2} GB of rotation keys (BOOT_N16 {:.2} GB)",
+            total(old),
+            total(mixed),
+            total(mixed) as f64 / total(old) as f64,
+            ks(&plan, 21),
+            ks(&base_plan, 21),
+            params.log2_qp(),
+            plan.rotation_key_count(),
+            plan.rotation_key_bytes() as f64 / 1e9,
+            base_plan.rotation_key_bytes() as f64 / 1e9,
+        );
+        assert!(total(mixed) < total(old));
+        assert!(mixed.eval_mod < old.eval_mod);
+        assert_eq!(plan.rotation_steps(), base_plan.rotation_steps());
+    }
+
+    /// A ladder step above SlotToCoeff's input is refused: EvalMod's products would leave the
+    /// ladder.
+    #[test]
+    fn ladder_step_inside_the_bootstrap_is_an_error() {
+        use crate::params::{ApplicationPrimes, BOOT_N12_MIXED_INSECURE, ParametersLiteral};
+        let lit = ParametersLiteral {
+            application_primes: Some(ApplicationPrimes {
+                count: 7,
+                scale_bits: 45,
+            }),
+            ..BOOT_N12_MIXED_INSECURE
+        };
+        let params = Parameters::new(&lit).unwrap();
+        let e = BootstrapPlan::new(&params, BOOT_N12_CONFIG, params.slots())
+            .err()
+            .expect("accepted");
+        assert!(e.to_string().contains("ladder steps at level 8"), "{e}");
     }
 
     /// The plan's keys are exactly those the encoded bootstrapper asks for.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::params::{BOOT_N12_INSECURE, BOOT_SECRET_WEIGHT, Parameters};
+use crate::params::{BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_SECRET_WEIGHT, Parameters};
 use crate::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use fhe_math::cpu::CpuBackend;
 use fhe_math::sampler::Seed;
@@ -164,4 +164,53 @@ fn bootstrap_dense_secret_with_encapsulation_matches_input() {
     let bits = precision_bits(&eval.encoder().decode(&dec).unwrap(), &z);
     println!("dense secret, not encapsulated: {bits:.2} bits");
     assert!(bits < 5.0, "{bits:.2} bits");
+}
+
+/// Bits a bootstrap keeps at the mixed `BOOT_N12_MIXED_INSECURE` (sparse secret, full slots).
+const MIN_BITS_MIXED: f64 = 24.0;
+
+/// The mixed CI-sized chain: a full-slot bootstrap lands on the 45-bit application ladder
+/// (SlotToCoeff's last matrix crosses the step) with the precision of the one-size chain, and
+/// the refreshed levels compute: a product, rescaled onto the ladder, against `z²`.
+#[test]
+fn bootstrap_mixed_chain_lands_on_the_application_ladder() {
+    let params = Parameters::new(&BOOT_N12_MIXED_INSECURE).unwrap();
+    let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
+    let boot = Bootstrapper::new(&ctx, BOOT_N12_CONFIG).unwrap();
+    let kg = ctx.key_generator();
+    let sk = kg
+        .sparse_secret_key_from_seed(Seed([8; 32]), BOOT_SECRET_WEIGHT)
+        .unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
+    let eval = boot.evaluator();
+    let level = boot.levels().output_level;
+    assert_eq!(level, 3);
+    assert_eq!(params.ladder_step(), Some(level + 1));
+    let z = uniform_complex(&mut InputGenerator::new(9), params.slots());
+    let ct =
+        encrypt::encrypt_sk(ctx.backend(), &sk, &eval.encoder().encode(&z, 0).unwrap()).unwrap();
+    let start = Instant::now();
+    let out = boot.bootstrap(&ct, &rlk, &gk).unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(out.level(), level);
+    assert_eq!(out.scale(), params.scale(level).unwrap());
+    assert!((out.scale().log2() - 45.0).abs() < 0.1);
+    let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
+    let got = eval.encoder().decode(&dec).unwrap();
+    let bits = precision_bits(&got, &z);
+    println!(
+        "mixed chain: bootstrap {elapsed:.2?}: {bits:.2} bits, median {:.2}",
+        median_precision_bits(&got, &z)
+    );
+    assert!(bits >= MIN_BITS_MIXED, "{bits:.2} bits < {MIN_BITS_MIXED}");
+    // The refreshed ciphertext at a 45-bit level: its square, rescaled, is on the ladder.
+    let sq = eval.mul_relin_rescale(&out, &out, &rlk).unwrap();
+    assert_eq!(sq.level(), level - 1);
+    assert_eq!(sq.scale(), params.scale(level - 1).unwrap());
+    let dec = encrypt::decrypt(ctx.backend(), &sk, &sq).unwrap();
+    let want: Vec<_> = z.iter().map(|v| v * v).collect();
+    let bits = precision_bits(&eval.encoder().decode(&dec).unwrap(), &want);
+    println!("mixed chain: square after bootstrap {bits:.2} bits");
+    assert!(bits >= MIN_BITS_MIXED - 2.0, "{bits:.2} bits");
 }

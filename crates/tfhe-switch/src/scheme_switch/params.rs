@@ -90,6 +90,7 @@ pub const CKKS_SWITCH_TEST_INSECURE: ParametersLiteral = ParametersLiteral {
     special_prime_bits: 60,
     dnum: 7,
     security: Security::InsecureForTestingOnly,
+    application_primes: None,
 };
 
 /// The production CKKS chain for [`SWITCH_CLASSIC`]: `ckks::params::N16_L24_D3`
