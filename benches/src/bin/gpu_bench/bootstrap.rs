@@ -6,18 +6,24 @@
 //! `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
 //! `mul_relin_rescale` at EvalMod's input level) and `bootstrap_rotation` (one rotation at the
 //! top level).
-//! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16` (a dense secret with sparse-secret
-//! encapsulation for both). Key and plaintext memory go to the preset's `keys` entry. Each
+//! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_MIXED` (the mixed
+//! chain: 9 × 45-bit application primes under 16 × 57-bit bootstrapping primes, dnum 4),
+//! `boot:BOOT_N12_MIXED_INSECURE` (a dense secret with sparse-secret encapsulation for all).
+//! The `keys` entry also carries the modelled NTT limbs of the key switches
+//! ([`ckks::bootstrap::BootstrapPlan::ntt_limbs`], a model to set beside the measured time). Key and plaintext memory go to the preset's `keys` entry. Each
 //! row's `floor_us` is the key and plaintext bytes the stage must read
 //! ([`ckks::bootstrap::BootstrapPlan::stage_bytes`], ciphertexts left out) over the measured
 //! copy bandwidth.
 
 use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
 use ckks::bootstrap::{
-    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BootstrapConfig, BootstrapPlan, Bootstrapper,
-    EncapsulationKeys,
+    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG, BootstrapConfig, BootstrapPlan,
+    Bootstrapper, EncapsulationKeys,
 };
-use ckks::params::{BOOT_N12_INSECURE, BOOT_N16, BOOT_SECRET_WEIGHT, ParametersLiteral};
+use ckks::params::{
+    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_MIXED, BOOT_SECRET_WEIGHT,
+    ParametersLiteral,
+};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
@@ -82,9 +88,12 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
     Ok(match name {
         "BOOT_N12_INSECURE" => (BOOT_N12_INSECURE, BOOT_N12_CONFIG),
         "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
+        "BOOT_N16_MIXED" => (BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
+        "BOOT_N12_MIXED_INSECURE" => (BOOT_N12_MIXED_INSECURE, BOOT_N12_CONFIG),
         other => {
             return Err(format!(
-                "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16)"
+                "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16, \
+                 BOOT_N16_MIXED, BOOT_N12_MIXED_INSECURE)"
             )
             .into());
         }
@@ -115,6 +124,7 @@ pub fn bench_preset(
     );
     let levels = plan.levels();
     let bytes = plan.stage_bytes(true);
+    let ntt = plan.ntt_limbs(true);
     let floor = |b: usize| Some(b as f64 / (bw_gbps * 1e9) * 1e6);
     let boot = Bootstrapper::from_plan(&ctx, plan)?;
     let kg = ctx.key_generator();
@@ -234,6 +244,13 @@ pub fn bench_preset(
             "levels_eval_mod": levels.eval_mod,
             "levels_slot_to_coeff": levels.slot_to_coeff,
             "rotation_keys": rot_keys,
+            "ntt_limbs_model": {
+                "mod_raise": ntt.mod_raise,
+                "coeff_to_slot": ntt.coeff_to_slot,
+                "eval_mod": ntt.eval_mod,
+                "slot_to_coeff": ntt.slot_to_coeff,
+                "note": "key switches' NTT limbs, BootstrapPlan::ntt_limbs (a model, not a measurement)",
+            },
             "rotation_key_device_bytes": rot_key_bytes,
             "rotation_key_host_bytes": 0,
             "rotation_key_wire_bytes": rot_key_bytes / 2,
