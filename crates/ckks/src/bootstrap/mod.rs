@@ -46,6 +46,14 @@
 //! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | sparse, weight 32 | 64 | 27.6 | 28.5 | 0.4-2.2 s |
 //! | `BOOT_N12_INSECURE`, `BOOT_N12_CONFIG` | dense, encapsulated | 2048 | 23.3 | 25.0 | 0.8-1.9 s |
 //! | `BOOT_N16`'s chain at `N = 2^14`, `BOOT_N16_CONFIG` (degree 119 then) | dense, encapsulated | 8192 | 27.2 | 29.1 | 12.2 s |
+//! | `BOOT_N12_MIXED_INSECURE` (mixed chain), `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.5 | 28.2 | 0.6 s |
+//! | `BOOT_N16`, `BOOT_N16_CONFIG` | dense, encapsulated | 32768 | 24.6 | 26.6 | 24.0 s |
+//! | `BOOT_N16_MIXED` (mixed chain), `BOOT_N16_MIXED_CONFIG` | dense, encapsulated | 32768 | 24.4-24.6 | 26.5-26.6 | 19.4-21.3 s |
+//!
+//! (The two `N = 2^16` rows: one run each with the same seeds, commit after `eea29a2`, the
+//! ignored test `bootstrap_n16_presets_on_the_cpu`; the mixed chain's 45-bit application
+//! levels cost no precision, its key switches' modelled NTT work is 0.84 of `BOOT_N16`'s,
+//! [`BootstrapPlan::ntt_limbs`].)
 //!
 //! On the H200 (`gpu_bench --presets boot:BOOT_N16`, median of 5, 2026-11-29, commit
 //! 63b8ccb): `BOOT_N16` with `BOOT_N16_CONFIG` in 48.5 ms, 24.5 max / 26.6 median bits, 9

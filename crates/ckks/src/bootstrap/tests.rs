@@ -215,43 +215,49 @@ fn bootstrap_mixed_chain_lands_on_the_application_ladder() {
     assert!(bits >= MIN_BITS_MIXED - 2.0, "{bits:.2} bits");
 }
 
-/// `BOOT_N16_MIXED` on the CPU, once (minutes and about 10 GB of keys and diagonals; not for
-/// CI): a dense secret with encapsulation, full slots, the precision printed and held to the
-/// issue's floor of 18 bits; run with
-/// `cargo test --release -p ckks --lib bootstrap_n16_mixed_on_the_cpu -- --ignored --nocapture`.
+/// `BOOT_N16_MIXED` beside `BOOT_N16` on the CPU, same seeds (about 45 s each on 2 cores and
+/// up to 13 GB of keys and diagonals; not for CI): a dense secret with encapsulation, full
+/// slots, the precision printed and held to the issue's floor of 18 bits; run with
+/// `cargo test --release -p ckks --lib bootstrap_n16_presets_on_the_cpu -- --ignored --nocapture`.
 #[test]
-#[ignore = "slow: N = 2^16 on the CPU (minutes, about 10 GB)"]
-fn bootstrap_n16_mixed_on_the_cpu() {
-    use crate::bootstrap::BOOT_N16_MIXED_CONFIG;
-    use crate::params::BOOT_N16_MIXED;
-    let start = Instant::now();
-    let params = Parameters::new(&BOOT_N16_MIXED).unwrap();
-    let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
-    let boot = Bootstrapper::new(&ctx, BOOT_N16_MIXED_CONFIG).unwrap();
-    let kg = ctx.key_generator();
-    let sk = kg.secret_key_from_seed(Seed([5; 32])).unwrap();
-    let ephemeral = kg
-        .sparse_secret_key_from_seed(Seed([6; 32]), BOOT_SECRET_WEIGHT)
-        .unwrap();
-    let enc = EncapsulationKeys::generate(&ctx, &sk, &ephemeral).unwrap();
-    let rlk = kg.relin_key(&sk).unwrap();
-    let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
-    println!("setup {:.2?}", start.elapsed());
-    let eval = boot.evaluator();
-    let z = uniform_complex(&mut InputGenerator::new(4), params.slots());
-    let ct =
-        encrypt::encrypt_sk(ctx.backend(), &sk, &eval.encoder().encode(&z, 0).unwrap()).unwrap();
-    let start = Instant::now();
-    let out = boot.bootstrap_encapsulated(&ct, &rlk, &gk, &enc).unwrap();
-    let elapsed = start.elapsed();
-    assert_eq!(out.level(), 9);
-    assert_eq!(out.scale(), params.scale(9).unwrap());
-    let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
-    let got = eval.encoder().decode(&dec).unwrap();
-    let bits = precision_bits(&got, &z);
-    println!(
-        "BOOT_N16_MIXED on the CPU: bootstrap {elapsed:.2?}: {bits:.2} bits, median {:.2}",
-        median_precision_bits(&got, &z)
-    );
-    assert!(bits >= 18.0, "{bits:.2} bits");
+#[ignore = "slow: N = 2^16 on the CPU (minutes, up to 13 GB)"]
+fn bootstrap_n16_presets_on_the_cpu() {
+    use crate::bootstrap::{BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG};
+    use crate::params::{BOOT_N16, BOOT_N16_MIXED};
+    for (name, lit, config) in [
+        ("BOOT_N16", BOOT_N16, BOOT_N16_CONFIG),
+        ("BOOT_N16_MIXED", BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
+    ] {
+        let start = Instant::now();
+        let params = Parameters::new(&lit).unwrap();
+        let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
+        let boot = Bootstrapper::new(&ctx, config).unwrap();
+        let kg = ctx.key_generator();
+        let sk = kg.secret_key_from_seed(Seed([5; 32])).unwrap();
+        let ephemeral = kg
+            .sparse_secret_key_from_seed(Seed([6; 32]), BOOT_SECRET_WEIGHT)
+            .unwrap();
+        let enc = EncapsulationKeys::generate(&ctx, &sk, &ephemeral).unwrap();
+        let rlk = kg.relin_key(&sk).unwrap();
+        let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
+        let setup = start.elapsed();
+        let eval = boot.evaluator();
+        let z = uniform_complex(&mut InputGenerator::new(4), params.slots());
+        let pt = eval.encoder().encode(&z, 0).unwrap();
+        let ct = encrypt::encrypt_sk(ctx.backend(), &sk, &pt).unwrap();
+        let start = Instant::now();
+        let out = boot.bootstrap_encapsulated(&ct, &rlk, &gk, &enc).unwrap();
+        let elapsed = start.elapsed();
+        assert_eq!(out.level(), 9);
+        assert_eq!(out.scale(), params.scale(9).unwrap());
+        let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
+        let got = eval.encoder().decode(&dec).unwrap();
+        let bits = precision_bits(&got, &z);
+        println!(
+            "{name} on the CPU: setup {setup:.2?}, bootstrap {elapsed:.2?}: {bits:.2} bits, \
+             median {:.2}",
+            median_precision_bits(&got, &z)
+        );
+        assert!(bits >= 18.0, "{name}: {bits:.2} bits");
+    }
 }
