@@ -50,8 +50,9 @@ pub struct ParametersLiteral {
     pub levels: usize,
     /// Bit size of `q_0` (20..=60).
     pub first_prime_bits: u32,
-    /// log2 of the top-level scale `Δ_L` (20..=`first_prime_bits`); the scaling primes
-    /// `q_1 … q_L` track the scale ladder and have about this many bits.
+    /// log2 of the top-level scale `Δ_L` (20..=`first_prime_bits`; 20..=60 for a mixed chain);
+    /// the scaling primes `q_1 … q_L` (above the application primes of a mixed chain) track
+    /// the scale ladder and have about this many bits.
     pub scale_bits: u32,
     /// `K`, the number of special (key-switching) primes (at least 1).
     pub special_primes: usize,
@@ -265,8 +266,9 @@ pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
 /// (`stdlatticeparms.cpp`): margin ≈ 1 bit (checked exactly on the integer product). The
 /// ladder steps from 57 to 45 bits at level 10 ([`Parameters::ladder_step`]), crossed by
 /// SlotToCoeff's last matrix; `q_0/Δ_0 ≈ 2^3` as at [`BOOT_N16`], so EvalMod is the same. The
-/// ephemeral sparse secret appears only in the level-0 key over `q_0·P` (454 bits; the
-/// setting of eprint 2022/024, as at [`BOOT_N16`]). Why: a key switch at EvalMod's input level
+/// ephemeral sparse secret appears only in the level-0 key over `q_0·P` (454 bits against
+/// 300 at [`BOOT_N16`], the larger `P`; the setting of eprint 2022/024: check the margin of a
+/// weight-32 secret at these sizes with the lattice estimator before production use). Why: a key switch at EvalMod's input level
 /// (21) raises 4 digits instead of 6 ([`crate::bootstrap::BootstrapPlan::ntt_limbs`] models
 /// the NTT work of a bootstrap; a model, not a measurement). Each switching key is
 /// `4 · 2 · 33 · 2^16 · 8` bytes ≈ 138 MB.
