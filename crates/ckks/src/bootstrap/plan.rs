@@ -129,19 +129,7 @@ impl BootstrapPlan {
             cts_d[last] = dft::masked_to_first_half(&cts_d[last], slots);
             cts_slots[last] = 2 * slots;
         }
-        let cts = cts_d
-            .into_iter()
-            .zip(cts_slots)
-            .enumerate()
-            .map(|(i, (diagonals, slots))| {
-                Ok(Matrix {
-                    diagonals,
-                    slots,
-                    level: top - i,
-                    scale: params.landing_scale(top - i)?,
-                })
-            })
-            .collect::<Result<_>>()?;
+        let cts = matrices(params, cts_d, cts_slots, top)?;
         // SlotToCoeff: sin(2π·w(m)/q_0)·(q_0/(2π·Δ_0)) ≈ w(m)/Δ_0 (without the 2π after the
         // arcsine), whose decoding is z.
         let delta0 = params.scale(0)?;
@@ -156,19 +144,7 @@ impl BootstrapPlan {
             stc_d[0] = dft::merged_halves(&stc_d[0], slots);
             stc_slots[0] = 2 * slots;
         }
-        let stc = stc_d
-            .into_iter()
-            .zip(stc_slots)
-            .enumerate()
-            .map(|(i, (diagonals, slots))| {
-                Ok(Matrix {
-                    diagonals,
-                    slots,
-                    level: stc_top - i,
-                    scale: params.landing_scale(stc_top - i)?,
-                })
-            })
-            .collect::<Result<_>>()?;
+        let stc = matrices(params, stc_d, stc_slots, stc_top)?;
         Ok(BootstrapPlan {
             config,
             slots,
@@ -365,6 +341,29 @@ impl BootstrapPlan {
             .map(|m| m.diagonals.len() * (m.level + 1) * self.n * 8)
             .sum()
     }
+}
+
+/// One stage's matrices, the first at `top` and each next one a level lower, each encoded at
+/// the plaintext scale that lands its product on the ladder (`Parameters::landing_scale`).
+fn matrices(
+    params: &Parameters,
+    diagonals: Vec<dft::Diagonals>,
+    slots: Vec<usize>,
+    top: usize,
+) -> Result<Vec<Matrix>> {
+    diagonals
+        .into_iter()
+        .zip(slots)
+        .enumerate()
+        .map(|(i, (diagonals, slots))| {
+            Ok(Matrix {
+                diagonals,
+                slots,
+                level: top - i,
+                scale: params.landing_scale(top - i)?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
