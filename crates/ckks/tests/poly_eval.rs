@@ -6,36 +6,11 @@
 //! better; the test prints the figures).
 
 use ckks::params::TEST_N11_INSECURE;
-use ckks::{Basis, Context, Encoder, Error, Evaluator, Parameters, PolyPlan, Polynomial};
-use fhe_math::cpu::CpuBackend;
-use rlwe::{Ciphertext, PublicKey, RelinKey, SecretKey};
+use ckks::{Basis, Error, PolyPlan, Polynomial};
+use rlwe::Ciphertext;
 
-type Be = CpuBackend;
-
-struct Setup {
-    ctx: Context<Be>,
-    enc: Encoder<Be>,
-    eval: Evaluator<Be>,
-    sk: SecretKey<Be>,
-    pk: PublicKey<Be>,
-    rlk: RelinKey<Be>,
-}
-
-fn setup() -> Setup {
-    let ctx = Context::cpu(Parameters::new(&TEST_N11_INSECURE).unwrap()).unwrap();
-    let kg = ctx.key_generator();
-    let sk = kg.secret_key().unwrap();
-    let pk = kg.public_key(&sk).unwrap();
-    let rlk = kg.relin_key(&sk).unwrap();
-    Setup {
-        enc: Encoder::new(&ctx).unwrap(),
-        eval: Evaluator::new(&ctx).unwrap(),
-        ctx,
-        sk,
-        pk,
-        rlk,
-    }
-}
+mod common;
+use common::{Be, Setup, setup};
 
 /// Deterministic pseudo-random numbers in [-1, 1] (splitmix64).
 struct Rng(u64);
@@ -112,7 +87,7 @@ fn plans_have_the_least_depth() {
 
 #[test]
 fn random_polynomials_match_the_host_in_both_bases() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(7);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.encrypt(&x);
@@ -146,7 +121,7 @@ fn random_polynomials_match_the_host_in_both_bases() {
 
 #[test]
 fn an_extra_level_saves_products() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(13);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.encrypt(&x);
@@ -172,7 +147,7 @@ fn an_extra_level_saves_products() {
 
 #[test]
 fn every_baby_step_gives_the_same_result() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(11);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.encrypt(&x);
@@ -193,7 +168,7 @@ fn every_baby_step_gives_the_same_result() {
 
 #[test]
 fn sin_and_cos_share_their_powers() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(3);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.encrypt(&x);
@@ -235,7 +210,7 @@ fn sin_and_cos_share_their_powers() {
 
 #[test]
 fn chebyshev_on_other_intervals() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(5);
     // exp on [-2, 2] (2/(b - a) = 1/2: one more level), inputs in [-1, 1].
     let x = rng.vec(s.enc.max_slots());
@@ -260,7 +235,7 @@ fn chebyshev_on_other_intervals() {
 
 #[test]
 fn constants_and_sparse_polynomials() {
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(9);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.encrypt(&x);
@@ -323,7 +298,7 @@ fn errors_are_typed() {
         Err(Error::InvalidPolynomial { .. })
     ));
 
-    let s = setup();
+    let s = setup(&TEST_N11_INSECURE);
     let mut rng = Rng(1);
     let x = rng.vec(s.enc.max_slots());
     let ct = s.eval.drop_to_level(&s.encrypt(&x), 4).unwrap();

@@ -1,39 +1,14 @@
 //! Scales a level cannot carry are errors, on load and in the evaluator (never garbage).
 
 use ckks::params::TEST_N11_INSECURE;
-use ckks::{Context, Encoder, Error, Evaluator, Parameters, ParametersLiteral, Security};
-use fhe_math::cpu::CpuBackend;
+use ckks::{Error, ParametersLiteral, Security};
 use fhe_math::fft::Complex64;
+use rlwe::Ciphertext;
 use rlwe::encrypt;
 use rlwe::wire::HEADER_LEN;
-use rlwe::{Ciphertext, PublicKey, RelinKey, SecretKey};
 
-type Be = CpuBackend;
-
-struct Setup {
-    ctx: Context<Be>,
-    enc: Encoder<Be>,
-    eval: Evaluator<Be>,
-    sk: SecretKey<Be>,
-    pk: PublicKey<Be>,
-    rlk: RelinKey<Be>,
-}
-
-fn setup(lit: &ParametersLiteral) -> Setup {
-    let ctx = Context::cpu(Parameters::new(lit).unwrap()).unwrap();
-    let kg = ctx.key_generator();
-    let sk = kg.secret_key().unwrap();
-    let pk = kg.public_key(&sk).unwrap();
-    let rlk = kg.relin_key(&sk).unwrap();
-    Setup {
-        enc: Encoder::new(&ctx).unwrap(),
-        eval: Evaluator::new(&ctx).unwrap(),
-        ctx,
-        sk,
-        pk,
-        rlk,
-    }
-}
+mod common;
+use common::{Be, Setup, setup};
 
 fn values(n: usize) -> Vec<Complex64> {
     (0..n)
