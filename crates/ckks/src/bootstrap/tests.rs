@@ -127,13 +127,27 @@ fn bootstrap_full_and_sparse_slots_match_input() {
 /// with `‖s‖` (about 10 times larger for a dense secret at `N = 2^12`).
 const MIN_BITS_DENSE: f64 = 21.0;
 
-/// A dense main secret with sparse-secret encapsulation: the level-0 key over `q_0·P` only,
-/// full slots, against the input.
-#[test]
-fn bootstrap_dense_secret_with_encapsulation_matches_input() {
-    let params = Parameters::new(&BOOT_N12_INSECURE).unwrap();
+/// A bootstrap of a fresh level-0 encryption under a dense main secret (seed 5) with
+/// sparse-secret encapsulation (ephemeral seed 6), everything a test checks kept.
+struct DenseRun {
+    params: std::sync::Arc<Parameters>,
+    ctx: Context<CpuBackend>,
+    boot: Bootstrapper<CpuBackend>,
+    sk: rlwe::SecretKey<CpuBackend>,
+    rlk: rlwe::RelinKey<CpuBackend>,
+    gk: rlwe::GaloisKeys<CpuBackend>,
+    z: Vec<fhe_math::fft::Complex64>,
+    ct: rlwe::Ciphertext<CpuBackend>,
+    out: rlwe::Ciphertext<CpuBackend>,
+    setup: std::time::Duration,
+    elapsed: std::time::Duration,
+}
+
+fn dense_encapsulated_run(lit: &crate::ParametersLiteral, config: BootstrapConfig) -> DenseRun {
+    let start = Instant::now();
+    let params = Parameters::new(lit).unwrap();
     let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
-    let boot = Bootstrapper::new(&ctx, BOOT_N12_CONFIG).unwrap();
+    let boot = Bootstrapper::new(&ctx, config).unwrap();
     let kg = ctx.key_generator();
     let sk = kg.secret_key_from_seed(Seed([5; 32])).unwrap();
     let ephemeral = kg
@@ -142,26 +156,49 @@ fn bootstrap_dense_secret_with_encapsulation_matches_input() {
     let enc = EncapsulationKeys::generate(&ctx, &sk, &ephemeral).unwrap();
     let rlk = kg.relin_key(&sk).unwrap();
     let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
-    let eval = boot.evaluator();
+    let setup = start.elapsed();
     let z = uniform_complex(&mut InputGenerator::new(4), params.slots());
-    let ct =
-        encrypt::encrypt_sk(ctx.backend(), &sk, &eval.encoder().encode(&z, 0).unwrap()).unwrap();
+    let pt = boot.evaluator().encoder().encode(&z, 0).unwrap();
+    let ct = encrypt::encrypt_sk(ctx.backend(), &sk, &pt).unwrap();
     let start = Instant::now();
     let out = boot.bootstrap_encapsulated(&ct, &rlk, &gk, &enc).unwrap();
     let elapsed = start.elapsed();
+    DenseRun {
+        params,
+        ctx,
+        boot,
+        sk,
+        rlk,
+        gk,
+        z,
+        ct,
+        out,
+        setup,
+        elapsed,
+    }
+}
+
+/// A dense main secret with sparse-secret encapsulation: the level-0 key over `q_0·P` only,
+/// full slots, against the input.
+#[test]
+fn bootstrap_dense_secret_with_encapsulation_matches_input() {
+    let run = dense_encapsulated_run(&BOOT_N12_INSECURE, BOOT_N12_CONFIG);
+    let (ctx, boot, sk, z, out, elapsed) =
+        (&run.ctx, &run.boot, &run.sk, &run.z, &run.out, run.elapsed);
+    let eval = boot.evaluator();
     assert_eq!(out.level(), boot.levels().output_level);
-    let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
+    let dec = encrypt::decrypt(ctx.backend(), sk, out).unwrap();
     let got = eval.encoder().decode(&dec).unwrap();
-    let bits = precision_bits(&got, &z);
+    let bits = precision_bits(&got, z);
     println!(
         "dense secret, encapsulated: bootstrap {elapsed:.2?}: {bits:.2} bits, median {:.2}",
-        median_precision_bits(&got, &z)
+        median_precision_bits(&got, z)
     );
     assert!(bits >= MIN_BITS_DENSE, "{bits:.2} bits < {MIN_BITS_DENSE}");
     // Without encapsulation the dense secret's overflow I leaves EvalMod's interval.
-    let bad = boot.bootstrap(&ct, &rlk, &gk).unwrap();
-    let dec = encrypt::decrypt(ctx.backend(), &sk, &bad).unwrap();
-    let bits = precision_bits(&eval.encoder().decode(&dec).unwrap(), &z);
+    let bad = boot.bootstrap(&run.ct, &run.rlk, &run.gk).unwrap();
+    let dec = encrypt::decrypt(ctx.backend(), sk, &bad).unwrap();
+    let bits = precision_bits(&eval.encoder().decode(&dec).unwrap(), z);
     println!("dense secret, not encapsulated: {bits:.2} bits");
     assert!(bits < 5.0, "{bits:.2} bits");
 }
@@ -228,35 +265,25 @@ fn bootstrap_n16_presets_on_the_cpu() {
         ("BOOT_N16", BOOT_N16, BOOT_N16_CONFIG),
         ("BOOT_N16_MIXED", BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
     ] {
-        let start = Instant::now();
-        let params = Parameters::new(&lit).unwrap();
-        let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
-        let boot = Bootstrapper::new(&ctx, config).unwrap();
-        let kg = ctx.key_generator();
-        let sk = kg.secret_key_from_seed(Seed([5; 32])).unwrap();
-        let ephemeral = kg
-            .sparse_secret_key_from_seed(Seed([6; 32]), BOOT_SECRET_WEIGHT)
-            .unwrap();
-        let enc = EncapsulationKeys::generate(&ctx, &sk, &ephemeral).unwrap();
-        let rlk = kg.relin_key(&sk).unwrap();
-        let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
-        let setup = start.elapsed();
-        let eval = boot.evaluator();
-        let z = uniform_complex(&mut InputGenerator::new(4), params.slots());
-        let pt = eval.encoder().encode(&z, 0).unwrap();
-        let ct = encrypt::encrypt_sk(ctx.backend(), &sk, &pt).unwrap();
-        let start = Instant::now();
-        let out = boot.bootstrap_encapsulated(&ct, &rlk, &gk, &enc).unwrap();
-        let elapsed = start.elapsed();
+        let run = dense_encapsulated_run(&lit, config);
+        let (params, ctx, sk, z, out, elapsed) = (
+            &run.params,
+            &run.ctx,
+            &run.sk,
+            &run.z,
+            &run.out,
+            run.elapsed,
+        );
+        let (setup, eval) = (run.setup, run.boot.evaluator());
         assert_eq!(out.level(), 9);
         assert_eq!(out.scale(), params.scale(9).unwrap());
-        let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
+        let dec = encrypt::decrypt(ctx.backend(), sk, out).unwrap();
         let got = eval.encoder().decode(&dec).unwrap();
-        let bits = precision_bits(&got, &z);
+        let bits = precision_bits(&got, z);
         println!(
             "{name} on the CPU: setup {setup:.2?}, bootstrap {elapsed:.2?}: {bits:.2} bits, \
              median {:.2}",
-            median_precision_bits(&got, &z)
+            median_precision_bits(&got, z)
         );
         assert!(bits >= 18.0, "{name}: {bits:.2} bits");
     }
