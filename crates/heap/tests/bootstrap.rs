@@ -83,6 +83,22 @@ fn encrypt_at_level_zero(
     .unwrap()
 }
 
+/// `z` encoded at level 0 in `slots` slots and encrypted with fixed seeds, so that two
+/// setups with the same keys get the same ciphertext words.
+fn seeded_level_zero(
+    s: &Setup,
+    z: &[num_complex::Complex64],
+    slots: usize,
+) -> rlwe::Ciphertext<CpuBackend> {
+    let enc = Encoder::new(&s.ctx).unwrap();
+    let pt = enc
+        .encode_with(z, 0, s.ctx.params().scale(0).unwrap(), slots)
+        .unwrap();
+    s.ctx
+        .encrypt_sk_with_seeds(&s.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
+        .unwrap()
+}
+
 /// Bootstrap, square (relinearize, rescale) on the refreshed levels, compare with `z²`.
 #[test]
 fn heap_bootstrap_then_multiply() {
@@ -210,14 +226,7 @@ fn heap_bootstrap_is_deterministic() {
     };
     let z = uniform_complex(&mut InputGenerator::new(3), slots);
     let words = |s: &Setup| {
-        let enc = Encoder::new(&s.ctx).unwrap();
-        let pt = enc
-            .encode_with(&z, 0, s.ctx.params().scale(0).unwrap(), slots)
-            .unwrap();
-        let ct = s
-            .ctx
-            .encrypt_sk_with_seeds(&s.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
-            .unwrap();
+        let ct = seeded_level_zero(s, &z, slots);
         let out = s.boot.heap_bootstrap(&ct).unwrap();
         s.ctx.backend().download(out.poly()).unwrap()
     };
@@ -231,14 +240,7 @@ fn heap_bootstrap_spread_matches_one_bootstrapper() {
     let slots = 4;
     let (a, b) = (setup(slots), setup(slots));
     let z = uniform_complex(&mut InputGenerator::new(4), slots);
-    let enc = Encoder::new(&a.ctx).unwrap();
-    let pt = enc
-        .encode_with(&z, 0, a.ctx.params().scale(0).unwrap(), slots)
-        .unwrap();
-    let ct = a
-        .ctx
-        .encrypt_sk_with_seeds(&a.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
-        .unwrap();
+    let ct = seeded_level_zero(&a, &z, slots);
     let be = a.ctx.backend();
     let alone = be
         .download(a.boot.heap_bootstrap(&ct).unwrap().poly())
@@ -270,14 +272,7 @@ fn heap_keys_round_trip_and_reject_damage() {
         .with_slots(slots)
         .unwrap();
     let z = uniform_complex(&mut InputGenerator::new(7), slots);
-    let enc = Encoder::new(&s.ctx).unwrap();
-    let pt = enc
-        .encode_with(&z, 0, s.ctx.params().scale(0).unwrap(), slots)
-        .unwrap();
-    let ct = s
-        .ctx
-        .encrypt_sk_with_seeds(&s.sk, &pt, Seed([5; 32]), &Seed([6; 32]))
-        .unwrap();
+    let ct = seeded_level_zero(&s, &z, slots);
     let a = be
         .download(s.boot.heap_bootstrap(&ct).unwrap().poly())
         .unwrap();
