@@ -8,6 +8,7 @@ use crate::lwe::{extract_switched, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
+use fhe_math::backend::rns_blind_rotate::{RnsBlindRotateBackend, RnsRotationBatch};
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
@@ -24,7 +25,7 @@ struct RotationInput<'a> {
 }
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
-pub struct HeapBootstrapper<B: KeySwitchBackend> {
+pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
     ctx: Context<B>,
     params: HeapParams,
     keys: HeapKeys<B>,
@@ -33,7 +34,7 @@ pub struct HeapBootstrapper<B: KeySwitchBackend> {
     parallel: bool,
 }
 
-impl<B: KeySwitchBackend> HeapBootstrapper<B> {
+impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
     /// A bootstrapper for `ctx` (built from `params.ckks`) with `keys`, for full slots (`N/2`).
     ///
     /// Errors: invalid or insecure parameters, a context of another parameter set, keys of
@@ -312,20 +313,34 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         )?)
     }
 
-    /// The accumulators of the coefficients `range` (indices of packed coefficients).
+    /// The accumulators of the coefficients `range` (indices of packed coefficients): the LWE
+    /// side per coefficient (host threads when parallel), then one batched blind rotation on
+    /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]).
     fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
         let n = self.params.n();
         let one = |t: usize| {
             let x = extract_switched(&self.params, input.q0, input.c0, input.c1, t * input.stride);
             let x = self.keys.lwe_ksk.switch(&self.params, &x);
-            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
-            self.blind_rotate(input.test, &a, b)
+            switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64)
         };
-        if self.parallel {
+        let samples: Vec<(Vec<u64>, u64)> = if self.parallel {
             range.into_par_iter().map(one).collect()
         } else {
             range.map(one).collect()
-        }
+        };
+        let batch = RnsRotationBatch {
+            dimension: self.params.lwe_dimension,
+            b: samples.iter().map(|s| s.1).collect(),
+            a: samples.into_iter().flat_map(|s| s.0).collect(),
+        };
+        let rows: Vec<&B::Poly> = self
+            .keys
+            .rgsw
+            .iter()
+            .flat_map(|pair| pair.iter().flat_map(|r| r.rows.iter()))
+            .collect();
+        let be = self.ctx.backend();
+        Ok(be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?)
     }
 
     /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):
@@ -347,28 +362,6 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             }
         }
         Ok(v)
-    }
-
-    /// The blind rotation of `(a, b)` (mod `2N`): the accumulator `(X^{−b}·v, 0)` through the
-    /// CMuxes `acc += RGSW(s_i) ⊡ ((X^{a_i} − 1)·acc)`; constant coefficient `f(b − ⟨a, s_t⟩)`.
-    fn blind_rotate(&self, test: &RnsPoly, a: &[u64], b: u64) -> Result<RnsPoly> {
-        let be = self.ctx.backend();
-        let ring = be.ring();
-        let two_n = 2 * ring.n() as u64;
-        let mut acc = mul_monomial(ring, test, ((two_n - b) % two_n) as usize);
-        for (i, &ai) in a.iter().enumerate() {
-            if ai == 0 {
-                continue;
-            }
-            let mut t = mul_monomial(ring, &acc, ai as usize);
-            sub_assign(ring, &mut t, &acc);
-            let mut prod = zero_pair(be, self.gadget.level())?;
-            for c in 0..2 {
-                gadget_product_acc(be, &self.gadget, &t, c, &self.keys.rgsw[i][c], &mut prod)?;
-            }
-            add_assign(ring, &mut acc, &to_host_coeff(be, prod)?);
-        }
-        Ok(acc)
     }
 
     /// `(x_0, 0) + Σ_j d_j(x_1)·rows_j`: component 1 switched by gadget rows (host in and out,

@@ -6,7 +6,7 @@
 use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters};
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::backend::{KeySwitchBackend, RingBackend};
+use fhe_math::backend::{KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::poly::RnsPoly;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// Keys, encryption and bootstrap of the same inputs with fixed seeds on `ctx`'s backend:
 /// the output words (coefficient form) and the decoded slots.
-fn run<B: KeySwitchBackend>(
+fn run<B: KeySwitchBackend + RnsBlindRotateBackend>(
     ctx: &Context<B>,
     hp: &HeapParams,
     z: &[Complex64],
