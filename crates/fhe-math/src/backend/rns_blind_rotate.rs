@@ -428,6 +428,53 @@ mod tests {
         }
     }
 
+    /// With noiseless trivial RGSW rows of bits `μ_i` (`μ_i·(Q/Q_j)` in component `c`, nothing
+    /// else) every CMux is exact: the accumulator is `X^{−b + Σ a_i μ_i}·v`, word for word.
+    #[test]
+    fn trivial_keys_rotate_exactly() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let shape = Shape {
+            components: 2,
+            level: 3,
+            extended: false,
+        };
+        let dim = 5;
+        let bits = [true, false, true, true, false];
+        let rows: Vec<_> = (0..dim * 2 * g.digits())
+            .map(|r| {
+                let (i, c, j) = (r / (2 * g.digits()), (r / g.digits()) % 2, r % g.digits());
+                let mut row = be.zeros(shape).unwrap();
+                if bits[i] {
+                    be.add_scalar_assign(&mut row, c, g.value(j)).unwrap();
+                }
+                row
+            })
+            .collect();
+        let key: Vec<&_> = rows.iter().collect();
+        let mut test = ring.zeros(shape).unwrap();
+        for c in 0..2 {
+            for s in 0..4 {
+                let q = ring.modulus(s);
+                for (k, w) in test.limb_mut(c, s).iter_mut().enumerate() {
+                    *w = q.reduce((k as u64 * 7 + c as u64 * 3 + 1) << 28);
+                }
+            }
+        }
+        let batch = RnsRotationBatch {
+            dimension: dim,
+            a: vec![3, 0, 31, 17, 9, 1, 2, 3, 4, 5],
+            b: vec![7, 30],
+        };
+        let got = be.rns_blind_rotate(&g, &key, &test, &batch).unwrap();
+        for (e, acc) in got.iter().enumerate() {
+            let a = &batch.a[e * dim..(e + 1) * dim];
+            let shift: u64 = a.iter().zip(bits).filter(|(_, b)| *b).map(|(x, _)| x).sum();
+            let want = mul_monomial(&ring, &test, ((64 + shift - batch.b[e]) % 32) as usize);
+            assert!(acc.raw() == want.raw(), "sample {e}");
+        }
+    }
+
     #[test]
     fn bad_arguments_are_refused() {
         let (be, g) = setup();
