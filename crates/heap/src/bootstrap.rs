@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::gadget::{RnsGadget, gadget_product_acc, to_host_coeff, zero_pair};
 use crate::host::{add_assign, automorphism, mul_monomial, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{extract_switched, staircase_entry, switch_to_2n};
+use crate::lwe::{SwitchedEntries, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
@@ -13,6 +13,9 @@ use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
 use std::ops::Range;
+
+/// Samples key-switched together by the LWE side.
+const KS_CHUNK: usize = 32;
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
 /// `s'`, the test polynomial and the spacing of the packed coefficients.
@@ -318,15 +321,21 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
     /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]).
     fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
         let n = self.params.n();
-        let one = |t: usize| {
-            let x = extract_switched(&self.params, input.q0, input.c0, input.c1, t * input.stride);
-            let x = self.keys.lwe_ksk.switch(&self.params, &x);
-            switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64)
+        let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
+        let ksk = &self.keys.lwe_ksk;
+        // Chunks of samples key-switched together (each key row read once a chunk).
+        let chunk = |ts: &[usize]| -> Vec<(Vec<u64>, u64)> {
+            let xs: Vec<_> = ts.iter().map(|&t| entries.sample(t * input.stride)).collect();
+            ksk.switch_batch(&self.params, &xs)
+                .iter()
+                .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
+                .collect()
         };
+        let coeffs: Vec<usize> = range.collect();
         let samples: Vec<(Vec<u64>, u64)> = if self.parallel {
-            range.into_par_iter().map(one).collect()
+            coeffs.par_chunks(KS_CHUNK).flat_map_iter(chunk).collect()
         } else {
-            range.map(one).collect()
+            coeffs.chunks(KS_CHUNK).flat_map(chunk).collect()
         };
         let batch = RnsRotationBatch {
             dimension: self.params.lwe_dimension,
