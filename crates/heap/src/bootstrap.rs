@@ -101,9 +101,10 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         Ok(self)
     }
 
-    /// Whether the blind rotations of one bootstrap run on several host threads (rayon; the
-    /// default) or one after the other. Both give the same words; the sequential order is
-    /// for backends that gain nothing from concurrent callers.
+    /// Whether the host work of one bootstrap (the LWE side of the blind rotations, the
+    /// packing's halves) runs on several host threads (rayon; the default) or in one. Both give
+    /// the same words; the sequential order is for backends that gain nothing from concurrent
+    /// callers. The blind rotations themselves are one batched backend call either way.
     pub fn with_parallel_rotations(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
         self
@@ -325,7 +326,10 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         let ksk = &self.keys.lwe_ksk;
         // Chunks of samples key-switched together (each key row read once a chunk).
         let chunk = |ts: &[usize]| -> Vec<(Vec<u64>, u64)> {
-            let xs: Vec<_> = ts.iter().map(|&t| entries.sample(t * input.stride)).collect();
+            let xs: Vec<_> = ts
+                .iter()
+                .map(|&t| entries.sample(t * input.stride))
+                .collect();
             ksk.switch_batch(&self.params, &xs)
                 .iter()
                 .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))

@@ -3,8 +3,8 @@
 //! exact permutations and sign changes, `O(N)` per limb; the NTT-heavy work stays on the
 //! backend.
 
-pub use fhe_math::backend::rns_blind_rotate::{add_assign, mul_monomial, sub_assign};
 use fhe_math::backend::rns_blind_rotate::move_coefficients;
+pub use fhe_math::backend::rns_blind_rotate::{add_assign, mul_monomial, sub_assign};
 use fhe_math::poly::RnsPoly;
 use fhe_math::ring::RingContext;
 

@@ -73,10 +73,7 @@ impl SwitchedEntries {
                 }
             })
             .collect();
-        LweSample {
-            a,
-            b: self.body[k],
-        }
+        LweSample { a, b: self.body[k] }
     }
 }
 

@@ -1,7 +1,7 @@
-//! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words (same
-//! seeds for keys and encryption; blind rotations issued from several host threads, and at
-//! `N = 2^10` also one after the other), and the result decrypts within the model's precision. All
-//! need a CUDA device and panic without.
+//! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words — the batched
+//! blind rotation (`RnsBlindRotateBackend`) alone, and the whole bootstrap (same seeds for keys
+//! and encryption; host work on several threads, and at `N = 2^10` also in one) — and the result
+//! decrypts within the model's precision. All need a CUDA device and panic without.
 
 mod common;
 
@@ -105,7 +105,7 @@ fn compare(hp: HeapParams, slots: usize, sequential_too: bool) {
 /// the same rows (seeded), test polynomial and batch give the same accumulator words. Also
 /// prints the GPU's time per external product for the batch.
 fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
-    use common::{row_refs, rotation_case};
+    use common::{rotation_case, row_refs};
     let params = Parameters::new(&hp.ckks).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
     let dev =

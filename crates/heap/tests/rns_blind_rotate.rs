@@ -5,7 +5,7 @@
 mod common;
 
 use ckks::{Context, Parameters};
-use common::{row_refs, rotation_case};
+use common::{rotation_case, row_refs};
 use fhe_math::backend::RingBackend;
 use fhe_math::backend::rns_blind_rotate::RnsBlindRotateBackend;
 use heap::HEAP_N10_INSECURE;

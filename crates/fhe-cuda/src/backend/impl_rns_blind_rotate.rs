@@ -74,7 +74,11 @@ impl RnsBlindRotateBackend for CudaBackend {
         let test_d = self.upload(test)?;
         let row_spc = key.first().map_or(0, |r| r.slots_per_component()) as u32;
         let rowptrs: Vec<u64> = key.iter().map(|r| r.ptr(self.s())).collect();
-        let rows = self.upload_words(if rowptrs.is_empty() { &[0u64][..] } else { &rowptrs[..] })?;
+        let rows = self.upload_words(if rowptrs.is_empty() {
+            &[0u64][..]
+        } else {
+            &rowptrs[..]
+        })?;
 
         let dim = batch.dimension;
         let per = (4 * l + 2 * dtot) * n;
@@ -93,7 +97,11 @@ impl RnsBlindRotateBackend for CudaBackend {
                 .collect();
             let s = &self.inner.stream;
             let a_d = s
-                .clone_htod(if a_t.is_empty() { &[0u32][..] } else { &a_t[..] })
+                .clone_htod(if a_t.is_empty() {
+                    &[0u32][..]
+                } else {
+                    &a_t[..]
+                })
                 .map_err(drv("upload"))?;
             let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
             let acc_words = cnt * 2 * l * n;

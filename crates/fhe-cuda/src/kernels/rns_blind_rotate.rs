@@ -118,23 +118,49 @@ fn cfg(limbs: u32, n: u32) -> LaunchConfig {
 
 /// `rns_blind_rotate_init`: `acc[e] = X^{−b_e}·test` (coefficient form).
 pub(crate) fn init(cx: &Ctx, acc: u64, test: u64, test_spc: u32, b: u64, sh: Shape) -> Result<()> {
-    let f = cx.dev.function("rns_blind_rotate", "rns_blind_rotate_init")?;
+    let f = cx
+        .dev
+        .function("rns_blind_rotate", "rns_blind_rotate_init")?;
     let slots = cx.slots();
     let limbs = sh.count * 2 * sh.limbs;
-    launch!(cx.stream, f, cfg(limbs, sh.n), &acc, &test, &test_spc, &b, &slots, &sh)
+    launch!(
+        cx.stream,
+        f,
+        cfg(limbs, sh.n),
+        &acc,
+        &test,
+        &test_spc,
+        &b,
+        &slots,
+        &sh
+    )
 }
 
 /// `rns_blind_rotate_mono`: `T = acc ⊙ (X^{a_e} − 1)` (NTT form).
 pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> Result<()> {
-    let f = cx.dev.function("rns_blind_rotate", "rns_blind_rotate_mono")?;
+    let f = cx
+        .dev
+        .function("rns_blind_rotate", "rns_blind_rotate_mono")?;
     let slots = cx.slots();
     let limbs = sh.count * 2 * sh.limbs;
-    launch!(cx.stream, f, cfg(limbs, sh.n), &t, &acc, &a, &tab, &slots, &sh)
+    launch!(
+        cx.stream,
+        f,
+        cfg(limbs, sh.n),
+        &t,
+        &acc,
+        &a,
+        &tab,
+        &slots,
+        &sh
+    )
 }
 
 /// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups.
 pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result<()> {
-    let f = cx.dev.function("rns_blind_rotate", "rns_blind_rotate_decompose")?;
+    let f = cx
+        .dev
+        .function("rns_blind_rotate", "rns_blind_rotate_decompose")?;
     let slots = cx.slots();
     let limbs = sh.count * 2 * sh.digits;
     launch!(cx.stream, f, cfg(limbs, sh.n), &d, &t, &tab, &slots, &sh)
@@ -162,7 +188,9 @@ pub(crate) struct MacArgs {
 
 /// `rns_blind_rotate_mac`: `acc += Σ D ⊙ rows`, and the next step's `T`.
 pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
-    let f = cx.dev.function("rns_blind_rotate", "rns_blind_rotate_mac")?;
+    let f = cx
+        .dev
+        .function("rns_blind_rotate", "rns_blind_rotate_mac")?;
     let slots = cx.slots();
     let limbs = sh.count * sh.limbs;
     launch!(
@@ -245,7 +273,11 @@ mod tests {
             for k in 0..n {
                 let m = (k + two_n - tt) & (two_n - 1);
                 let src = test.limb(c, s);
-                acc[x * n + k] = if m < n { src[m] } else { (q(s) - src[m - n]) % q(s) };
+                acc[x * n + k] = if m < n {
+                    src[m]
+                } else {
+                    (q(s) - src[m - n]) % q(s)
+                };
             }
             ring.ntt(s).forward(&mut acc[x * n..(x + 1) * n]);
         }
@@ -274,7 +306,8 @@ mod tests {
                         let li = &tab[8 * ii..8 * ii + 8];
                         let v = t[(((e * 2 + c) * l) + ii) * n + k];
                         y[ii - lo] = shoup_mul(v, li[0], li[1], q(ii));
-                        sum += u128::from(y[ii - lo]) * (u128::from(li[2]) | (u128::from(li[3]) << 64));
+                        sum += u128::from(y[ii - lo])
+                            * (u128::from(li[2]) | (u128::from(li[3]) << 64));
                         while sum >= qj {
                             sum -= qj;
                             beta += 1;
@@ -300,7 +333,8 @@ mod tests {
                 }
             }
             for x in 0..cnt * 2 * dtot {
-                ring.ntt(d_slot(x % dtot)).forward(&mut d[x * n..(x + 1) * n]);
+                ring.ntt(d_slot(x % dtot))
+                    .forward(&mut d[x * n..(x + 1) * n]);
             }
             for x in 0..cnt * l {
                 let (e, s) = (x / l, x % l);
@@ -388,7 +422,9 @@ mod tests {
                 p
             };
             let dim = 3;
-            let rows: Vec<RnsPoly> = (0..dim * 2 * g.digits()).map(|_| random(&mut rnd)).collect();
+            let rows: Vec<RnsPoly> = (0..dim * 2 * g.digits())
+                .map(|_| random(&mut rnd))
+                .collect();
             let test = random(&mut rnd);
             let count = 3;
             let batch = RnsRotationBatch {
@@ -414,7 +450,10 @@ mod tests {
             let row_refs: Vec<&RnsPoly> = rows.iter().collect();
             let want = be.rns_blind_rotate(&g, &row_refs, &test, &batch).unwrap();
             for (e, (a, b)) in got.iter().zip(&want).enumerate() {
-                assert!(a.raw() == b.raw(), "{limbs} limbs, digits of {digit_limbs}: sample {e}");
+                assert!(
+                    a.raw() == b.raw(),
+                    "{limbs} limbs, digits of {digit_limbs}: sample {e}"
+                );
             }
         }
     }

@@ -38,12 +38,12 @@ pub use integer::{
 pub mod blind_rotate;
 pub use blind_rotate::BlindRotateBackend;
 pub mod rns_blind_rotate;
-pub use rns_blind_rotate::RnsBlindRotateBackend;
 pub use key_switch::KeySwitchBackend;
 pub use ring::{
     RingBackend, active_slot_count, centered_q0_host, check_lift_args, check_linear_combination,
     linear_combination_default,
 };
+pub use rns_blind_rotate::RnsBlindRotateBackend;
 
 /// The backend traits at once, for code that calls their methods on a concrete backend type
 /// (`use fhe_math::backend::prelude::*;`): a trait's methods are in scope only where the trait

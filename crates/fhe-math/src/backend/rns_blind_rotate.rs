@@ -235,7 +235,9 @@ pub fn check_rns_blind_rotate_args<B: RingBackend>(
         ));
     }
     if let Some(x) = batch.a.iter().chain(&batch.b).find(|&&x| x >= two_n) {
-        return bad(format!("RNS blind rotation: exponent {x} is not below 2N = {two_n}"));
+        return bad(format!(
+            "RNS blind rotation: exponent {x} is not below 2N = {two_n}"
+        ));
     }
     let want = Shape {
         components: 2,
