@@ -316,8 +316,7 @@ mod tests {
                     if sum > half {
                         beta += 1;
                     }
-                    let mut p = 0;
-                    for s in (0..l).filter(|s| !(lo..hi).contains(s)) {
+                    for (p, s) in (0..l).filter(|s| !(lo..hi).contains(s)).enumerate() {
                         let mut r = 0u64;
                         for ii in lo..hi {
                             let h = &tab[128 + 2 * (ii * MAX_LIMBS + s)..];
@@ -328,7 +327,6 @@ mod tests {
                             r = (r + q(s) - qjs) % q(s);
                         }
                         d[((e * 2 + c) * dtot + grp[6] as usize + p) * n + k] = r;
-                        p += 1;
                     }
                 }
             }
@@ -402,7 +400,7 @@ mod tests {
         for (limbs, digit_limbs) in [(5, 2), (6, 3), (4, 1)] {
             let qs = ntt_primes(36, 2 * n as u64, limbs, &[]).unwrap();
             let ps = ntt_primes(37, 2 * n as u64, 1, &qs).unwrap();
-            let ring = RingContext::new(n, &qs, &ps, vec![0..limbs]).unwrap();
+            let ring = RingContext::new(n, &qs, &ps, std::iter::once(0..limbs).collect()).unwrap();
             let be = CpuBackend::new(Arc::clone(&ring));
             let g = RnsGadget::new(&ring, limbs - 1, digit_limbs).unwrap();
             let mut rnd = xorshift(0x5eed + limbs as u64);

@@ -416,12 +416,12 @@ mod tests {
         let ds: Vec<Vec<i128>> = (0..g.digits()).map(|j| g.digit(&ring, &x, 0, j)).collect();
         for s in 0..4 {
             let q = ring.modulus(s);
-            for k in 0..16 {
-                let v = (0..g.digits()).fold(0u64, |acc, j| {
-                    let d = ds[j][k].rem_euclid(q.value() as i128) as u64;
+            for (k, &want) in x.limb(0, s).iter().enumerate() {
+                let v = ds.iter().enumerate().fold(0u64, |acc, (j, d)| {
+                    let d = d[k].rem_euclid(q.value() as i128) as u64;
                     q.add(acc, q.mul(d, g.value(j)[s]))
                 });
-                assert_eq!(v, x.limb(0, s)[k], "limb {s} coefficient {k}");
+                assert_eq!(v, want, "limb {s} coefficient {k}");
             }
         }
         for (j, d) in ds.iter().enumerate() {
