@@ -45,6 +45,7 @@ fn main() {
         "decode",
         "lincomb",
         "blind_rotate",
+        "rns_blind_rotate",
     ] {
         let path = kernels.join(format!("{name}.cu"));
         println!("cargo:rerun-if-changed={}", path.display());

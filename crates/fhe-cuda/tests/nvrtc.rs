@@ -100,3 +100,9 @@ fn missing_device_is_an_error() {
 fn nvrtc_blind_rotate() {
     compile("blind_rotate");
 }
+
+#[test]
+#[ignore = "needs NVRTC"]
+fn nvrtc_rns_blind_rotate() {
+    compile("rns_blind_rotate");
+}

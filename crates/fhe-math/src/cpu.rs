@@ -670,6 +670,9 @@ impl KeySwitchBackend for CpuBackend {
     }
 }
 
+/// The reference body of [`crate::backend::RnsBlindRotateBackend`].
+impl crate::backend::RnsBlindRotateBackend for CpuBackend {}
+
 impl IntegerBackend for CpuBackend {
     fn decode_mod_t(
         &self,

@@ -4,14 +4,18 @@ use crate::error::{Error, Result};
 use crate::gadget::{RnsGadget, gadget_product_acc, to_host_coeff, zero_pair};
 use crate::host::{add_assign, automorphism, mul_monomial, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{extract_switched, staircase_entry, switch_to_2n};
+use crate::lwe::{SwitchedEntries, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
+use fhe_math::backend::rns_blind_rotate::{RnsBlindRotateBackend, RnsRotationBatch};
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
 use std::ops::Range;
+
+/// Samples key-switched together by the LWE side.
+const KS_CHUNK: usize = 32;
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
 /// `s'`, the test polynomial and the spacing of the packed coefficients.
@@ -24,7 +28,7 @@ struct RotationInput<'a> {
 }
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
-pub struct HeapBootstrapper<B: KeySwitchBackend> {
+pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
     ctx: Context<B>,
     params: HeapParams,
     keys: HeapKeys<B>,
@@ -33,7 +37,7 @@ pub struct HeapBootstrapper<B: KeySwitchBackend> {
     parallel: bool,
 }
 
-impl<B: KeySwitchBackend> HeapBootstrapper<B> {
+impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
     /// A bootstrapper for `ctx` (built from `params.ckks`) with `keys`, for full slots (`N/2`).
     ///
     /// Errors: invalid or insecure parameters, a context of another parameter set, keys of
@@ -97,9 +101,10 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         Ok(self)
     }
 
-    /// Whether the blind rotations of one bootstrap run on several host threads (rayon; the
-    /// default) or one after the other. Both give the same words; the sequential order is
-    /// for backends that gain nothing from concurrent callers.
+    /// Whether the host work of one bootstrap (the LWE side of the blind rotations, the
+    /// packing's halves) runs on several host threads (rayon; the default) or in one. Both give
+    /// the same words; the sequential order is for backends that gain nothing from concurrent
+    /// callers. The blind rotations themselves are one batched backend call either way.
     pub fn with_parallel_rotations(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
         self
@@ -312,20 +317,43 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
         )?)
     }
 
-    /// The accumulators of the coefficients `range` (indices of packed coefficients).
+    /// The accumulators of the coefficients `range` (indices of packed coefficients): the LWE
+    /// side per coefficient (host threads when parallel), then one batched blind rotation on
+    /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]).
     fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
         let n = self.params.n();
-        let one = |t: usize| {
-            let x = extract_switched(&self.params, input.q0, input.c0, input.c1, t * input.stride);
-            let x = self.keys.lwe_ksk.switch(&self.params, &x);
-            let (a, b) = switch_to_2n(&x, self.params.log_q_ks, 2 * n as u64);
-            self.blind_rotate(input.test, &a, b)
+        let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
+        let ksk = &self.keys.lwe_ksk;
+        // Chunks of samples key-switched together (each key row read once a chunk).
+        let chunk = |ts: &[usize]| -> Vec<(Vec<u64>, u64)> {
+            let xs: Vec<_> = ts
+                .iter()
+                .map(|&t| entries.sample(t * input.stride))
+                .collect();
+            ksk.switch_batch(&self.params, &xs)
+                .iter()
+                .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
+                .collect()
         };
-        if self.parallel {
-            range.into_par_iter().map(one).collect()
+        let coeffs: Vec<usize> = range.collect();
+        let samples: Vec<(Vec<u64>, u64)> = if self.parallel {
+            coeffs.par_chunks(KS_CHUNK).flat_map_iter(chunk).collect()
         } else {
-            range.map(one).collect()
-        }
+            coeffs.chunks(KS_CHUNK).flat_map(chunk).collect()
+        };
+        let batch = RnsRotationBatch {
+            dimension: self.params.lwe_dimension,
+            b: samples.iter().map(|s| s.1).collect(),
+            a: samples.into_iter().flat_map(|s| s.0).collect(),
+        };
+        let rows: Vec<&B::Poly> = self
+            .keys
+            .rgsw
+            .iter()
+            .flat_map(|pair| pair.iter().flat_map(|r| r.rows.iter()))
+            .collect();
+        let be = self.ctx.backend();
+        Ok(be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?)
     }
 
     /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):
@@ -347,28 +375,6 @@ impl<B: KeySwitchBackend> HeapBootstrapper<B> {
             }
         }
         Ok(v)
-    }
-
-    /// The blind rotation of `(a, b)` (mod `2N`): the accumulator `(X^{−b}·v, 0)` through the
-    /// CMuxes `acc += RGSW(s_i) ⊡ ((X^{a_i} − 1)·acc)`; constant coefficient `f(b − ⟨a, s_t⟩)`.
-    fn blind_rotate(&self, test: &RnsPoly, a: &[u64], b: u64) -> Result<RnsPoly> {
-        let be = self.ctx.backend();
-        let ring = be.ring();
-        let two_n = 2 * ring.n() as u64;
-        let mut acc = mul_monomial(ring, test, ((two_n - b) % two_n) as usize);
-        for (i, &ai) in a.iter().enumerate() {
-            if ai == 0 {
-                continue;
-            }
-            let mut t = mul_monomial(ring, &acc, ai as usize);
-            sub_assign(ring, &mut t, &acc);
-            let mut prod = zero_pair(be, self.gadget.level())?;
-            for c in 0..2 {
-                gadget_product_acc(be, &self.gadget, &t, c, &self.keys.rgsw[i][c], &mut prod)?;
-            }
-            add_assign(ring, &mut acc, &to_host_coeff(be, prod)?);
-        }
-        Ok(acc)
     }
 
     /// `(x_0, 0) + Σ_j d_j(x_1)·rows_j`: component 1 switched by gadget rows (host in and out,

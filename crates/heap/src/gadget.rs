@@ -1,4 +1,5 @@
-//! The RNS gadget of the ring keys (no special prime) and the gadget product over a backend.
+//! The RNS gadget of the ring keys (no special prime; [`RnsGadget`] lives in `fhe-math` beside
+//! the blind-rotation trait) and the gadget product over a backend.
 //!
 //! Digits are the groups `G_j` of `digit_limbs` consecutive limbs of `Q = Q_BR`, `Q_j = Π_{i∈G_j}
 //! q_i`. The digit of `x` is the centred `d_j = [x·(Q/Q_j)^{-1}]_{Q_j}` (its base extension to the
@@ -9,120 +10,10 @@
 use crate::error::Result;
 use crate::host::residue_i128;
 use fhe_math::backend::RingBackend;
+pub use fhe_math::backend::rns_blind_rotate::RnsGadget;
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
-use std::ops::Range;
-
-/// The host tables of the RNS digit decomposition at the top level of a ring.
-#[derive(Clone, Debug)]
-pub struct RnsGadget {
-    groups: Vec<Range<usize>>,
-    /// Per limb: `(Q/Q_j)^{-1} mod q_i` for the limb's group `j`.
-    inv_hat: Vec<u64>,
-    /// Per limb: `(Q_j/q_i)^{-1} mod q_i`.
-    crt_inv: Vec<u64>,
-    /// Per limb: `Q_j/q_i`.
-    crt_hat: Vec<u128>,
-    /// Per group: `Q_j`.
-    q_group: Vec<u128>,
-    /// `[j][i]`: the gadget value `Q/Q_j mod q_i`.
-    gadget: Vec<Vec<u64>>,
-    level: usize,
-}
-
-impl RnsGadget {
-    /// The gadget over limbs `0..=level` of `ring`, digits of `digit_limbs` limbs (the last
-    /// may hold fewer). Every digit must fit in 126 bits.
-    pub fn new(ring: &RingContext, level: usize, digit_limbs: usize) -> Result<Self> {
-        let limbs = level + 1;
-        let groups: Vec<Range<usize>> = (0..limbs)
-            .step_by(digit_limbs)
-            .map(|a| a..(a + digit_limbs).min(limbs))
-            .collect();
-        let q = |i: usize| ring.modulus(i);
-        let mut inv_hat = vec![0; limbs];
-        let mut crt_inv = vec![0; limbs];
-        let mut crt_hat = vec![0u128; limbs];
-        let mut q_group = Vec::new();
-        let mut gadget = Vec::new();
-        for g in &groups {
-            let qj: u128 = g.clone().map(|i| q(i).value() as u128).product();
-            q_group.push(qj);
-            let mut row = vec![0u64; limbs];
-            for i in 0..limbs {
-                if !g.contains(&i) {
-                    continue;
-                }
-                let qi = q(i);
-                // Q/Q_j mod q_i: the product of the limbs outside the group.
-                let hat = (0..limbs)
-                    .filter(|k| !g.contains(k))
-                    .fold(1u64, |acc, k| qi.mul(acc, qi.reduce(q(k).value())));
-                row[i] = hat;
-                inv_hat[i] = qi.inv(hat)?;
-                let inner = g
-                    .clone()
-                    .filter(|&k| k != i)
-                    .fold(1u64, |acc, k| qi.mul(acc, qi.reduce(q(k).value())));
-                crt_inv[i] = qi.inv(inner)?;
-                crt_hat[i] = qj / qi.value() as u128;
-            }
-            gadget.push(row);
-        }
-        Ok(RnsGadget {
-            groups,
-            inv_hat,
-            crt_inv,
-            crt_hat,
-            q_group,
-            gadget,
-            level,
-        })
-    }
-
-    /// Number of digits.
-    pub fn digits(&self) -> usize {
-        self.groups.len()
-    }
-
-    /// The level the gadget decomposes at.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
-    /// The residues of the gadget value `Q/Q_j`, one per limb `0..=level`.
-    pub fn value(&self, j: usize) -> &[u64] {
-        &self.gadget[j]
-    }
-
-    /// Digit `j` of component `c` of `x` (coefficient form): centred integers
-    /// `[x·(Q/Q_j)^{-1}]_{Q_j}`, one per coefficient.
-    pub fn digit(&self, ring: &RingContext, x: &RnsPoly, c: usize, j: usize) -> Vec<i128> {
-        let qj = self.q_group[j];
-        let n = ring.n();
-        let mut acc = vec![0u128; n];
-        for i in self.groups[j].clone() {
-            let qi = ring.modulus(i);
-            let (ih, ci, h) = (self.inv_hat[i], self.crt_inv[i], self.crt_hat[i]);
-            for (a, &v) in acc.iter_mut().zip(x.limb(c, i)) {
-                let t = qi.mul(qi.mul(v, ih), ci);
-                // Both terms are below Q_j: one conditional subtraction reduces the sum.
-                let s = *a + t as u128 * h;
-                *a = if s >= qj { s - qj } else { s };
-            }
-        }
-        acc.into_iter()
-            .map(|v| {
-                if v > qj / 2 {
-                    v as i128 - qj as i128
-                } else {
-                    v as i128
-                }
-            })
-            .collect()
-    }
-}
 
 /// A set of key rows, one 2-component RLWE ciphertext (NTT form, at the gadget's level) per
 /// digit: row `j` has phase `e_j + μ·(Q/Q_j)·s^c` for the component `c` it decomposes.

@@ -11,11 +11,12 @@
 //! subtracted from `c·ModRaise(ct')` switched back to `s`, and the top limbs `R` are rescaled
 //! away: `c·m/R` at the ladder scale of level `L − 3`.
 //!
-//! The external products and key switches use the backend's NTTs and pointwise products; the
-//! RNS digit decomposition (exact base extension, no special prime), the monomial products and
-//! the automorphisms run on the host in coefficient form (one download and one upload per
-//! digit and external product): the CPU and CUDA backends give the same words, but the CUDA
-//! backend is bound by the transfers until a fused kernel exists.
+//! The blind rotations of a bootstrap are one batched call of the backend trait
+//! [`fhe_math::backend::RnsBlindRotateBackend`] (the CUDA backend keeps the accumulators on the
+//! device through all steps; HEAP.md §6.1). The packing and the other key switches use the
+//! backend's NTTs and pointwise products with the RNS digit decomposition (exact base
+//! extension, no special prime) and the automorphisms on the host. All arithmetic is exact: the
+//! CPU and CUDA backends give the same words.
 //!
 //! Entry points: [`HeapKeys::generate`] (from the dense CKKS secret and one seed),
 //! [`HeapBootstrapper::new`], [`HeapBootstrapper::with_slots`] (sparse slots: `2n` blind

@@ -35,18 +35,45 @@ pub fn extract_switched(
     c1: &[i64],
     k: usize,
 ) -> LweSample {
-    let n = c0.len();
-    let m = params.k_prime as i128 * q0 as i128;
-    let kb = params.log_q_ks;
-    let a = (0..n)
-        .map(|j| {
-            let v = if j <= k { -c1[k - j] } else { c1[n + k - j] };
-            switch_from_virtual(v, kb, m)
-        })
-        .collect();
-    LweSample {
-        a,
-        b: switch_from_virtual(c0[k], kb, m),
+    SwitchedEntries::new(params, q0, c0, c1).sample(k)
+}
+
+/// The switched entries of a centred level-0 ciphertext, each computed once: every sample of
+/// [`extract_switched`] is a signed rotation of `c1`, so its entries are read from `±c1`
+/// switched (the rounding is not odd-symmetric, hence both signs).
+#[derive(Clone, Debug)]
+pub struct SwitchedEntries {
+    pos: Vec<u32>,
+    neg: Vec<u32>,
+    body: Vec<u32>,
+}
+
+impl SwitchedEntries {
+    /// The switched `c1`, `−c1` and `c0` (see [`extract_switched`]).
+    pub fn new(params: &HeapParams, q0: u64, c0: &[i64], c1: &[i64]) -> Self {
+        let m = params.k_prime as i128 * q0 as i128;
+        let kb = params.log_q_ks;
+        let sw = |v: &i64| switch_from_virtual(*v, kb, m);
+        SwitchedEntries {
+            pos: c1.iter().map(sw).collect(),
+            neg: c1.iter().map(|v| sw(&-v)).collect(),
+            body: c0.iter().map(sw).collect(),
+        }
+    }
+
+    /// The sample of coefficient `k`, the words of [`extract_switched`].
+    pub fn sample(&self, k: usize) -> LweSample {
+        let n = self.pos.len();
+        let a = (0..n)
+            .map(|j| {
+                if j <= k {
+                    self.neg[k - j]
+                } else {
+                    self.pos[n + k - j]
+                }
+            })
+            .collect();
+        LweSample { a, b: self.body[k] }
     }
 }
 
@@ -109,44 +136,63 @@ impl LweKeySwitchKey {
     /// rounded to its top `b·levels` bits: the phase under `s_t` is `b − ⟨a, s'⟩` plus the key's
     /// noise and the rounding.
     pub fn switch(&self, params: &HeapParams, x: &LweSample) -> LweSample {
+        self.switch_batch(params, std::slice::from_ref(x))
+            .pop()
+            .expect("one sample in, one out")
+    }
+
+    /// [`LweKeySwitchKey::switch`] of every sample of `xs` (the same words), input coefficient
+    /// by input coefficient over the whole slice: each key row is read once for all samples
+    /// (the key is `N·levels·(n_t + 1)` words, far more than a cache holds).
+    pub fn switch_batch(&self, params: &HeapParams, xs: &[LweSample]) -> Vec<LweSample> {
         let (k, b, lv) = (params.log_q_ks, params.ks_base_log, params.ks_levels);
         let stride = self.n_t + 1;
         let kept = b * lv as u32;
         let drop = k - kept;
-        let mut out = vec![0u32; stride];
-        out[self.n_t] = x.b;
+        let mut outs: Vec<Vec<u32>> = xs
+            .iter()
+            .map(|x| {
+                let mut out = vec![0u32; stride];
+                out[self.n_t] = x.b;
+                out
+            })
+            .collect();
         let base = 1i64 << b;
-        for (i, &ai) in x.a.iter().enumerate().take(self.n_in) {
-            // Round to the top `kept` bits, then signed digits from the least significant.
-            let mut v = if drop == 0 {
-                ai as i64
-            } else {
-                ((ai as i64 + (1i64 << (drop - 1))) >> drop) & ((1i64 << kept) - 1)
-            };
+        for i in 0..self.n_in {
             let rows = &self.words[i * lv * stride..(i + 1) * lv * stride];
-            for l in (0..lv).rev() {
-                let mut d = v & (base - 1);
-                v >>= b;
-                if d >= base / 2 {
-                    d -= base;
-                    v += 1;
-                }
-                if d == 0 {
-                    continue;
-                }
-                let row = &rows[l * stride..(l + 1) * stride];
-                let dd = d as i32 as u32;
-                for (o, &w) in out.iter_mut().zip(row) {
-                    *o = o.wrapping_sub(dd.wrapping_mul(w));
+            for (x, out) in xs.iter().zip(outs.iter_mut()) {
+                let Some(&ai) = x.a.get(i) else { continue };
+                // Round to the top `kept` bits, then signed digits from the least significant.
+                let mut v = if drop == 0 {
+                    ai as i64
+                } else {
+                    ((ai as i64 + (1i64 << (drop - 1))) >> drop) & ((1i64 << kept) - 1)
+                };
+                for l in (0..lv).rev() {
+                    let mut d = v & (base - 1);
+                    v >>= b;
+                    if d >= base / 2 {
+                        d -= base;
+                        v += 1;
+                    }
+                    if d == 0 {
+                        continue;
+                    }
+                    let row = &rows[l * stride..(l + 1) * stride];
+                    let dd = d as i32 as u32;
+                    for (o, &w) in out.iter_mut().zip(row) {
+                        *o = o.wrapping_sub(dd.wrapping_mul(w));
+                    }
                 }
             }
         }
         let m = mask(k);
-        let a = out[..self.n_t].iter().map(|w| w & m).collect();
-        LweSample {
-            a,
-            b: out[self.n_t] & m,
-        }
+        outs.into_iter()
+            .map(|out| LweSample {
+                a: out[..self.n_t].iter().map(|w| w & m).collect(),
+                b: out[self.n_t] & m,
+            })
+            .collect()
     }
 }
 

@@ -1,12 +1,14 @@
-//! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words (same
-//! seeds for keys and encryption; blind rotations issued from several host threads, and at
-//! `N = 2^10` also one after the other), and the result decrypts within the model's precision. All
-//! need a CUDA device and panic without.
+//! GPU tests of HEAP bootstrapping: the CUDA backend gives the CPU backend's words — the batched
+//! blind rotation (`RnsBlindRotateBackend`) alone, and the whole bootstrap (same seeds for keys
+//! and encryption; host work on several threads, and at `N = 2^10` also in one) — and the result
+//! decrypts within the model's precision. All need a CUDA device and panic without.
+
+mod common;
 
 use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters};
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::backend::{KeySwitchBackend, RingBackend};
+use fhe_math::backend::{KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::poly::RnsPoly;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
@@ -16,7 +18,7 @@ use std::sync::Arc;
 
 /// Keys, encryption and bootstrap of the same inputs with fixed seeds on `ctx`'s backend:
 /// the output words (coefficient form) and the decoded slots.
-fn run<B: KeySwitchBackend>(
+fn run<B: KeySwitchBackend + RnsBlindRotateBackend>(
     ctx: &Context<B>,
     hp: &HeapParams,
     z: &[Complex64],
@@ -97,6 +99,49 @@ fn compare(hp: HeapParams, slots: usize, sequential_too: bool) {
         bits >= model.precision_max_bits - 3.0,
         "{bits} bits against {model:?}"
     );
+}
+
+/// The batched blind rotation (`RnsBlindRotateBackend`) on the GPU against the CPU reference:
+/// the same rows (seeded), test polynomial and batch give the same accumulator words. Also
+/// prints the GPU's time per external product for the batch.
+fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
+    use common::{rotation_case, row_refs};
+    let params = Parameters::new(&hp.ckks).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let dev =
+        Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+    let ring = Arc::clone(cpu.backend().ring());
+    let gpu = Context::with_backend(params, CudaBackend::new(dev, ring).unwrap()).unwrap();
+    let (g, rows, test, batch) = rotation_case(&cpu, &hp, dim, count);
+    let want = cpu
+        .backend()
+        .rns_blind_rotate(&g, &row_refs(&rows), &test, &batch)
+        .unwrap();
+    let (gg, grows, gtest, gbatch) = rotation_case(&gpu, &hp, dim, count);
+    assert_eq!((gtest.raw(), &gbatch), (test.raw(), &batch));
+    let be = gpu.backend();
+    be.synchronize().unwrap();
+    let t = std::time::Instant::now();
+    let got = be
+        .rns_blind_rotate(&gg, &row_refs(&grows), &gtest, &gbatch)
+        .unwrap();
+    let el = t.elapsed();
+    println!(
+        "{}: {count} blind rotations of {dim} steps on the GPU in {el:.2?} ({:.2} µs per external product)",
+        hp.name,
+        el.as_secs_f64() * 1e6 / (count * dim) as f64
+    );
+    assert_eq!(got.len(), want.len());
+    for (e, (a, b)) in got.iter().zip(&want).enumerate() {
+        assert!(a.raw() == b.raw(), "{}: sample {e} differs", hp.name);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_rns_blind_rotate_matches_cpu() {
+    compare_rotations(HEAP_N10_INSECURE, 32, 70);
+    compare_rotations(HEAP_N13, 4, 1024);
 }
 
 #[test]

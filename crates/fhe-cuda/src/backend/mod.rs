@@ -9,7 +9,9 @@
 //! Files: this one holds the backend's state, its buffers and the private helpers the traits
 //! share; `impl_ring.rs`, `impl_key_switch.rs` and `impl_integer.rs` implement
 //! [`RingBackend`], [`KeySwitchBackend`] and [`IntegerBackend`], `impl_blind_rotate.rs`
-//! [`fhe_math::backend::blind_rotate::BlindRotateBackend`] (TFHE-style bootstrapping); `keyswitch/` is the key
+//! [`fhe_math::backend::blind_rotate::BlindRotateBackend`] (TFHE-style bootstrapping),
+//! `impl_rns_blind_rotate.rs` [`fhe_math::backend::RnsBlindRotateBackend`] (blind rotation at a
+//! full RNS modulus, CKKS bootstrapping by blind rotation); `keyswitch/` is the key
 //! switches' kernel plumbing (`mod_up.rs`, `key_product.rs` with the fused key product,
 //! `mod_down.rs` with `mod_down_any`, hoisting in its `mod.rs`) and `scale_round.rs` BFV's
 //! scale-and-round product.
@@ -42,6 +44,7 @@ mod impl_blind_rotate;
 mod impl_integer;
 mod impl_key_switch;
 mod impl_ring;
+mod impl_rns_blind_rotate;
 mod keyswitch;
 mod scale_round;
 

@@ -19,6 +19,7 @@ pub mod moddown_finish;
 pub mod ntt;
 pub mod nvrtc;
 pub mod rescale;
+pub mod rns_blind_rotate;
 pub mod sampler;
 pub mod scale_round;
 pub mod tensor;
@@ -29,7 +30,7 @@ use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::OnceLock;
 
 /// Names of all kernel modules (the `.cu` file stems).
-pub const MODULES: [&str; 9] = [
+pub const MODULES: [&str; 10] = [
     "ntt",
     "elementwise",
     "keyswitch",
@@ -39,6 +40,7 @@ pub const MODULES: [&str; 9] = [
     "decode",
     "lincomb",
     "blind_rotate",
+    "rns_blind_rotate",
 ];
 
 /// The self-contained source of a kernel module.
@@ -53,6 +55,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "decode" => include_str!(concat!(env!("OUT_DIR"), "/decode.cu")),
         "lincomb" => include_str!(concat!(env!("OUT_DIR"), "/lincomb.cu")),
         "blind_rotate" => include_str!(concat!(env!("OUT_DIR"), "/blind_rotate.cu")),
+        "rns_blind_rotate" => include_str!(concat!(env!("OUT_DIR"), "/rns_blind_rotate.cu")),
         _ => return None,
     })
 }

@@ -23,7 +23,9 @@
 //! Operations over other algebraic objects are their own traits declared beside these, not
 //! more RLWE methods: batched blind rotation (LWE ciphertexts, RGSW keys, several rings and
 //! moduli such as `2N`) is [`BlindRotateBackend`], with its own buffer types; the CPU backend
-//! implements it, and the CUDA implementation is the next step.
+//! implements it, and so does the CUDA backend. Blind rotation over an RNS ring at a full
+//! modulus (CKKS bootstrapping by blind rotation) is [`RnsBlindRotateBackend`], over the
+//! ring's own buffers; its default body is the reference, which the CPU backend uses.
 
 mod integer;
 mod key_switch;
@@ -35,11 +37,13 @@ pub use integer::{
 };
 pub mod blind_rotate;
 pub use blind_rotate::BlindRotateBackend;
+pub mod rns_blind_rotate;
 pub use key_switch::KeySwitchBackend;
 pub use ring::{
     RingBackend, active_slot_count, centered_q0_host, check_lift_args, check_linear_combination,
     linear_combination_default,
 };
+pub use rns_blind_rotate::RnsBlindRotateBackend;
 
 /// The backend traits at once, for code that calls their methods on a concrete backend type
 /// (`use fhe_math::backend::prelude::*;`): a trait's methods are in scope only where the trait

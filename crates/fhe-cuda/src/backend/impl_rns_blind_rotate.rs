@@ -1,0 +1,183 @@
+//! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
+//! accumulators in NTT form on the device through all steps, the RGSW rows read where the
+//! key already lives (device polynomials), per step for the whole batch one monomial factor
+//! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
+//! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
+//! ([`crate::kernels::rns_blind_rotate`]). The words are the reference's (exact arithmetic).
+
+use super::*;
+use crate::kernels::ntt::{self as ntt_k, Limb};
+use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
+use fhe_math::backend::rns_blind_rotate::{
+    RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
+};
+
+/// Device words a chunk of the batch may take (accumulators, `T` and digit limbs): 16 GiB.
+const CHUNK_WORDS: usize = 2 << 30;
+
+/// The in-place limbs of `count` consecutive limbs at `ptr` (`n` words each), limb `x` of
+/// modulus slot `slot(x)`.
+fn limbs_at(ptr: u64, n: usize, count: usize, slot: impl Fn(usize) -> u32) -> Vec<Limb> {
+    (0..count)
+        .map(|x| {
+            let p = ptr + 8 * (x * n) as u64;
+            Limb {
+                src: p,
+                dst: p,
+                slot: slot(x),
+                load: ntt_k::Load::Plain,
+            }
+        })
+        .collect()
+}
+
+impl RnsBlindRotateBackend for CudaBackend {
+    fn rns_blind_rotate(
+        &self,
+        gadget: &RnsGadget,
+        key: &[&DevicePoly],
+        test: &RnsPoly,
+        batch: &RnsRotationBatch,
+    ) -> Result<Vec<RnsPoly>> {
+        check_rns_blind_rotate_args(self, gadget, key, test, batch)?;
+        for row in key {
+            self.check(row)?;
+        }
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ring = self.inner.ring.clone();
+        let (n, l, dg) = (ring.n(), gadget.level() + 1, gadget.digits());
+        let level = gadget.level();
+        let dtot: usize = (0..dg).map(|j| l - gadget.group(j).len()).sum();
+        // The digit limbs' moduli: digit j's limbs outside its group, in limb order.
+        let d_slots: Vec<u32> = (0..dg)
+            .flat_map(|j| {
+                let g = gadget.group(j);
+                (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
+            })
+            .collect();
+
+        // The tables: the device's NTT of X gives the evaluation points.
+        let mut x = ring.zeros(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        for s in 0..l {
+            x.limb_mut(0, s)[1] = 1;
+        }
+        let mut xd = self.upload(&x)?;
+        self.ntt(&mut xd)?;
+        let words = rbr::tables(&ring, gadget, &self.download(&xd)?)?;
+        let tab = self.upload_words(&words)?;
+        let test_d = self.upload(test)?;
+        let row_spc = key.first().map_or(0, |r| r.slots_per_component()) as u32;
+        let rowptrs: Vec<u64> = key.iter().map(|r| r.ptr(self.s())).collect();
+        let rows = self.upload_words(if rowptrs.is_empty() {
+            &[0u64][..]
+        } else {
+            &rowptrs[..]
+        })?;
+
+        let dim = batch.dimension;
+        let per = (4 * l + 2 * dtot) * n;
+        let chunk = (CHUNK_WORDS / per).clamp(1, batch.len());
+        let mut out = Vec::with_capacity(batch.len());
+        for start in (0..batch.len()).step_by(chunk) {
+            let cnt = chunk.min(batch.len() - start);
+            // Exponents by step, then sample: a_t[i·cnt + e].
+            let a_t: Vec<u32> = (0..dim)
+                .flat_map(|i| (0..cnt).map(move |e| (start + e, i)))
+                .map(|(e, i)| batch.a[e * dim + i] as u32)
+                .collect();
+            let b: Vec<u32> = batch.b[start..start + cnt]
+                .iter()
+                .map(|&v| v as u32)
+                .collect();
+            let s = &self.inner.stream;
+            let a_d = s
+                .clone_htod(if a_t.is_empty() {
+                    &[0u32][..]
+                } else {
+                    &a_t[..]
+                })
+                .map_err(drv("upload"))?;
+            let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
+            let acc_words = cnt * 2 * l * n;
+            // SAFETY: every word of acc is written by its init kernel, of T by mono / mac, of
+            // D by decompose, before any read.
+            let (acc, t, d) = unsafe {
+                (
+                    s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
+                    s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
+                    s.alloc::<u64>((cnt * 2 * dtot * n).max(1))
+                        .map_err(drv("alloc"))?,
+                )
+            };
+            {
+                let (accp, _g1) = acc.device_ptr(s);
+                let (tp, _g2) = t.device_ptr(s);
+                let (dp, _g3) = d.device_ptr(s);
+                let (ap, _g4) = a_d.device_ptr(s);
+                let (bp, _g5) = b_d.device_ptr(s);
+                let (tabp, _g6) = tab.device_ptr(s);
+                let (rowp, _g7) = rows.device_ptr(s);
+                let testp = test_d.ptr(s);
+                let sh = rbr::Shape {
+                    n: n as u32,
+                    limbs: l as u32,
+                    digits: dg as u32,
+                    dtot: dtot as u32,
+                    count: cnt as u32,
+                };
+                let acc_limbs = limbs_at(accp, n, cnt * 2 * l, |x| (x % l) as u32);
+                let t_limbs = limbs_at(tp, n, cnt * 2 * l, |x| (x % l) as u32);
+                let d_limbs = limbs_at(dp, n, cnt * 2 * dtot, |x| d_slots[x % dtot]);
+                let cx = self.cx();
+                let test_spc = test_d.slots_per_component() as u32;
+                rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
+                ntt_k::forward_list(&cx, &acc_limbs)?;
+                let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
+                if dim > 0 {
+                    rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
+                }
+                for i in 0..dim {
+                    ntt_k::inverse_list(&cx, &t_limbs)?;
+                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
+                    ntt_k::forward_list(&cx, &d_limbs)?;
+                    let m = MacArgs {
+                        acc: accp,
+                        t: tp,
+                        d: dp,
+                        rows: rowp + 8 * (i * 2 * dg) as u64,
+                        row_spc,
+                        a: a_at(i),
+                        a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
+                        tab: tabp,
+                    };
+                    rbr::mac(&cx, &m, sh)?;
+                }
+                ntt_k::inverse_list(&cx, &acc_limbs)?;
+            }
+            let mut host = vec![0u64; acc_words];
+            s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
+            s.synchronize().map_err(drv("download"))?;
+            for e in 0..cnt {
+                let mut p = ring.zeros(Shape {
+                    components: 2,
+                    level,
+                    extended: false,
+                })?;
+                for c in 0..2 {
+                    for sl in 0..l {
+                        let off = ((e * 2 + c) * l + sl) * n;
+                        p.limb_mut(c, sl).copy_from_slice(&host[off..off + n]);
+                    }
+                }
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,510 @@
+//! [`RnsBlindRotateBackend`]: batched blind rotation in an RNS ring at a full modulus `Q`
+//! (CKKS bootstrapping by blind rotation, HEAP), with RGSW keys in an RNS gadget.
+//!
+//! Unlike [`super::BlindRotateBackend`] (one NTT prime, f64 FFT), the accumulator here is an RLWE
+//! ciphertext over all limbs `0..=level` of the ring, and every operation is exact modular
+//! arithmetic: any correct implementation gives the same words.
+//!
+//! # The computation
+//!
+//! The **RNS gadget** ([`RnsGadget`]) groups the limbs into digits `G_j` of consecutive limbs,
+//! `Q_j = Π_{i∈G_j} q_i`. Digit `j` of `x ∈ Z_Q` is the centred `d_j = [x·(Q/Q_j)^{-1}]_{Q_j}`
+//! (in `(−Q_j/2, Q_j/2]`, lifted to every limb as an integer), so `x ≡ Σ_j d_j·(Q/Q_j) (mod Q)`.
+//!
+//! A **key** is `n` RGSW encryptions of bits: for coefficient `i`, component `c ∈ {0, 1}` and
+//! digit `j`, row `(i·2 + c)·digits + j` is a 2-component polynomial (NTT form, at the gadget's
+//! level) whose phase is `e + μ_i·(Q/Q_j)·s^c`.
+//!
+//! **Blind rotation** of `(a, b)` (`a_i, b ∈ [0, 2N)`) with the test polynomial `v`
+//! (2 components, coefficient form): `acc ← X^{−b}·v`, then for `i = 0..n`
+//! `acc ← acc + Σ_{c,j} d_j(t_c) ⊙ row(i, c, j)` with `t = (X^{a_i} − 1)·acc` (a CMux; a step with
+//! `a_i = 0` changes nothing). The result, in coefficient form, is returned per sample.
+
+use super::RingBackend;
+use crate::error::{Error, Result};
+use crate::poly::{RnsPoly, Shape};
+use crate::ring::RingContext;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// The host tables of the RNS digit decomposition at one level of a ring (see the module doc).
+#[derive(Clone, Debug)]
+pub struct RnsGadget {
+    groups: Vec<Range<usize>>,
+    /// Per limb: `(Q/Q_j)^{-1} mod q_i` for the limb's group `j`.
+    inv_hat: Vec<u64>,
+    /// Per limb: `(Q_j/q_i)^{-1} mod q_i`.
+    crt_inv: Vec<u64>,
+    /// Per limb: `Q_j/q_i`.
+    crt_hat: Vec<u128>,
+    /// Per group: `Q_j`.
+    q_group: Vec<u128>,
+    /// `[j][i]`: the gadget value `Q/Q_j mod q_i`.
+    gadget: Vec<Vec<u64>>,
+    level: usize,
+}
+
+impl RnsGadget {
+    /// The gadget over limbs `0..=level` of `ring`, digits of `digit_limbs` limbs (the last
+    /// may hold fewer). Errors: `level` above the ring's top, `digit_limbs == 0`, or a digit
+    /// modulus of 126 bits or more.
+    pub fn new(ring: &RingContext, level: usize, digit_limbs: usize) -> Result<Self> {
+        if level > ring.max_level() || digit_limbs == 0 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "RNS gadget at level {level} with {digit_limbs} limbs a digit (ring top level {})",
+                    ring.max_level()
+                ),
+            });
+        }
+        let limbs = level + 1;
+        let groups: Vec<Range<usize>> = (0..limbs)
+            .step_by(digit_limbs)
+            .map(|a| a..(a + digit_limbs).min(limbs))
+            .collect();
+        let q = |i: usize| ring.modulus(i);
+        let mut inv_hat = vec![0; limbs];
+        let mut crt_inv = vec![0; limbs];
+        let mut crt_hat = vec![0u128; limbs];
+        let mut q_group = Vec::new();
+        let mut gadget = Vec::new();
+        for g in &groups {
+            let bits: u32 = g.clone().map(|i| 64 - q(i).value().leading_zeros()).sum();
+            if bits >= 126 {
+                return Err(Error::Unsupported {
+                    what: format!("an RNS gadget digit of {bits} bits (at most 125)"),
+                });
+            }
+            let qj: u128 = g.clone().map(|i| q(i).value() as u128).product();
+            q_group.push(qj);
+            let mut row = vec![0u64; limbs];
+            for i in g.clone() {
+                let qi = q(i);
+                // Q/Q_j mod q_i: the product of the limbs outside the group.
+                let hat = (0..limbs)
+                    .filter(|k| !g.contains(k))
+                    .fold(1u64, |acc, k| qi.mul(acc, qi.reduce(q(k).value())));
+                row[i] = hat;
+                inv_hat[i] = qi.inv(hat)?;
+                let inner = g
+                    .clone()
+                    .filter(|&k| k != i)
+                    .fold(1u64, |acc, k| qi.mul(acc, qi.reduce(q(k).value())));
+                crt_inv[i] = qi.inv(inner)?;
+                crt_hat[i] = qj / qi.value() as u128;
+            }
+            gadget.push(row);
+        }
+        Ok(RnsGadget {
+            groups,
+            inv_hat,
+            crt_inv,
+            crt_hat,
+            q_group,
+            gadget,
+            level,
+        })
+    }
+
+    /// Number of digits.
+    pub fn digits(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The limbs of digit `j`.
+    pub fn group(&self, j: usize) -> Range<usize> {
+        self.groups[j].clone()
+    }
+
+    /// The digit a limb belongs to.
+    pub fn group_of(&self, limb: usize) -> usize {
+        self.groups
+            .iter()
+            .position(|g| g.contains(&limb))
+            .unwrap_or(self.groups.len())
+    }
+
+    /// The level the gadget decomposes at.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The residues of the gadget value `Q/Q_j`, one per limb `0..=level`.
+    pub fn value(&self, j: usize) -> &[u64] {
+        &self.gadget[j]
+    }
+
+    /// `Q_j`.
+    pub fn group_modulus(&self, j: usize) -> u128 {
+        self.q_group[j]
+    }
+
+    /// `(Q/Q_j)^{-1} mod q_i` for limb `i` of group `j`.
+    pub fn inv_hat(&self, limb: usize) -> u64 {
+        self.inv_hat[limb]
+    }
+
+    /// `(Q_j/q_i)^{-1} mod q_i` for limb `i` of group `j`.
+    pub fn crt_inv(&self, limb: usize) -> u64 {
+        self.crt_inv[limb]
+    }
+
+    /// `Q_j/q_i` for limb `i` of group `j`.
+    pub fn crt_hat(&self, limb: usize) -> u128 {
+        self.crt_hat[limb]
+    }
+
+    /// Digit `j` of component `c` of `x` (coefficient form): centred integers
+    /// `[x·(Q/Q_j)^{-1}]_{Q_j}`, one per coefficient.
+    pub fn digit(&self, ring: &RingContext, x: &RnsPoly, c: usize, j: usize) -> Vec<i128> {
+        let qj = self.q_group[j];
+        let mut acc = vec![0u128; ring.n()];
+        for i in self.groups[j].clone() {
+            let qi = ring.modulus(i);
+            let (ih, ci, h) = (self.inv_hat[i], self.crt_inv[i], self.crt_hat[i]);
+            for (a, &v) in acc.iter_mut().zip(x.limb(c, i)) {
+                let t = qi.mul(qi.mul(v, ih), ci);
+                // Both terms are below Q_j: one conditional subtraction reduces the sum.
+                let s = *a + t as u128 * h;
+                *a = if s >= qj { s - qj } else { s };
+            }
+        }
+        acc.into_iter()
+            .map(|v| {
+                if v > qj / 2 {
+                    v as i128 - qj as i128
+                } else {
+                    v as i128
+                }
+            })
+            .collect()
+    }
+}
+
+/// A batch of blind-rotation inputs: `count` samples of dimension `n`, already switched to
+/// `2N` (`a` row-major, `a[e·n + i]`; `b[e]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RnsRotationBatch {
+    /// The LWE dimension.
+    pub dimension: usize,
+    /// The masks, `count·dimension` exponents in `[0, 2N)`.
+    pub a: Vec<u64>,
+    /// The bodies, `count` exponents in `[0, 2N)`.
+    pub b: Vec<u64>,
+}
+
+impl RnsRotationBatch {
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.b.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.b.is_empty()
+    }
+}
+
+/// Checks a blind-rotation call (see [`RnsBlindRotateBackend::rns_blind_rotate`]): key rows
+/// `dimension·2·digits`, every exponent below `2N`, the test polynomial of 2 components at the
+/// gadget's level. Both backends run it first, so they reject the same inputs.
+pub fn check_rns_blind_rotate_args<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    key: &[&B::Poly],
+    test: &RnsPoly,
+    batch: &RnsRotationBatch,
+) -> Result<()> {
+    let two_n = 2 * be.ring().n() as u64;
+    let rows = batch.dimension * 2 * gadget.digits();
+    let bad = |what: String| Err(Error::ShapeMismatch { what });
+    if key.len() != rows {
+        return bad(format!(
+            "RNS blind rotation: {} key rows, expected {rows} (dimension {} × 2 × {} digits)",
+            key.len(),
+            batch.dimension,
+            gadget.digits()
+        ));
+    }
+    if batch.a.len() != batch.len() * batch.dimension {
+        return bad(format!(
+            "RNS blind rotation: {} mask exponents for {} samples of dimension {}",
+            batch.a.len(),
+            batch.len(),
+            batch.dimension
+        ));
+    }
+    if let Some(x) = batch.a.iter().chain(&batch.b).find(|&&x| x >= two_n) {
+        return bad(format!(
+            "RNS blind rotation: exponent {x} is not below 2N = {two_n}"
+        ));
+    }
+    let want = Shape {
+        components: 2,
+        level: gadget.level(),
+        extended: false,
+    };
+    if test.shape() != want || test.n() != be.ring().n() {
+        return bad(format!(
+            "RNS blind rotation: test polynomial of shape {:?}, expected {want:?}",
+            test.shape()
+        ));
+    }
+    for (r, row) in key.iter().enumerate() {
+        if be.shape(row) != want {
+            return bad(format!(
+                "RNS blind rotation: key row {r} of shape {:?}, expected {want:?}",
+                be.shape(row)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Batched blind rotation at the full modulus of an RNS ring (the module doc gives the
+/// computation). The default body is the reference (host monomials and digits, the backend's
+/// NTTs and pointwise products, one sample after another); a backend may override it with
+/// fused device kernels and must give the same words. The reference runs the samples on the
+/// rayon pool.
+pub trait RnsBlindRotateBackend: RingBackend {
+    /// Blind-rotates every sample of `batch` with the test polynomial `test` (2 components,
+    /// coefficient form, at the gadget's level) through the RGSW rows `key` (row
+    /// `(i·2 + c)·digits + j`, NTT form): the accumulators `X^{−b}·v·Π_i CMux_i`, coefficient
+    /// form, one per sample.
+    ///
+    /// Errors: [`check_rns_blind_rotate_args`]; backend failures.
+    fn rns_blind_rotate(
+        &self,
+        gadget: &RnsGadget,
+        key: &[&Self::Poly],
+        test: &RnsPoly,
+        batch: &RnsRotationBatch,
+    ) -> Result<Vec<RnsPoly>> {
+        check_rns_blind_rotate_args(self, gadget, key, test, batch)?;
+        (0..batch.len())
+            .into_par_iter()
+            .map(|e| {
+                let a = &batch.a[e * batch.dimension..(e + 1) * batch.dimension];
+                blind_rotate_one(self, gadget, key, test, a, batch.b[e])
+            })
+            .collect()
+    }
+}
+
+/// The reference blind rotation of one sample (`a`, `b`), arguments checked.
+fn blind_rotate_one<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    key: &[&B::Poly],
+    test: &RnsPoly,
+    a: &[u64],
+    b: u64,
+) -> Result<RnsPoly> {
+    let ring = be.ring().clone();
+    let two_n = 2 * ring.n() as u64;
+    let digits = gadget.digits();
+    let level = gadget.level();
+    let mut acc = mul_monomial(&ring, test, ((two_n - b) % two_n) as usize);
+    for (i, &ai) in a.iter().enumerate() {
+        if ai == 0 {
+            continue;
+        }
+        let mut t = mul_monomial(&ring, &acc, ai as usize);
+        sub_assign(&ring, &mut t, &acc);
+        let mut prod = be.zeros(Shape {
+            components: 2,
+            level,
+            extended: false,
+        })?;
+        for c in 0..2 {
+            for j in 0..digits {
+                let d = gadget.digit(&ring, &t, c, j);
+                let mut dp = be.upload_lifted(&d, level)?;
+                be.ntt(&mut dp)?;
+                be.mul_plain_acc(&mut prod, key[(i * 2 + c) * digits + j], &dp)?;
+            }
+        }
+        be.intt(&mut prod)?;
+        add_assign(&ring, &mut acc, &be.download(&prod)?);
+    }
+    Ok(acc)
+}
+
+/// `X^k · p` for every component and active limb (coefficient form), `k ∈ [0, 2N)`,
+/// `X^N = −1`.
+pub fn mul_monomial(ring: &RingContext, p: &RnsPoly, k: usize) -> RnsPoly {
+    move_coefficients(ring, p, |i| i + k)
+}
+
+/// Moves coefficient `i` of every component and active limb to `X^{to(i)}`, reduced with
+/// `X^N = −1` (`to` injective mod `N` up to sign, as for monomials and automorphisms).
+pub fn move_coefficients(ring: &RingContext, p: &RnsPoly, to: impl Fn(usize) -> usize) -> RnsPoly {
+    let n = ring.n();
+    let mut out = p.clone();
+    for c in 0..p.components() {
+        for s in p.active_slots() {
+            let q = ring.modulus(s);
+            let src = p.limb(c, s);
+            let dst = out.limb_mut(c, s);
+            for (i, &v) in src.iter().enumerate() {
+                let j = to(i) % (2 * n);
+                if j < n {
+                    dst[j] = v;
+                } else {
+                    dst[j - n] = q.neg(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `a += b` over `a`'s components and active limbs (coefficient or NTT form alike).
+pub fn add_assign(ring: &RingContext, a: &mut RnsPoly, b: &RnsPoly) {
+    combine(ring, a, b, false);
+}
+
+/// `a −= b` over `a`'s components and active limbs.
+pub fn sub_assign(ring: &RingContext, a: &mut RnsPoly, b: &RnsPoly) {
+    combine(ring, a, b, true);
+}
+
+fn combine(ring: &RingContext, a: &mut RnsPoly, b: &RnsPoly, subtract: bool) {
+    for c in 0..a.components() {
+        for s in a.active_slots() {
+            let q = ring.modulus(s);
+            let src = b.limb(c, s);
+            let dst = &mut a.limb_mut(c, s)[..];
+            for (x, &y) in dst.iter_mut().zip(src.iter()) {
+                *x = if subtract { q.sub(*x, y) } else { q.add(*x, y) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CpuBackend;
+
+    /// A small ring of 4 limbs of 30 bits (N = 16), gadget of 2 digits of 2 limbs.
+    fn setup() -> (CpuBackend, RnsGadget) {
+        let qs = crate::primes::ntt_primes(30, 32, 4, &[]).unwrap();
+        let ps = crate::primes::ntt_primes(31, 32, 1, &qs).unwrap();
+        let ring = RingContext::new(16, &qs, &ps, vec![0..2, 2..4]).unwrap();
+        let g = RnsGadget::new(&ring, 3, 2).unwrap();
+        (CpuBackend::new(ring), g)
+    }
+
+    #[test]
+    fn digits_recompose_to_the_input() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let mut x = ring
+            .zeros(Shape {
+                components: 1,
+                level: 3,
+                extended: false,
+            })
+            .unwrap();
+        for s in 0..4 {
+            let q = ring.modulus(s);
+            for (k, w) in x.limb_mut(0, s).iter_mut().enumerate() {
+                *w = q.reduce((k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 3);
+            }
+        }
+        let ds: Vec<Vec<i128>> = (0..g.digits()).map(|j| g.digit(&ring, &x, 0, j)).collect();
+        for s in 0..4 {
+            let q = ring.modulus(s);
+            for (k, &want) in x.limb(0, s).iter().enumerate() {
+                let v = ds.iter().enumerate().fold(0u64, |acc, (j, d)| {
+                    let d = d[k].rem_euclid(q.value() as i128) as u64;
+                    q.add(acc, q.mul(d, g.value(j)[s]))
+                });
+                assert_eq!(v, want, "limb {s} coefficient {k}");
+            }
+        }
+        for (j, d) in ds.iter().enumerate() {
+            let half = (g.group_modulus(j) / 2) as i128;
+            assert!(d.iter().all(|&v| -half <= v && v <= half));
+        }
+    }
+
+    /// With noiseless trivial RGSW rows of bits `μ_i` (`μ_i·(Q/Q_j)` in component `c`, nothing
+    /// else) every CMux is exact: the accumulator is `X^{−b + Σ a_i μ_i}·v`, word for word.
+    #[test]
+    fn trivial_keys_rotate_exactly() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let shape = Shape {
+            components: 2,
+            level: 3,
+            extended: false,
+        };
+        let dim = 5;
+        let bits = [true, false, true, true, false];
+        let rows: Vec<_> = (0..dim * 2 * g.digits())
+            .map(|r| {
+                let (i, c, j) = (r / (2 * g.digits()), (r / g.digits()) % 2, r % g.digits());
+                let mut row = be.zeros(shape).unwrap();
+                if bits[i] {
+                    be.add_scalar_assign(&mut row, c, g.value(j)).unwrap();
+                }
+                row
+            })
+            .collect();
+        let key: Vec<&_> = rows.iter().collect();
+        let mut test = ring.zeros(shape).unwrap();
+        for c in 0..2 {
+            for s in 0..4 {
+                let q = ring.modulus(s);
+                for (k, w) in test.limb_mut(c, s).iter_mut().enumerate() {
+                    *w = q.reduce((k as u64 * 7 + c as u64 * 3 + 1) << 28);
+                }
+            }
+        }
+        let batch = RnsRotationBatch {
+            dimension: dim,
+            a: vec![3, 0, 31, 17, 9, 1, 2, 3, 4, 5],
+            b: vec![7, 30],
+        };
+        let got = be.rns_blind_rotate(&g, &key, &test, &batch).unwrap();
+        for (e, acc) in got.iter().enumerate() {
+            let a = &batch.a[e * dim..(e + 1) * dim];
+            let shift: u64 = a.iter().zip(bits).filter(|(_, b)| *b).map(|(x, _)| x).sum();
+            let want = mul_monomial(&ring, &test, ((64 + shift - batch.b[e]) % 32) as usize);
+            assert!(acc.raw() == want.raw(), "sample {e}");
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_refused() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let shape = Shape {
+            components: 2,
+            level: 3,
+            extended: false,
+        };
+        let row = be.zeros(shape).unwrap();
+        let test = ring.zeros(shape).unwrap();
+        let key: Vec<&_> = (0..4).map(|_| &row).collect();
+        let ok = RnsRotationBatch {
+            dimension: 1,
+            a: vec![3],
+            b: vec![5],
+        };
+        assert!(be.rns_blind_rotate(&g, &key, &test, &ok).is_ok());
+        let far = RnsRotationBatch {
+            b: vec![32],
+            ..ok.clone()
+        };
+        assert!(be.rns_blind_rotate(&g, &key, &test, &far).is_err());
+        assert!(be.rns_blind_rotate(&g, &key[..3], &test, &ok).is_err());
+        let short = RnsRotationBatch {
+            a: vec![],
+            ..ok.clone()
+        };
+        assert!(be.rns_blind_rotate(&g, &key, &test, &short).is_err());
+    }
+}
