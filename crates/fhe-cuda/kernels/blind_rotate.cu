@@ -380,15 +380,22 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
         else return __ldg(kr + idx);
     };
     for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
+        // Row by row, all components at once: the k + 1 key points of a row load together.
         double2 res[BR_MAX_K1];
+        const double2 d0 = dig[br_pad(p)];
 #pragma unroll
         for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
             if (c2 >= k1) break;
-            double2 sum = c_mul(dig[br_pad(p)], key(c2 * pts + p));
-            if (t > 0) sum = c_add(prod[br_pad(c2 * pts + p)], sum);
-            for (u32 r = 1; r < rows; r++)
-                sum = c_add(sum, c_mul(dig[br_pad(r * pts + p)], key((r * k1 + c2) * pts + p)));
-            res[c2] = sum;
+            res[c2] = c_mul(d0, key(c2 * pts + p));
+            if (t > 0) res[c2] = c_add(prod[br_pad(c2 * pts + p)], res[c2]);
+        }
+        for (u32 r = 1; r < rows; r++) {
+            const double2 dr = dig[br_pad(r * pts + p)];
+#pragma unroll
+            for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                if (c2 >= k1) break;
+                res[c2] = c_add(res[c2], c_mul(dr, key((r * k1 + c2) * pts + p)));
+            }
         }
 #pragma unroll
         for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
