@@ -410,15 +410,15 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
 
 // The last two forward stages, the key product (br_key_product's order) and, after the last
 // key, the first two inverse stages, on the 4 points 4·gq … 4·gq + 3 of every row of a whole
-// spectrum of 2^log_m points (one block), for k + 1 = BR_FUSED_K1: the key points of both
-// components and the sums stay in registers.
-#define BR_FUSED_K1 2
+// spectrum of 2^log_m points (one block): the key points of all components and the sums stay
+// in registers. MAXK1: a bound on k + 1 known at compile time.
+template <int MAXK1>
 __device__ __forceinline__ void br_key_group(double2* dig, double2* prod,
                                              const double2* __restrict__ kr, u32 log_m, u32 gq,
-                                             u32 rows, u32 t, bool last,
+                                             u32 k1, u32 rows, u32 t, bool last,
                                              const double2* __restrict__ tw) {
     const u32 pts = 1u << log_m, p0 = gq << 2;
-    double2 res[BR_FUSED_K1][4];
+    double2 res[MAXK1][4];
 #pragma unroll 1
     for (u32 r = 0; r < rows; r++) {
         double2 x[4];
@@ -426,8 +426,9 @@ __device__ __forceinline__ void br_key_group(double2* dig, double2* prod,
         for (int e = 0; e < 4; e++) x[e] = dig[br_pad(r * pts + p0 + e)];
         br_fwd_stages<2>(x, tw, 0, log_m - 2, 0, gq);
 #pragma unroll
-        for (int c2 = 0; c2 < BR_FUSED_K1; c2++) {
-            const double2* kp = kr + (r * BR_FUSED_K1 + c2) * pts + p0;
+        for (int c2 = 0; c2 < MAXK1; c2++) {
+            if (c2 >= (int)k1) break;
+            const double2* kp = kr + (r * k1 + c2) * pts + p0;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const double2 pr = c_mul(x[e], __ldg(kp + e));
@@ -438,7 +439,8 @@ __device__ __forceinline__ void br_key_group(double2* dig, double2* prod,
         }
     }
 #pragma unroll
-    for (int c2 = 0; c2 < BR_FUSED_K1; c2++) {
+    for (int c2 = 0; c2 < MAXK1; c2++) {
+        if (c2 >= (int)k1) break;
         if (last) br_inv_stages<2>(res[c2], tw, log_m, 0, 0, 0, gq);
 #pragma unroll
         for (int e = 0; e < 4; e++) {
@@ -484,7 +486,7 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
                                        const double2* __restrict__ tw,
                                        const u64* __restrict__ test_poly,
                                        const u64* __restrict__ lwe, u64* __restrict__ out,
-                                       u32 count, bool fuse_key) {
+                                       u32 count) {
     extern __shared__ u64 sm[];
     pdl_wait();
     const u32 b = blockIdx.x;
@@ -506,8 +508,6 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     __syncthreads();
 
     const BrStep st = br_step_constants(a);
-    // The key product fused with the rounds next to it (br_key_group) for k + 1 = 2 and N >= 32.
-    const bool fused = fuse_key && k1 == BR_FUSED_K1 && log_m >= BR_CL_LOG + 2;
     double2* const no_seg[BR_CLUSTER] = {};
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     for (u32 i = 0; i < a.n_lwe; i++) {
@@ -519,19 +519,16 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
                 br_digits_first_stages<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
                                               g & ((1u << log_p) - 1), e_rot, dig, no_seg, tw);
             __syncthreads();
+            br_forward(dig, rows, log_m, BR_CL_LOG, log_m - 2, a.radix_log, tw, 0, 0);
             const double2* kr = key + ((size_t)i * a.kpc + t) * rgsw_points;
             const bool last = t + 1 == a.kpc;
-            if (fused) {
-                br_forward(dig, rows, log_m, BR_CL_LOG, log_m - 2, a.radix_log, tw, 0, 0);
-                for (u32 gq = threadIdx.x; gq < mpts >> 2; gq += blockDim.x)
-                    br_key_group(dig, prod, kr, log_m, gq, rows, t, last, tw);
-            } else {
-                br_forward(dig, rows, log_m, BR_CL_LOG, log_m, a.radix_log, tw, 0, 0);
-                br_key_product<false>(dig, prod, kr, mpts, k1, rows, t, last);
+            for (u32 gq = threadIdx.x; gq < mpts >> 2; gq += blockDim.x) {
+                if (k1 == 2) br_key_group<2>(dig, prod, kr, log_m, gq, k1, rows, t, last, tw);
+                else br_key_group<BR_MAX_K1>(dig, prod, kr, log_m, gq, k1, rows, t, last, tw);
             }
             __syncthreads();
         }
-        br_inverse(dig, k1, log_m, fused ? 2 : 0, log_p, a.radix_log, tw, 0, 0);
+        br_inverse(dig, k1, log_m, 2, log_p, a.radix_log, tw, 0, 0);
         for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
             br_last_stages_update<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
                                          g & ((1u << log_p) - 1), dig, no_seg, tw);
@@ -558,14 +555,14 @@ extern "C" __global__ void __launch_bounds__(256, 3)
     blind_rotate_run(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,
                      const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
                      u64* __restrict__ out, u32 count) {
-    br_run(a, key, tw, test_poly, lwe, out, count, true);
+    br_run(a, key, tw, test_poly, lwe, out, count);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 2)
     blind_rotate_run_wide(BrArgs a, const double2* __restrict__ key,
                           const double2* __restrict__ tw, const u64* __restrict__ test_poly,
                           const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
-    br_run(a, key, tw, test_poly, lwe, out, count, false);
+    br_run(a, key, tw, test_poly, lwe, out, count);
 }
 
 // ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
