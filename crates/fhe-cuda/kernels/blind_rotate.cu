@@ -235,12 +235,11 @@ __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m
     }
 }
 
-// Forward stages st_begin … st_end − 1 in rounds of `radix` stages, a barrier after each.
+// Forward stages st_begin … log_m − 1 in rounds of `radix` stages, a barrier after each.
 __device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 st_begin,
-                                           u32 st_end, u32 radix, const double2* tw, u32 cl_log,
-                                           u32 seg) {
-    for (u32 st = st_begin; st < st_end;) {
-        const u32 s = min(radix, st_end - st);
+                                           u32 radix, const double2* tw, u32 cl_log, u32 seg) {
+    for (u32 st = st_begin; st < log_m;) {
+        const u32 s = min(radix, log_m - st);
         if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw, cl_log, seg);
         else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw, cl_log, seg);
         else br_fwd_round<1>(base, polys, log_m, st, tw, cl_log, seg);
@@ -249,11 +248,10 @@ __device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, 
     }
 }
 
-// Inverse stages st_begin … st_end − 1 in rounds of `radix` stages, a barrier after each.
-__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 st_begin,
-                                           u32 st_end, u32 radix, const double2* tw, u32 cl_log,
-                                           u32 seg) {
-    for (u32 st = st_begin; st < st_end;) {
+// Inverse stages 0 … st_end − 1 in rounds of `radix` stages, a barrier after each.
+__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 st_end,
+                                           u32 radix, const double2* tw, u32 cl_log, u32 seg) {
+    for (u32 st = 0; st < st_end;) {
         const u32 s = min(radix, st_end - st);
         if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw, cl_log, seg);
         else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw, cl_log, seg);
@@ -408,48 +406,6 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
     }
 }
 
-// The last two forward stages, the key product (br_key_product's order) and, after the last
-// key, the first two inverse stages, on the 4 points 4·gq … 4·gq + 3 of every row of a whole
-// spectrum of 2^log_m points (one block): the key points of all components and the sums stay
-// in registers. MAXK1: a bound on k + 1 known at compile time.
-template <int MAXK1>
-__device__ __forceinline__ void br_key_group(double2* dig, double2* prod,
-                                             const double2* __restrict__ kr, u32 log_m, u32 gq,
-                                             u32 k1, u32 rows, u32 t, bool last,
-                                             const double2* __restrict__ tw) {
-    const u32 pts = 1u << log_m, p0 = gq << 2;
-    double2 res[MAXK1][4];
-#pragma unroll 1
-    for (u32 r = 0; r < rows; r++) {
-        double2 x[4];
-#pragma unroll
-        for (int e = 0; e < 4; e++) x[e] = dig[br_pad(r * pts + p0 + e)];
-        br_fwd_stages<2>(x, tw, 0, log_m - 2, 0, gq);
-#pragma unroll
-        for (int c2 = 0; c2 < MAXK1; c2++) {
-            if (c2 >= (int)k1) break;
-            const double2* kp = kr + (r * k1 + c2) * pts + p0;
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const double2 pr = c_mul(x[e], __ldg(kp + e));
-                if (r > 0) res[c2][e] = c_add(res[c2][e], pr);
-                else if (t > 0) res[c2][e] = c_add(prod[br_pad(c2 * pts + p0 + e)], pr);
-                else res[c2][e] = pr;
-            }
-        }
-    }
-#pragma unroll
-    for (int c2 = 0; c2 < MAXK1; c2++) {
-        if (c2 >= (int)k1) break;
-        if (last) br_inv_stages<2>(res[c2], tw, log_m, 0, 0, 0, gq);
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            if (last) dig[br_pad(c2 * pts + p0 + e)] = res[c2][e];
-            else prod[br_pad(c2 * pts + p0 + e)] = res[c2][e];
-        }
-    }
-}
-
 // The modulus-switched exponents of ciphertext `b` into `ex`, then ACC = (0, …, 0, X^{-b̃}·v)
 // (every coefficient; the cluster entry keeps all of them too).
 __device__ __forceinline__ void br_start(const BrArgs& a, const u64* __restrict__ test_poly,
@@ -519,16 +475,12 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
                 br_digits_first_stages<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
                                               g & ((1u << log_p) - 1), e_rot, dig, no_seg, tw);
             __syncthreads();
-            br_forward(dig, rows, log_m, BR_CL_LOG, log_m - 2, a.radix_log, tw, 0, 0);
-            const double2* kr = key + ((size_t)i * a.kpc + t) * rgsw_points;
-            const bool last = t + 1 == a.kpc;
-            for (u32 gq = threadIdx.x; gq < mpts >> 2; gq += blockDim.x) {
-                if (k1 == 2) br_key_group<2>(dig, prod, kr, log_m, gq, k1, rows, t, last, tw);
-                else br_key_group<BR_MAX_K1>(dig, prod, kr, log_m, gq, k1, rows, t, last, tw);
-            }
+            br_forward(dig, rows, log_m, BR_CL_LOG, a.radix_log, tw, 0, 0);
+            br_key_product<false>(dig, prod, key + ((size_t)i * a.kpc + t) * rgsw_points, mpts,
+                                  k1, rows, t, t + 1 == a.kpc);
             __syncthreads();
         }
-        br_inverse(dig, k1, log_m, 2, log_p, a.radix_log, tw, 0, 0);
+        br_inverse(dig, k1, log_m, log_p, a.radix_log, tw, 0, 0);
         for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
             br_last_stages_update<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
                                          g & ((1u << log_p) - 1), dig, no_seg, tw);
@@ -651,7 +603,7 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
                                              dig, dig_at, tw);
             }
             br_cluster_sync();
-            br_forward(dig, rows, log_p, 0, log_p, a.radix_log, tw, BR_CL_LOG, rank);
+            br_forward(dig, rows, log_p, 0, a.radix_log, tw, BR_CL_LOG, rank);
             if (t == 0) {
                 // This step's group done (the next step's may still be in flight).
                 asm volatile("cp.async.wait_group 1;" ::: "memory");
@@ -665,7 +617,7 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
             if (last) __syncthreads();
             else br_cluster_sync();
         }
-        br_inverse(dig, k1, log_p, 0, log_p, a.radix_log, tw, BR_CL_LOG, rank);
+        br_inverse(dig, k1, log_p, log_p, a.radix_log, tw, BR_CL_LOG, rank);
         br_cluster_sync();
         for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
             const u32 c = g >> log_g;
