@@ -603,7 +603,7 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
                                              dig, dig_at, tw);
             }
             br_cluster_sync();
-            br_forward(dig, rows, log_p, 0, a.radix_log, tw, BR_CL_LOG, rank);
+            br_forward(dig, rows, log_p, 0, 2, tw, BR_CL_LOG, rank);
             if (t == 0) {
                 // This step's group done (the next step's may still be in flight).
                 asm volatile("cp.async.wait_group 1;" ::: "memory");
@@ -617,7 +617,7 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
             if (last) __syncthreads();
             else br_cluster_sync();
         }
-        br_inverse(dig, k1, log_p, log_p, a.radix_log, tw, BR_CL_LOG, rank);
+        br_inverse(dig, k1, log_p, log_p, 2, tw, BR_CL_LOG, rank);
         br_cluster_sync();
         for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
             const u32 c = g >> log_g;

@@ -20,9 +20,6 @@ pub const MAX_KS_LEVELS: u32 = 8;
 /// `BR_CL_LOG` of blind_rotate.cu: `blind_rotate_run_cluster` spreads one ciphertext over
 /// `2^CLUSTER_LOG` blocks.
 const CLUSTER_LOG: u32 = 2;
-/// Butterfly stages per shared-memory round of `blind_rotate_run_cluster` (radix 2: one
-/// butterfly a thread, 256 threads a block at CLASSIC_918_2048).
-const CLUSTER_RADIX_LOG: u32 = 1;
 /// `KS_TILE` of blind_rotate.cu: ciphertexts per key-switching block.
 const KS_TILE: u32 = 16;
 /// `KS_COLS` of blind_rotate.cu: output columns (threads) per key-switching block.
@@ -215,9 +212,7 @@ pub fn run(
         && cluster_shared_bytes(p) <= max_smem;
     let tuning = dev.tuning();
     let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
-    let radix_log = if cluster {
-        CLUSTER_RADIX_LOG
-    } else if count < sms {
+    let radix_log = if count < sms {
         radix_small
     } else {
         radix_batched
@@ -252,14 +247,13 @@ pub fn run(
         smem as i32,
     )
     .map_err(Error::driver("kernel attribute"))?;
-    // One thread a group of the rounds (radix 2^radix_log) over the rows: in the cluster
-    // entry, those of the block's segment.
-    let points = (p.rows_per_rgsw() * p.ring_degree / 2) as u32;
+    // The cluster entry: one thread a radix-4 group of its segment's rows; the others: one a
+    // group of the rows' radix-2^radix_log rounds.
     let groups = if cluster {
-        points >> CLUSTER_LOG
+        ((p.rows_per_rgsw() * (p.ring_degree / 2)) >> CLUSTER_LOG) as u32 >> 2
     } else {
-        points
-    } >> radix_log;
+        (p.rows_per_rgsw() * p.ring_degree / 2) as u32 >> radix_log
+    };
     // The loops of the kernel are strided, so any whole number of warps up to the function's
     // limit (its register use) gives the same result.
     let limit = f
