@@ -400,8 +400,6 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
         if constexpr (SHARED_KEY) return kr[idx];
         else return __ldg(kr + idx);
     };
-    // Two points a thread at once (their key loads overlap).
-#pragma unroll 2
     for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
         // Row by row, all components at once: the k + 1 key points of a row load together.
         double2 res[BR_MAX_K1];
