@@ -12,12 +12,9 @@
 // folded digit polynomials, runs their forward FFTs at once, multiplies-and-accumulates with the
 // key's spectra (read from global memory, shared by every block through L2, and through L1 by
 // the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
-// rounds, reduces and adds the result to the accumulator; the decomposition runs in the same
-// pass as the first two forward stages and the rounding in that of the last two inverse stages
-// (br_digits_first_stages, br_last_stages_update). At the end the block writes the extracted
-// LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the same steps,
-// through the same device functions, for one ciphertext on a cluster of 4 blocks (distributed
-// shared memory), the key slice of the next step fetched during the step.
+// rounds, reduces and adds the result to the accumulator. At the end the block writes the
+// extracted LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the
+// same steps for one ciphertext on a cluster of 4 blocks (distributed shared memory).
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
@@ -83,39 +80,23 @@ __device__ __forceinline__ double2 c_mul_conj(double2 a, double2 b) {
 // touching 8 distinct 16-byte bank groups) are free of bank conflicts.
 __device__ __forceinline__ u32 br_pad(u32 f) { return f + (f >> 3); }
 
-// Conversions without the (slower) 64-bit conversion instructions, exact in their ranges:
-// x < 2^52 as a double (2^52 + x from its bits, less 2^52), and an integer-valued |t| < 2^51 as
-// a 64-bit integer (t + 1.5·2^52, whose low mantissa bits hold it).
-__device__ __forceinline__ double br_u52_to_f64(u64 x) {
-    return __dsub_rn(__longlong_as_double(0x4330000000000000ll | (long long)x), 4503599627370496.0);
-}
-__device__ __forceinline__ long long br_f64_to_i51(double t) {
-    return __double_as_longlong(__dadd_rn(t, 6755399441055744.0)) - 0x4338000000000000ll;
-}
-
 // round(v) mod q (halves away from zero), exactly: with r = round(v) and k = rint(r · fl(1/q)),
 // r − k·q is an integer below q in magnitude (the host checks |v| < 2^50 · q, so k is off the
 // true quotient by less than 1/2), which one fused multiply-add forms without rounding. The CPU
 // reduces the same integer from its bits (`fft::f64_to_residue`); both are exact, so equal.
-// `small`: q < 2^51 (the integer read from its bits).
-__device__ __forceinline__ u64 br_residue(double v, u64 q, double qd, double qinv, bool small) {
+__device__ __forceinline__ u64 br_residue(double v, u64 q, double qd, double qinv) {
     const double r = round(v);
     const double k = rint(__dmul_rn(r, qinv));
-    const double td = __fma_rn(-k, qd, r);
-    const long long t = small ? br_f64_to_i51(td) : __double2ll_rn(td);
+    const long long t = __double2ll_rn(__fma_rn(-k, qd, r));
     return (u64)(t < 0 ? t + (long long)q : t);
 }
 
 // br_round_scaled for the gadget, from an f64 estimate: y = floor((x·2^bits + floor(q/2)) / q)
 // mod 2^bits for x < q < 2^53, 2^bits < q. `scale` = fl(2^bits / q); the estimate is within 2
 // of the quotient and the remainder x·2^bits + floor(q/2) − y·q, small, is exact in wrapping
-// 64-bit arithmetic, so the steps reach the exact quotient. `small`: q < 2^51 and bits <= 31
-// (x converted from its bits, the estimate below 2^32 truncated by a 32-bit conversion: the
-// same estimate).
-__device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u64 q, bool small) {
-    long long y = small
-        ? (long long)__double2uint_rz(__dadd_rn(__dmul_rn(br_u52_to_f64(x), scale), 0.5))
-        : (long long)__dadd_rn(__dmul_rn((double)x, scale), 0.5);
+// 64-bit arithmetic, so the steps reach the exact quotient.
+__device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u64 q) {
+    long long y = (long long)__dadd_rn(__dmul_rn((double)x, scale), 0.5);
     long long r = (long long)((x << bits) + (q >> 1) - (u64)y * q);
     while (r < 0) {
         y--;
@@ -292,7 +273,6 @@ __device__ __forceinline__ double2* br_point(double2* dig, double2* const (&dig_
 // Step constants: the digits' rounding scale fl(2^(base_log·l) / q), fl(1/q), q as a double.
 struct BrStep {
     double dec_scale, qd, qinv;
-    bool small;  // q < 2^51 and base_log·l <= 31: the conversions of br_u52_to_f64, br_f64_to_i51
 };
 
 // The folded digits of X^e_rot·ACC − ACC at points j + e·P of component c (row c·l + d holds
@@ -332,8 +312,7 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
                 const u32 pp = j + e * pts + h * mpts;
                 const u32 ii = (pp - e_rot) & (two_n - 1);
                 const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
-                y[e][h] = br_round_digits(mod_sub(rot, poly[pp], q), bits, st.dec_scale, q,
-                                          st.small);
+                y[e][h] = br_round_digits(mod_sub(rot, poly[pp], q), bits, st.dec_scale, q);
             }
         }
     }
@@ -353,7 +332,7 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
                     v -= (long long)base;
                     carry |= 1u << bit;
                 }
-                dv[h] = st.small ? __int2double_rn((int)v) : (double)v;
+                dv[h] = (double)v;
             }
             x[e] = make_double2(dv[0], dv[1]);
         }
@@ -382,8 +361,8 @@ __device__ __forceinline__ void br_last_stages_update(const BrArgs& a, const BrS
 #pragma unroll
     for (u32 e = 0; e < BR_CLUSTER; e++) {
         const u32 p = j + e * pts;
-        poly[p] = mod_add(poly[p], br_residue(x[e].x, q, st.qd, st.qinv, st.small), q);
-        poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, st.qd, st.qinv, st.small), q);
+        poly[p] = mod_add(poly[p], br_residue(x[e].x, q, st.qd, st.qinv), q);
+        poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, st.qd, st.qinv), q);
     }
 }
 
@@ -448,7 +427,6 @@ __device__ __forceinline__ BrStep br_step_constants(const BrArgs& a) {
     st.qd = (double)a.q;
     st.qinv = __ddiv_rn(1.0, st.qd);
     st.dec_scale = __ddiv_rn(ldexp(1.0, (int)(a.base_log * a.levels)), st.qd);
-    st.small = a.q < (1ull << 51) && a.base_log * a.levels <= 31;
     return st;
 }
 
