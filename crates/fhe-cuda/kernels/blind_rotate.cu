@@ -12,9 +12,12 @@
 // folded digit polynomials, runs their forward FFTs at once, multiplies-and-accumulates with the
 // key's spectra (read from global memory, shared by every block through L2, and through L1 by
 // the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
-// rounds, reduces and adds the result to the accumulator. At the end the block writes the
-// extracted LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the
-// same steps for one ciphertext on a cluster of 4 blocks (distributed shared memory).
+// rounds, reduces and adds the result to the accumulator; the decomposition runs in the same
+// pass as the first two forward stages and the rounding in that of the last two inverse stages
+// (br_digits_first_stages, br_last_stages_update). At the end the block writes the extracted
+// LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the same steps,
+// through the same device functions, for one ciphertext on a cluster of 4 blocks (distributed
+// shared memory), the key slice of the next step fetched during the step.
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
