@@ -12,9 +12,12 @@
 // folded digit polynomials, runs their forward FFTs at once, multiplies-and-accumulates with the
 // key's spectra (read from global memory, shared by every block through L2, and through L1 by
 // the blocks of one SM: all blocks walk the steps in the same order), runs the inverse FFTs,
-// rounds, reduces and adds the result to the accumulator. At the end the block writes the
-// extracted LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the
-// same steps for one ciphertext on a cluster of 4 blocks (distributed shared memory).
+// rounds, reduces and adds the result to the accumulator; the decomposition runs in the same
+// pass as the first two forward stages and the rounding in that of the last two inverse stages
+// (br_digits_first_stages, br_last_stages_update). At the end the block writes the extracted
+// LWE (coefficient 0). `blind_rotate_run_cluster` (batches of at most SMs / 4): the same steps,
+// through the same device functions, for one ciphertext on a cluster of 4 blocks (distributed
+// shared memory), the key slice of the next step fetched during the step.
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
@@ -109,93 +112,136 @@ __device__ __forceinline__ u64 br_round_digits(u64 x, u32 bits, double scale, u6
     return (u64)y & ((1ull << bits) - 1);
 }
 
-// One round of S forward (Cooley-Tukey) stages over `polys` spectra of 2^log_m points at
-// `base`, starting at stage `st0`: each thread loads groups of 2^S points, applies the S stages
-// in registers and stores them back. Butterfly (fft.rs): t = v·T[m + b], (u + t, u − t).
-// `cl_log`, `seg`: the points are segment `seg` of 2^cl_log equal segments of the whole
-// spectrum, whose first cl_log stages are done (the cluster entry); 0, 0 for a whole spectrum.
-// Global stage cl_log + st0 + s, global block (seg << (st0 + s)) + local block.
+// The rounds next to the decomposition and to the rounding take 2^BR_CL_LOG points at once:
+// points j + e·P (e < 2^BR_CL_LOG, P = N/2 / 2^BR_CL_LOG) of a spectrum, one in each of its
+// 2^BR_CL_LOG segments. `blind_rotate_run_cluster` gives segment e to block e of a cluster of
+// 2^BR_CL_LOG blocks (Hopper distributed shared memory); the one-block entries keep all
+// segments.
+#define BR_CL_LOG 2
+#define BR_CLUSTER (1 << BR_CL_LOG)
+
+__device__ __forceinline__ void br_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The generic address of `p` (this block's shared memory) in block `rank` of the cluster.
+template <typename T>
+__device__ __forceinline__ T* br_map(T* p, u32 rank) {
+    u64 out;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
+    return (T*)out;
+}
+
+// The block of the cluster that owns accumulator coefficient i (of any component): the group
+// j = (i mod P) belongs to block j / (P / 2^BR_CL_LOG).
+__device__ __forceinline__ u32 br_owner(u32 i, u32 log_p) {
+    return (i & ((1u << log_p) - 1)) >> (log_p - BR_CL_LOG);
+}
+
+__device__ __forceinline__ void br_cp_async16(void* dst, const void* src) {
+    const u32 d = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+// S forward (Cooley-Tukey) stages on 2^S points in registers, x[e] the point start + e·2^u of
+// a spectrum of 2^log_m points whose block at local stage s is (b << s) + (e >> (S − s)); the
+// spectrum is segment `seg` of 2^cl_log equal segments whose first cl_log stages are done, so
+// global stage cl_log + st0 + s, global block (((seg << st0) + b) << s) + (e >> (S − s)).
+// Butterfly (fft.rs): t = v·T[m + b], (u + t, u − t).
+template <int S>
+__device__ __forceinline__ void br_fwd_stages(double2 (&x)[1 << S], const double2* __restrict__ tw,
+                                              u32 cl_log, u32 st0, u32 seg, u32 b) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+        const u32 half = 1u << (S - 1 - s);
+        const double2* ws = tw + (1u << (cl_log + st0 + s)) + (((seg << st0) + b) << s);
+        double2 w[1 << (S - 1)];
+#pragma unroll
+        for (int i = 0; i < (1 << s); i++) w[i] = __ldg(ws + i);
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) {
+            if (e & half) continue;
+            const double2 t = c_mul(x[e + half], w[e >> (S - s)]);
+            const double2 u = x[e];
+            x[e] = c_add(u, t);
+            x[e + half] = c_sub(u, t);
+        }
+    }
+}
+
+// S inverse (Gentleman-Sande) stages on 2^S points in registers, x[e] the point
+// start + e·2^st0 (half-size 2^st0 at the first), block (b << (S − s − 1)) + (e >> (s + 1)) at
+// local stage s; `log_m`, `cl_log`, `seg` as for br_fwd_stages (the segment's stages are those
+// below log_m; the last cl_log are the whole spectrum's). Butterfly (fft.rs):
+// (A + B, (A − B)·conj(T[m + b])).
+template <int S>
+__device__ __forceinline__ void br_inv_stages(double2 (&x)[1 << S], const double2* __restrict__ tw,
+                                              u32 log_m, u32 st0, u32 cl_log, u32 seg, u32 b) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+        const u32 half = 1u << s;
+        const double2* ws = tw + (((1u << log_m) >> (st0 + s + 1)) << cl_log) +
+                            (seg << (log_m - st0 - s - 1)) + (b << (S - s - 1));
+        double2 w[1 << (S - 1)];
+#pragma unroll
+        for (int i = 0; i < (1 << (S - s - 1)); i++) w[i] = __ldg(ws + i);
+#pragma unroll
+        for (int e = 0; e < (1 << S); e++) {
+            if (e & half) continue;
+            const double2 a = x[e], bb = x[e + half];
+            x[e] = c_add(a, bb);
+            x[e + half] = c_mul_conj(c_sub(a, bb), w[e >> (s + 1)]);
+        }
+    }
+}
+
+// One round of S forward stages over `polys` spectra of 2^log_m points at `base`, starting at
+// stage `st0`: each thread loads groups of 2^S points (stride 2^u), applies the stages in
+// registers and stores them back. `cl_log`, `seg`: as for br_fwd_stages (0, 0 for a whole
+// spectrum).
 template <int S>
 __device__ __forceinline__ void br_fwd_round(double2* base, u32 polys, u32 log_m, u32 st0,
-                                             const double2* __restrict__ tw, u32 cl_log = 0,
-                                             u32 seg = 0) {
-    const u32 mpts = 1u << log_m;
-    const u32 log_u = log_m - st0 - S;  // element stride 2^log_u
-    const u32 per = mpts >> S;
-    const u32 total = polys * per;
-    for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
+                                             const double2* __restrict__ tw, u32 cl_log, u32 seg) {
+    const u32 log_u = log_m - st0 - S;
+    const u32 per = (1u << log_m) >> S;
+    for (u32 g = threadIdx.x; g < polys * per; g += blockDim.x) {
         const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> log_u, j = gg & ((1u << log_u) - 1);
-        const u32 start = (b << (log_u + S)) + j;
+        const u32 start = pb + (b << (log_u + S)) + j;
         double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << log_u))];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(start + (e << log_u))];
+        br_fwd_stages<S>(x, tw, cl_log, st0, seg, b);
 #pragma unroll
-        for (int s = 0; s < S; s++) {
-            // Block of point start + (e << log_u) at this stage: (b << s) + (e >> (S − s)).
-            const u32 half = 1u << (S - 1 - s);
-            const double2* ws = tw + (1u << (cl_log + st0 + s)) + (((seg << st0) + b) << s);
-            double2 w[1 << (S - 1)];
-#pragma unroll
-            for (int i = 0; i < (1 << s); i++) w[i] = __ldg(ws + i);
-#pragma unroll
-            for (int e = 0; e < (1 << S); e++) {
-                if (e & half) continue;
-                const double2 t = c_mul(x[e + half], w[e >> (S - s)]);
-                const double2 u = x[e];
-                x[e] = c_add(u, t);
-                x[e + half] = c_sub(u, t);
-            }
-        }
-#pragma unroll
-        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << log_u))] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(start + (e << log_u))] = x[e];
     }
 }
 
-// One round of S inverse (Gentleman-Sande) stages starting at stage `st0` (half-size 2^st0).
-// Butterfly (fft.rs): (A + B, (A − B)·conj(T[m + b])). `cl_log`, `seg` as for br_fwd_round:
-// segment `seg` of 2^cl_log, its stages those below log_m (the last cl_log are the cluster's).
+// One round of S inverse stages starting at stage `st0` (half-size 2^st0); as br_fwd_round.
 template <int S>
 __device__ __forceinline__ void br_inv_round(double2* base, u32 polys, u32 log_m, u32 st0,
-                                             const double2* __restrict__ tw, u32 cl_log = 0,
-                                             u32 seg = 0) {
-    const u32 mpts = 1u << log_m;
-    const u32 per = mpts >> S;
-    const u32 total = polys * per;
-    for (u32 g = threadIdx.x; g < total; g += blockDim.x) {
+                                             const double2* __restrict__ tw, u32 cl_log, u32 seg) {
+    const u32 per = (1u << log_m) >> S;
+    for (u32 g = threadIdx.x; g < polys * per; g += blockDim.x) {
         const u32 pb = (g >> (log_m - S)) << log_m;
         const u32 gg = g & (per - 1);
         const u32 b = gg >> st0, j = gg & ((1u << st0) - 1);
-        const u32 start = (b << (st0 + S)) + j;
+        const u32 start = pb + (b << (st0 + S)) + j;
         double2 x[1 << S];
 #pragma unroll
-        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(pb + start + (e << st0))];
+        for (int e = 0; e < (1 << S); e++) x[e] = base[br_pad(start + (e << st0))];
+        br_inv_stages<S>(x, tw, log_m, st0, cl_log, seg, b);
 #pragma unroll
-        for (int s = 0; s < S; s++) {
-            // Block of point start + (e << st0) at this stage: (b << (S − s − 1)) + (e >> (s + 1)).
-            const u32 half = 1u << s;
-            const double2* ws = tw + ((mpts >> (st0 + s + 1)) << cl_log) +
-                                (seg << (log_m - st0 - s - 1)) + (b << (S - s - 1));
-            double2 w[1 << (S - 1)];
-#pragma unroll
-            for (int i = 0; i < (1 << (S - s - 1)); i++) w[i] = __ldg(ws + i);
-#pragma unroll
-            for (int e = 0; e < (1 << S); e++) {
-                if (e & half) continue;
-                const double2 a = x[e], bb = x[e + half];
-                x[e] = c_add(a, bb);
-                x[e + half] = c_mul_conj(c_sub(a, bb), w[e >> (s + 1)]);
-            }
-        }
-#pragma unroll
-        for (int e = 0; e < (1 << S); e++) base[br_pad(pb + start + (e << st0))] = x[e];
+        for (int e = 0; e < (1 << S); e++) base[br_pad(start + (e << st0))] = x[e];
     }
 }
 
-__device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 radix,
-                                           const double2* tw, u32 cl_log = 0, u32 seg = 0) {
-    for (u32 st = 0; st < log_m;) {
+// Forward stages st_begin … log_m − 1 in rounds of `radix` stages, a barrier after each.
+__device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, u32 st_begin,
+                                           u32 radix, const double2* tw, u32 cl_log, u32 seg) {
+    for (u32 st = st_begin; st < log_m;) {
         const u32 s = min(radix, log_m - st);
         if (s == 3) br_fwd_round<3>(base, polys, log_m, st, tw, cl_log, seg);
         else if (s == 2) br_fwd_round<2>(base, polys, log_m, st, tw, cl_log, seg);
@@ -205,10 +251,11 @@ __device__ __forceinline__ void br_forward(double2* base, u32 polys, u32 log_m, 
     }
 }
 
-__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 radix,
-                                           const double2* tw, u32 cl_log = 0, u32 seg = 0) {
-    for (u32 st = 0; st < log_m;) {
-        const u32 s = min(radix, log_m - st);
+// Inverse stages 0 … st_end − 1 in rounds of `radix` stages, a barrier after each.
+__device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, u32 st_end,
+                                           u32 radix, const double2* tw, u32 cl_log, u32 seg) {
+    for (u32 st = 0; st < st_end;) {
+        const u32 s = min(radix, st_end - st);
         if (s == 3) br_inv_round<3>(base, polys, log_m, st, tw, cl_log, seg);
         else if (s == 2) br_inv_round<2>(base, polys, log_m, st, tw, cl_log, seg);
         else br_inv_round<1>(base, polys, log_m, st, tw, cl_log, seg);
@@ -217,12 +264,183 @@ __device__ __forceinline__ void br_inverse(double2* base, u32 polys, u32 log_m, 
     }
 }
 
+// Where point j + e·P of digit row `row` lives: in the cluster entry, `j` of row `row` of
+// block e's segment (`dig_at[e]`, rows of P points); in one block, row `row` of N/2 points.
+template <bool CLUSTER>
+__device__ __forceinline__ double2* br_point(double2* dig, double2* const (&dig_at)[BR_CLUSTER],
+                                             u32 row, u32 e, u32 j, u32 log_p) {
+    if constexpr (CLUSTER) return dig_at[e] + br_pad((row << log_p) + j);
+    else return dig + br_pad((row << (log_p + BR_CL_LOG)) + (e << log_p) + j);
+}
+
+// Step constants: the digits' rounding scale fl(2^(base_log·l) / q), fl(1/q), q as a double.
+struct BrStep {
+    double dec_scale, qd, qinv;
+};
+
+// The folded digits of X^e_rot·ACC − ACC at points j + e·P of component c (row c·l + d holds
+// digit d, most significant first, of coefficients p and p + N/2 as p + i·(p + N/2)), through
+// the first BR_CL_LOG forward stages, stored at br_point. `poly`: the component's accumulator
+// (this block's copy: in the cluster entry, the coefficients it owns; the others are read from
+// their owners).
+template <bool CLUSTER>
+__device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const BrStep& st,
+                                                       const u64* poly, u32 c, u32 j, u32 e_rot,
+                                                       double2* dig,
+                                                       double2* const (&dig_at)[BR_CLUSTER],
+                                                       const double2* __restrict__ tw) {
+    const u32 n = 1u << a.log_n, two_n = 2 * n, mpts = n >> 1;
+    const u32 log_p = a.log_n - 1 - BR_CL_LOG, pts = 1u << log_p;
+    const u32 l = a.levels, bits = a.base_log * l;
+    const u64 q = a.q, base = 1ull << a.base_log;
+    const long long half_base = (long long)(base >> 1);
+    u64 y[BR_CLUSTER][2];
+    {
+        // The rotated coefficients (p − e_rot) mod 2N, all loads first.
+        u64 xs[BR_CLUSTER][2];
+#pragma unroll
+        for (u32 e = 0; e < BR_CLUSTER; e++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
+                const u32 src = ii < n ? ii : ii - n;
+                if constexpr (CLUSTER) xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
+                else xs[e][h] = poly[src];
+            }
+        }
+#pragma unroll
+        for (u32 e = 0; e < BR_CLUSTER; e++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const u32 pp = j + e * pts + h * mpts;
+                const u32 ii = (pp - e_rot) & (two_n - 1);
+                const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
+                y[e][h] = br_round_digits(mod_sub(rot, poly[pp], q), bits, st.dec_scale, q);
+            }
+        }
+    }
+    u32 carry = 0;  // bit 2e + h: the carry into the next digit of y[e][h]
+    for (int d = (int)l - 1; d >= 0; d--) {
+        double2 x[BR_CLUSTER];
+#pragma unroll
+        for (u32 e = 0; e < BR_CLUSTER; e++) {
+            double dv[2];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const u32 bit = 2 * e + h;
+                long long v = (long long)(y[e][h] & (base - 1)) + ((carry >> bit) & 1);
+                y[e][h] >>= a.base_log;
+                carry &= ~(1u << bit);
+                if (v >= half_base) {
+                    v -= (long long)base;
+                    carry |= 1u << bit;
+                }
+                dv[h] = (double)v;
+            }
+            x[e] = make_double2(dv[0], dv[1]);
+        }
+        br_fwd_stages<BR_CL_LOG>(x, tw, 0, 0, 0, 0);
+#pragma unroll
+        for (u32 e = 0; e < BR_CLUSTER; e++)
+            *br_point<CLUSTER>(dig, dig_at, c * l + (u32)d, e, j, log_p) = x[e];
+    }
+}
+
+// The last BR_CL_LOG inverse stages of points j + e·P of component c (row c of br_point), then
+// each coefficient rounded, reduced exactly and added to the accumulator `poly` (coefficients
+// j + e·P and j + e·P + N/2, this block's own).
+template <bool CLUSTER>
+__device__ __forceinline__ void br_last_stages_update(const BrArgs& a, const BrStep& st, u64* poly,
+                                                      u32 c, u32 j, double2* dig,
+                                                      double2* const (&dig_at)[BR_CLUSTER],
+                                                      const double2* __restrict__ tw) {
+    const u32 log_m = a.log_n - 1, mpts = 1u << log_m;
+    const u32 log_p = log_m - BR_CL_LOG, pts = 1u << log_p;
+    const u64 q = a.q;
+    double2 x[BR_CLUSTER];
+#pragma unroll
+    for (u32 e = 0; e < BR_CLUSTER; e++) x[e] = *br_point<CLUSTER>(dig, dig_at, c, e, j, log_p);
+    br_inv_stages<BR_CL_LOG>(x, tw, log_m, log_p, 0, 0, 0);
+#pragma unroll
+    for (u32 e = 0; e < BR_CLUSTER; e++) {
+        const u32 p = j + e * pts;
+        poly[p] = mod_add(poly[p], br_residue(x[e].x, q, st.qd, st.qinv), q);
+        poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, st.qd, st.qinv), q);
+    }
+}
+
+// Multiply-accumulate of the digit spectra (`rows` rows of `pts` points) with key t's spectra
+// `kr` (rows r·(k+1) + c2 of `pts` points; global memory, or shared in the cluster entry), in
+// fft.rs's order (keys, then rows, from the first product): the sums go to rows 0..k of `dig`
+// (each thread reads all rows at its points before writing them) or, for the first key of a
+// ternary pair, to `prod`.
+template <bool SHARED_KEY>
+__device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
+                                               const double2* __restrict__ kr, u32 pts, u32 k1,
+                                               u32 rows, u32 t, bool last) {
+    auto key = [&](u32 idx) {
+        if constexpr (SHARED_KEY) return kr[idx];
+        else return __ldg(kr + idx);
+    };
+    for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
+        // Row by row, all components at once: the k + 1 key points of a row load together.
+        double2 res[BR_MAX_K1];
+        const double2 d0 = dig[br_pad(p)];
+#pragma unroll
+        for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+            if (c2 >= k1) break;
+            res[c2] = c_mul(d0, key(c2 * pts + p));
+            if (t > 0) res[c2] = c_add(prod[br_pad(c2 * pts + p)], res[c2]);
+        }
+        for (u32 r = 1; r < rows; r++) {
+            const double2 dr = dig[br_pad(r * pts + p)];
+#pragma unroll
+            for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                if (c2 >= k1) break;
+                res[c2] = c_add(res[c2], c_mul(dr, key((r * k1 + c2) * pts + p)));
+            }
+        }
+#pragma unroll
+        for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+            if (c2 >= k1) break;
+            if (last) dig[br_pad(c2 * pts + p)] = res[c2];
+            else prod[br_pad(c2 * pts + p)] = res[c2];
+        }
+    }
+}
+
+// The modulus-switched exponents of ciphertext `b` into `ex`, then ACC = (0, …, 0, X^{-b̃}·v)
+// (every coefficient; the cluster entry keeps all of them too).
+__device__ __forceinline__ void br_start(const BrArgs& a, const u64* __restrict__ test_poly,
+                                         const u64* __restrict__ lwe, u32 b, u64* acc, u32* ex) {
+    const u32 n = 1u << a.log_n, two_n = 2 * n, k1 = a.k + 1;
+    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
+    for (u32 i = threadIdx.x; i <= a.n_lwe; i += blockDim.x)
+        ex[i] = (u32)br_round_scaled(in[i], a.log_n + 1, a.ms_c, a.q);
+    __syncthreads();
+    const u32 shift = (two_n - ex[a.n_lwe]) & (two_n - 1);
+    for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
+        const u32 c = idx >> a.log_n, p = idx & (n - 1);
+        acc[idx] = c < a.k ? 0 : br_rotated(test_poly, p, shift, n, a.q);
+    }
+}
+
+__device__ __forceinline__ BrStep br_step_constants(const BrArgs& a) {
+    BrStep st;
+    st.qd = (double)a.q;
+    st.qinv = __ddiv_rn(1.0, st.qd);
+    st.dec_scale = __ddiv_rn(ldexp(1.0, (int)(a.base_log * a.levels)), st.qd);
+    return st;
+}
+
 // Blind rotation and extraction of `count` LWE ciphertexts (`lwe`: n + 1 words each) into
 // `out` (k·N + 1 words each). `key`: the bootstrapping key's spectra (fhe-math's `key_spectra`
 // layout, N/2 points a polynomial); `tw`: the N/2 twiddles T of fft.rs; `test_poly`: N canonical
 // words. One block per ciphertext; dynamic shared memory: (k+1)·N accumulator words,
 // (k+1)·l·N/2 digit points (+ (k+1)·N/2 points for ternary keys), each array padded (br_pad),
-// then (n+1) u32.
+// then (n+1) u32. A step: the decomposition fused with the first BR_CL_LOG forward stages, the
+// other forward rounds, the key product, the inverse rounds but the last, the last BR_CL_LOG
+// inverse stages fused with the rounding and the update; a barrier after each.
 __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restrict__ key,
                                        const double2* __restrict__ tw,
                                        const u64* __restrict__ test_poly,
@@ -236,109 +454,39 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     const u32 two_n = 2 * n;
     const u32 log_m = a.log_n - 1;
     const u32 mpts = n >> 1;
+    const u32 log_p = log_m - BR_CL_LOG;
     const u32 k1 = a.k + 1;
-    const u32 l = a.levels;
-    const u32 rows = k1 * l;
+    const u32 rows = k1 * a.levels;
     const u64 q = a.q;
 
     u64* acc = sm;
     double2* dig = (double2*)(acc + (size_t)k1 * n);
     double2* prod = dig + br_pad(rows * mpts);
     u32* ex = (u32*)(prod + (a.kpc == 2 ? br_pad(k1 * mpts) : 0));
-
-    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
-    const u32 ms_bits = a.log_n + 1;
-    for (u32 i = threadIdx.x; i <= a.n_lwe; i += blockDim.x)
-        ex[i] = (u32)br_round_scaled(in[i], ms_bits, a.ms_c, q);
+    br_start(a, test_poly, lwe, b, acc, ex);
     __syncthreads();
 
-    // ACC = (0, …, 0, X^{-b̃} · v).
-    const u32 shift = (two_n - ex[a.n_lwe]) & (two_n - 1);
-    for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
-        const u32 c = idx >> a.log_n, p = idx & (n - 1);
-        acc[idx] = c < a.k ? 0 : br_rotated(test_poly, p, shift, n, q);
-    }
-    __syncthreads();
-
-    const u32 bits = a.base_log * l;
-    const u64 base = 1ull << a.base_log;
-    const long long half_base = (long long)(base >> 1);
-    const double qd = (double)q;
-    const double qinv = __ddiv_rn(1.0, qd);
-    const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
+    const BrStep st = br_step_constants(a);
+    double2* const no_seg[BR_CLUSTER] = {};
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     for (u32 i = 0; i < a.n_lwe; i++) {
         const u32 ai = ex[i];
         if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
         for (u32 t = 0; t < a.kpc; t++) {
-            const u32 e = t == 0 ? ai : two_n - ai;
-            // Folded digits of X^e·ACC − ACC: row c·l + j, point p holds digit j (most
-            // significant first) of coefficients p and p + N/2.
-            for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
-                const u32 c = idx >> log_m, p = idx & (mpts - 1);
-                const u64* poly = acc + (size_t)c * n;
-                u64 y[2];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const u32 pp = p + h * mpts;
-                    const u64 x = mod_sub(br_rotated(poly, pp, e, n, q), poly[pp], q);
-                    y[h] = br_round_digits(x, bits, dec_scale, q);
-                }
-                long long carry[2] = {0, 0};
-                for (int j = (int)l - 1; j >= 0; j--) {
-                    double dv[2];
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        long long d = (long long)(y[h] & (base - 1)) + carry[h];
-                        y[h] >>= a.base_log;
-                        if (d >= half_base) {
-                            d -= (long long)base;
-                            carry[h] = 1;
-                        } else {
-                            carry[h] = 0;
-                        }
-                        dv[h] = (double)d;
-                    }
-                    dig[br_pad((c * l + j) * mpts + p)] = make_double2(dv[0], dv[1]);
-                }
-            }
+            const u32 e_rot = t == 0 ? ai : two_n - ai;
+            for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
+                br_digits_first_stages<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
+                                              g & ((1u << log_p) - 1), e_rot, dig, no_seg, tw);
             __syncthreads();
-            br_forward(dig, rows, log_m, a.radix_log, tw);
-            // Multiply-accumulate with the key's spectra (fft.rs order: keys, then rows, from
-            // the first product); the sums go to rows 0..k of `dig` (each thread reads all rows
-            // at its points before writing them) or, for the first key of a ternary pair, to
-            // `prod`.
-            const double2* kr = key + ((size_t)i * a.kpc + t) * rgsw_points;
-            const bool last = t + 1 == a.kpc;
-            for (u32 p = threadIdx.x; p < mpts; p += blockDim.x) {
-                double2 res[BR_MAX_K1];
-#pragma unroll
-                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
-                    if (c2 >= k1) break;
-                    double2 sum = c_mul(dig[br_pad(p)], __ldg(kr + (size_t)c2 * mpts + p));
-                    if (t > 0) sum = c_add(prod[br_pad(c2 * mpts + p)], sum);
-                    for (u32 r = 1; r < rows; r++)
-                        sum = c_add(sum, c_mul(dig[br_pad(r * mpts + p)],
-                                               __ldg(kr + ((size_t)r * k1 + c2) * mpts + p)));
-                    res[c2] = sum;
-                }
-#pragma unroll
-                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
-                    if (c2 >= k1) break;
-                    if (last) dig[br_pad(c2 * mpts + p)] = res[c2];
-                    else prod[br_pad(c2 * mpts + p)] = res[c2];
-                }
-            }
+            br_forward(dig, rows, log_m, BR_CL_LOG, a.radix_log, tw, 0, 0);
+            br_key_product<false>(dig, prod, key + ((size_t)i * a.kpc + t) * rgsw_points, mpts,
+                                  k1, rows, t, t + 1 == a.kpc);
             __syncthreads();
         }
-        br_inverse(dig, k1, log_m, a.radix_log, tw);
-        for (u32 idx = threadIdx.x; idx < k1 * mpts; idx += blockDim.x) {
-            const u32 c = idx >> log_m, p = idx & (mpts - 1);
-            const double2 z = dig[br_pad(idx)];
-            u64* poly = acc + (size_t)c * n;
-            poly[p] = mod_add(poly[p], br_residue(z.x, q, qd, qinv), q);
-            poly[p + mpts] = mod_add(poly[p + mpts], br_residue(z.y, q, qd, qinv), q);
-        }
+        br_inverse(dig, k1, log_m, log_p, a.radix_log, tw, 0, 0);
+        for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
+            br_last_stages_update<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
+                                         g & ((1u << log_p) - 1), dig, no_seg, tw);
         __syncthreads();
     }
 
@@ -375,47 +523,19 @@ extern "C" __global__ void __launch_bounds__(512, 2)
 // ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
 //
 // `blind_rotate_run_cluster`: the same steps, the same operations in the same order, spread
-// over a cluster of 2^BR_CL_LOG blocks (Hopper distributed shared memory). Block `rank` owns the
-// accumulator coefficients of its groups (below) and segment `rank` of every spectrum (its
-// 2^-BR_CL_LOG share of the points). A step: each block decomposes the coefficients of its
-// groups of the first BR_CL_LOG forward stages (points j + e·P, P = N/2 / 2^BR_CL_LOG, one in
-// each segment, and their coefficients j + e·P and j + e·P + N/2), reading the rotated
-// coefficient from the block that owns it, runs those stages in registers and stores point
-// j + e·P into block e's segment; cluster barrier; the remaining forward stages, the key
-// product (the block's key slice fetched by asynchronous copies at the start of the step) and
-// the first inverse stages on the block's own segment; cluster barrier; the last BR_CL_LOG
-// inverse stages on the block's groups read from every block, the exact rounding and the
-// update of the block's own coefficients; cluster barrier.
-#define BR_CL_LOG 2
-#define BR_CLUSTER (1 << BR_CL_LOG)
-
-__device__ __forceinline__ void br_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// The generic address of `p` (this block's shared memory) in block `rank` of the cluster.
-template <typename T>
-__device__ __forceinline__ T* br_map(T* p, u32 rank) {
-    u64 out;
-    asm("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
-    return (T*)out;
-}
-
-// The block of the cluster that owns accumulator coefficient i (of any component): the group
-// j = (i mod P) belongs to block j / (P / 2^BR_CL_LOG).
-__device__ __forceinline__ u32 br_owner(u32 i, u32 log_p) {
-    return (i & ((1u << log_p) - 1)) >> (log_p - BR_CL_LOG);
-}
-
-__device__ __forceinline__ void br_cp_async16(void* dst, const void* src) {
-    const u32 d = (u32)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-
+// over a cluster of 2^BR_CL_LOG blocks. Block `rank` owns the accumulator coefficients of its
+// groups j (rank·P/4 ≤ j < (rank + 1)·P/4: coefficients j + e·P and j + e·P + N/2) and segment
+// `rank` of every spectrum. A step: each block decomposes its groups through the first
+// BR_CL_LOG forward stages (br_digits_first_stages: rotated coefficients read from their
+// owners, point j + e·P stored into block e's segment); cluster barrier; the remaining forward
+// stages, the key product (the block's key slice, fetched by asynchronous copies during the
+// previous step) and the first inverse stages on the block's own segment; cluster barrier; the
+// last BR_CL_LOG inverse stages on the block's groups read from every block, the exact
+// rounding and the update of the block's own coefficients; cluster barrier.
+//
 // Dynamic shared memory: (k+1)·N accumulator words, the segment's digit spectra
-// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), the key slice
-// (kpc·(k+1)·l·(k+1)·P points), then (n+1) u32.
+// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), two key slices
+// (kpc·(k+1)·l·(k+1)·P points each: this step's and the next's), then (n+1) u32.
 extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
     blind_rotate_run_cluster(BrArgs a, const double2* __restrict__ key,
                              const double2* __restrict__ tw, const u64* __restrict__ test_poly,
@@ -433,10 +553,9 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
     const u32 mpts = n >> 1;
     const u32 log_p = log_m - BR_CL_LOG;  // points of a segment: P = 2^log_p
     const u32 pts = 1u << log_p;
-    const u32 gpb = pts >> BR_CL_LOG;      // groups of a row in one block
+    const u32 log_g = log_p - BR_CL_LOG;  // groups of a component in one block: 2^log_g
     const u32 k1 = a.k + 1;
-    const u32 l = a.levels;
-    const u32 rows = k1 * l;
+    const u32 rows = k1 * a.levels;
     const u64 q = a.q;
 
     u64* acc = smc;
@@ -444,180 +563,76 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
     double2* prod = dig + br_pad(rows * pts);
     double2* ks = prod + (a.kpc == 2 ? br_pad(k1 * pts) : 0);
     const u32 slice = rows * k1 * pts;  // key points of one RGSW in this block
-    u32* ex = (u32*)(ks + (size_t)a.kpc * slice);
-
-    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
-    const u32 ms_bits = a.log_n + 1;
-    for (u32 i = threadIdx.x; i <= a.n_lwe; i += blockDim.x)
-        ex[i] = (u32)br_round_scaled(in[i], ms_bits, a.ms_c, q);
-    __syncthreads();
-    const u32 shift = (two_n - ex[a.n_lwe]) & (two_n - 1);
-    for (u32 idx = threadIdx.x; idx < k1 * n; idx += blockDim.x) {
-        const u32 c = idx >> a.log_n, p = idx & (n - 1);
-        acc[idx] = c < a.k ? 0 : br_rotated(test_poly, p, shift, n, q);
-    }
+    const u32 kslice = a.kpc * slice;   // of one step
+    u32* ex = (u32*)(ks + 2 * (size_t)kslice);
+    br_start(a, test_poly, lwe, b, acc, ex);
     // Every block of the cluster runs before any reads or writes another's shared memory.
     br_cluster_sync();
 
-    const u32 bits = a.base_log * l;
-    const u64 base = 1ull << a.base_log;
-    const long long half_base = (long long)(base >> 1);
-    const double qd = (double)q;
-    const double qinv = __ddiv_rn(1.0, qd);
-    const double dec_scale = __ddiv_rn(ldexp(1.0, (int)bits), qd);
+    const BrStep st = br_step_constants(a);
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     double2* dig_at[BR_CLUSTER];
 #pragma unroll
     for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
-    for (u32 i = 0; i < a.n_lwe; i++) {
-        const u32 ai = ex[i];
-        if (ai == 0) continue;  // the same in every block
-        // This step's key slice: rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1.
-        {
+    // Step i's key slice (rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1) into
+    // buffer `buf`, one commit group (empty past the last step).
+    auto fetch = [&](u32 i, u32 buf) {
+        if (i < a.n_lwe) {
             const double2* kr = key + (size_t)i * a.kpc * rgsw_points + (size_t)rank * pts;
-            const u32 tot = a.kpc * slice;
-            for (u32 idx = threadIdx.x; idx < tot; idx += blockDim.x) {
-                const u32 rowi = idx >> log_p, p = idx & (pts - 1);
-                br_cp_async16(ks + idx, kr + (size_t)rowi * mpts + p);
-            }
-            asm volatile("cp.async.commit_group;" ::: "memory");
+            double2* dst = ks + (size_t)buf * kslice;
+            for (u32 idx = threadIdx.x; idx < kslice; idx += blockDim.x)
+                br_cp_async16(dst + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
         }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    auto next_step = [&](u32 i) {
+        while (i < a.n_lwe && ex[i] == 0) i++;  // X^0·ACC − ACC = 0: the step adds exactly 0
+        return i;
+    };
+    u32 buf = 0;
+    u32 i = next_step(0);
+    fetch(i, buf);
+    while (i < a.n_lwe) {
+        const u32 ai = ex[i];
+        const u32 i_next = next_step(i + 1);
+        // The buffer's last readers (step i − 1's key product) passed the barriers since.
+        fetch(i_next, buf ^ 1);
         for (u32 t = 0; t < a.kpc; t++) {
             const u32 e_rot = t == 0 ? ai : two_n - ai;
-            // Decomposition and the first BR_CL_LOG forward stages: thread (c, jj) takes the
-            // points j + e·P (j = rank·gpb + jj) of component c, all l digit rows.
-            for (u32 g = threadIdx.x; g < k1 * gpb; g += blockDim.x) {
-                const u32 c = g / gpb, jl = g - c * gpb;
-                const u32 j = rank * gpb + jl;
-                const u64* poly = acc + (size_t)c * n;
-                u64 y[BR_CLUSTER][2];
-                u64 xs[BR_CLUSTER][2];
-                // The rotated coefficients (p − e) mod 2N, from their owners, all loads first.
-#pragma unroll
-                for (u32 e = 0; e < BR_CLUSTER; e++) {
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
-                        const u32 src = ii < n ? ii : ii - n;
-                        xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
-                    }
-                }
-                long long carry[BR_CLUSTER][2];
-#pragma unroll
-                for (u32 e = 0; e < BR_CLUSTER; e++) {
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const u32 pp = j + e * pts + h * mpts;
-                        const u32 ii = (pp - e_rot) & (two_n - 1);
-                        const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
-                        const u64 x = mod_sub(rot, poly[pp], q);
-                        y[e][h] = br_round_digits(x, bits, dec_scale, q);
-                        carry[e][h] = 0;
-                    }
-                }
-                for (int jd = (int)l - 1; jd >= 0; jd--) {
-                    double2 x[BR_CLUSTER];
-#pragma unroll
-                    for (u32 e = 0; e < BR_CLUSTER; e++) {
-                        double dv[2];
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            long long d = (long long)(y[e][h] & (base - 1)) + carry[e][h];
-                            y[e][h] >>= a.base_log;
-                            if (d >= half_base) {
-                                d -= (long long)base;
-                                carry[e][h] = 1;
-                            } else {
-                                carry[e][h] = 0;
-                            }
-                            dv[h] = (double)d;
-                        }
-                        x[e] = make_double2(dv[0], dv[1]);
-                    }
-                    // Stages 0 .. BR_CL_LOG − 1 (br_fwd_round with st0 = 0, block 0).
-#pragma unroll
-                    for (int s = 0; s < BR_CL_LOG; s++) {
-                        const u32 half = 1u << (BR_CL_LOG - 1 - s);
-                        const double2* ws = tw + (1u << s);
-#pragma unroll
-                        for (int e = 0; e < BR_CLUSTER; e++) {
-                            if (e & half) continue;
-                            const double2 tt = c_mul(x[e + half], __ldg(ws + (e >> (BR_CL_LOG - s))));
-                            const double2 u = x[e];
-                            x[e] = c_add(u, tt);
-                            x[e + half] = c_sub(u, tt);
-                        }
-                    }
-                    const u32 row = c * l + (u32)jd;
-#pragma unroll
-                    for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e][br_pad(row * pts + j)] = x[e];
-                }
+            for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
+                const u32 c = g >> log_g;
+                br_digits_first_stages<true>(a, st, acc + (size_t)c * n, c,
+                                             (rank << log_g) + (g & ((1u << log_g) - 1)), e_rot,
+                                             dig, dig_at, tw);
             }
             br_cluster_sync();
-            br_forward(dig, rows, log_p, 2, tw, BR_CL_LOG, rank);
+            br_forward(dig, rows, log_p, 0, 2, tw, BR_CL_LOG, rank);
             if (t == 0) {
-                asm volatile("cp.async.wait_all;" ::: "memory");
+                // This step's group done (the next step's may still be in flight).
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
                 __syncthreads();
             }
-            // Multiply-accumulate with the key slice (the order of br_run).
-            const double2* kr = ks + (size_t)t * slice;
             const bool last = t + 1 == a.kpc;
-            for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
-                double2 res[BR_MAX_K1];
-#pragma unroll
-                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
-                    if (c2 >= k1) break;
-                    double2 sum = c_mul(dig[br_pad(p)], kr[c2 * pts + p]);
-                    if (t > 0) sum = c_add(prod[br_pad(c2 * pts + p)], sum);
-                    for (u32 r = 1; r < rows; r++)
-                        sum = c_add(sum, c_mul(dig[br_pad(r * pts + p)],
-                                               kr[(r * k1 + c2) * pts + p]));
-                    res[c2] = sum;
-                }
-#pragma unroll
-                for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
-                    if (c2 >= k1) break;
-                    if (last) dig[br_pad(c2 * pts + p)] = res[c2];
-                    else prod[br_pad(c2 * pts + p)] = res[c2];
-                }
-            }
+            br_key_product<true>(dig, prod, ks + (size_t)buf * kslice + (size_t)t * slice, pts,
+                                 k1, rows, t, last);
             // Before the next external product's stores into this block's segment (t + 1) or
             // the inverse stages.
             if (last) __syncthreads();
             else br_cluster_sync();
         }
-        br_inverse(dig, k1, log_p, 2, tw, BR_CL_LOG, rank);
+        br_inverse(dig, k1, log_p, log_p, 2, tw, BR_CL_LOG, rank);
         br_cluster_sync();
-        // The last BR_CL_LOG inverse stages (br_inv_round with st0 = log_p, block 0), the
-        // rounding and the update of every replica.
-        for (u32 g = threadIdx.x; g < k1 * gpb; g += blockDim.x) {
-            const u32 c = g / gpb, jl = g - c * gpb;
-            const u32 j = rank * gpb + jl;
-            double2 x[BR_CLUSTER];
-#pragma unroll
-            for (u32 e = 0; e < BR_CLUSTER; e++) x[e] = dig_at[e][br_pad(c * pts + j)];
-#pragma unroll
-            for (int s = 0; s < BR_CL_LOG; s++) {
-                const u32 half = 1u << s;
-                const double2* ws = tw + (mpts >> (log_p + s + 1));
-#pragma unroll
-                for (int e = 0; e < BR_CLUSTER; e++) {
-                    if (e & half) continue;
-                    const double2 aa = x[e], bb = x[e + half];
-                    x[e] = c_add(aa, bb);
-                    x[e + half] = c_mul_conj(c_sub(aa, bb), __ldg(ws + (e >> (s + 1))));
-                }
-            }
-            u64* poly = acc + (size_t)c * n;
-#pragma unroll
-            for (u32 e = 0; e < BR_CLUSTER; e++) {
-                const u32 p = j + e * pts;
-                poly[p] = mod_add(poly[p], br_residue(x[e].x, q, qd, qinv), q);
-                poly[p + mpts] = mod_add(poly[p + mpts], br_residue(x[e].y, q, qd, qinv), q);
-            }
+        for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
+            const u32 c = g >> log_g;
+            br_last_stages_update<true>(a, st, acc + (size_t)c * n, c,
+                                        (rank << log_g) + (g & ((1u << log_g) - 1)), dig, dig_at,
+                                        tw);
         }
         br_cluster_sync();
+        buf ^= 1;
+        i = i_next;
     }
+    asm volatile("cp.async.wait_all;" ::: "memory");
 
     // Sample extraction of coefficient 0: each block writes the words of the coefficients it
     // owns.

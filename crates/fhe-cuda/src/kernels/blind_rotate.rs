@@ -83,8 +83,17 @@ pub fn twiddle_words(fft: &NegacyclicFft) -> Vec<u64> {
     complex_words(fft.twiddles())
 }
 
-/// The device-side limits of the blind rotation: `k + 1 <= 4`.
+/// The device-side limits of the blind rotation: `k + 1 <= 4` and `N >= 8` (the first and
+/// last rounds of the transforms take 4 points of `N/2`).
 pub fn check_blind_rotate(p: &BlindRotateParams) -> Result<()> {
+    if p.ring_degree < 8 {
+        return Err(Error::Unsupported {
+            what: format!(
+                "blind rotation at ring degree {} on the GPU (at least 8)",
+                p.ring_degree
+            ),
+        });
+    }
     if p.glwe_dimension + 1 > MAX_GLWE_COMPONENTS {
         return Err(Error::Unsupported {
             what: format!(
@@ -145,8 +154,8 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
 
 /// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
 /// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
-/// sum, each padded, the key slice of a step (`keys_per_coefficient · (k + 1)·l·(k + 1)·P`
-/// points), then `n + 1` exponents.
+/// sum, each padded, the key slices of two steps (`keys_per_coefficient · (k + 1)·l·(k + 1)·P`
+/// points each: the step's and the next's, fetched during it), then `n + 1` exponents.
 pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
     let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
@@ -156,7 +165,7 @@ pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     } else {
         0
     };
-    let slice = p.keys_per_coefficient * p.rows_per_rgsw() * k1 * pts;
+    let slice = 2 * p.keys_per_coefficient * p.rows_per_rgsw() * k1 * pts;
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
@@ -437,10 +446,10 @@ mod tests {
         // H200 SM.
         assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
         // The cluster entry: the whole accumulator, 2 padded segments of 256 points, the key
-        // slice (2 rows x 2 components x 256 points), 919 exponents.
+        // slices of two steps (2 rows x 2 components x 256 points each), 919 exponents.
         assert_eq!(
             cluster_shared_bytes(&p),
-            8 * 2 * 2048 + 16 * (576 + 1024) + 4 * 919
+            8 * 2 * 2048 + 16 * (576 + 2 * 1024) + 4 * 919
         );
         assert_eq!(
             round_constant(12, q.value()),
