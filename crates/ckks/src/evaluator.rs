@@ -273,6 +273,30 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         Ok(out)
     }
 
+    /// `a·b + c` relinearized and rescaled with one key switch: `c` (two components at the
+    /// operands' level, scale `Δ_a·Δ_b` within tolerance) joins the tensor product before the
+    /// relinearization, whose `mod_down` rescales, so `c` costs no rescale of its own (scale
+    /// `Δ_a·Δ_b / q_l`). A polynomial evaluation adds its lower-degree part this way.
+    pub fn mul_add_relin_rescale(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        c: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        let level = a.level();
+        if level == 0 {
+            return Err(Error::CannotRescale);
+        }
+        let mut t = self.mul(a, b)?;
+        self.add_assign(&mut t, c)?;
+        let q_l = self.ctx.params().moduli_q()[level] as f64;
+        let scale = self.check_scale("rescale", "the result's", level - 1, t.scale() / q_l)?;
+        let mut out = keyswitch::relinearize(self.be(), t, rlk, true)?;
+        self.set_scale(&mut out, scale)?;
+        Ok(out)
+    }
+
     /// Divides by the top prime: level `l -> l-1`, scale `Δ -> Δ / q_l`.
     pub fn rescale(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let meta = self.rescaled_meta(a)?;

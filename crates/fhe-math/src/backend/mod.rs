@@ -38,7 +38,7 @@ pub use blind_rotate::BlindRotateBackend;
 pub use key_switch::KeySwitchBackend;
 pub use ring::{
     RingBackend, active_slot_count, centered_q0_host, check_lift_args, check_linear_combination,
-    linear_combination_default,
+    combine_leading_default, linear_combination_default,
 };
 
 /// The backend traits at once, for code that calls their methods on a concrete backend type
