@@ -410,7 +410,8 @@ fn multiply_add_matches_the_plaintext() {
         Err(Error::ScaleMismatch { .. })
     ));
     assert!(matches!(
-        s.eval.mul_add_relin_rescale(&a, &b, &at(level - 1, delta * delta), &s.rlk),
+        s.eval
+            .mul_add_relin_rescale(&a, &b, &at(level - 1, delta * delta), &s.rlk),
         Err(Error::LevelMismatch { .. })
     ));
 }

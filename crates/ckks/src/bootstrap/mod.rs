@@ -190,6 +190,9 @@ pub struct Bootstrapper<B: KeySwitchBackend> {
     cosine: Polynomial,
     plan: PolyPlan,
     arcsine: Option<Polynomial>,
+    /// `−i` at CoeffToSlot's output level and `+i` at SlotToCoeff's input level
+    /// ([`Bootstrapper::times_monomial`]), encoded once.
+    monomials: [Plaintext<B>; 2],
 }
 
 impl<B: KeySwitchBackend> Bootstrapper<B> {
@@ -224,6 +227,10 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         };
         let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let top = ctx.params().max_level();
+        let cts_out = top - plan.levels.coeff_to_slot;
+        let stc_in = cts_out - plan.levels.eval_mod;
+        let monomials = [monomial(ctx, cts_out, true)?, monomial(ctx, stc_in, false)?];
         Ok(Bootstrapper {
             eval,
             config: plan.config,
@@ -236,6 +243,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             cosine: plan.cosine,
             plan: plan.cosine_plan,
             arcsine: plan.arcsine,
+            monomials,
         })
     }
 
@@ -546,22 +554,37 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     }
 
     /// `ct · (±i)` exactly, as the monomial `±X^{N/2}` (`ζ_j^{N/2} = i` at every slot point):
-    /// `negative` gives `−i`. No level, no scale change.
+    /// `negative` gives `−i`. No level, no scale change. The bootstrap's own levels use the
+    /// plaintexts encoded at construction.
     fn times_monomial(&self, ct: &Ciphertext<B>, negative: bool) -> Result<Ciphertext<B>> {
-        let be = self.be();
-        let params = self.eval.encoder().context().params();
-        let n = params.n();
-        let mut mono = vec![0i64; n];
-        mono[n / 2] = if negative { -1 } else { 1 };
-        let mut poly = be.upload_lifted_i64(&mono, ct.level())?;
-        be.ntt(&mut poly)?;
-        let pt = Plaintext::new(
-            be,
-            poly,
-            Meta::new(ct.level(), 1.0, true, params.fingerprint()),
-        )?;
+        let cached = &self.monomials[usize::from(!negative)];
+        if cached.level() == ct.level() {
+            return self.eval.mul_plain(ct, cached);
+        }
+        let pt = monomial(self.eval.encoder().context(), ct.level(), negative)?;
         self.eval.mul_plain(ct, &pt)
     }
+}
+
+/// The plaintext `±X^{N/2}` (`−` when `negative`) at `level`, NTT form, scale 1: the
+/// multiplication by `±i` in every slot.
+fn monomial<B: KeySwitchBackend>(
+    ctx: &Context<B>,
+    level: usize,
+    negative: bool,
+) -> Result<Plaintext<B>> {
+    let be = ctx.backend();
+    let params = ctx.params();
+    let n = params.n();
+    let mut mono = vec![0i64; n];
+    mono[n / 2] = if negative { -1 } else { 1 };
+    let mut poly = be.upload_lifted_i64(&mono, level)?;
+    be.ntt(&mut poly)?;
+    Ok(Plaintext::new(
+        be,
+        poly,
+        Meta::new(level, 1.0, true, params.fingerprint()),
+    )?)
 }
 
 /// Bytes of one switching key in memory: `dnum · 2 · limbs · N · 8`.
