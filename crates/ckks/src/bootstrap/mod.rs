@@ -193,6 +193,9 @@ pub struct Bootstrapper<B: KeySwitchBackend> {
     /// `−i` at CoeffToSlot's output level and `+i` at SlotToCoeff's input level
     /// ([`Bootstrapper::times_monomial`]), encoded once.
     monomials: [Plaintext<B>; 2],
+    /// An evaluator on a second backend that runs the imaginary half's EvalMod beside the
+    /// real half's ([`Bootstrapper::with_side_evaluator`]).
+    side: Option<Evaluator<B>>,
 }
 
 impl<B: KeySwitchBackend> Bootstrapper<B> {
@@ -244,7 +247,28 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             plan: plan.cosine_plan,
             arcsine: plan.arcsine,
             monomials,
+            side: None,
         })
+    }
+
+    /// Runs the two EvalMod halves of a full-slot bootstrap side by side: the imaginary half
+    /// on `side`, an evaluator of the same parameters on a second backend (on a GPU: a second
+    /// stream of the same device, [`fhe_math::backend::RingBackend`]'s buffers readable from
+    /// both), in a second host thread, so that each half's short launches fill the other's
+    /// idle multiprocessors. The results are the same words: the halves are independent.
+    /// The hand-over synchronizes: this backend before the side one reads its half, the side
+    /// one before its result is copied back ([`Bootstrapper::eval_mod_all`]).
+    ///
+    /// Errors ([`Error::Bootstrap`]): `side` was made for other parameters.
+    pub fn with_side_evaluator(mut self, side: Evaluator<B>) -> Result<Self> {
+        let own = self.eval.encoder().context().params().fingerprint();
+        if side.encoder().context().params().fingerprint() != own {
+            return Err(bad(
+                "the side evaluator was made for other parameters than the bootstrapper's",
+            ));
+        }
+        self.side = Some(side);
+        Ok(self)
     }
 
     /// The configuration.
@@ -443,23 +467,67 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// `sin(2πx) ≈ 2π·t` (with the arcsine correction: `≈ t`), consuming
     /// [`BootstrapLevels::eval_mod`] levels.
     pub fn eval_mod(&self, y: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
-        let (mut c, _) = self.eval.evaluate_polynomials_with_plan(
+        self.eval_mod_on(&self.eval, y, rlk)
+    }
+
+    /// EvalMod on each of CoeffToSlot's outputs, in order: with a side evaluator
+    /// ([`Bootstrapper::with_side_evaluator`]) and two halves, the second on the side backend
+    /// beside the first; otherwise one after the other.
+    pub fn eval_mod_all(
+        &self,
+        halves: &[Ciphertext<B>],
+        rlk: &RelinKey<B>,
+    ) -> Result<Vec<Ciphertext<B>>> {
+        let (Some(side), [re, im]) = (&self.side, halves) else {
+            return halves.iter().map(|h| self.eval_mod(h, rlk)).collect();
+        };
+        let be = self.be();
+        // The side backend reads `im` (and the relinearization key) from this one's buffers.
+        be.synchronize()?;
+        let (re, im) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| -> Result<Ciphertext<B>> {
+                let out = self.eval_mod_on(side, im, rlk)?;
+                side.encoder().context().backend().synchronize()?;
+                Ok(out)
+            });
+            let re = self.eval_mod_on(&self.eval, re, rlk);
+            let im = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (re, im)
+        });
+        let (re, im) = (re?, im?);
+        // The side result copied onto this backend, and the copy finished before the side
+        // buffer is freed.
+        let im_here = im.duplicate(be)?;
+        be.synchronize()?;
+        drop(im);
+        Ok(vec![re, im_here])
+    }
+
+    fn eval_mod_on(
+        &self,
+        eval: &Evaluator<B>,
+        y: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        let (mut c, _) = eval.evaluate_polynomials_with_plan(
             y,
             std::slice::from_ref(&self.cosine),
             &self.plan,
             rlk,
         )?;
         let mut c = c.remove(0);
-        let be = self.be();
+        let be = eval.encoder().context().backend();
         for _ in 0..self.config.double_angle {
-            let sq = self.eval.mul_relin_rescale(&c, &c, rlk)?;
-            let mut d = self.eval.mul_int(&sq, 2)?;
+            let sq = eval.mul_relin_rescale(&c, &c, rlk)?;
+            let mut d = eval.mul_int(&sq, 2)?;
             let minus_one = crate::poly_eval::residues(be, d.level(), -1.0, d.scale())?;
             d.modify(be, d.meta(), |p| be.add_scalar_assign(p, 0, &minus_one))?;
             c = d;
         }
         if let Some(p) = &self.arcsine {
-            c = self.eval.evaluate_polynomial(&c, p, rlk)?;
+            c = eval.evaluate_polynomial(&c, p, rlk)?;
         }
         Ok(c)
     }
@@ -528,12 +596,9 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         encapsulation: Option<&EncapsulationKeys<B>>,
     ) -> Result<Ciphertext<B>> {
         let raised = self.mod_raise_with(ct, encapsulation)?;
-        let halves = self
-            .coeff_to_slot(&raised, keys)?
-            .iter()
-            .map(|h| self.eval_mod(h, rlk))
-            .collect::<Result<Vec<_>>>()?;
-        self.slot_to_coeff(&halves, keys)
+        let halves = self.coeff_to_slot(&raised, keys)?;
+        let modded = self.eval_mod_all(&halves, rlk)?;
+        self.slot_to_coeff(&modded, keys)
     }
 
     fn be(&self) -> &B {
