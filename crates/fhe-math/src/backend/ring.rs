@@ -350,7 +350,7 @@ pub fn centered_q0_host(ring: &RingContext, p: &RnsPoly) -> Result<Vec<Option<i6
 /// The default body of [`RingBackend::combine_leading_assign`]: component by component
 /// through a one-component copy ([`RingBackend::copy_component`],
 /// [`RingBackend::neg_assign`], [`RingBackend::add_component_assign`]).
-pub fn combine_leading_default<B: RingBackend + ?Sized>(
+pub fn combine_leading_default<B: RingBackend>(
     be: &B,
     a: &mut B::Poly,
     b: &B::Poly,
