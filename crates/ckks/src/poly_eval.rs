@@ -30,6 +30,15 @@
 //! products with a larger budget). The Chebyshev change of variable `y = αx + β` adds one
 //! level when `α = 2/(b − a)` is not an integer (it is free on `[-1, 1]`).
 //!
+//! # Fused lower parts
+//!
+//! In `q·B_m + r` the lower part `r` is added to the tensor product before its rescale
+//! ([`Evaluator::mul_add_relin_rescale`]) wherever `r` is at the product's level or above: a
+//! leaf is formed for it at scale `Δ_l²` directly (its coefficients at `Δ_l²/Δ_{l'}` on the
+//! baby steps' level `l'`, the surplus limbs dropped), a subtree is dropped to level `l` and
+//! multiplied by the integer `round(Δ_l²/Δ_r)`. The product's one rescale then brings `r`
+//! down too: at degree 111 (bootstrapping's cosine) 18 standalone rescales instead of 35.
+//!
 //! # Scales
 //!
 //! All ciphertexts stay on the parameter set's scale ladder (`Δ_l` at level `l`, with
