@@ -413,11 +413,14 @@ impl<B: KeySwitchBackend> Evaluator<B> {
                 let meta = out.meta().with_level(next + 1);
                 out.modify(be, meta, |p| be.set_level(p, next + 1))?;
             }
-            let mut t = self.mul_int_raw(&out, m as i64)?;
-            let scale = t.scale() * m;
-            self.set_scale(&mut t, scale)?;
-            self.rescale_assign(&mut t)?;
-            out = t;
+            // In place on the copy: one buffer for the whole drop.
+            self.check_own("multiply by a constant", out.fingerprint())?;
+            let scalars = rlwe::ciphertext::scalar_residues(be.ring(), out.level(), m as i64);
+            let meta = out.meta();
+            out.modify(be, meta, |p| be.mul_scalar_assign(p, &scalars))?;
+            let scale = out.scale() * m;
+            self.set_scale(&mut out, scale)?;
+            self.rescale_assign(&mut out)?;
         }
         Ok(out)
     }

@@ -643,27 +643,48 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
             let level = self.powers[&a].level().min(self.powers[&(i - a)].level());
             self.power_at(a, level)?;
             self.power_at(i - a, level)?;
-            let mut p = self.product(self.power_ref(a, level), self.power_ref(i - a, level))?;
-            if self.chebyshev {
-                // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
-                p = self.ev.mul_int(&p, 2)?;
-                match 2 * a - i {
-                    0 => self.add_constant(&mut p, -1.0)?,
-                    c => {
-                        let level = p.level().min(self.powers[&c].level());
-                        self.power_at(c, level)?;
-                        p = self.sum(p, self.power_ref(c, level), true)?;
-                    }
+            let (pa, pb) = (self.power_ref(a, level), self.power_ref(i - a, level));
+            let c = 2 * a - i;
+            // T_i = 2·(T_a·T_{i−a} − T_c/2): −T_c/2 (T_c negated, its scale doubled) joins the
+            // product before the rescale ([`State::product_add`]) instead of a lowered T_c
+            // after it.
+            let fused = if self.chebyshev && c > 0 && self.powers[&c].level() >= level {
+                let be = self.be();
+                let mut half = self.powers[&c].duplicate(be)?;
+                let meta = half.meta().with_scale(2.0 * half.scale());
+                half.modify(be, meta, |q| be.neg_assign(q))?;
+                match self.product_add(pa, pb, half)? {
+                    Ok(p) => Some(self.ev.mul_int(&p, 2)?),
+                    Err(_) => None,
                 }
-            }
+            } else {
+                None
+            };
+            let p = match fused {
+                Some(p) => p,
+                None if !self.chebyshev => self.product(pa, pb)?,
+                None => {
+                    // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
+                    let mut p = self.ev.mul_int(&self.product(pa, pb)?, 2)?;
+                    match c {
+                        0 => self.add_constant(&mut p, -1.0)?,
+                        c => {
+                            let level = p.level().min(self.powers[&c].level());
+                            self.power_at(c, level)?;
+                            p = self.sum(p, self.power_ref(c, level), true)?;
+                        }
+                    }
+                    p
+                }
+            };
             self.powers.insert(i, p);
         }
         Ok(())
     }
 
     /// `Σ_j rows[r][j]·inputs[j] + constants[r]` for each row `r`, in one linear combination
-    /// at the inputs' common level `l` (coefficients at `Δ_l`, constants at `Δ_l²`), each
-    /// rescaled to `Δ_{l−1}`.
+    /// at the inputs' common level `l` (the products at `Δ_l²`: coefficients at `Δ_l²/Δ_j` for
+    /// an input of scale `Δ_j`, constants at `Δ_l²`), each rescaled to `Δ_{l−1}`.
     fn combine(
         &self,
         inputs: &[&Ciphertext<B>],
@@ -696,8 +717,9 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
                 Some(t) => self.ladder(*t)?.powi(2),
             };
             scales.push(out_scale);
-            for &c in row {
-                coeffs.extend(residues(be, level, c, out_scale / delta)?);
+            // Each input at its own scale (a power read at a lower level keeps its level's).
+            for (&c, input) in row.iter().zip(inputs) {
+                coeffs.extend(residues(be, level, c, out_scale / input.scale())?);
             }
         }
         let refs: Vec<&B::Poly> = inputs.iter().map(|c| c.poly()).collect();
@@ -721,7 +743,7 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
     }
 
     /// The leaves (coefficient vectors of length `k`): one linear combination of
-    /// `B_1 … B_{k−1}` lowered to their common level, each leaf rescaled or, where `targets`
+    /// `B_1 … B_{k−1}` read at their common level, each leaf rescaled or, where `targets`
     /// says, formed as a product's addend ([`State::combine_to`]).
     fn leaves(
         &mut self,
@@ -733,10 +755,24 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
             return Ok(Vec::new());
         }
         let level = self.leaf_level(k);
-        for i in 1..k {
-            self.power_at(i, level)?;
-        }
-        let inputs: Vec<&Ciphertext<B>> = (1..k).map(|i| self.power_ref(i, level)).collect();
+        let be = self.be();
+        // A power above the common level is read there with its top limbs dropped (exact, its
+        // own scale kept; the coefficients absorb it), not lowered by a rescale.
+        let dropped: Vec<Option<Ciphertext<B>>> = (1..k)
+            .map(|i| {
+                let p = &self.powers[&i];
+                if p.level() == level {
+                    return Ok(None);
+                }
+                let mut d = p.duplicate(be)?;
+                d.modify(be, d.meta().with_level(level), |q| be.set_level(q, level))?;
+                Ok(Some(d))
+            })
+            .collect::<Result<_>>()?;
+        let inputs: Vec<&Ciphertext<B>> = (1..k)
+            .zip(&dropped)
+            .map(|(i, d)| d.as_ref().unwrap_or(&self.powers[&i]))
+            .collect();
         let rows: Vec<Vec<f64>> = leaves.iter().map(|l| l[1..].to_vec()).collect();
         let constants: Vec<f64> = leaves.iter().map(|l| l[0]).collect();
         self.combine_to(&inputs, &rows, &constants, targets)
