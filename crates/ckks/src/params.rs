@@ -280,8 +280,8 @@ pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
 /// `(N = 2^16, log q = 454, h = 32)`, or shrink the key to `q_0·p_0` as Lattigo does (one
 /// special prime of at least `q_0`). Why this chain: a key switch at EvalMod's input level
 /// (21) raises 4 digits instead of 6 ([`crate::bootstrap::BootstrapPlan::ntt_limbs`] models
-/// the NTT work of a bootstrap; a model, not a measurement), and the H200 measured 36.9 ms
-/// against 43.0 for [`BOOT_N16`] (2026-11-29, 63ad4a2). Each switching key is
+/// the NTT work of a bootstrap; a model, not a measurement), and the H200 measured 36.3 ms
+/// against 42.7 for [`BOOT_N16`] (2026-11-29, f30c181). Each switching key is
 /// `4 · 2 · 33 · 2^16 · 8` bytes ≈ 138 MB.
 pub const BOOT_N16_MIXED: ParametersLiteral = ParametersLiteral {
     log_n: 16,

@@ -34,10 +34,13 @@
 //!
 //! In `q·B_m + r` the lower part `r` is added to the tensor product before its rescale
 //! ([`Evaluator::mul_add_relin_rescale`]) wherever `r` is at the product's level or above: a
-//! leaf is formed for it at scale `Δ_l²` directly (its coefficients at `Δ_l²/Δ_{l'}` on the
-//! baby steps' level `l'`, the surplus limbs dropped), a subtree is dropped to level `l` and
-//! multiplied by the integer `round(Δ_l²/Δ_r)`. The product's one rescale then brings `r`
-//! down too: at degree 111 (bootstrapping's cosine) 18 standalone rescales instead of 35.
+//! leaf is formed for it at scale `Δ_l²` directly (its coefficients at `Δ_l²/Δ_j` for a baby
+//! step of scale `Δ_j`, the surplus limbs dropped), a subtree is dropped to level `l` and
+//! multiplied by the integer `round(Δ_l²/Δ_r)`. Likewise `T_i = 2·(T_a·T_b − T_c/2)`: `T_c`
+//! negated, declared at twice its scale and multiplied by an integer joins its product. The
+//! leaves read baby steps above their common level with the top limbs dropped (exact; the
+//! coefficients absorb each one's scale). The product's one rescale then brings these down
+//! too: at degree 111 (bootstrapping's cosine) 13 standalone rescales instead of 35.
 //!
 //! # Scales
 //!

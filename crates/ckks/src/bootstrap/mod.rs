@@ -56,23 +56,25 @@
 //! [`BootstrapPlan::ntt_limbs`].)
 //!
 //! On the H200 (`gpu_bench --presets boot:BOOT_N16_MIXED` and `boot:BOOT_N16`, wall time,
-//! median of 5, 2026-11-29, commit 63ad4a2): `BOOT_N16_MIXED` with `BOOT_N16_MIXED_CONFIG` in
-//! 36.9 ms, 24.55 max / 26.54 median bits, 9 levels of 45 bits left (ModRaise 1.2 ms,
-//! CoeffToSlot 10.5, EvalMod 18.4 for both halves side by side, 10.0 for one, SlotToCoeff
-//! 6.6); `BOOT_N16` with `BOOT_N16_CONFIG` in 43.0 ms, 24.5 / 26.6 bits, 9 levels of 57 bits.
+//! median of 5, 2026-11-29, commit f30c181): `BOOT_N16_MIXED` with `BOOT_N16_MIXED_CONFIG` in
+//! 36.3 ms, 24.52 max / 26.54 median bits, 9 levels of 45 bits left (ModRaise 1.2 ms,
+//! CoeffToSlot 10.5, EvalMod 17.7 for both halves side by side, 9.7 for one, SlotToCoeff
+//! 6.6); `BOOT_N16` with `BOOT_N16_CONFIG` in 42.7 ms, 24.6 / 26.6 bits, 9 levels of 57 bits.
 //! Every stage is bound by its key switches (0.34 ms a product at EvalMod's input level,
 //! 0.36 ms a rotation at the top, `BOOT_N16_MIXED`): their NTTs and base conversions, not the
-//! key bytes (7-37x the key-read floor).
+//! key bytes (7-36x the key-read floor).
 //!
 //! What makes it that fast: [`Evaluator::drop_to_level`] takes one rescale for any distance
 //! (the polynomial evaluation lowers powers often); the lower part `r` of each
-//! Paterson–Stockmeyer split `q·T_m + r` joins the product before its rescale
+//! Paterson–Stockmeyer split `q·T_m + r`, and the `T_c` of each Chebyshev power
+//! `T_i = 2·T_a·T_b − T_c`, join the product before its rescale
 //! ([`Evaluator::mul_add_relin_rescale`]: a leaf formed at the product's scale `Δ²`, a subtree
-//! multiplied by an integer), so it needs no rescale of its own (standalone rescales 38 → 18 an
-//! EvalMod half; EvalMod 11.8 → 10.1 ms a half, H200); with a side evaluator
+//! or `T_c` multiplied by an integer), and the leaves read the higher powers with their top
+//! limbs dropped, so none of these needs a rescale of its own (standalone rescales 38 → 14 an
+//! EvalMod half; EvalMod 11.8 → 9.7 ms a half, H200); with a side evaluator
 //! ([`Bootstrapper::with_side_evaluator`], a second stream of the GPU) the two halves run side
-//! by side (20.0 → 18.3 ms for both); a linear transform rescales once, fused with the giant
-//! steps' shared `mod_down`, forms each inner sum in one fused pass
+//! by side (both 17.7 ms against 2 × 9.7); a linear transform rescales once, fused with the
+//! giant steps' shared `mod_down`, forms each inner sum in one fused pass
 //! ([`fhe_math::backend::RingBackend::mul_plain_sum`]), and splits its diagonals into more
 //! baby steps (one shared `mod_up`) and fewer giant steps (a `mod_up` each) where the key
 //! switch count allows, giant steps taken modulo the slot count; a power is lowered to a level
@@ -263,7 +265,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// on `side`, an evaluator of the same parameters on a second backend (on a GPU: a second
     /// stream of the same device, [`fhe_math::backend::RingBackend`]'s buffers readable from
     /// both), in a second host thread, so that each half's short launches fill the other's
-    /// idle multiprocessors (H200, `BOOT_N16_MIXED`: both halves 20.0 → 18.3 ms). The results
+    /// idle multiprocessors (H200, `BOOT_N16_MIXED`: both halves 20.0 → 18.3 ms at 63ad4a2). The results
     /// are the same words: the halves are independent. The hand-over synchronizes: this
     /// backend before the side one reads its half, the side one before its result is copied
     /// back ([`Bootstrapper::eval_mod_all`]). A side evaluator on this backend itself (a clone,
