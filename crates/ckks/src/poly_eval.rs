@@ -700,7 +700,7 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
 
     /// [`State::combine`] with a target per row: `None` as there (rescaled to `Δ_{l−1}` at
     /// level `l − 1`); `Some(t)` (`t < l`) a row formed at scale `Δ_t²` (coefficients at
-    /// `Δ_t²/Δ_l`, constant at `Δ_t²`) and dropped to level `t` without a rescale: the
+    /// `Δ_t²/Δ_j`, constant at `Δ_t²`) and dropped to level `t` without a rescale: the
     /// addend of a product at level `t` ([`State::product_add`]).
     fn combine_to(
         &self,
@@ -800,18 +800,25 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
     ) -> Option<usize> {
         match node {
             Node::Const(_) => None,
-            Node::Leaf(_) => Some(leaf_level - 1),
+            // (Saturating: a plan deeper than the input is refused before any evaluation.)
+            Node::Leaf(_) => Some(leaf_level.saturating_sub(1)),
             Node::Split { m, q, r } => {
                 let power = self.powers[m].level();
                 let (level, r_level) = match self.planned_level(q, leaf_level, targets) {
-                    None => (power - 1, self.planned_level(r, leaf_level, targets)),
+                    None => (
+                        power.saturating_sub(1),
+                        self.planned_level(r, leaf_level, targets),
+                    ),
                     Some(ql) => {
                         let lp = ql.min(power);
                         if let Node::Leaf(i) = **r {
                             targets[i] = Some(lp);
-                            return Some(lp - 1);
+                            return Some(lp.saturating_sub(1));
                         }
-                        (lp - 1, self.planned_level(r, leaf_level, targets))
+                        (
+                            lp.saturating_sub(1),
+                            self.planned_level(r, leaf_level, targets),
+                        )
                     }
                 };
                 Some(r_level.map_or(level, |rl| rl.min(level)))
