@@ -265,11 +265,11 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// on `side`, an evaluator of the same parameters on a second backend (on a GPU: a second
     /// stream of the same device, [`fhe_math::backend::RingBackend`]'s buffers readable from
     /// both), in a second host thread, so that each half's short launches fill the other's
-    /// idle multiprocessors (H200, `BOOT_N16_MIXED`: both halves 20.0 → 18.3 ms at 63ad4a2). The results
-    /// are the same words: the halves are independent. The hand-over synchronizes: this
-    /// backend before the side one reads its half, the side one before its result is copied
-    /// back ([`Bootstrapper::eval_mod_all`]). A side evaluator on this backend itself (a clone,
-    /// one stream) is correct but gains nothing.
+    /// idle multiprocessors (H200, `BOOT_N16_MIXED`: both halves 20.0 → 18.3 ms at 63ad4a2).
+    /// The results are the same words: the halves are independent. The hand-over
+    /// synchronizes: this backend before the side one reads its half, the side one before its
+    /// result is copied back ([`Bootstrapper::eval_mod_all`]). A side evaluator on this
+    /// backend itself (a clone, one stream) is correct but gains nothing.
     ///
     /// Errors ([`Error::Bootstrap`]): `side` was made for other parameters.
     pub fn with_side_evaluator(mut self, side: Evaluator<B>) -> Result<Self> {
@@ -498,8 +498,11 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         be.synchronize()?;
         let (re, im) = std::thread::scope(|scope| {
             let other = scope.spawn(|| -> Result<Ciphertext<B>> {
-                let out = self.eval_mod_on(side, im, rlk)?;
-                side.encoder().context().backend().synchronize()?;
+                let out = self.eval_mod_on(side, im, rlk);
+                // Drained on every path: nothing of the side stream may still read `im`.
+                let drained = side.encoder().context().backend().synchronize();
+                let out = out?;
+                drained?;
                 Ok(out)
             });
             let re = self.eval_mod_on(&self.eval, re, rlk);
