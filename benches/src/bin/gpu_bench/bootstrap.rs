@@ -3,8 +3,8 @@
 //! [−1, 1] real and imaginary) and each stage on its own inputs (`bootstrap_mod_raise`,
 //! `bootstrap_coeff_to_slot`, `bootstrap_eval_mod` for one half and `bootstrap_eval_mod_both`
 //! for the two a full-slot bootstrap runs (side by side, the second on another stream:
-//! [`ckks::bootstrap::Bootstrapper::with_side_evaluator`]), `bootstrap_slot_to_coeff`: the stages with
-//! `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
+//! [`ckks::bootstrap::Bootstrapper::with_side_evaluator`]), `bootstrap_slot_to_coeff`: the
+//! stages with `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
 //! `mul_relin_rescale` at EvalMod's input level) and `bootstrap_rotation` (one rotation at the
 //! top level).
 //! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_MIXED` (the mixed
