@@ -5,14 +5,15 @@
 
 mod common;
 
-use common::{assert_bit_identical, cuda_backend};
+use common::{assert_bit_identical, cuda_backend, device};
 use gpufhe::ckks::bootstrap::{BOOT_N12_CONFIG, Bootstrapper, EncapsulationKeys};
 use gpufhe::ckks::linear_transform::LinearTransform;
 use gpufhe::ckks::params::{
     BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_SECRET_WEIGHT, ParametersLiteral,
 };
 use gpufhe::ckks::precision::{InputGenerator, precision_bits, uniform_complex};
-use gpufhe::ckks::{Context, Parameters, context::ring_for};
+use gpufhe::ckks::{Context, Evaluator, Parameters, context::ring_for};
+use gpufhe::cuda::CudaBackend;
 use gpufhe::math::backend::prelude::*;
 use gpufhe::math::fft::Complex64;
 use gpufhe::rlwe::encrypt;
@@ -24,11 +25,21 @@ type Named = Vec<(String, Vec<u64>)>;
 
 /// A linear transform (7 diagonals on full slots) and a whole bootstrap (each stage kept), on
 /// `ctx`'s backend with fixed seeds; with `encapsulated`, a dense secret with sparse-secret
-/// encapsulation. Also returns the bootstrap's precision in bits.
-fn run<B: Backend>(ctx: &Context<B>, encapsulated: bool) -> (Named, f64) {
+/// encapsulation; with `side`, EvalMod's two halves run side by side, the second on that
+/// context's backend. Also returns the bootstrap's precision in bits.
+fn run<B: Backend>(
+    ctx: &Context<B>,
+    encapsulated: bool,
+    side: Option<&Context<B>>,
+) -> (Named, f64) {
     let be = ctx.backend();
     let params = ctx.params();
-    let boot = Bootstrapper::new(ctx, BOOT_N12_CONFIG).unwrap();
+    let mut boot = Bootstrapper::new(ctx, BOOT_N12_CONFIG).unwrap();
+    if let Some(side) = side {
+        boot = boot
+            .with_side_evaluator(Evaluator::new(side).unwrap())
+            .unwrap();
+    }
     let eval = boot.evaluator();
     let kg = ctx.key_generator();
     let sparse = kg
@@ -74,10 +85,7 @@ fn run<B: Backend>(ctx: &Context<B>, encapsulated: bool) -> (Named, f64) {
     for h in &halves {
         keep("coeff_to_slot", h.poly());
     }
-    let modded: Vec<_> = halves
-        .iter()
-        .map(|h| boot.eval_mod(h, &rlk).unwrap())
-        .collect();
+    let modded = boot.eval_mod_all(&halves, &rlk).unwrap();
     for h in &modded {
         keep("eval_mod", h.poly());
     }
@@ -90,13 +98,20 @@ fn run<B: Backend>(ctx: &Context<B>, encapsulated: bool) -> (Named, f64) {
     (out, precision_bits(&got, &z))
 }
 
-fn compare(lit: &ParametersLiteral, encapsulated: bool) {
+/// With `side_stream`, the GPU runs EvalMod's second half on a second backend on another
+/// stream of the same device ([`Bootstrapper::with_side_evaluator`]).
+fn compare(lit: &ParametersLiteral, encapsulated: bool, side_stream: bool) {
     let params = Parameters::new(lit).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
-    let gpu =
-        Context::with_backend(params.clone(), cuda_backend(ring_for(&params).unwrap())).unwrap();
-    let (c, cpu_bits) = run(&cpu, encapsulated);
-    let (g, gpu_bits) = run(&gpu, encapsulated);
+    let ring = ring_for(&params).unwrap();
+    let gpu = Context::with_backend(params.clone(), cuda_backend(ring.clone())).unwrap();
+    let side = side_stream.then(|| {
+        let dev = device();
+        let be = CudaBackend::on_stream(dev.clone(), dev.stream(1).clone(), ring).unwrap();
+        Context::with_backend(params.clone(), be).unwrap()
+    });
+    let (c, cpu_bits) = run(&cpu, encapsulated, None);
+    let (g, gpu_bits) = run(&gpu, encapsulated, side.as_ref());
     println!("bootstrap precision: CPU {cpu_bits:.2} bits, GPU {gpu_bits:.2} bits");
     assert!(gpu_bits >= 21.0, "{gpu_bits:.2} bits");
     assert_bit_identical(&c, &g);
@@ -105,7 +120,7 @@ fn compare(lit: &ParametersLiteral, encapsulated: bool) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_bit_identical_to_cpu() {
-    compare(&BOOT_N12_INSECURE, false);
+    compare(&BOOT_N12_INSECURE, false, false);
 }
 
 /// The mixed chain (45-bit application primes under 54-bit bootstrapping primes): SlotToCoeff's
@@ -113,11 +128,18 @@ fn gpu_bootstrap_bit_identical_to_cpu() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_mixed_chain_bit_identical_to_cpu() {
-    compare(&BOOT_N12_MIXED_INSECURE, false);
+    compare(&BOOT_N12_MIXED_INSECURE, false, false);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_encapsulated_bit_identical_to_cpu() {
-    compare(&BOOT_N12_INSECURE, true);
+    compare(&BOOT_N12_INSECURE, true, false);
+}
+
+/// EvalMod's halves side by side on two streams of one GPU: the same words as the CPU.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bootstrap_side_stream_bit_identical_to_cpu() {
+    compare(&BOOT_N12_INSECURE, true, true);
 }

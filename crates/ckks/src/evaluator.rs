@@ -273,6 +273,30 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         Ok(out)
     }
 
+    /// `a·b + c` relinearized and rescaled with one key switch: `c` (two components at the
+    /// operands' level, scale `Δ_a·Δ_b` within tolerance) joins the tensor product before the
+    /// relinearization, whose `mod_down` rescales, so `c` costs no rescale of its own (scale
+    /// `Δ_a·Δ_b / q_l`). A polynomial evaluation adds its lower-degree part this way.
+    pub fn mul_add_relin_rescale(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        c: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        let level = a.level();
+        if level == 0 {
+            return Err(Error::CannotRescale);
+        }
+        let mut t = self.mul(a, b)?;
+        self.add_assign(&mut t, c)?;
+        let q_l = self.ctx.params().moduli_q()[level] as f64;
+        let scale = self.check_scale("rescale", "the result's", level - 1, t.scale() / q_l)?;
+        let mut out = keyswitch::relinearize(self.be(), t, rlk, true)?;
+        self.set_scale(&mut out, scale)?;
+        Ok(out)
+    }
+
     /// Divides by the top prime: level `l -> l-1`, scale `Δ -> Δ / q_l`.
     pub fn rescale(&self, a: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let meta = self.rescaled_meta(a)?;
@@ -389,11 +413,14 @@ impl<B: KeySwitchBackend> Evaluator<B> {
                 let meta = out.meta().with_level(next + 1);
                 out.modify(be, meta, |p| be.set_level(p, next + 1))?;
             }
-            let mut t = self.mul_int_raw(&out, m as i64)?;
-            let scale = t.scale() * m;
-            self.set_scale(&mut t, scale)?;
-            self.rescale_assign(&mut t)?;
-            out = t;
+            // In place on the copy: one buffer for the whole drop.
+            self.check_own("multiply by a constant", out.fingerprint())?;
+            let scalars = rlwe::ciphertext::scalar_residues(be.ring(), out.level(), m as i64);
+            let meta = out.meta();
+            out.modify(be, meta, |p| be.mul_scalar_assign(p, &scalars))?;
+            let scale = out.scale() * m;
+            self.set_scale(&mut out, scale)?;
+            self.rescale_assign(&mut out)?;
         }
         Ok(out)
     }

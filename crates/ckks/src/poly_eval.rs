@@ -30,6 +30,18 @@
 //! products with a larger budget). The Chebyshev change of variable `y = αx + β` adds one
 //! level when `α = 2/(b − a)` is not an integer (it is free on `[-1, 1]`).
 //!
+//! # Fused lower parts
+//!
+//! In `q·B_m + r` the lower part `r` is added to the tensor product before its rescale
+//! ([`Evaluator::mul_add_relin_rescale`]) wherever `r` is at the product's level or above: a
+//! leaf is formed for it at scale `Δ_l²` directly (its coefficients at `Δ_l²/Δ_j` for a baby
+//! step of scale `Δ_j`, the surplus limbs dropped), a subtree is dropped to level `l` and
+//! multiplied by the integer `round(Δ_l²/Δ_r)`. Likewise `T_i = 2·(T_a·T_b − T_c/2)`: `T_c`
+//! negated, declared at twice its scale and multiplied by an integer joins its product. The
+//! leaves read baby steps above their common level with the top limbs dropped (exact; the
+//! coefficients absorb each one's scale). The product's one rescale then brings these down
+//! too: at degree 111 (bootstrapping's cosine) 13 standalone rescales instead of 35.
+//!
 //! # Scales
 //!
 //! All ciphertexts stay on the parameter set's scale ladder (`Δ_l` at level `l`, with
@@ -553,6 +565,55 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         self.ev.mul_relin_rescale(a, b, self.rlk)
     }
 
+    /// `a·b + c` with `c` joined before the rescale ([`Evaluator::mul_add_relin_rescale`]):
+    /// `a`, `b` brought to their lower level `l` as in [`State::product`], `c` (at level `l`
+    /// or above) dropped to `l` (exact) and, unless its scale is already the product's,
+    /// multiplied by the integer `round(Δ_l² / Δ_c)`: the one rescale of the product then
+    /// also brings `c` down, where a separate [`State::lower`] would take a rescale of its
+    /// own. `Err(c)` (nothing done) when `c` is below `l` or that integer does not fit: the
+    /// caller adds `c` after the product.
+    fn product_add(
+        &self,
+        a: &Ciphertext<B>,
+        b: &Ciphertext<B>,
+        mut c: Ciphertext<B>,
+    ) -> Result<std::result::Result<Ciphertext<B>, Ciphertext<B>>> {
+        let level = a.level().min(b.level());
+        if c.level() < level {
+            return Ok(Err(c));
+        }
+        let target = self.ladder(level)?.powi(2);
+        let m = (target / c.scale()).round();
+        let rescaled = ((c.scale() - target) / target).abs() > SCALE_TOLERANCE;
+        if rescaled && !(1.0..2f64.powi(62)).contains(&m) {
+            return Ok(Err(c));
+        }
+        let be = self.be();
+        if c.level() > level {
+            c.modify(be, c.meta().with_level(level), |p| be.set_level(p, level))?;
+        }
+        if rescaled {
+            let scalars = rlwe::ciphertext::scalar_residues(be.ring(), level, m as i64);
+            let meta = c.meta().with_scale(c.scale() * m);
+            c.modify(be, meta, |p| be.mul_scalar_assign(p, &scalars))?;
+        }
+        let (la, lb);
+        let a = if a.level() > level {
+            la = self.lower(a, level)?;
+            &la
+        } else {
+            a
+        };
+        let b = if b.level() > level {
+            lb = self.lower(b, level)?;
+            &lb
+        } else {
+            b
+        };
+        self.products.set(self.products.get() + 1);
+        Ok(Ok(self.ev.mul_add_relin_rescale(a, b, &c, self.rlk)?))
+    }
+
     /// `a ± b` at the lower of their levels.
     fn sum(&self, a: Ciphertext<B>, b: &Ciphertext<B>, subtract: bool) -> Result<Ciphertext<B>> {
         let level = a.level().min(b.level());
@@ -585,100 +646,228 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
             let level = self.powers[&a].level().min(self.powers[&(i - a)].level());
             self.power_at(a, level)?;
             self.power_at(i - a, level)?;
-            let mut p = self.product(self.power_ref(a, level), self.power_ref(i - a, level))?;
-            if self.chebyshev {
-                // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
-                p = self.ev.mul_int(&p, 2)?;
-                match 2 * a - i {
-                    0 => self.add_constant(&mut p, -1.0)?,
-                    c => {
-                        let level = p.level().min(self.powers[&c].level());
-                        self.power_at(c, level)?;
-                        p = self.sum(p, self.power_ref(c, level), true)?;
-                    }
+            let (pa, pb) = (self.power_ref(a, level), self.power_ref(i - a, level));
+            let c = 2 * a - i;
+            // T_i = 2·(T_a·T_{i−a} − T_c/2): −T_c/2 (T_c negated, its scale doubled) joins the
+            // product before the rescale ([`State::product_add`]) instead of a lowered T_c
+            // after it.
+            let fused = if self.chebyshev && c > 0 && self.powers[&c].level() >= level {
+                let be = self.be();
+                let mut half = self.powers[&c].duplicate(be)?;
+                let meta = half.meta().with_scale(2.0 * half.scale());
+                half.modify(be, meta, |q| be.neg_assign(q))?;
+                match self.product_add(pa, pb, half)? {
+                    Ok(p) => Some(self.ev.mul_int(&p, 2)?),
+                    Err(_) => None,
                 }
-            }
+            } else {
+                None
+            };
+            let p = match fused {
+                Some(p) => p,
+                None if !self.chebyshev => self.product(pa, pb)?,
+                None => {
+                    // T_i = 2·T_a·T_{i−a} − T_{2a−i} (T_0 = 1).
+                    let mut p = self.ev.mul_int(&self.product(pa, pb)?, 2)?;
+                    match c {
+                        0 => self.add_constant(&mut p, -1.0)?,
+                        c => {
+                            let level = p.level().min(self.powers[&c].level());
+                            self.power_at(c, level)?;
+                            p = self.sum(p, self.power_ref(c, level), true)?;
+                        }
+                    }
+                    p
+                }
+            };
             self.powers.insert(i, p);
         }
         Ok(())
     }
 
     /// `Σ_j rows[r][j]·inputs[j] + constants[r]` for each row `r`, in one linear combination
-    /// at the inputs' common level `l` (coefficients at `Δ_l`, constants at `Δ_l²`), each
-    /// rescaled to `Δ_{l−1}`.
+    /// at the inputs' common level `l` (the products at `Δ_l²`: coefficients at `Δ_l²/Δ_j` for
+    /// an input of scale `Δ_j`, constants at `Δ_l²`), each rescaled to `Δ_{l−1}`.
     fn combine(
         &self,
         inputs: &[&Ciphertext<B>],
         rows: &[Vec<f64>],
         constants: &[f64],
     ) -> Result<Vec<Ciphertext<B>>> {
+        let targets = vec![None; rows.len()];
+        self.combine_to(inputs, rows, constants, &targets)
+    }
+
+    /// [`State::combine`] with a target per row: `None` as there (rescaled to `Δ_{l−1}` at
+    /// level `l − 1`); `Some(t)` (`t < l`) a row formed at scale `Δ_t²` (coefficients at
+    /// `Δ_t²/Δ_j`, constant at `Δ_t²`) and dropped to level `t` without a rescale: the
+    /// addend of a product at level `t` ([`State::product_add`]).
+    fn combine_to(
+        &self,
+        inputs: &[&Ciphertext<B>],
+        rows: &[Vec<f64>],
+        constants: &[f64],
+        targets: &[Option<usize>],
+    ) -> Result<Vec<Ciphertext<B>>> {
         let be = self.be();
         let level = inputs[0].level();
         let delta = self.ladder(level)?;
         let mut coeffs = Vec::with_capacity(rows.len() * inputs.len() * (level + 1));
-        for row in rows {
-            for &c in row {
-                coeffs.extend(residues(be, level, c, delta)?);
+        let mut scales = Vec::with_capacity(rows.len());
+        for (row, target) in rows.iter().zip(targets) {
+            let out_scale = match target {
+                None => delta * delta,
+                Some(t) => self.ladder(*t)?.powi(2),
+            };
+            scales.push(out_scale);
+            // Each input at its own scale (a power read at a lower level keeps its level's).
+            for (&c, input) in row.iter().zip(inputs) {
+                coeffs.extend(residues(be, level, c, out_scale / input.scale())?);
             }
         }
         let refs: Vec<&B::Poly> = inputs.iter().map(|c| c.poly()).collect();
         let polys = be.linear_combination(&refs, &coeffs, rows.len())?;
-        let meta = inputs[0].meta().with_scale(delta * delta);
         polys
             .into_iter()
             .zip(constants)
-            .map(|(poly, &c)| {
-                let mut ct = Ciphertext::new(be, poly, meta)?;
+            .zip(scales.into_iter().zip(targets))
+            .map(|((poly, &c), (scale, target))| {
+                let mut ct = Ciphertext::new(be, poly, inputs[0].meta().with_scale(scale))?;
                 self.add_constant(&mut ct, c)?;
-                self.ev.rescale(&ct)
+                match *target {
+                    None => self.ev.rescale(&ct),
+                    Some(t) => {
+                        ct.modify(be, ct.meta().with_level(t), |p| be.set_level(p, t))?;
+                        Ok(ct)
+                    }
+                }
             })
             .collect()
     }
 
     /// The leaves (coefficient vectors of length `k`): one linear combination of
-    /// `B_1 … B_{k−1}` lowered to their common level.
-    fn leaves(&mut self, leaves: &[Vec<f64>], k: usize) -> Result<Vec<Ciphertext<B>>> {
+    /// `B_1 … B_{k−1}` read at their common level, each leaf rescaled or, where `targets`
+    /// says, formed as a product's addend ([`State::combine_to`]).
+    fn leaves(
+        &mut self,
+        leaves: &[Vec<f64>],
+        k: usize,
+        targets: &[Option<usize>],
+    ) -> Result<Vec<Ciphertext<B>>> {
         if leaves.is_empty() {
             return Ok(Vec::new());
         }
-        let level = (1..k)
-            .map(|i| self.powers[&i].level())
-            .min()
-            .expect("k ≥ 2");
-        for i in 1..k {
-            self.power_at(i, level)?;
-        }
-        let inputs: Vec<&Ciphertext<B>> = (1..k).map(|i| self.power_ref(i, level)).collect();
+        let level = self.leaf_level(k);
+        let be = self.be();
+        // A power above the common level is read there with its top limbs dropped (exact, its
+        // own scale kept; the coefficients absorb it), not lowered by a rescale.
+        let dropped: Vec<Option<Ciphertext<B>>> = (1..k)
+            .map(|i| {
+                let p = &self.powers[&i];
+                if p.level() == level {
+                    return Ok(None);
+                }
+                let mut d = p.duplicate(be)?;
+                d.modify(be, d.meta().with_level(level), |q| be.set_level(q, level))?;
+                Ok(Some(d))
+            })
+            .collect::<Result<_>>()?;
+        let inputs: Vec<&Ciphertext<B>> = (1..k)
+            .zip(&dropped)
+            .map(|(i, d)| d.as_ref().unwrap_or(&self.powers[&i]))
+            .collect();
         let rows: Vec<Vec<f64>> = leaves.iter().map(|l| l[1..].to_vec()).collect();
         let constants: Vec<f64> = leaves.iter().map(|l| l[0]).collect();
-        self.combine(&inputs, &rows, &constants)
+        self.combine_to(&inputs, &rows, &constants, targets)
+    }
+
+    /// The level the leaves' linear combination runs at: the lowest of `B_1 … B_{k−1}`.
+    fn leaf_level(&self, k: usize) -> usize {
+        (1..k)
+            .map(|i| self.powers[&i].level())
+            .min()
+            .expect("k ≥ 2")
+    }
+
+    /// The level [`State::eval`] leaves `node`'s value at (`None` for a constant), from the
+    /// powers' levels and the leaves' `leaf_level`; marks in `targets` each leaf that
+    /// [`State::eval`] adds into its sibling product (`Some(l)`: the product's level).
+    fn planned_level(
+        &self,
+        node: &Node,
+        leaf_level: usize,
+        targets: &mut [Option<usize>],
+    ) -> Option<usize> {
+        match node {
+            Node::Const(_) => None,
+            // (Saturating: a plan deeper than the input is refused before any evaluation.)
+            Node::Leaf(_) => Some(leaf_level.saturating_sub(1)),
+            Node::Split { m, q, r } => {
+                let power = self.powers[m].level();
+                let (level, r_level) = match self.planned_level(q, leaf_level, targets) {
+                    None => (
+                        power.saturating_sub(1),
+                        self.planned_level(r, leaf_level, targets),
+                    ),
+                    Some(ql) => {
+                        let lp = ql.min(power);
+                        if let Node::Leaf(i) = **r {
+                            targets[i] = Some(lp);
+                            return Some(lp.saturating_sub(1));
+                        }
+                        (
+                            lp.saturating_sub(1),
+                            self.planned_level(r, leaf_level, targets),
+                        )
+                    }
+                };
+                Some(r_level.map_or(level, |rl| rl.min(level)))
+            }
+        }
     }
 
     /// The value of `node` (a constant stays a constant). A giant power multiplied at a lower
-    /// level is lowered once for all the products that need it there.
+    /// level is lowered once for all the products that need it there. The lower part `r` of
+    /// `q·B_m + r` joins the product before its rescale where it can
+    /// ([`State::product_add`]; a leaf was formed for it, [`State::planned_level`]).
     fn eval(&mut self, node: &Node, leaves: &mut [Option<Ciphertext<B>>]) -> Result<Value<B>> {
         match node {
             Node::Const(c) => Ok(Value::Const(*c)),
             Node::Leaf(i) => Ok(Value::Ct(leaves[*i].take().expect("each leaf used once"))),
             Node::Split { m, q, r } => {
-                let mut qg = match self.eval(q, leaves)? {
-                    Value::Const(c) => self
-                        .combine(&[&self.powers[m]], &[vec![c]], &[0.0])?
-                        .remove(0),
-                    Value::Ct(qc) => {
-                        let level = qc.level().min(self.powers[m].level());
-                        self.power_at(*m, level)?;
-                        self.product(&qc, self.power_ref(*m, level))?
-                    }
-                };
-                match self.eval(r, leaves)? {
+                let qc = match self.eval(q, leaves)? {
                     Value::Const(c) => {
-                        self.add_constant(&mut qg, c)?;
-                        Ok(Value::Ct(qg))
+                        let qg = self
+                            .combine(&[&self.powers[m]], &[vec![c]], &[0.0])?
+                            .remove(0);
+                        let rest = self.eval(r, leaves)?;
+                        return self.add_value(qg, rest);
                     }
-                    Value::Ct(rc) => Ok(Value::Ct(self.sum(qg, &rc, false)?)),
-                }
+                    Value::Ct(qc) => qc,
+                };
+                let level = qc.level().min(self.powers[m].level());
+                self.power_at(*m, level)?;
+                let rest = match self.eval(r, leaves)? {
+                    Value::Ct(rc) => match self.product_add(&qc, self.power_ref(*m, level), rc)? {
+                        Ok(fused) => return Ok(Value::Ct(fused)),
+                        Err(rc) => Value::Ct(rc),
+                    },
+                    constant => constant,
+                };
+                let qg = self.product(&qc, self.power_ref(*m, level))?;
+                self.add_value(qg, rest)
             }
+        }
+    }
+
+    /// `qg + r` for a node's two parts (a constant added at `qg`'s scale).
+    fn add_value(&self, mut qg: Ciphertext<B>, r: Value<B>) -> Result<Value<B>> {
+        match r {
+            Value::Const(c) => {
+                self.add_constant(&mut qg, c)?;
+                Ok(Value::Ct(qg))
+            }
+            Value::Ct(rc) => Ok(Value::Ct(self.sum(qg, &rc, false)?)),
         }
     }
 }
@@ -783,8 +972,15 @@ impl<B: KeySwitchBackend> Evaluator<B> {
         let coeffs: Vec<&[f64]> = ps.iter().map(|p| p.coeffs()).collect();
         let forest = Forest::new(&coeffs, state.chebyshev, plan.baby_step, plan.budget);
         state.compute_powers(&forest.powers)?;
+        let mut targets = vec![None; forest.leaves.len()];
+        if !forest.leaves.is_empty() {
+            let leaf_level = state.leaf_level(plan.baby_step);
+            for root in &forest.roots {
+                state.planned_level(root, leaf_level, &mut targets);
+            }
+        }
         let mut leaves: Vec<Option<Ciphertext<B>>> = state
-            .leaves(&forest.leaves, plan.baby_step)?
+            .leaves(&forest.leaves, plan.baby_step, &targets)?
             .into_iter()
             .map(Some)
             .collect();

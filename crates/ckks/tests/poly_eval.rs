@@ -376,3 +376,42 @@ fn host_evaluation_is_consistent() {
     );
     assert_eq!(Polynomial::power(vec![0.0, 0.0]).unwrap().degree(), 0);
 }
+
+/// `mul_add_relin_rescale`: `a·b + c` with `c` at the product's scale `Δ²` joins the tensor
+/// before the one rescale (the lower part of a Paterson–Stockmeyer split); it matches the
+/// plaintext to the scheme's precision and refuses an addend at another level or scale.
+#[test]
+fn multiply_add_matches_the_plaintext() {
+    let s = setup(&TEST_N11_INSECURE);
+    let n = s.enc.max_slots();
+    let mut rng = Rng(41);
+    let (x, y, z) = (rng.vec(n), rng.vec(n), rng.vec(n));
+    let (a, b) = (s.encrypt(&x), s.encrypt(&y));
+    let level = a.level();
+    let delta = s.ctx.params().scale(level).unwrap();
+    let zc: Vec<fhe_math::fft::Complex64> = z.iter().map(|&v| v.into()).collect();
+    let at = |level: usize, scale: f64| {
+        let pt = s.enc.encode_with(&zc, level, scale, n).unwrap();
+        s.ctx.encrypt_pk(&s.pk, &pt).unwrap()
+    };
+    let c = at(level, delta * delta);
+    let out = s.eval.mul_add_relin_rescale(&a, &b, &c, &s.rlk).unwrap();
+    assert_eq!(out.level(), level - 1);
+    let got = s.decrypt(&out);
+    let err = (0..n)
+        .map(|i| (got[i] - (x[i] * y[i] + z[i])).abs())
+        .fold(0.0, f64::max);
+    println!("a·b + c: {:.1} bits", -err.log2());
+    assert!(err < 2f64.powi(-15), "{err:e}");
+    // An addend at Δ (not Δ²), or one level lower, is refused.
+    let wrong_scale = s.encrypt(&z);
+    assert!(matches!(
+        s.eval.mul_add_relin_rescale(&a, &b, &wrong_scale, &s.rlk),
+        Err(Error::ScaleMismatch { .. })
+    ));
+    assert!(matches!(
+        s.eval
+            .mul_add_relin_rescale(&a, &b, &at(level - 1, delta * delta), &s.rlk),
+        Err(Error::LevelMismatch { .. })
+    ));
+}

@@ -305,6 +305,7 @@ impl RingBackend for AnyBackend {
         fn sub_assign(a: buf_mut, b: buf) -> same Result<()>;
         fn add_new(a: buf, b: buf, subtract: val bool) -> poly;
         fn add_component_assign(a: buf_mut, component: val usize, b: buf) -> same Result<()>;
+        fn combine_leading_assign(a: buf_mut, b: buf, subtract: val bool) -> same Result<()>;
         fn copy_component(src: buf, src_component: val usize, dst: buf_mut, dst_component: val usize) -> same Result<()>;
         fn neg_assign(a: buf_mut) -> same Result<()>;
         fn mul_plain_assign(a: buf_mut, b: buf) -> same Result<()>;

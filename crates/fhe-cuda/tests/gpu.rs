@@ -201,6 +201,16 @@ fn check_all_on(dev: Arc<Device>, ring: Arc<RingContext>) {
                 Box::new(|a| gpu.add_component_assign(a, 1, &pd)),
             ),
             (
+                "combine_leading_assign (add)",
+                Box::new(|a| cpu.combine_leading_assign(a, &ph, false)),
+                Box::new(|a| gpu.combine_leading_assign(a, &pd, false)),
+            ),
+            (
+                "combine_leading_assign (subtract)",
+                Box::new(|a| cpu.combine_leading_assign(a, &ph, true)),
+                Box::new(|a| gpu.combine_leading_assign(a, &pd, true)),
+            ),
+            (
                 "copy_component",
                 Box::new(|a| cpu.copy_component(&bh, 1, a, 0)),
                 Box::new(|a| gpu.copy_component(&bd, 1, a, 0)),

@@ -188,6 +188,38 @@ impl RingBackend for CpuBackend {
         self.binary(a, b, "sub", |m, x, y| m.sub(x, y))
     }
 
+    fn combine_leading_assign(&self, a: &mut RnsPoly, b: &RnsPoly, subtract: bool) -> Result<()> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, "combine the leading components")?;
+        if b.components() > a.components() {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "cannot combine the leading components: the operand has {} components, \
+                     more than {}",
+                    b.components(),
+                    a.components()
+                ),
+            });
+        }
+        let ring = &self.ring;
+        let k = b.components();
+        par_limbs_mut(a).for_each(|(c, s, x)| {
+            if c >= k || x.is_empty() {
+                return;
+            }
+            let m = ring.modulus(s);
+            for (xi, &yi) in x.iter_mut().zip(b.limb(c, s)) {
+                *xi = if subtract {
+                    m.sub(*xi, yi)
+                } else {
+                    m.add(*xi, yi)
+                };
+            }
+        });
+        Ok(())
+    }
+
     fn add_component_assign(&self, a: &mut RnsPoly, component: usize, b: &RnsPoly) -> Result<()> {
         self.check(a)?;
         self.check(b)?;

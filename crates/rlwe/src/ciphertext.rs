@@ -409,11 +409,6 @@ pub fn combine_components<B: RingBackend>(
     subtract: bool,
 ) -> fhe_math::Result<()> {
     let (sa, sb) = (backend.shape(a), backend.shape(b));
-    let one = fhe_math::poly::Shape {
-        components: 1,
-        level: sa.level,
-        extended: false,
-    };
     if sb.components > sa.components {
         let mut grown = backend.zeros(fhe_math::poly::Shape {
             components: sb.components,
@@ -431,15 +426,7 @@ pub fn combine_components<B: RingBackend>(
             backend.add_assign(a, b)
         };
     }
-    for c in 0..sb.components {
-        let mut t = backend.zeros(one)?;
-        backend.copy_component(b, c, &mut t, 0)?;
-        if subtract {
-            backend.neg_assign(&mut t)?;
-        }
-        backend.add_component_assign(a, c, &t)?;
-    }
-    Ok(())
+    backend.combine_leading_assign(a, b, subtract)
 }
 
 /// `a ± b` as a new buffer ([`combine_components`] on a copy of `a`): one pass through

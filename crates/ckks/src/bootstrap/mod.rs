@@ -55,16 +55,26 @@
 //! levels cost no precision, its key switches' modelled NTT work is 0.84 of `BOOT_N16`'s,
 //! [`BootstrapPlan::ntt_limbs`].)
 //!
-//! On the H200 (`gpu_bench --presets boot:BOOT_N16`, median of 5, 2026-11-29, commit
-//! 63b8ccb): `BOOT_N16` with `BOOT_N16_CONFIG` in 48.5 ms, 24.5 max / 26.6 median bits, 9
-//! levels left; the stages ModRaise 1.7 ms, CoeffToSlot 12.9 ms, EvalMod 13.3 ms per half
-//! (26.6 ms for both), SlotToCoeff 7.4 ms. Every stage is bound by its key switches (0.41 ms a
-//! product at EvalMod's input level, 0.49 ms a rotation at the top): their NTTs and base
-//! conversions, not the key bytes (about 10x the key-read floor).
+//! On the H200 (`gpu_bench --presets boot:BOOT_N16_MIXED` and `boot:BOOT_N16`, wall time,
+//! median of 5, 2026-11-29, commit f30c181): `BOOT_N16_MIXED` with `BOOT_N16_MIXED_CONFIG` in
+//! 36.3 ms, 24.52 max / 26.54 median bits, 9 levels of 45 bits left (ModRaise 1.2 ms,
+//! CoeffToSlot 10.5, EvalMod 17.7 for both halves side by side, 9.7 for one, SlotToCoeff
+//! 6.6); `BOOT_N16` with `BOOT_N16_CONFIG` in 42.7 ms, 24.6 / 26.6 bits, 9 levels of 57 bits.
+//! Every stage is bound by its key switches (0.34 ms a product at EvalMod's input level,
+//! 0.36 ms a rotation at the top, `BOOT_N16_MIXED`): their NTTs and base conversions, not the
+//! key bytes (7-36x the key-read floor).
 //!
 //! What makes it that fast: [`Evaluator::drop_to_level`] takes one rescale for any distance
-//! (the polynomial evaluation lowers powers often); a linear transform rescales once, fused
-//! with the giant steps' shared `mod_down`, forms each inner sum in one fused pass
+//! (the polynomial evaluation lowers powers often); the lower part `r` of each
+//! Paterson–Stockmeyer split `q·T_m + r`, and the `T_c` of each Chebyshev power
+//! `T_i = 2·T_a·T_b − T_c`, join the product before its rescale
+//! ([`Evaluator::mul_add_relin_rescale`]: a leaf formed at the product's scale `Δ²`, a subtree
+//! or `T_c` multiplied by an integer), and the leaves read the higher powers with their top
+//! limbs dropped, so none of these needs a rescale of its own (standalone rescales 38 → 14 an
+//! EvalMod half; EvalMod 11.8 → 9.7 ms a half, H200); with a side evaluator
+//! ([`Bootstrapper::with_side_evaluator`], a second stream of the GPU) the two halves run side
+//! by side (both 17.7 ms against 2 × 9.7); a linear transform rescales once, fused with the
+//! giant steps' shared `mod_down`, forms each inner sum in one fused pass
 //! ([`fhe_math::backend::RingBackend::mul_plain_sum`]), and splits its diagonals into more
 //! baby steps (one shared `mod_up`) and fewer giant steps (a `mod_up` each) where the key
 //! switch count allows, giant steps taken modulo the slot count; a power is lowered to a level
@@ -190,6 +200,12 @@ pub struct Bootstrapper<B: KeySwitchBackend> {
     cosine: Polynomial,
     plan: PolyPlan,
     arcsine: Option<Polynomial>,
+    /// `−i` at CoeffToSlot's output level and `+i` at SlotToCoeff's input level
+    /// ([`Bootstrapper::times_monomial`]), encoded once.
+    monomials: [Plaintext<B>; 2],
+    /// An evaluator on a second backend that runs the imaginary half's EvalMod beside the
+    /// real half's ([`Bootstrapper::with_side_evaluator`]).
+    side: Option<Evaluator<B>>,
 }
 
 impl<B: KeySwitchBackend> Bootstrapper<B> {
@@ -224,6 +240,10 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         };
         let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let top = ctx.params().max_level();
+        let cts_out = top - plan.levels.coeff_to_slot;
+        let stc_in = cts_out - plan.levels.eval_mod;
+        let monomials = [monomial(ctx, cts_out, true)?, monomial(ctx, stc_in, false)?];
         Ok(Bootstrapper {
             eval,
             config: plan.config,
@@ -236,7 +256,31 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             cosine: plan.cosine,
             plan: plan.cosine_plan,
             arcsine: plan.arcsine,
+            monomials,
+            side: None,
         })
+    }
+
+    /// Runs the two EvalMod halves of a full-slot bootstrap side by side: the imaginary half
+    /// on `side`, an evaluator of the same parameters on a second backend (on a GPU: a second
+    /// stream of the same device, [`fhe_math::backend::RingBackend`]'s buffers readable from
+    /// both), in a second host thread, so that each half's short launches fill the other's
+    /// idle multiprocessors (H200, `BOOT_N16_MIXED`: both halves 20.0 → 18.3 ms at 63ad4a2).
+    /// The results are the same words: the halves are independent. The hand-over
+    /// synchronizes: this backend before the side one reads its half, the side one before its
+    /// result is copied back ([`Bootstrapper::eval_mod_all`]). A side evaluator on this
+    /// backend itself (a clone, one stream) is correct but gains nothing.
+    ///
+    /// Errors ([`Error::Bootstrap`]): `side` was made for other parameters.
+    pub fn with_side_evaluator(mut self, side: Evaluator<B>) -> Result<Self> {
+        let own = self.eval.encoder().context().params().fingerprint();
+        if side.encoder().context().params().fingerprint() != own {
+            return Err(bad(
+                "the side evaluator was made for other parameters than the bootstrapper's",
+            ));
+        }
+        self.side = Some(side);
+        Ok(self)
     }
 
     /// The configuration.
@@ -435,23 +479,70 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// `sin(2πx) ≈ 2π·t` (with the arcsine correction: `≈ t`), consuming
     /// [`BootstrapLevels::eval_mod`] levels.
     pub fn eval_mod(&self, y: &Ciphertext<B>, rlk: &RelinKey<B>) -> Result<Ciphertext<B>> {
-        let (mut c, _) = self.eval.evaluate_polynomials_with_plan(
+        self.eval_mod_on(&self.eval, y, rlk)
+    }
+
+    /// EvalMod on each of CoeffToSlot's outputs, in order: with a side evaluator
+    /// ([`Bootstrapper::with_side_evaluator`]) and two halves, the second on the side backend
+    /// beside the first; otherwise one after the other.
+    pub fn eval_mod_all(
+        &self,
+        halves: &[Ciphertext<B>],
+        rlk: &RelinKey<B>,
+    ) -> Result<Vec<Ciphertext<B>>> {
+        let (Some(side), [re, im]) = (&self.side, halves) else {
+            return halves.iter().map(|h| self.eval_mod(h, rlk)).collect();
+        };
+        let be = self.be();
+        // The side backend reads `im` (and the relinearization key) from this one's buffers.
+        be.synchronize()?;
+        let (re, im) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| -> Result<Ciphertext<B>> {
+                let out = self.eval_mod_on(side, im, rlk);
+                // Drained on every path: nothing of the side stream may still read `im`.
+                let drained = side.encoder().context().backend().synchronize();
+                let out = out?;
+                drained?;
+                Ok(out)
+            });
+            let re = self.eval_mod_on(&self.eval, re, rlk);
+            let im = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (re, im)
+        });
+        let (re, im) = (re?, im?);
+        // The side result copied onto this backend, and the copy finished before the side
+        // buffer is freed.
+        let im_here = im.duplicate(be)?;
+        be.synchronize()?;
+        drop(im);
+        Ok(vec![re, im_here])
+    }
+
+    fn eval_mod_on(
+        &self,
+        eval: &Evaluator<B>,
+        y: &Ciphertext<B>,
+        rlk: &RelinKey<B>,
+    ) -> Result<Ciphertext<B>> {
+        let (mut c, _) = eval.evaluate_polynomials_with_plan(
             y,
             std::slice::from_ref(&self.cosine),
             &self.plan,
             rlk,
         )?;
         let mut c = c.remove(0);
-        let be = self.be();
+        let be = eval.encoder().context().backend();
         for _ in 0..self.config.double_angle {
-            let sq = self.eval.mul_relin_rescale(&c, &c, rlk)?;
-            let mut d = self.eval.mul_int(&sq, 2)?;
+            let sq = eval.mul_relin_rescale(&c, &c, rlk)?;
+            let mut d = eval.mul_int(&sq, 2)?;
             let minus_one = crate::poly_eval::residues(be, d.level(), -1.0, d.scale())?;
             d.modify(be, d.meta(), |p| be.add_scalar_assign(p, 0, &minus_one))?;
             c = d;
         }
         if let Some(p) = &self.arcsine {
-            c = self.eval.evaluate_polynomial(&c, p, rlk)?;
+            c = eval.evaluate_polynomial(&c, p, rlk)?;
         }
         Ok(c)
     }
@@ -520,12 +611,9 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         encapsulation: Option<&EncapsulationKeys<B>>,
     ) -> Result<Ciphertext<B>> {
         let raised = self.mod_raise_with(ct, encapsulation)?;
-        let halves = self
-            .coeff_to_slot(&raised, keys)?
-            .iter()
-            .map(|h| self.eval_mod(h, rlk))
-            .collect::<Result<Vec<_>>>()?;
-        self.slot_to_coeff(&halves, keys)
+        let halves = self.coeff_to_slot(&raised, keys)?;
+        let modded = self.eval_mod_all(&halves, rlk)?;
+        self.slot_to_coeff(&modded, keys)
     }
 
     fn be(&self) -> &B {
@@ -546,22 +634,37 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     }
 
     /// `ct · (±i)` exactly, as the monomial `±X^{N/2}` (`ζ_j^{N/2} = i` at every slot point):
-    /// `negative` gives `−i`. No level, no scale change.
+    /// `negative` gives `−i`. No level, no scale change. The bootstrap's own levels use the
+    /// plaintexts encoded at construction.
     fn times_monomial(&self, ct: &Ciphertext<B>, negative: bool) -> Result<Ciphertext<B>> {
-        let be = self.be();
-        let params = self.eval.encoder().context().params();
-        let n = params.n();
-        let mut mono = vec![0i64; n];
-        mono[n / 2] = if negative { -1 } else { 1 };
-        let mut poly = be.upload_lifted_i64(&mono, ct.level())?;
-        be.ntt(&mut poly)?;
-        let pt = Plaintext::new(
-            be,
-            poly,
-            Meta::new(ct.level(), 1.0, true, params.fingerprint()),
-        )?;
+        let cached = &self.monomials[usize::from(!negative)];
+        if cached.level() == ct.level() {
+            return self.eval.mul_plain(ct, cached);
+        }
+        let pt = monomial(self.eval.encoder().context(), ct.level(), negative)?;
         self.eval.mul_plain(ct, &pt)
     }
+}
+
+/// The plaintext `±X^{N/2}` (`−` when `negative`) at `level`, NTT form, scale 1: the
+/// multiplication by `±i` in every slot.
+fn monomial<B: KeySwitchBackend>(
+    ctx: &Context<B>,
+    level: usize,
+    negative: bool,
+) -> Result<Plaintext<B>> {
+    let be = ctx.backend();
+    let params = ctx.params();
+    let n = params.n();
+    let mut mono = vec![0i64; n];
+    mono[n / 2] = if negative { -1 } else { 1 };
+    let mut poly = be.upload_lifted_i64(&mono, level)?;
+    be.ntt(&mut poly)?;
+    Ok(Plaintext::new(
+        be,
+        poly,
+        Meta::new(level, 1.0, true, params.fingerprint()),
+    )?)
 }
 
 /// Bytes of one switching key in memory: `dnum · 2 · limbs · N · 8`.

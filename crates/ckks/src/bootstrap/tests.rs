@@ -2,6 +2,7 @@ use super::*;
 use crate::params::{BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_SECRET_WEIGHT, Parameters};
 use crate::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use fhe_math::cpu::CpuBackend;
+use fhe_math::fft::Complex64;
 use fhe_math::sampler::Seed;
 use rlwe::encrypt;
 use std::time::Instant;
@@ -136,7 +137,7 @@ struct DenseRun {
     sk: rlwe::SecretKey<CpuBackend>,
     rlk: rlwe::RelinKey<CpuBackend>,
     gk: rlwe::GaloisKeys<CpuBackend>,
-    z: Vec<fhe_math::fft::Complex64>,
+    z: Vec<Complex64>,
     ct: rlwe::Ciphertext<CpuBackend>,
     out: rlwe::Ciphertext<CpuBackend>,
     setup: std::time::Duration,
@@ -287,4 +288,50 @@ fn bootstrap_n16_presets_on_the_cpu() {
         );
         assert!(bits >= 18.0, "{name}: {bits:.2} bits");
     }
+}
+
+/// EvalMod of two halves side by side on a second evaluator gives the words of the two run
+/// one after the other; a side evaluator of other parameters is refused.
+#[test]
+fn side_evaluator_gives_the_same_words() {
+    let params = Parameters::new(&BOOT_N12_INSECURE).unwrap();
+    let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
+    let side_ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
+    let plain = Bootstrapper::new(&ctx, BOOT_N12_CONFIG).unwrap();
+    let boot = Bootstrapper::new(&ctx, BOOT_N12_CONFIG)
+        .unwrap()
+        .with_side_evaluator(Evaluator::new(&side_ctx).unwrap())
+        .unwrap();
+    let kg = ctx.key_generator();
+    let sk = kg
+        .sparse_secret_key_from_seed(Seed([9; 32]), BOOT_SECRET_WEIGHT)
+        .unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let level = params.max_level() - boot.levels().coeff_to_slot;
+    let n = boot.slots();
+    let halves: Vec<_> = (0..2)
+        .map(|i| {
+            let y: Vec<Complex64> = uniform_complex(&mut InputGenerator::new(20 + i), n)
+                .iter()
+                .map(|z| Complex64::new(z.re / BOOT_N12_CONFIG.k, 0.0))
+                .collect();
+            let pt = boot.evaluator().encoder().encode(&y, level).unwrap();
+            encrypt::encrypt_sk(ctx.backend(), &sk, &pt).unwrap()
+        })
+        .collect();
+    let side = boot.eval_mod_all(&halves, &rlk).unwrap();
+    let one_by_one = plain.eval_mod_all(&halves, &rlk).unwrap();
+    assert_eq!(side.len(), 2);
+    for (a, b) in side.iter().zip(&one_by_one) {
+        assert_eq!(a.meta(), b.meta());
+        assert_eq!(a.poly(), b.poly());
+    }
+    let other = Parameters::new(&BOOT_N12_MIXED_INSECURE).unwrap();
+    let other_ctx = Context::<CpuBackend>::cpu(other).unwrap();
+    assert!(matches!(
+        Bootstrapper::new(&ctx, BOOT_N12_CONFIG)
+            .unwrap()
+            .with_side_evaluator(Evaluator::new(&other_ctx).unwrap()),
+        Err(Error::Bootstrap { .. })
+    ));
 }

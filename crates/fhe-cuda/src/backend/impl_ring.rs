@@ -184,6 +184,31 @@ impl RingBackend for CudaBackend {
         Ok(())
     }
 
+    fn combine_leading_assign(
+        &self,
+        a: &mut DevicePoly,
+        b: &DevicePoly,
+        subtract: bool,
+    ) -> Result<()> {
+        self.check(a)?;
+        self.check(b)?;
+        check_covers(a, b, "combine the leading components")?;
+        let k = b.shape.components;
+        if k > a.shape.components {
+            return Err(shape_err(format!(
+                "cannot combine the leading components: the operand has {k} components, more \
+                 than {}",
+                a.shape.components
+            )));
+        }
+        // One launch over the first k components of `a`.
+        let la = a.limbs(self.s()).components(0, k as u32);
+        let lb = b.like(self.s(), &la);
+        let op = if subtract { ew::OP_SUB } else { ew::OP_ADD };
+        ew::binary(&self.cx(), la, lb, op)?;
+        Ok(())
+    }
+
     fn copy_component(
         &self,
         src: &DevicePoly,

@@ -41,7 +41,7 @@ pub mod rns_blind_rotate;
 pub use key_switch::KeySwitchBackend;
 pub use ring::{
     RingBackend, active_slot_count, centered_q0_host, check_lift_args, check_linear_combination,
-    linear_combination_default,
+    combine_leading_default, linear_combination_default,
 };
 pub use rns_blind_rotate::RnsBlindRotateBackend;
 

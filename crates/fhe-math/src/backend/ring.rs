@@ -108,6 +108,20 @@ pub trait RingBackend: Clone + Send + Sync + 'static {
         b: &Self::Poly,
     ) -> Result<()>;
 
+    /// `a_c ± b_c` (`-` when `subtract`) for each component `c` of `b`, which may have fewer
+    /// components than `a` (a two-component ciphertext added into the first two components of
+    /// a tensor product), over `a`'s active limbs. The default body goes component by
+    /// component through a one-component copy; a backend may do it in one pass (the same
+    /// residues).
+    fn combine_leading_assign(
+        &self,
+        a: &mut Self::Poly,
+        b: &Self::Poly,
+        subtract: bool,
+    ) -> Result<()> {
+        combine_leading_default(self, a, b, subtract)
+    }
+
     /// `dst_{dst_component} = src_{src_component}` over `dst`'s active limbs.
     fn copy_component(
         &self,
@@ -331,6 +345,41 @@ pub fn centered_q0_host(ring: &RingContext, p: &RnsPoly) -> Result<Vec<Option<i6
             }
         });
     Ok(out)
+}
+
+/// The default body of [`RingBackend::combine_leading_assign`]: component by component
+/// through a one-component copy ([`RingBackend::copy_component`],
+/// [`RingBackend::neg_assign`], [`RingBackend::add_component_assign`]).
+pub fn combine_leading_default<B: RingBackend>(
+    be: &B,
+    a: &mut B::Poly,
+    b: &B::Poly,
+    subtract: bool,
+) -> Result<()> {
+    let (sa, sb) = (be.shape(a), be.shape(b));
+    if sb.components > sa.components {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "cannot combine the leading components: the operand has {} components, more \
+                 than {}",
+                sb.components, sa.components
+            ),
+        });
+    }
+    let one = Shape {
+        components: 1,
+        level: sa.level,
+        extended: sa.extended,
+    };
+    for c in 0..sb.components {
+        let mut t = be.zeros(one)?;
+        be.copy_component(b, c, &mut t, 0)?;
+        if subtract {
+            be.neg_assign(&mut t)?;
+        }
+        be.add_component_assign(a, c, &t)?;
+    }
+    Ok(())
 }
 
 /// The default body of [`RingBackend::linear_combination`]: each output from
@@ -662,6 +711,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The CPU's one-pass `combine_leading_assign` against the default body and against
+    /// the residues combined one by one: only `b`'s components of `a` change.
+    #[test]
+    fn combine_leading_matches_default_and_residues() {
+        let ring = ring();
+        let be = CpuBackend::new(ring.clone());
+        let shape = |components, level| Shape {
+            components,
+            level,
+            extended: false,
+        };
+        let a = be
+            .sample_uniform(&Seed([3; 32]), Domain::Error, 0, shape(3, 2))
+            .unwrap();
+        let b = be
+            .sample_uniform(&Seed([4; 32]), Domain::Error, 1, shape(2, 2))
+            .unwrap();
+        for subtract in [false, true] {
+            let mut fast = a.clone();
+            be.combine_leading_assign(&mut fast, &b, subtract).unwrap();
+            let mut slow = a.clone();
+            combine_leading_default(&be, &mut slow, &b, subtract).unwrap();
+            assert_eq!(fast, slow);
+            for c in 0..3 {
+                for s in 0..=2 {
+                    let m = ring.modulus(s);
+                    for ((&x, &y), &z) in a
+                        .limb(c, s)
+                        .iter()
+                        .zip(b.limb(c.min(1), s))
+                        .zip(fast.limb(c, s))
+                    {
+                        let want = match (c < 2, subtract) {
+                            (false, _) => x,
+                            (true, false) => m.add(x, y),
+                            (true, true) => m.sub(x, y),
+                        };
+                        assert_eq!(z, want);
+                    }
+                }
+            }
+        }
+        let mut small = b.clone();
+        assert!(matches!(
+            be.combine_leading_assign(&mut small, &a, false),
+            Err(crate::Error::ShapeMismatch { .. })
+        ));
     }
 
     #[test]
