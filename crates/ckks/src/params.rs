@@ -235,10 +235,10 @@ pub const BOOT_SECRET_WEIGHT: usize = 32;
 /// (`stdlatticeparms.cpp`): margin ≈ 47 bits. Bootstrapping takes 16 levels (CoeffToSlot 4,
 /// EvalMod 9, SlotToCoeff 3) and leaves **9 levels of 57 bits**; `q_0/Δ_0 ≈ 2^3` (the arcsine
 /// removes the sine's cubic error). The ephemeral sparse secret (weight 32) appears only in the
-/// level-0 key over `q_0·P` (300 bits), the setting whose security eprint 2022/024 analyses
-/// (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022: the ephemeral sparse secret is used only
-/// at the small modulus of level 0, where sparse secrets keep 128-bit security; check the
-/// margin for these exact sizes with the lattice estimator before production use). Key
+/// level-0 key over `q_0·P` (300 bits), whose error is spread over `2^(log2(P/p_0) + 4)`
+/// ([`crate::bootstrap::encapsulation`]): its ratio of modulus to error is below that of a
+/// key over `q_0·p_0` (120 bits) with σ = 3.2, the shape of eprint 2022/024's own
+/// implementation (Bossuat, Troncoso-Pastoriza, Hubaux, ACNS 2022). Key
 /// memory: each switching key is `7 · 2 · 30 · 2^16 · 8` bytes ≈ 220 MB (half on the wire
 /// with seeded `a`); the rotation-key count is
 /// [`crate::bootstrap::BootstrapPlan::rotation_key_count`].
@@ -266,19 +266,10 @@ pub const BOOT_N16: ParametersLiteral = ParametersLiteral {
 /// (`stdlatticeparms.cpp`): margin ≈ 1 bit (checked exactly on the integer product). The
 /// ladder steps from 57 to 45 bits at level 10 ([`Parameters::ladder_step`]), crossed by
 /// SlotToCoeff's last matrix; `q_0/Δ_0 ≈ 2^3` as at [`BOOT_N16`], so EvalMod is the same. The
-/// ephemeral sparse secret appears only in the level-0 key over `q_0·P` (454 bits against
-/// 300 at [`BOOT_N16`], the larger `P`). Its security rests on an argument, not on a lattice
-/// estimator run: (1) at `N = 2^16`, 454 bits is 1318 bits below the dense-secret bound
-/// (1772), and a weight-32 secret's small norm helps the primal attack only through the
-/// secret's rescaling (Bai–Galbraith, `log2(σ_e/σ_s) ≈ log2(3.2/0.022) ≈ 7` bits); (2) the
-/// attacks that exploit sparsity guess zero coordinates to shrink the dimension: keeping
-/// `N − k` of them costs about `(N/(N − k))^32` repetitions, `2^64` to reach `2^14` (where 454
-/// bits is just above the dense bound of 438, `HEStd_128_classic`) and `2^96` to reach `2^13`;
-/// the hybrid analyses of sparse secrets (Curtis–Player, WAHC 2019; Son–Cheon 2019) are the
-/// ones to apply, and eprint 2022/024 chose weight 32 for this level-0 key. Neither figure
-/// above is an estimator result: before production use, run the lattice estimator on
-/// `(N = 2^16, log q = 454, h = 32)`, or shrink the key to `q_0·p_0` as Lattigo does (one
-/// special prime of at least `q_0`). Why this chain: a key switch at EvalMod's input level
+/// ephemeral sparse secret appears only in the level-0 key over `q_0·P` (454 bits), whose
+/// error is spread over `2^(log2(P/p_0) + 4)` ([`crate::bootstrap::encapsulation`]): its ratio
+/// of modulus to error is below that of a key over `q_0·p_0` (106 bits) with σ = 3.2, as at
+/// [`BOOT_N16`]. Why this chain: a key switch at EvalMod's input level
 /// (21) raises 4 digits instead of 6 ([`crate::bootstrap::BootstrapPlan::ntt_limbs`] models
 /// the NTT work of a bootstrap; a model, not a measurement), and the H200 measured 36.3 ms
 /// against 42.7 for [`BOOT_N16`] (2026-11-29, f30c181). Each switching key is

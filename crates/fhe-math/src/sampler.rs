@@ -357,6 +357,79 @@ pub fn gaussian(seed: &Seed, domain: Domain, poly_index: u32, out: &mut [i64]) {
     });
 }
 
+/// Most bits [`wide_uniform`] draws per coefficient (64 keystream bytes).
+pub const WIDE_UNIFORM_MAX_BITS: u32 = 512;
+
+/// One integer per coefficient, uniform in `[-2^(bits-1), 2^(bits-1))`, as residues:
+/// `out[j][i] = v_i mod moduli[j]`. `v_i + 2^(bits-1)` is the low `bits` bits of the 64
+/// keystream bytes at offset `64·i` (eight little-endian u64 words, least significant first)
+/// on the stream `stream_id(domain, poly_index, 0)`; `n = out[j].len()`.
+///
+/// An error term spread over a wide interval, for keys whose modulus is larger than their
+/// security allows with a narrow error (sparse-secret encapsulation): the ratio of modulus to
+/// error is what lattice attacks see.
+///
+/// # Errors
+///
+/// [`crate::Error::ShapeMismatch`] if `bits` is 0 or above [`WIDE_UNIFORM_MAX_BITS`], if
+/// `out` and `moduli` differ in length, or if the limbs differ in length.
+pub fn wide_uniform(
+    seed: &Seed,
+    domain: Domain,
+    poly_index: u32,
+    bits: u32,
+    moduli: &[Modulus],
+    out: &mut [&mut [u64]],
+) -> crate::Result<()> {
+    let n = out.first().map_or(0, |l| l.len());
+    if bits == 0 || bits > WIDE_UNIFORM_MAX_BITS || out.len() != moduli.len() {
+        return Err(crate::Error::ShapeMismatch {
+            what: format!(
+                "wide uniform of {bits} bits (1..={WIDE_UNIFORM_MAX_BITS}) into {} limbs for {} moduli",
+                out.len(),
+                moduli.len()
+            ),
+        });
+    }
+    if out.iter().any(|l| l.len() != n) {
+        return Err(crate::Error::ShapeMismatch {
+            what: "wide uniform limbs of different lengths".into(),
+        });
+    }
+    let mut words = vec![[0u64; 8]; n];
+    generate::<[u64; 8], 64>(seed, stream_id(domain, poly_index, 0), &mut words, |b| {
+        let mut w = [0u64; 8];
+        for (k, c) in b.chunks_exact(8).enumerate() {
+            w[k] = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        }
+        w
+    });
+    // Keep the low `bits` bits.
+    let top = ((bits - 1) / 64) as usize;
+    let top_bits = bits - 64 * top as u32;
+    let mask = if top_bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << top_bits) - 1
+    };
+    for w in &mut words {
+        w[top] &= mask;
+        w[top + 1..].iter_mut().for_each(|x| *x = 0);
+    }
+    for (q, limb) in moduli.iter().zip(out.iter_mut()) {
+        // 2^(bits-1) mod q, the offset that centres the interval.
+        let half = (0..bits - 1).fold(1u64, |acc, _| q.add(acc, acc));
+        for (o, w) in limb.iter_mut().zip(&words) {
+            let v = w[..=top].iter().rev().fold(0u64, |r, &x| {
+                q.reduce_u128((u128::from(r) << 64) | u128::from(x))
+            });
+            *o = q.sub(v, half);
+        }
+    }
+    words.zeroize();
+    Ok(())
+}
+
 /// Reduces small signed integers into `[0, q)`: `out[i] = values[i] mod q`.
 ///
 /// Constant time for `|values[i]| < q` (the case of ternary and Gaussian samples); larger
@@ -798,5 +871,75 @@ mod tests {
         let mut z = a.clone();
         z.zeroize();
         assert_eq!(z.0, [0u8; 32]);
+    }
+
+    /// `wide_uniform`'s coefficient `i` is the `i`-th ChaCha20 block of its stream, cut to
+    /// `bits` bits and centred: checked against the reference block function at 100 bits,
+    /// whose values fit an i128.
+    #[test]
+    fn wide_uniform_matches_reference_blocks() {
+        let seed = Seed([17; 32]);
+        let moduli = [
+            Modulus::new(0x0fff_ffff_fffc_0001).unwrap(),
+            Modulus::new(1_152_921_504_606_584_833).unwrap(),
+        ];
+        let n = 300;
+        let bits = 100u32;
+        let mut l0 = vec![0u64; n];
+        let mut l1 = vec![0u64; n];
+        wide_uniform(
+            &seed,
+            Domain::Other,
+            1,
+            bits,
+            &moduli,
+            &mut [&mut l0, &mut l1],
+        )
+        .unwrap();
+        let stream = stream_id(Domain::Other, 1, 0);
+        let mut widest = 0i128;
+        for i in 0..n {
+            let b = ref_block(&seed.0, i as u64, stream);
+            let lo = u64::from(b[0]) | (u64::from(b[1]) << 32);
+            let hi = (u64::from(b[2]) | (u64::from(b[3]) << 32)) & ((1u64 << (bits - 64)) - 1);
+            let v = ((i128::from(hi) << 64) | i128::from(lo)) - (1i128 << (bits - 1));
+            assert!(v >= -(1i128 << (bits - 1)) && v < (1i128 << (bits - 1)));
+            widest = widest.max(v.abs());
+            for (q, l) in moduli.iter().zip([&l0, &l1]) {
+                let want = v.rem_euclid(i128::from(q.value())) as u64;
+                assert_eq!(l[i], want, "coefficient {i} mod {}", q.value());
+            }
+        }
+        assert!(
+            widest > 1i128 << (bits - 3),
+            "values spread over the interval"
+        );
+        // Bad shapes are errors.
+        let mut short = vec![0u64; n - 1];
+        assert!(
+            wide_uniform(
+                &seed,
+                Domain::Other,
+                1,
+                bits,
+                &moduli,
+                &mut [&mut l0, &mut short]
+            )
+            .is_err()
+        );
+        assert!(
+            wide_uniform(&seed, Domain::Other, 1, 0, &moduli, &mut [&mut l0, &mut l1]).is_err()
+        );
+        assert!(
+            wide_uniform(
+                &seed,
+                Domain::Other,
+                1,
+                513,
+                &moduli,
+                &mut [&mut l0, &mut l1]
+            )
+            .is_err()
+        );
     }
 }
