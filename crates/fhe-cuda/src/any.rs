@@ -24,7 +24,8 @@ use crate::device::Device;
 use crate::poly::DevicePoly;
 use fhe_math::Error;
 use fhe_math::Result;
-use fhe_math::backend::{IntegerBackend, KeySwitchBackend, RingBackend};
+use fhe_math::backend::rns_blind_rotate::{RnsGadget, RnsRotationBatch};
+use fhe_math::backend::{IntegerBackend, KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::cpu::CpuBackend;
 use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
 use fhe_math::ntt::NttTable;
@@ -336,6 +337,14 @@ impl KeySwitchBackend for AnyBackend {
         fn mul_relin(a: buf, b: buf, relin_key: buf, rescale: val bool) -> poly;
         fn relinearize(c: owned, relin_key: buf, rescale: val bool) -> poly;
         fn rotate_hoisted(c: buf, keys: keys) -> polys;
+    }
+}
+
+/// Bootstrapping by blind rotation (HEAP) on whichever backend was chosen: the batch runs where
+/// the key rows live.
+impl RnsBlindRotateBackend for AnyBackend {
+    forward! {
+        fn rns_blind_rotate(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch) -> same Result<Vec<RnsPoly>>;
     }
 }
 
