@@ -3,10 +3,13 @@
 //! key already lives (device polynomials), per step for the whole batch one monomial factor
 //! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
 //! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
-//! ([`crate::kernels::rns_blind_rotate`]). The words are the reference's (exact arithmetic).
+//! ([`crate::kernels::rns_blind_rotate`]); each NTT is one launch a pass over the whole chunk
+//! (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n` words apart, their slots
+//! repeat with the period of a sample's limbs). The words are the reference's (exact
+//! arithmetic).
 
 use super::*;
-use crate::kernels::ntt::{self as ntt_k, Limb};
+use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
@@ -14,22 +17,6 @@ use fhe_math::backend::rns_blind_rotate::{
 
 /// Device words a chunk of the batch may take (accumulators, `T` and digit limbs): 16 GiB.
 const CHUNK_WORDS: usize = 2 << 30;
-
-/// The in-place limbs of `count` consecutive limbs at `ptr` (`n` words each), limb `x` of
-/// modulus slot `slot(x)`.
-fn limbs_at(ptr: u64, n: usize, count: usize, slot: impl Fn(usize) -> u32) -> Vec<Limb> {
-    (0..count)
-        .map(|x| {
-            let p = ptr + 8 * (x * n) as u64;
-            Limb {
-                src: p,
-                dst: p,
-                slot: slot(x),
-                load: ntt_k::Load::Plain,
-            }
-        })
-        .collect()
-}
 
 impl RnsBlindRotateBackend for CudaBackend {
     fn rns_blind_rotate(
@@ -49,14 +36,11 @@ impl RnsBlindRotateBackend for CudaBackend {
         let ring = self.inner.ring.clone();
         let (n, l, dg) = (ring.n(), gadget.level() + 1, gadget.digits());
         let level = gadget.level();
-        let dtot: usize = (0..dg).map(|j| l - gadget.group(j).len()).sum();
-        // The digit limbs' moduli: digit j's limbs outside its group, in limb order.
-        let d_slots: Vec<u32> = (0..dg)
-            .flat_map(|j| {
-                let g = gadget.group(j);
-                (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
-            })
-            .collect();
+        // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
+        // digit limb (digit j's limbs outside its group, in limb order).
+        let acc_slots: Vec<u32> = (0..l as u32).collect();
+        let d_slots = rbr::digit_slots(gadget);
+        let dtot = d_slots.len();
 
         // The tables: the device's NTT of X gives the evaluation points.
         let mut x = ring.zeros(Shape {
@@ -131,21 +115,20 @@ impl RnsBlindRotateBackend for CudaBackend {
                     dtot: dtot as u32,
                     count: cnt as u32,
                 };
-                let acc_limbs = limbs_at(accp, n, cnt * 2 * l, |x| (x % l) as u32);
-                let t_limbs = limbs_at(tp, n, cnt * 2 * l, |x| (x % l) as u32);
-                let d_limbs = limbs_at(dp, n, cnt * 2 * dtot, |x| d_slots[x % dtot]);
+                // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
+                let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
                 let cx = self.cx();
                 let test_spc = test_d.slots_per_component() as u32;
                 rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
-                ntt_k::forward_list(&cx, &acc_limbs)?;
+                ntt_k::forward_strided(&cx, accp, acc_cnt, &acc_slots)?;
                 let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
                 if dim > 0 {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    ntt_k::inverse_list(&cx, &t_limbs)?;
+                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
                     rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                    ntt_k::forward_list(&cx, &d_limbs)?;
+                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
                     let m = MacArgs {
                         acc: accp,
                         t: tp,
@@ -158,7 +141,7 @@ impl RnsBlindRotateBackend for CudaBackend {
                     };
                     rbr::mac(&cx, &m, sh)?;
                 }
-                ntt_k::inverse_list(&cx, &acc_limbs)?;
+                ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
             }
             let mut host = vec![0u64; acc_words];
             s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
