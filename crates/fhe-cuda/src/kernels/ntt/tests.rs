@@ -534,7 +534,7 @@ fn strided_batches_cover_each_limb_once_with_its_periodic_slot() {
                     assert!((y + rows * z) as usize >= count);
                     continue;
                 };
-                let x = ((addr - base) / 8 >> logn) as usize;
+                let x = (((addr - base) / 8) >> logn) as usize;
                 assert_eq!(addr, base + 8 * ((x as u64) << logn));
                 assert_eq!(slot, period[x % p], "{count} limbs, period {p}: limb {x}");
                 assert!(!seen[x], "limb {x} twice");
