@@ -14,9 +14,7 @@ use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
-
-/// Device words a chunk of the batch may take (accumulators, `T` and digit limbs): 16 GiB.
-const CHUNK_WORDS: usize = 2 << 30;
+use rayon::prelude::*;
 
 impl RnsBlindRotateBackend for CudaBackend {
     fn rns_blind_rotate(
@@ -66,7 +64,8 @@ impl RnsBlindRotateBackend for CudaBackend {
 
         let dim = batch.dimension;
         let per = (4 * l + 2 * dtot) * n;
-        let chunk = (CHUNK_WORDS / per).clamp(1, batch.len());
+        let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
+        let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
@@ -146,20 +145,25 @@ impl RnsBlindRotateBackend for CudaBackend {
             let mut host = vec![0u64; acc_words];
             s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
             s.synchronize().map_err(drv("download"))?;
-            for e in 0..cnt {
-                let mut p = ring.zeros(Shape {
-                    components: 2,
-                    level,
-                    extended: false,
-                })?;
-                for c in 0..2 {
-                    for sl in 0..l {
-                        let off = ((e * 2 + c) * l + sl) * n;
-                        p.limb_mut(c, sl).copy_from_slice(&host[off..off + n]);
+            // Sample e's words are host[e·2·L·n ..][c][s][k]: one poly a sample, in parallel.
+            let polys = host
+                .par_chunks(2 * l * n)
+                .map(|w| {
+                    let mut p = ring.zeros(Shape {
+                        components: 2,
+                        level,
+                        extended: false,
+                    })?;
+                    for c in 0..2 {
+                        for sl in 0..l {
+                            let off = (c * l + sl) * n;
+                            p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
+                        }
                     }
-                }
-                out.push(p);
-            }
+                    Ok(p)
+                })
+                .collect::<Result<Vec<RnsPoly>>>()?;
+            out.extend(polys);
         }
         Ok(out)
     }

@@ -56,10 +56,11 @@ impl StridedBatch {
         })
     }
 
-    /// `(Y, Z)`: grid rows and layers covering the limbs (`Y·Z ≥ count`, `Y ≤ 65535`).
+    /// `(Y, Z)`: grid rows and layers covering the limbs (`Y·Z ≥ count`, `Y ≤ 65535`), the
+    /// fewest layers and then the fewest rows (fewer than `Z` blocks a column left idle).
     pub(super) fn grid(&self) -> (u32, u32) {
-        let y = self.count.clamp(1, MAX_GRID_Y);
-        (y, self.count.div_ceil(y))
+        let z = self.count.div_ceil(MAX_GRID_Y).max(1);
+        (self.count.div_ceil(z).max(1), z)
     }
 
     /// The address and slot of the limb of grid row `y` and layer `z` in a grid of `rows` rows,
