@@ -180,6 +180,28 @@ struct LimbList {
     u32 slot[MAX_LIST];
 };
 
+// A regular batch of in-place limbs (the strided entries ntt_fwd_strided_r8_S and
+// ntt_inv_strided_r8_S): limb x < count at base + x·2^logn words, modulus of slot[x % period]
+// (period <= STRIDED_MAX_PERIOD), x = blockIdx.y + gridDim.y·blockIdx.z (blocks with x >= count
+// return at once, whole). One launch a pass for any number of limbs, where a LimbList takes at
+// most MAX_LIST. Mirrors `StridedBatch` in Rust.
+#define STRIDED_MAX_PERIOD 64
+struct StridedBatch {
+    u64 base;
+    u32 count;
+    u32 period;
+    u32 slot[STRIDED_MAX_PERIOD];
+};
+
+// The address and slot of this block's limb of `sb`, or false when the block has none.
+__device__ __forceinline__ bool strided_limb(const StridedBatch& sb, u32 logn, u64*& a, u32& s) {
+    const u32 x = blockIdx.y + gridDim.y * blockIdx.z;
+    if (x >= sb.count) return false;
+    a = (u64*)sb.base + ((u64)x << logn);
+    s = sb.slot[x % sb.period];
+    return true;
+}
+
 #if NTT_GENERIC
 // Forward pass over limb blockIdx.y of the list: stages on bits [L, L+S) from the highest;
 // `last` != 0 on the pass with bit 0.
@@ -283,6 +305,37 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
         else                                                                                     \
             ntt_pass_r8<S, false, true>(src, dst, ll.slot[i], slots, twp, consts, logn, L, logC, \
                                         false, 0, {}, nullptr, 0, 0, nullptr, copy_delta);       \
+    }                                                                                            \
+    /* The same passes over a StridedBatch (in place): the same ntt_pass_r8 calls, so the */    \
+    /* same words as ntt_fwd_r8_S / ntt_inv_r8_S on a LimbList of those limbs. */               \
+    extern "C" __global__ void ntt_fwd_strided_r8_##S(StridedBatch sb, const u64* slots,         \
+                                                     const ulonglong2* twp, u32 logn, u32 L,     \
+                                                     u32 logC, u32 last) {                       \
+        pdl_wait();                                                                              \
+        u64* a;                                                                                  \
+        u32 s;                                                                                   \
+        if (!strided_limb(sb, logn, a, s)) return;                                               \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, false>(a, a, s, slots, twp, nullptr, logn, L, logC, last != 0); \
+        else                                                                                     \
+            ntt_pass_r8<S, false, false>(a, a, s, slots, twp, nullptr, logn, L, logC,            \
+                                         last != 0);                                             \
+    }                                                                                            \
+    extern "C" __global__ void ntt_inv_strided_r8_##S(StridedBatch sb, const u64* slots,         \
+                                                     const ulonglong2* twp, const u64* consts,   \
+                                                     u32 logn, u32 L, u32 logC) {                \
+        pdl_wait();                                                                              \
+        u64* a;                                                                                  \
+        u32 s;                                                                                   \
+        if (!strided_limb(sb, logn, a, s)) return;                                               \
+        if (L > 0)                                                                               \
+            ntt_pass_r8<S, true, true, false, true>(a, a, s, slots, twp, consts, logn, L, logC,  \
+                                                    false);                                      \
+        else if (S == logn)                                                                      \
+            ntt_pass_r8<S, false, true, false, true>(a, a, s, slots, twp, consts, logn, L, logC, \
+                                                     false);                                     \
+        else                                                                                     \
+            ntt_pass_r8<S, false, true>(a, a, s, slots, twp, consts, logn, L, logC, false);      \
     }                                                                                            \
     /* The first inverse pass (L = 0) with tensor-product loads (FUSED_TENSOR): BFV's product; */\
     /* with scaled-sum loads (FUSED_ADD): mod_down's rescaled top limb. */                       \

@@ -119,6 +119,13 @@ pub struct Tuning {
     /// was refused for resources on an H200 inside gpu_bench (2026-11-29) although the
     /// function's limit allowed it; 512 has run everywhere.
     pub blind_rotate_max_threads: u32,
+    /// Batched RNS blind rotation (`RnsBlindRotateBackend`): most bytes of device state (the
+    /// accumulators, `T` and the digit limbs, `(4L + 2·dtot)·N` words a sample) one chunk of
+    /// the batch takes; the chunks run one after another. On the H200 (`314a612`,
+    /// 2026-11-29, `HEAP_N13`, 3 MiB a sample) a chunk of 512 samples (1.5 GiB) ran
+    /// 4.34 µs an external product, chunks of 5461 and 2731 samples (16 GiB) 8.16 µs on
+    /// average: 1.5 GiB keeps the measured faster regime.
+    pub rns_blind_rotate_chunk_bytes: usize,
 }
 
 impl Tuning {
@@ -143,6 +150,7 @@ impl Tuning {
         convert_mma_min_n: 0,
         blind_rotate_radix_log: (3, 2),
         blind_rotate_max_threads: 512,
+        rns_blind_rotate_chunk_bytes: 3 << 29,
     };
 
     /// Whether `kernels::keyprod::key_product_early` takes the unfused launches for `rows` rows of which

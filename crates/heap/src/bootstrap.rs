@@ -130,6 +130,12 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         &self.keys
     }
 
+    /// The exact RNS gadget of the blind rotation (digits of `digit_limbs` limbs at the top
+    /// level).
+    pub fn gadget(&self) -> &RnsGadget {
+        &self.gadget
+    }
+
     /// Bootstraps a level-0 ciphertext (`|m_k| ≤ q_0·(½ − margin)`, e.g. slots `|z| ≤ 1` at the
     /// ladder scale): the result is at level `L − rescale_limbs` with scale `≈ Δ_out` (the
     /// exact value declared), encrypting the same slots.
@@ -346,12 +352,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
             b: samples.iter().map(|s| s.1).collect(),
             a: samples.into_iter().flat_map(|s| s.0).collect(),
         };
-        let rows: Vec<&B::Poly> = self
-            .keys
-            .rgsw
-            .iter()
-            .flat_map(|pair| pair.iter().flat_map(|r| r.rows.iter()))
-            .collect();
+        let rows = self.keys.rgsw_rows();
         let be = self.ctx.backend();
         Ok(be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?)
     }

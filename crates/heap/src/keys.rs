@@ -188,6 +188,17 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         self.rgsw.len()
     }
 
+    /// The RGSW rows of the blind rotation in [`RnsBlindRotateBackend`]'s order: row
+    /// `(i·2 + c)·D + j` decomposes component `c` by digit `j`, encrypting bit `i` of `s_t`.
+    ///
+    /// [`RnsBlindRotateBackend`]: fhe_math::backend::RnsBlindRotateBackend
+    pub fn rgsw_rows(&self) -> Vec<&B::Poly> {
+        self.rgsw
+            .iter()
+            .flat_map(|pair| pair.iter().flat_map(|r| r.rows.iter()))
+            .collect()
+    }
+
     /// The parameter fingerprint the keys were generated for.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint

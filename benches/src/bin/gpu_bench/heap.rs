@@ -5,13 +5,18 @@
 //! `heap:HEAP_N13x16`, `heap:HEAP_N13x16x2` or `heap:HEAP_N10_INSECUREx64` (sets: `HEAP_N13`,
 //! `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind rotations; with
 //! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
-//! of the keys, `HeapBootstrapper::heap_bootstrap_spread`).
+//! of the keys, `HeapBootstrapper::heap_bootstrap_spread`). Each preset also splits the batched
+//! blind rotation (`RnsBlindRotateBackend`, the first device's share) into a time per step and
+//! a fixed part (tables, uploads, the first and last NTTs, the download of the accumulators)
+//! from two short calls over the same batch size (`blind_rotate_*` keys of the JSON).
 
-use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
+use super::{Lcg, PresetResult, R, Row, Timer, log_timing, pool_after};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::prelude::*;
+use fhe_math::backend::rns_blind_rotate::{RnsBlindRotateBackend, RnsRotationBatch};
+use fhe_math::poly::Shape;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
 use rlwe::encrypt;
@@ -77,7 +82,9 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let enc = Encoder::new(&ctx)?;
     let z = uniform_complex(&mut InputGenerator::new(2026), slots);
     let ct = encrypt::encrypt_sk(be, &sk, &enc.encode_with(&z, 0, params.scale(0)?, slots)?)?;
+    let t_first = Instant::now();
     let out = boot.heap_bootstrap_spread(&ct, &helper_refs)?;
+    let first_s = t_first.elapsed().as_secs_f64();
     let got = enc.decode_slots(&encrypt::decrypt(be, &sk, &out)?, slots)?;
     let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
     let model = budget(
@@ -96,6 +103,17 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         model.precision_median_bits,
         key_bytes as f64 / 1e9,
         out.level()
+    );
+    let share = boot.blind_rotations().div_ceil(gpus);
+    let (step_s, fixed_s) = blind_rotation_split(&boot, be, share)?;
+    let rotation_s = fixed_s + hp.lwe_dimension as f64 * step_s;
+    eprintln!(
+        "  {name}: first bootstrap {first_s:.3} s; blind rotation of {share} samples: \
+         {:.3} ms a step ({:.2} µs an external product), fixed {fixed_s:.3} s, \
+         {rotation_s:.3} s for {} steps",
+        step_s * 1e3,
+        step_s * 1e6 / share as f64,
+        hp.lwe_dimension
     );
     let reps = reps.clamp(1, MAX_REPS);
     let timer = Timer::new(dev.clone(), be.stream().clone(), reps, warm.min(1))?;
@@ -131,11 +149,54 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "lwe_dimension": hp.lwe_dimension,
             "output_level": hp.output_level(),
             "key_device_bytes": key_bytes,
+            "first_bootstrap_us": first_s * 1e6,
+            "blind_rotate_samples": share,
+            "blind_rotate_step_us": step_s * 1e6,
+            "blind_rotate_fixed_us": fixed_s * 1e6,
+            "blind_rotate_estimate_us": rotation_s * 1e6,
         }),
         pool_after,
         peak,
         setup_s,
     })
+}
+
+/// Steps of the two short blind rotations of [`blind_rotation_split`].
+const SPLIT_STEPS: [usize; 2] = [2, 18];
+
+/// `(seconds a step, fixed seconds)` of the batched blind rotation of `count` samples on
+/// `be` (wall time of the backend call, which ends with the download): two calls over the
+/// first `k` steps of `boot`'s key rows, `k` in [`SPLIT_STEPS`], random exponents; a rotation
+/// of `n_t` steps then takes about `fixed + n_t·step`.
+fn blind_rotation_split(
+    boot: &HeapBootstrapper<CudaBackend>,
+    be: &CudaBackend,
+    count: usize,
+) -> R<(f64, f64)> {
+    let rows = boot.keys().rgsw_rows();
+    let g = boot.gadget();
+    let ring = be.ring();
+    let two_n = 2 * ring.n() as u64;
+    let test = ring.zeros(Shape {
+        components: 2,
+        level: g.level(),
+        extended: false,
+    })?;
+    let mut rnd = Lcg(49);
+    let mut secs = [0.0; 2];
+    for (t, &k) in secs.iter_mut().zip(&SPLIT_STEPS) {
+        let batch = RnsRotationBatch {
+            dimension: k,
+            a: (0..count * k).map(|_| rnd.next() % two_n).collect(),
+            b: (0..count).map(|_| rnd.next() % two_n).collect(),
+        };
+        be.synchronize()?;
+        let t0 = Instant::now();
+        be.rns_blind_rotate(g, &rows[..k * 2 * g.digits()], &test, &batch)?;
+        *t = t0.elapsed().as_secs_f64();
+    }
+    let step = (secs[1] - secs[0]) / (SPLIT_STEPS[1] - SPLIT_STEPS[0]) as f64;
+    Ok((step, secs[0] - SPLIT_STEPS[0] as f64 * step))
 }
 
 /// The HEAP fields of a JSON row: `slots`, `gpus`.

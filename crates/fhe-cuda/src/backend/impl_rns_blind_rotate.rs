@@ -3,33 +3,18 @@
 //! key already lives (device polynomials), per step for the whole batch one monomial factor
 //! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
 //! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
-//! ([`crate::kernels::rns_blind_rotate`]). The words are the reference's (exact arithmetic).
+//! ([`crate::kernels::rns_blind_rotate`]); each NTT is one launch a pass over the whole chunk
+//! (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n` words apart, their slots
+//! repeat with the period of a sample's limbs). The words are the reference's (exact
+//! arithmetic).
 
 use super::*;
-use crate::kernels::ntt::{self as ntt_k, Limb};
+use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
-
-/// Device words a chunk of the batch may take (accumulators, `T` and digit limbs): 16 GiB.
-const CHUNK_WORDS: usize = 2 << 30;
-
-/// The in-place limbs of `count` consecutive limbs at `ptr` (`n` words each), limb `x` of
-/// modulus slot `slot(x)`.
-fn limbs_at(ptr: u64, n: usize, count: usize, slot: impl Fn(usize) -> u32) -> Vec<Limb> {
-    (0..count)
-        .map(|x| {
-            let p = ptr + 8 * (x * n) as u64;
-            Limb {
-                src: p,
-                dst: p,
-                slot: slot(x),
-                load: ntt_k::Load::Plain,
-            }
-        })
-        .collect()
-}
+use rayon::prelude::*;
 
 impl RnsBlindRotateBackend for CudaBackend {
     fn rns_blind_rotate(
@@ -49,14 +34,11 @@ impl RnsBlindRotateBackend for CudaBackend {
         let ring = self.inner.ring.clone();
         let (n, l, dg) = (ring.n(), gadget.level() + 1, gadget.digits());
         let level = gadget.level();
-        let dtot: usize = (0..dg).map(|j| l - gadget.group(j).len()).sum();
-        // The digit limbs' moduli: digit j's limbs outside its group, in limb order.
-        let d_slots: Vec<u32> = (0..dg)
-            .flat_map(|j| {
-                let g = gadget.group(j);
-                (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
-            })
-            .collect();
+        // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
+        // digit limb (digit j's limbs outside its group, in limb order).
+        let acc_slots: Vec<u32> = (0..l as u32).collect();
+        let d_slots = rbr::digit_slots(gadget);
+        let dtot = d_slots.len();
 
         // The tables: the device's NTT of X gives the evaluation points.
         let mut x = ring.zeros(Shape {
@@ -82,7 +64,8 @@ impl RnsBlindRotateBackend for CudaBackend {
 
         let dim = batch.dimension;
         let per = (4 * l + 2 * dtot) * n;
-        let chunk = (CHUNK_WORDS / per).clamp(1, batch.len());
+        let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
+        let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
@@ -131,21 +114,20 @@ impl RnsBlindRotateBackend for CudaBackend {
                     dtot: dtot as u32,
                     count: cnt as u32,
                 };
-                let acc_limbs = limbs_at(accp, n, cnt * 2 * l, |x| (x % l) as u32);
-                let t_limbs = limbs_at(tp, n, cnt * 2 * l, |x| (x % l) as u32);
-                let d_limbs = limbs_at(dp, n, cnt * 2 * dtot, |x| d_slots[x % dtot]);
+                // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
+                let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
                 let cx = self.cx();
                 let test_spc = test_d.slots_per_component() as u32;
                 rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
-                ntt_k::forward_list(&cx, &acc_limbs)?;
+                ntt_k::forward_strided(&cx, accp, acc_cnt, &acc_slots)?;
                 let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
                 if dim > 0 {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    ntt_k::inverse_list(&cx, &t_limbs)?;
+                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
                     rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                    ntt_k::forward_list(&cx, &d_limbs)?;
+                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
                     let m = MacArgs {
                         acc: accp,
                         t: tp,
@@ -158,25 +140,30 @@ impl RnsBlindRotateBackend for CudaBackend {
                     };
                     rbr::mac(&cx, &m, sh)?;
                 }
-                ntt_k::inverse_list(&cx, &acc_limbs)?;
+                ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
             }
             let mut host = vec![0u64; acc_words];
             s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
             s.synchronize().map_err(drv("download"))?;
-            for e in 0..cnt {
-                let mut p = ring.zeros(Shape {
-                    components: 2,
-                    level,
-                    extended: false,
-                })?;
-                for c in 0..2 {
-                    for sl in 0..l {
-                        let off = ((e * 2 + c) * l + sl) * n;
-                        p.limb_mut(c, sl).copy_from_slice(&host[off..off + n]);
+            // Sample e's words are host[e·2·L·n ..][c][s][k]: one poly a sample, in parallel.
+            let polys = host
+                .par_chunks(2 * l * n)
+                .map(|w| {
+                    let mut p = ring.zeros(Shape {
+                        components: 2,
+                        level,
+                        extended: false,
+                    })?;
+                    for c in 0..2 {
+                        for sl in 0..l {
+                            let off = (c * l + sl) * n;
+                            p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
+                        }
                     }
-                }
-                out.push(p);
-            }
+                    Ok(p)
+                })
+                .collect::<Result<Vec<RnsPoly>>>()?;
+            out.extend(polys);
         }
         Ok(out)
     }

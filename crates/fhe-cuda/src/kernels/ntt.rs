@@ -793,5 +793,8 @@ pub(super) fn inverse_list_with(
     Ok(())
 }
 
+mod strided;
+pub(crate) use strided::{forward_strided, inverse_strided};
+
 #[cfg(test)]
 mod tests;

@@ -106,6 +106,19 @@ pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) ->
     Ok(w)
 }
 
+/// The slots of one sample's digit limbs in `D`'s layout (`[dtot]` a component): digit `j`'s
+/// limbs outside its group, in limb order, digit after digit (`dprefix_j` of the table is where
+/// digit `j`'s start). `dtot` is the length.
+pub(crate) fn digit_slots(gadget: &RnsGadget) -> Vec<u32> {
+    let l = gadget.level() + 1;
+    (0..gadget.digits())
+        .flat_map(|j| {
+            let g = gadget.group(j);
+            (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
+        })
+        .collect()
+}
+
 /// Grid over `limbs` limbs (x) and the coefficients (y).
 fn cfg(limbs: u32, n: u32) -> LaunchConfig {
     let b = n.min(256);
@@ -330,7 +343,11 @@ mod tests {
                     }
                 }
             }
+            // The strided NTT's period (the device's slots of D's limbs) is this layout.
+            let period = digit_slots(g);
+            assert_eq!(period.len(), dtot);
             for x in 0..cnt * 2 * dtot {
+                assert_eq!(period[x % dtot] as usize, d_slot(x % dtot));
                 ring.ntt(d_slot(x % dtot))
                     .forward(&mut d[x * n..(x + 1) * n]);
             }

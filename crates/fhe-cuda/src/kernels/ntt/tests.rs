@@ -501,3 +501,48 @@ fn kernel_name_tables_cover_every_pass_size() {
         assert_eq!(*name, format!("ntt_inv_add_r8_{}", i + 3));
     }
 }
+
+/// The strided batch's grid covers every limb exactly once (`limb(y, Y, z)` of each block, as
+/// `strided_limb` of ntt.cu computes it), at `base + 8·x·n` with slot `period[x % P]`, also past
+/// 65535 limbs (grid layers); periods longer than the kernels' table are refused (the list
+/// passes take those), and the define matches.
+#[test]
+fn strided_batches_cover_each_limb_once_with_its_periodic_slot() {
+    use super::strided::{MAX_PERIOD, R8_FWD_STRIDED, R8_INV_STRIDED, StridedBatch};
+    let src = crate::kernels::source("ntt").expect("ntt source");
+    assert!(src.contains(&format!("#define STRIDED_MAX_PERIOD {MAX_PERIOD}\n")));
+    assert_eq!(R8_FWD_STRIDED[4], "ntt_fwd_strided_r8_7");
+    assert_eq!(R8_INV_STRIDED[3], "ntt_inv_strided_r8_6");
+    let (base, logn) = (1u64 << 40, 13);
+    let mut rng = xorshift(11);
+    for (count, p) in [
+        (1usize, 1usize),
+        (7, 6),
+        (65535, 12),
+        (65536, 6),
+        (131_064, 12),
+        (200_003, 64),
+    ] {
+        let period: Vec<u32> = (0..p).map(|_| (rng() % 40) as u32).collect();
+        let sb = StridedBatch::new(base, count, &period).expect("a batch the kernels take");
+        let (rows, layers) = sb.grid();
+        assert!(rows <= 65535 && layers <= 65535);
+        let mut seen = vec![false; count];
+        for z in 0..layers {
+            for y in 0..rows {
+                let Some((addr, slot)) = sb.limb(logn, y, rows, z) else {
+                    assert!((y + rows * z) as usize >= count);
+                    continue;
+                };
+                let x = (((addr - base) / 8) >> logn) as usize;
+                assert_eq!(addr, base + 8 * ((x as u64) << logn));
+                assert_eq!(slot, period[x % p], "{count} limbs, period {p}: limb {x}");
+                assert!(!seen[x], "limb {x} twice");
+                seen[x] = true;
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "{count} limbs: one missed");
+    }
+    assert!(StridedBatch::new(base, 10, &[0; MAX_PERIOD + 1]).is_none());
+    assert!(StridedBatch::new(base, 10, &[]).is_none());
+}
