@@ -349,14 +349,6 @@ impl KeySwitchBackend for AnyBackend {
     }
 }
 
-/// Bootstrapping by blind rotation (HEAP) on whichever backend was chosen: the batch runs where
-/// the key rows live.
-impl RnsBlindRotateBackend for AnyBackend {
-    forward! {
-        fn rns_blind_rotate(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch) -> same Result<Vec<RnsPoly>>;
-    }
-}
-
 impl IntegerBackend for AnyBackend {
     forward! {
         fn upload_lifted_intt_mod_t(values: val &[u64], ntt: val &NttTable, level: val usize) -> poly_and Vec<u64>;
