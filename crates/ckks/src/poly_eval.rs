@@ -545,22 +545,26 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
         Ok(ct.modify(be, ct.meta(), |p| be.add_scalar_assign(p, 0, &res))?)
     }
 
+    /// `a` at `level`: itself, or its copy lowered by [`State::lower`] and kept in `held`.
+    fn at_level<'c>(
+        &self,
+        a: &'c Ciphertext<B>,
+        level: usize,
+        held: &'c mut Option<Ciphertext<B>>,
+    ) -> Result<&'c Ciphertext<B>> {
+        if a.level() > level {
+            Ok(held.insert(self.lower(a, level)?))
+        } else {
+            Ok(a)
+        }
+    }
+
     /// `a·b` relinearized and rescaled, at the lower of their levels.
     fn product(&self, a: &Ciphertext<B>, b: &Ciphertext<B>) -> Result<Ciphertext<B>> {
         let level = a.level().min(b.level());
-        let (la, lb);
-        let a = if a.level() > level {
-            la = self.lower(a, level)?;
-            &la
-        } else {
-            a
-        };
-        let b = if b.level() > level {
-            lb = self.lower(b, level)?;
-            &lb
-        } else {
-            b
-        };
+        let (mut la, mut lb) = (None, None);
+        let a = self.at_level(a, level, &mut la)?;
+        let b = self.at_level(b, level, &mut lb)?;
         self.products.set(self.products.get() + 1);
         self.ev.mul_relin_rescale(a, b, self.rlk)
     }
@@ -597,19 +601,9 @@ impl<'a, B: KeySwitchBackend> State<'a, B> {
             let meta = c.meta().with_scale(c.scale() * m);
             c.modify(be, meta, |p| be.mul_scalar_assign(p, &scalars))?;
         }
-        let (la, lb);
-        let a = if a.level() > level {
-            la = self.lower(a, level)?;
-            &la
-        } else {
-            a
-        };
-        let b = if b.level() > level {
-            lb = self.lower(b, level)?;
-            &lb
-        } else {
-            b
-        };
+        let (mut la, mut lb) = (None, None);
+        let a = self.at_level(a, level, &mut la)?;
+        let b = self.at_level(b, level, &mut lb)?;
         self.products.set(self.products.get() + 1);
         Ok(Ok(self.ev.mul_add_relin_rescale(a, b, &c, self.rlk)?))
     }
