@@ -388,6 +388,13 @@ mod tests {
     use crate::cpu::CpuBackend;
 
     /// A small ring of 4 limbs of 30 bits (N = 16), gadget of 2 digits of 2 limbs.
+    /// Accumulators and key rows of the test ring: two components over its four primes.
+    const ACC_SHAPE: Shape = Shape {
+        components: 2,
+        level: 3,
+        extended: false,
+    };
+
     fn setup() -> (CpuBackend, RnsGadget) {
         let qs = crate::primes::ntt_primes(30, 32, 4, &[]).unwrap();
         let ps = crate::primes::ntt_primes(31, 32, 1, &qs).unwrap();
@@ -436,11 +443,7 @@ mod tests {
     fn trivial_keys_rotate_exactly() {
         let (be, g) = setup();
         let ring = be.ring().clone();
-        let shape = Shape {
-            components: 2,
-            level: 3,
-            extended: false,
-        };
+        let shape = ACC_SHAPE;
         let dim = 5;
         let bits = [true, false, true, true, false];
         let rows: Vec<_> = (0..dim * 2 * g.digits())
@@ -481,11 +484,7 @@ mod tests {
     fn bad_arguments_are_refused() {
         let (be, g) = setup();
         let ring = be.ring().clone();
-        let shape = Shape {
-            components: 2,
-            level: 3,
-            extended: false,
-        };
+        let shape = ACC_SHAPE;
         let row = be.zeros(shape).unwrap();
         let test = ring.zeros(shape).unwrap();
         let key: Vec<&_> = (0..4).map(|_| &row).collect();
