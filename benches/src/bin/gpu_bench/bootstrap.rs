@@ -16,7 +16,7 @@
 //! ([`ckks::bootstrap::BootstrapPlan::stage_bytes`], ciphertexts left out) over the measured
 //! copy bandwidth.
 
-use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::bootstrap::{
     BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG, BootstrapConfig, BootstrapPlan,
     Bootstrapper, EncapsulationKeys,
@@ -220,16 +220,13 @@ pub fn bench_preset(
         floor(bytes.slot_to_coeff),
     );
     let preset_name = format!("boot:{name}");
-    let (pool_after, peak) = pool_after(dev, &preset_name)?;
-    Ok(PresetResult {
-        scheme: "ckks",
-        name: preset_name.clone(),
-        log_n: lit.log_n,
-        levels: lit.levels,
-        dnum: lit.dnum,
-        special_primes: lit.special_primes,
+    PresetResult::new(
+        dev,
+        "ckks",
+        preset_name.clone(),
+        RingShape::of_ckks(&lit),
         rows,
-        keys: json!({
+        json!({
             "preset": preset_name,
             "precision_bits": bits,
             "median_precision_bits": median_bits,
@@ -259,8 +256,6 @@ pub fn bench_preset(
                 "slot_to_coeff": bytes.slot_to_coeff,
             },
         }),
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }

@@ -15,7 +15,7 @@
 
 mod workloads;
 
-use super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timer, Timing, log_timing};
 use ::compare::presets::{Preset, U32_THROUGHPUT, U64_LATENCY, U64_THROUGHPUT};
 use ::compare::{Comparator, CompareKeys, Predicate};
 use gpufhe::bgv::context::ring_for;
@@ -143,16 +143,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         row("eq_ciphertext", eq);
     }
     let cost = cmp.cost(Predicate::Lt);
-    let (pool_after, peak) = pool_after(dev, &label)?;
-    Ok(PresetResult {
-        scheme: "compare",
-        name: label.clone(),
-        log_n: params.log_n(),
-        levels: params.max_level(),
-        dnum: params.dnum(),
-        special_primes: params.moduli_p().len(),
+    PresetResult::new(
+        dev,
+        "compare",
+        label.clone(),
+        RingShape::of_bgv(&params),
         rows,
-        keys: json!({
+        json!({
             "preset": label,
             "word_bits": word.bits(),
             "digit_bits": layout.digit_bits(),
@@ -161,8 +158,6 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "lt_products": cost.products,
             "lt_rotations": cost.rotations,
         }),
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }

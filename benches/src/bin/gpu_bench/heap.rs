@@ -10,7 +10,7 @@
 //! a fixed part (tables, uploads, the first and last NTTs, the download of the accumulators)
 //! from two short calls over the same batch size (`blind_rotate_*` keys of the JSON).
 
-use super::{Lcg, PresetResult, R, Row, Timer, log_timing, pool_after};
+use super::{Lcg, PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
@@ -129,16 +129,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         floor_us: None,
     }];
     let preset_name = format!("heap:{name}");
-    let (pool_after, peak) = pool_after(dev, &preset_name)?;
-    Ok(PresetResult {
-        scheme: "heap",
-        name: preset_name.clone(),
-        log_n: hp.ckks.log_n,
-        levels: hp.ckks.levels,
-        dnum: hp.ckks.dnum,
-        special_primes: hp.ckks.special_primes,
+    PresetResult::new(
+        dev,
+        "heap",
+        preset_name.clone(),
+        RingShape::of_ckks(&hp.ckks),
         rows,
-        keys: json!({
+        json!({
             "preset": preset_name,
             "precision_bits": bits,
             "median_precision_bits": median_bits,
@@ -155,10 +152,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "blind_rotate_fixed_us": fixed_s * 1e6,
             "blind_rotate_estimate_us": rotation_s * 1e6,
         }),
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }
 
 /// Steps of the two short blind rotations of [`blind_rotation_split`].

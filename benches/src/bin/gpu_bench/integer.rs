@@ -1,7 +1,7 @@
 //! BGV (CAT's Table III) and BFV (Table II) operators on the CUDA backend, timed like the CKKS
 //! ones. Both schemes share one body (a macro over the crate path) since their APIs coincide.
 
-use super::{Lcg, PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
+use super::{Lcg, PresetResult, R, RingShape, Row, Timer, Timing, log_timing};
 use gpufhe::bgv::context::ring_for;
 use gpufhe::bgv::{ParametersLiteral, RowRotations, params};
 use gpufhe::cuda::{CudaBackend, Device};
@@ -99,20 +99,15 @@ macro_rules! integer_bench {
             row("rotate_one_step", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, 1, &gk)?))?);
             row("rotate_random", timer.time(reps, none, |_| Ok(eval.rotate_rows(&cx, random_step, &gk)?))?);
             row("rotate_columns", timer.time(reps, none, |_| Ok(eval.rotate_columns(&cx, &gk)?))?);
-            let (pool_after, peak) = pool_after(dev, &label)?;
-            Ok(PresetResult {
-                scheme: $scheme,
-                name: label.clone(),
-                log_n: params.log_n(),
-                levels: top,
-                dnum: params.dnum(),
-                special_primes: params.moduli_p().len(),
+            PresetResult::new(
+                dev,
+                $scheme,
+                label.clone(),
+                RingShape::of_bgv(&params),
                 rows,
-                keys: json!({"preset": label, "t": t, "random_step": random_step}),
-                pool_after,
-                peak,
+                json!({"preset": label, "t": t, "random_step": random_step}),
                 setup_s,
-            })
+            )
         }
     };
     // BGV: the modulus switch, and multiply + relinearize without the switch that `mul_relin`

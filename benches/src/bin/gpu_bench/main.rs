@@ -355,18 +355,83 @@ struct Row {
     floor_us: Option<f64>,
 }
 
-struct PresetResult {
-    scheme: &'static str,
-    name: String,
+/// A preset's ring as its results report it: log2 N, levels, key-switching digits, special
+/// primes (0 where the preset has no such notion).
+#[derive(Clone, Copy)]
+struct RingShape {
     log_n: u32,
     levels: usize,
     dnum: usize,
     special_primes: usize,
+}
+
+impl RingShape {
+    /// The shape of a CKKS parameter literal.
+    fn of_ckks(lit: &gpufhe::ckks::ParametersLiteral) -> Self {
+        RingShape {
+            log_n: lit.log_n,
+            levels: lit.levels,
+            dnum: lit.dnum,
+            special_primes: lit.special_primes,
+        }
+    }
+
+    /// The shape of BGV (and BFV) parameters.
+    fn of_bgv(params: &gpufhe::bgv::Parameters) -> Self {
+        RingShape {
+            log_n: params.log_n(),
+            levels: params.max_level(),
+            dnum: params.dnum(),
+            special_primes: params.moduli_p().len(),
+        }
+    }
+
+    /// A ring without key switching (blind rotation, batched NTTs).
+    fn ring_only(log_n: u32, levels: usize) -> Self {
+        RingShape {
+            log_n,
+            levels,
+            dnum: 0,
+            special_primes: 0,
+        }
+    }
+}
+
+/// One preset's rows, reported parameters and pool statistics.
+struct PresetResult {
+    scheme: &'static str,
+    name: String,
+    ring: RingShape,
     rows: Vec<Row>,
     keys: Value,
     pool_after: Value,
     peak: u64,
     setup_s: f64,
+}
+
+impl PresetResult {
+    /// The result of preset `name`, with the device pool's statistics read now.
+    fn new(
+        dev: &Device,
+        scheme: &'static str,
+        name: String,
+        ring: RingShape,
+        rows: Vec<Row>,
+        keys: Value,
+        setup_s: f64,
+    ) -> R<Self> {
+        let (pool_after, peak) = pool_after(dev, &name)?;
+        Ok(PresetResult {
+            scheme,
+            name,
+            ring,
+            rows,
+            keys,
+            pool_after,
+            peak,
+            setup_s,
+        })
+    }
 }
 
 /// The device pool's statistics after a preset: its JSON entry and the peak bytes in use.
@@ -726,20 +791,20 @@ fn bench_preset(
         "galois_keys_generated": gk.keys.len(),
         "random_step": random_step,
     });
-    let (pool_after, peak) = pool_after(dev, name)?;
-    Ok(PresetResult {
-        scheme: "ckks",
-        name: name.to_string(),
-        log_n: params.log_n(),
-        levels: lit.levels,
-        dnum: params.dnum(),
-        special_primes: k,
+    PresetResult::new(
+        dev,
+        "ckks",
+        name.to_string(),
+        RingShape {
+            log_n: params.log_n(),
+            levels: lit.levels,
+            dnum: params.dnum(),
+            special_primes: k,
+        },
         rows,
         keys,
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }
 
 /// UTC date `YYYY-MM-DD` from the system clock (civil-from-days).
@@ -846,7 +911,7 @@ fn run(args: &Args) -> R<()> {
         println!();
         println!(
             "{}: log N = {}, L = {}, K = {}, dnum = {} (setup {:.1} s)",
-            r.name, r.log_n, r.levels, r.special_primes, r.dnum, r.setup_s
+            r.name, r.ring.log_n, r.ring.levels, r.ring.special_primes, r.ring.dnum, r.setup_s
         );
         println!(
             "{:<20} {:>12} {:>12} {:>12} {:>10}",
@@ -902,10 +967,10 @@ fn run(args: &Args) -> R<()> {
                     "scheme": r.scheme,
                     "op": row.op,
                     "preset": r.name,
-                    "log_n": r.log_n,
-                    "levels": r.levels,
-                    "dnum": r.dnum,
-                    "special_primes": r.special_primes,
+                    "log_n": r.ring.log_n,
+                    "levels": r.ring.levels,
+                    "dnum": r.ring.dnum,
+                    "special_primes": r.ring.special_primes,
                     "median_us": row.t.event_us,
                     "wall_us": row.t.wall_us,
                     "min_us": row.t.event_min_us,

@@ -2,7 +2,7 @@
 //! buffer (one component per polynomial), the shape of blind rotation and of small-ring
 //! comparison work. Preset names: `ntt:<log_n>x<limbs>x<batch>`, e.g. `ntt:11x1x256`.
 
-use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::backend::prelude::*;
 use gpufhe::math::poly::Shape;
@@ -80,18 +80,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             floor_us: None,
         });
     }
-    let (pool_after, peak) = pool_after(dev, &format!("ntt:{name}"))?;
-    Ok(PresetResult {
-        scheme: "ntt",
-        name: format!("ntt:{name}"),
-        log_n,
-        levels: limbs - 1,
-        dnum: 0,
-        special_primes: 0,
+    PresetResult::new(
+        dev,
+        "ntt",
+        format!("ntt:{name}"),
+        RingShape::ring_only(log_n, limbs - 1),
         rows,
-        keys: json!({"preset": format!("ntt:{name}"), "batch": batch, "limbs": limbs}),
-        pool_after,
-        peak,
+        json!({"preset": format!("ntt:{name}"), "batch": batch, "limbs": limbs}),
         setup_s,
-    })
+    )
 }

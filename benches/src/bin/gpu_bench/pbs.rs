@@ -7,7 +7,7 @@
 //! time), `pbs_blind_rotate_batched` (its blind rotation alone), `pbs_key_switch_batched`
 //! (its key switch alone) and `pbs_latency` (a batch of one; `wall_us` is the latency).
 
-use super::{PresetResult, R, Row, Timer, log_timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::backend::blind_rotate::{BlindRotateBackend, LweBatchHost};
 use gpufhe::math::sampler::Seed;
@@ -133,16 +133,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     );
     let log_n = params.ring_degree.trailing_zeros();
     let full = format!("pbs:{name}");
-    let (pool_after, peak) = pool_after(dev, &full)?;
-    Ok(PresetResult {
-        scheme: "pbs",
-        name: full.clone(),
-        log_n,
-        levels: 0,
-        dnum: 0,
-        special_primes: 0,
+    PresetResult::new(
+        dev,
+        "pbs",
+        full.clone(),
+        RingShape::ring_only(log_n, 0),
         rows,
-        keys: json!({
+        json!({
             "preset": full,
             "batch": batch,
             "lwe_dimension": params.lwe_dimension,
@@ -153,10 +150,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "bootstrap_key_bytes": 8 * sk.bootstrap_key().data.len(),
             "key_switch_key_bytes": 8 * sk.key_switch_key().data.len(),
         }),
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }
 
 /// The JSON fields a PBS row adds: `batch`, and for the batched rows `pbs_per_s` (batch over

@@ -5,7 +5,7 @@
 //! the division round trip for Q3) and `pdq_qN_full` (the full task: query encryption,
 //! calculation, every message serialized and reloaded, decryption; no network).
 
-use super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timer, Timing, log_timing};
 use ::pdq::engine::{Engine, Stage};
 use ::pdq::{Client, PlainTable, demo, keys, local, sql};
 use gpufhe::bgv::context::ring_for;
@@ -113,18 +113,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         )?;
         row(FULL[i], full);
     }
-    let (pool_after, peak) = pool_after(dev, &label)?;
-    Ok(PresetResult {
-        scheme: "pdq",
-        name: label.clone(),
-        log_n: params.log_n(),
-        levels: params.max_level(),
-        dnum: params.dnum(),
-        special_primes: params.moduli_p().len(),
-        rows: out,
-        keys: json!({"preset": label, "rows": rows, "parameters": "bgv CAT"}),
-        pool_after,
-        peak,
+    PresetResult::new(
+        dev,
+        "pdq",
+        label.clone(),
+        RingShape::of_bgv(&params),
+        out,
+        json!({"preset": label, "rows": rows, "parameters": "bgv CAT"}),
         setup_s,
-    })
+    )
 }

@@ -7,7 +7,7 @@
 //! Preset names: `switch:N16x<slots>` (`CKKS_SWITCH_N16` with `SWITCH_CLASSIC`) and
 //! `switch:CIx<slots>` (the insecure CI chain with `SWITCH_CLASSIC`).
 
-use super::{PresetResult, R, Row, Timing, pool_after};
+use super::{PresetResult, R, RingShape, Row, Timing};
 use ckks::{Context, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::prelude::*;
@@ -160,16 +160,13 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         })
         .collect();
     let preset_name = format!("switch:{name}");
-    let (pool_after, peak) = pool_after(dev, &preset_name)?;
-    Ok(PresetResult {
-        scheme: "switch",
-        name: preset_name.clone(),
-        log_n: lit.log_n,
-        levels: lit.levels,
-        dnum: lit.dnum,
-        special_primes: lit.special_primes,
+    PresetResult::new(
+        dev,
+        "switch",
+        preset_name.clone(),
+        RingShape::of_ckks(&lit),
         rows,
-        keys: json!({
+        json!({
             "preset": preset_name,
             "slots": slots,
             "tfhe": sw_params.tfhe.name,
@@ -183,10 +180,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             },
             "method": "host clock with a device synchronize around each stage; median of reps after one warm-up; per-slot rows divide the batch by the slot count",
         }),
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }
 
 /// Extra JSON fields of a switch row: the slot count, the batch time and the stage's share.

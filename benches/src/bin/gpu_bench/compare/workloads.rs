@@ -17,7 +17,7 @@
 //! `_compute` rows time the sort or minimum alone (inputs encrypted untimed, the result left
 //! encrypted), which is what tfhe-rs's peer rows of the same names time.
 
-use super::super::{PresetResult, R, Row, Timer, Timing, log_timing, pool_after};
+use super::super::{PresetResult, R, RingShape, Row, Timer, Timing, log_timing};
 use ::compare::ArrayOp;
 use ::compare::presets::U32_THROUGHPUT;
 use ::compare::workloads::{array, mlp, query, recolor};
@@ -244,20 +244,15 @@ pub fn bench_workload(
             })
         }
     };
-    let (pool_after, peak) = pool_after(dev, &label)?;
-    Ok(PresetResult {
-        scheme: "compare",
-        name: label.clone(),
-        log_n: params.log_n(),
-        levels: params.max_level(),
-        dnum: params.dnum(),
-        special_primes: params.moduli_p().len(),
-        rows: rows.rows,
+    PresetResult::new(
+        dev,
+        "compare",
+        label.clone(),
+        RingShape::of_bgv(&params),
+        rows.rows,
         keys,
-        pool_after,
-        peak,
         setup_s,
-    })
+    )
 }
 
 /// The phases of one run as JSON (seconds; the first run includes kernel loads).
