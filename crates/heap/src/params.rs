@@ -81,14 +81,7 @@ pub const HEAP_N10_INSECURE: HeapParams = HeapParams {
     name: "HEAP_N10_INSECURE",
     ckks: ParametersLiteral {
         log_n: 10,
-        levels: 5,
-        first_prime_bits: 41,
-        scale_bits: 35,
-        special_primes: 2,
-        special_prime_bits: 41,
-        dnum: 3,
-        security: Security::InsecureForTestingOnly,
-        application_primes: None,
+        ..HEAP_N13.ckks
     },
     security: Security::InsecureForTestingOnly,
     rescale_limbs: 3,

@@ -39,6 +39,16 @@ pub struct BootstrapPlan {
     special: usize,
 }
 
+/// What the stage cost models share: the top level, EvalMod's input and output levels, the
+/// EvalMod halves (2 for full slots) and the non-scalar products of one half.
+struct StageShape {
+    top: usize,
+    halves: usize,
+    em_top: usize,
+    em_out: usize,
+    products: usize,
+}
+
 /// A bootstrap's cost by stage: the bytes it must read ([`BootstrapPlan::stage_bytes`]: keys
 /// and plaintexts, ciphertexts left out; the floor of each stage on a device of given bandwidth
 /// is `bytes / bandwidth`) or its key switches' NTT limbs ([`BootstrapPlan::ntt_limbs`], a
@@ -234,12 +244,13 @@ impl BootstrapPlan {
     /// shapes (e.g. [`crate::params::BOOT_N16_MIXED`] against [`crate::params::BOOT_N16`]),
     /// not a measurement.
     pub fn ntt_limbs(&self, encapsulated: bool) -> StageBytes {
-        let top = self.cts.first().map_or(0, |m| m.level);
-        let halves = if self.is_sparse() { 1 } else { 2 };
-        let em_top = top - self.levels.coeff_to_slot;
-        let em_out = em_top - self.levels.eval_mod;
-        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
-        let products = self.cosine_plan.multiplications() + self.config.double_angle + arcsine;
+        let StageShape {
+            top,
+            halves,
+            em_top,
+            em_out,
+            products,
+        } = self.stage_shape();
         let per_product = (self.key_switch_ntt(em_top) + self.key_switch_ntt(em_out + 1)) / 2;
         let sub_sum = self.sub_sum_steps().len() * self.key_switch_ntt(top);
         let extra = if self.is_sparse() { 1 } else { 0 };
@@ -257,14 +268,30 @@ impl BootstrapPlan {
         }
     }
 
+    /// The levels and counts [`BootstrapPlan::ntt_limbs`] and [`BootstrapPlan::stage_bytes`]
+    /// both cost from.
+    fn stage_shape(&self) -> StageShape {
+        let top = self.cts.first().map_or(0, |m| m.level);
+        let em_top = top - self.levels.coeff_to_slot;
+        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
+        StageShape {
+            top,
+            halves: if self.is_sparse() { 1 } else { 2 },
+            em_top,
+            em_out: em_top - self.levels.eval_mod,
+            products: self.cosine_plan.multiplications() + self.config.double_angle + arcsine,
+        }
+    }
+
     /// The bytes each stage must read ([`StageBytes`]), for a memory-bound floor.
     pub fn stage_bytes(&self, encapsulated: bool) -> StageBytes {
-        let top = self.cts.first().map_or(0, |m| m.level);
-        let halves = if self.is_sparse() { 1 } else { 2 };
-        let em_top = top - self.levels.coeff_to_slot;
-        let em_out = em_top - self.levels.eval_mod;
-        let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
-        let products = self.cosine_plan.multiplications() + self.config.double_angle + arcsine;
+        let StageShape {
+            top,
+            halves,
+            em_top,
+            em_out,
+            products,
+        } = self.stage_shape();
         // A relinearization key has one digit pair per active digit, like a rotation key.
         let eval_mod = halves * products * self.key_read(em_out + 1);
         let sub_sum = self.sub_sum_steps().len() * self.key_read(top);
