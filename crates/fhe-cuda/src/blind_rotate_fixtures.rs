@@ -30,6 +30,7 @@ pub(crate) fn tiny_params(keys_per_coefficient: usize) -> BlindRotateParams {
             levels: 2,
         },
         keys_per_coefficient,
+        group_size: 1,
     }
 }
 

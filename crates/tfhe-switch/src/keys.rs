@@ -114,7 +114,7 @@ impl ClientKey {
         let key_ntt = self.glwe.ntt_form(&ntt);
         let mut data = vec![0u64; br.key_len()];
         let rows = br.rows_per_rgsw() as u32;
-        let kpc = br.keys_per_coefficient;
+        let per_step = br.rgsws_per_step();
         let enc = RgswEncryptor {
             key: &self.glwe,
             ntt: &ntt,
@@ -126,12 +126,19 @@ impl ClientKey {
         data.par_chunks_mut(br.rgsw_len())
             .enumerate()
             .for_each(|(idx, out)| {
-                let (i, t) = (idx / kpc, idx % kpc);
-                let s = self.lwe.coefficients()[i];
-                let mu = match (p.lwe_secret, t) {
-                    (SecretKind::Binary, _) => s,
-                    (SecretKind::Ternary, 0) => i64::from(s == 1),
-                    (SecretKind::Ternary, _) => i64::from(s == -1),
+                let (i, t) = (idx / per_step, idx % per_step);
+                let s = self.lwe.coefficients();
+                let mu = if br.group_size > 1 {
+                    // Pattern t + 1 over coefficients g·i + j: the indicator that it is s's.
+                    let g = br.group_size;
+                    let pattern = t + 1;
+                    i64::from((0..g).all(|j| s[g * i + j] == (pattern >> j & 1) as i64))
+                } else {
+                    match (p.lwe_secret, t) {
+                        (SecretKind::Binary, _) => s[i],
+                        (SecretKind::Ternary, 0) => i64::from(s[i] == 1),
+                        (SecretKind::Ternary, _) => i64::from(s[i] == -1),
+                    }
                 };
                 enc.encrypt_into(mu, idx as u32 * rows, out);
             });

@@ -75,8 +75,8 @@ pub use keys::{ClientKey, ServerKey};
 pub use lut::LookupTable;
 pub use lwe::{LweCiphertext, LweSecretKey};
 pub use params::{
-    CLASSIC_918_2048, LPF_STD128_556_1024, Parameters, SecretKind, TEST_256_INSECURE,
-    TEST_TERNARY_256_INSECURE,
+    CLASSIC_918_2048, LPF_STD128_556_1024, MULTI_BIT3_918_2048, Parameters, SecretKind,
+    TEST_256_INSECURE, TEST_MULTI_BIT_256_INSECURE, TEST_TERNARY_256_INSECURE,
 };
 pub use pbs::Bootstrapper;
 

@@ -149,6 +149,10 @@ pub struct Parameters {
     pub pbs_gadget: Gadget,
     /// Gadget of the key-switching key.
     pub ks_gadget: Gadget,
+    /// LWE coefficients per blind-rotation step: 1 (a CMux per coefficient), or 2..=3 for a
+    /// multi-bit blind rotation of a binary key (`2^g − 1` RGSW per group, `n / g` steps:
+    /// fewer sequential steps, so less latency, for a key `(2^g − 1) / g` times larger).
+    pub pbs_group_size: usize,
     /// Messages are in `0..2^message_bits`, below a padding bit.
     pub message_bits: u32,
     /// `log2` of the largest failure probability this set promises for its message space.
@@ -179,10 +183,21 @@ pub const CLASSIC_918_2048: Parameters = Parameters {
         base_log: 4,
         levels: 4,
     },
+    pbs_group_size: 1,
     message_bits: 4,
     max_log2_failure: -64.0,
     insecure: false,
     insecure_opt_in: false,
+};
+
+/// [`CLASSIC_918_2048`] with a multi-bit blind rotation of groups of 3 (306 steps of 7 RGSW
+/// each instead of 918 CMuxes): the same keys' distributions and security, a bootstrapping key
+/// 7/3 as large, a third of the sequential steps (the latency-oriented set; tfhe-rs's
+/// multi-bit sets group 4 at n = 920). See the module documentation for the failure bound.
+pub const MULTI_BIT3_918_2048: Parameters = Parameters {
+    name: "MULTI_BIT3_918_2048",
+    pbs_group_size: 3,
+    ..CLASSIC_918_2048
 };
 
 /// OpenFHE's FHEW `LPF_STD128` shape (n = 556 ternary, N = 1024) over `q = 2^27 − 2047`;
@@ -205,6 +220,7 @@ pub const LPF_STD128_556_1024: Parameters = Parameters {
         base_log: 2,
         levels: 7,
     },
+    pbs_group_size: 1,
     message_bits: 1,
     max_log2_failure: -64.0,
     insecure: false,
@@ -231,6 +247,7 @@ pub const TEST_256_INSECURE: Parameters = Parameters {
         base_log: 4,
         levels: 4,
     },
+    pbs_group_size: 1,
     message_bits: 4,
     max_log2_failure: -20.0,
     insecure: true,
@@ -244,6 +261,15 @@ pub const TEST_TERNARY_256_INSECURE: Parameters = Parameters {
     lwe_secret: SecretKind::Ternary,
     glwe_secret: SecretKind::Ternary,
     message_bits: 3,
+    ..TEST_256_INSECURE
+};
+
+/// [`TEST_256_INSECURE`] at n = 33 with a multi-bit blind rotation of groups of 3.
+/// **Insecure**; needs [`Parameters::opt_in_insecure`].
+pub const TEST_MULTI_BIT_256_INSECURE: Parameters = Parameters {
+    name: "TEST_MULTI_BIT_256_INSECURE",
+    lwe_dimension: 33,
+    pbs_group_size: 3,
     ..TEST_256_INSECURE
 };
 
@@ -362,6 +388,7 @@ impl Parameters {
                 SecretKind::Binary => 1,
                 SecretKind::Ternary => 2,
             },
+            group_size: self.pbs_group_size,
         })
     }
 
@@ -405,6 +432,10 @@ impl Parameters {
             self.glwe_secret.tag(),
             u8::from(self.insecure),
         ]);
+        // Mixed in only for multi-bit sets, so that the fingerprints of the others stay.
+        if self.pbs_group_size != 1 {
+            eat(&(self.pbs_group_size as u64).to_le_bytes());
+        }
         h
     }
 
@@ -424,45 +455,56 @@ impl Parameters {
     /// ([`Self::fft_variance`]) included, see the module docs.
     pub fn blind_rotation_variance(&self) -> f64 {
         let q = self.modulus as f64;
-        let n = self.lwe_dimension as f64;
         let big_n = self.ring_degree as f64;
         let k = self.glwe_dimension as f64;
-        let c = self.cmuxes_per_key_coefficient();
+        let (steps, key_terms, rounding_terms) = self.step_terms();
         let g = self.pbs_gadget;
         let kept = (2.0f64).powi((2 * g.base_log * g.levels) as i32);
-        n * c
-            * ((k + 1.0)
+        steps
+            * (key_terms
+                * (k + 1.0)
                 * f64::from(g.levels)
                 * big_n
                 * digit_mean_square(g.base_log)
                 * uniform_variance(self.glwe_noise_bound)
-                + (1.0 + k * big_n * self.glwe_secret.mean_square()) * q * q / (12.0 * kept))
+                + rounding_terms * (1.0 + k * big_n * self.glwe_secret.mean_square()) * q * q
+                    / (12.0 * kept))
             + self.fft_variance()
     }
 
-    /// CMux steps per LWE key coefficient: one for a binary key, two for a ternary one
-    /// (`s_i = s_i⁺ − s_i⁻`).
-    fn cmuxes_per_key_coefficient(&self) -> f64 {
+    /// The blind rotation's steps and, per step, the key-noise terms and the decomposition
+    /// rounding terms in variance units: a binary key `(n, 1, 1)`, a ternary one `(n, 2, 2)`
+    /// (`s_i = s_i⁺ − s_i⁻`), a multi-bit one `(n/g, 2·(2^g − 1), 2)` (each key's noise times
+    /// `X^t − 1`, whose two terms double its variance; the rounding of `Dec(ACC)` times the
+    /// one selected `X^t − 1`).
+    fn step_terms(&self) -> (f64, f64, f64) {
+        let n = self.lwe_dimension as f64;
+        let g = self.pbs_group_size;
+        if g > 1 {
+            let patterns = ((1u32 << g) - 1) as f64;
+            return (n / g as f64, 2.0 * patterns, 2.0);
+        }
         match self.lwe_secret {
-            SecretKind::Binary => 1.0,
-            SecretKind::Ternary => 2.0,
+            SecretKind::Binary => (n, 1.0, 1.0),
+            SecretKind::Ternary => (n, 2.0, 2.0),
         }
     }
 
     /// Variance of the f64 FFT's rounding error in the blind rotation's output (module docs):
-    /// `n · S · 2^-106 · (4 log2(N/2) + 8) · (1 + kN · E2(s_glwe))`,
-    /// `S = c · (k + 1) · l · N · D(b) · q²/12`.
+    /// `steps · S · 2^-106 · (4 log2(N/2) + 8) · (1 + kN · E2(s_glwe))`,
+    /// `S = c · (k + 1) · l · N · D(b) · q²/12` with `c` the key terms of a step (1 binary,
+    /// 2 ternary, `2·(2^g − 1)` multi-bit).
     pub fn fft_variance(&self) -> f64 {
         let q = self.modulus as f64;
-        let n = self.lwe_dimension as f64;
         let big_n = self.ring_degree as f64;
         let k = self.glwe_dimension as f64;
-        let c = self.cmuxes_per_key_coefficient();
+        let (steps, c, _) = self.step_terms();
         let g = self.pbs_gadget;
         let s = c * (k + 1.0) * f64::from(g.levels) * big_n * digit_mean_square(g.base_log) * q * q
             / 12.0;
         let stages = (big_n / 2.0).log2();
-        n * s
+        steps
+            * s
             * 2f64.powi(-106)
             * (4.0 * stages + 8.0)
             * (1.0 + k * big_n * self.glwe_secret.mean_square())
@@ -492,7 +534,7 @@ mod tests {
 
     #[test]
     fn secure_sets_validate_and_meet_their_failure_bound() {
-        for p in [CLASSIC_918_2048, LPF_STD128_556_1024] {
+        for p in [CLASSIC_918_2048, MULTI_BIT3_918_2048, LPF_STD128_556_1024] {
             p.validate().unwrap();
             let lf = p.log2_failure_probability();
             let to_z2n = (2.0 * p.ring_degree as f64 / p.modulus as f64).powi(2);
@@ -508,7 +550,11 @@ mod tests {
 
     #[test]
     fn test_sets_need_opt_in_and_meet_their_bound() {
-        for p in [TEST_256_INSECURE, TEST_TERNARY_256_INSECURE] {
+        for p in [
+            TEST_256_INSECURE,
+            TEST_TERNARY_256_INSECURE,
+            TEST_MULTI_BIT_256_INSECURE,
+        ] {
             assert_eq!(
                 p.validate(),
                 Err(Error::InsecureWithoutOptIn { name: p.name })
@@ -580,6 +626,24 @@ mod tests {
                 lwe_noise_bound: 1 << 29,
                 ..base
             },
+            // Multi-bit: n not a multiple of the group, a group too large, a ternary key.
+            Parameters {
+                pbs_group_size: 3,
+                ..base
+            },
+            Parameters {
+                pbs_group_size: 4,
+                ..base
+            },
+            Parameters {
+                pbs_group_size: 2,
+                lwe_secret: SecretKind::Ternary,
+                ..base
+            },
+            Parameters {
+                pbs_group_size: 0,
+                ..base
+            },
         ];
         for p in bad {
             assert!(
@@ -620,6 +684,10 @@ mod tests {
         assert_ne!(
             TEST_256_INSECURE.fingerprint(),
             TEST_TERNARY_256_INSECURE.fingerprint()
+        );
+        assert_ne!(
+            CLASSIC_918_2048.fingerprint(),
+            MULTI_BIT3_918_2048.fingerprint()
         );
     }
 }

@@ -121,6 +121,11 @@ fn blind_rotation_and_pbs_ternary_3_bits() {
 }
 
 #[test]
+fn blind_rotation_and_pbs_multi_bit_4_bits() {
+    blind_rotation_gives_every_entry(TEST_MULTI_BIT_256_INSECURE.opt_in_insecure());
+}
+
+#[test]
 fn key_switching_decrypts() {
     let params = test_params();
     let (ck, sk) = setup(params);
@@ -325,11 +330,19 @@ proptest! {
 
 #[test]
 fn measured_noise_is_within_the_model() {
+    measured_noise_is_within_the_model_of(test_params());
+}
+
+#[test]
+fn measured_multi_bit_noise_is_within_the_model() {
+    measured_noise_is_within_the_model_of(TEST_MULTI_BIT_256_INSECURE.opt_in_insecure());
+}
+
+fn measured_noise_is_within_the_model_of(params: Parameters) {
     // The output noise of a bootstrap (after key switching) against the variance the failure
     // probability is computed from: the model is an upper bound (it counts the rounding term of
-    // every CMux, while only those with s_i = 1 carry it), so the measurement lies below it, and
-    // not far below.
-    let params = test_params();
+    // every step, while only those with a selecting key carry it), so the measurement lies
+    // below it, and not far below.
     let (ck, sk) = setup(params);
     let backend = cpu_backend(&params).unwrap();
     let boot = Bootstrapper::new(&backend, &sk).unwrap();
@@ -387,7 +400,10 @@ fn measured_noise_is_within_the_model() {
     }
     let measured = sum_sq / out.len() as f64;
     let model = params.blind_rotation_variance() + params.key_switch_variance();
-    println!("output noise variance: measured {measured:.3e}, model {model:.3e}");
+    println!(
+        "{}: output noise variance: measured {measured:.3e}, model {model:.3e}",
+        params.name
+    );
     assert!(
         measured < model,
         "measured {measured:.3e} above the model {model:.3e}"

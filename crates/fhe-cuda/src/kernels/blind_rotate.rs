@@ -441,6 +441,7 @@ mod tests {
                 levels: 1,
             },
             keys_per_coefficient: 1,
+            group_size: 1,
         };
         // 2 accumulator polynomials, 2 padded digit spectra, 919 exponents: three blocks fit an
         // H200 SM.

@@ -51,6 +51,16 @@
 //!   differences taken from the same `ACC` and both products summed in one spectrum (the `⁺`
 //!   key's terms first) before one inverse FFT per component.
 //!   A step with `ã_i = 0` may be skipped: its update is exactly zero.
+//! * **Multi-bit blind rotation** (`group_size` `g` in `2..=3`, binary LWE key; Joye and
+//!   Walter's grouping, as tfhe-rs's multi-bit PBS): the `n` coefficients form `n / g` groups;
+//!   group `i` has `2^g − 1` RGSW ciphertexts, pattern `p = 1 … 2^g − 1` encrypting
+//!   `Π_j [s_{gi+j} = bit_j(p)]`. With `t_p = Σ_{j: bit_j(p) = 1} ã_{gi+j} mod 2N`, a step is
+//!   `ACC ← ACC + Dec(ACC) · Σ_p (X^{t_p} − 1) · BSK_{i,p}`: exactly one pattern (or none, for
+//!   `s = 0` on the group) selects, so `ACC` becomes `X^{Σ_j ã_{gi+j} s_{gi+j}} · ACC`. The
+//!   accumulator itself is decomposed (not a difference), and the combined key is formed in
+//!   the spectral domain ([`fft`], "Multi-bit key product"), one forward and one inverse
+//!   transform per component a step as in a CMux. A group whose `ã` are all zero may be
+//!   skipped (every factor `X^0 − 1` is exactly zero).
 //! * **Sample extraction** of coefficient 0 from `(A_1, …, A_k, B)`: LWE mask entry
 //!   `c · N + j` is `A_c[0]` for `j = 0` and `−A_c[N − j]` otherwise, body `B[0]`.
 //! * **LWE key switching** with key rows `K_{i,j}` (LWE encryptions of `s_i · g_j` under the
@@ -63,9 +73,10 @@
 //! body `b`, with phase `b − Σ a_i s_i`. A GLWE ciphertext is `k + 1` polynomials, the masks
 //! then the body, phase `B − Σ A_c · S_c`. An RGSW encryption of `μ` has `(k + 1) · l` rows; row
 //! `c · l + (j − 1)` is a GLWE encryption of zero with `μ · g_j` added to component `c`.
-//! A bootstrapping key stores, for each LWE coefficient `i` and each of its
-//! `keys_per_coefficient` RGSW ciphertexts, the rows in order, each row's `k + 1` polynomials in
-//! NTT form: `data[((i · kpc + t) · (k + 1) · l + row) · (k + 1) · N + c · N + coefficient]`.
+//! A bootstrapping key stores, for each step `i` (an LWE coefficient, or a group of `g` of them)
+//! and each of its `R` RGSW ciphertexts ([`BlindRotateParams::rgsws_per_step`]: `kpc`, or
+//! `2^g − 1` ordered by pattern), the rows in order, each row's `k + 1` polynomials in NTT
+//! form: `data[((i · R + t) · (k + 1) · l + row) · (k + 1) · N + c · N + coefficient]`.
 //! A key-switching key stores row `i · l + (j − 1)` as an LWE ciphertext of the output dimension.
 
 use crate::error::{Error, Result};
@@ -218,7 +229,13 @@ pub struct BlindRotateParams {
     pub gadget: Gadget,
     /// RGSW ciphertexts per LWE secret coefficient: 1 (binary secret) or 2 (ternary secret).
     pub keys_per_coefficient: usize,
+    /// LWE coefficients per step: 1 (a CMux per coefficient) or 2..=[`MAX_GROUP_SIZE`]
+    /// (multi-bit blind rotation of a binary key, `2^g − 1` RGSW per group; module docs).
+    pub group_size: usize,
 }
+
+/// The largest multi-bit group: `2^3 − 1 = 7` RGSW ciphertexts a step.
+pub const MAX_GROUP_SIZE: usize = 3;
 
 impl BlindRotateParams {
     /// `2N`, the modulus of the rotation exponents.
@@ -236,9 +253,34 @@ impl BlindRotateParams {
         self.rows_per_rgsw() * (self.glwe_dimension + 1) * self.ring_degree
     }
 
+    /// Steps of a blind rotation: `n / g`.
+    pub fn steps(&self) -> usize {
+        self.lwe_dimension / self.group_size.max(1)
+    }
+
+    /// RGSW ciphertexts of one step: `keys_per_coefficient`, or `2^g − 1` for a multi-bit key.
+    pub fn rgsws_per_step(&self) -> usize {
+        if self.group_size > 1 {
+            (1 << self.group_size) - 1
+        } else {
+            self.keys_per_coefficient
+        }
+    }
+
+    /// Key terms summed into one spectral product a step, counted with their magnitude:
+    /// `kpc`, or `2 · (2^g − 1)` for a multi-bit key (each factor `X^t − 1` has magnitude at
+    /// most 2).
+    pub fn spectral_terms(&self) -> usize {
+        if self.group_size > 1 {
+            2 * self.rgsws_per_step()
+        } else {
+            self.keys_per_coefficient
+        }
+    }
+
     /// Residues in a whole bootstrapping key.
     pub fn key_len(&self) -> usize {
-        self.lwe_dimension * self.keys_per_coefficient * self.rgsw_len()
+        self.steps() * self.rgsws_per_step() * self.rgsw_len()
     }
 
     /// Dimension of the extracted LWE ciphertexts: `k · N`.
@@ -248,9 +290,11 @@ impl BlindRotateParams {
 
     /// Checks the shape: `N` a power of two in `2..=2^17`, `q` prime, `1 mod 2N` and below
     /// `2^53`, `n >= 1`, `k >= 1`, the gadget valid for `q` with `(k + 1) · l <= 64`, 1 or 2
-    /// keys per coefficient, and `2 · kpc · (k + 1) · l · N · B/2 · (q/2 + 1)` below `2^100`
-    /// and `2^50 · q` (the f64 products, with a margin for the transform's error, reduce
-    /// exactly: [`fft::f64_to_residue`], and on a device from one quotient estimate).
+    /// keys per coefficient, a group size in `1..=MAX_GROUP_SIZE` (above 1: one key per
+    /// coefficient and `g | n`), and `2 · terms · (k + 1) · l · N · B/2 · (q/2 + 1)` below
+    /// `2^100` and `2^50 · q` with `terms` = [`Self::spectral_terms`] (the f64 products, with
+    /// a margin for the transform's error, reduce exactly: [`fft::f64_to_residue`], and on a
+    /// device from one quotient estimate).
     pub fn check(&self) -> Result<()> {
         if self.glwe_dimension > 1 << 16 {
             return Err(Error::ShapeMismatch {
@@ -300,10 +344,23 @@ impl BlindRotateParams {
                 ),
             });
         }
-        // The f64 products: kpc · (k + 1) · l · N terms of |digit| <= B/2 times |key| <= q/2,
+        if !(1..=MAX_GROUP_SIZE).contains(&self.group_size)
+            || (self.group_size > 1
+                && (self.keys_per_coefficient != 1
+                    || !self.lwe_dimension.is_multiple_of(self.group_size)))
+        {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "group size {} with {} keys per coefficient and n = {}: need 1..={} and, \
+                     above 1, a binary key (1 key per coefficient) and n a multiple of it",
+                    self.group_size, self.keys_per_coefficient, self.lwe_dimension, MAX_GROUP_SIZE
+                ),
+            });
+        }
+        // The f64 products: terms · (k + 1) · l · N terms of |digit| <= B/2 times |key| <= q/2,
         // with a factor 2 for the transform's error, stay below 2^100 and 2^50 · q: a rounded
         // sum reduces exactly from 128 bits, or (a device) from one quotient estimate.
-        let magnitude = (2 * self.keys_per_coefficient * self.rows_per_rgsw() * n) as u128;
+        let magnitude = (2 * self.spectral_terms() * self.rows_per_rgsw() * n) as u128;
         let magnitude = magnitude
             .checked_mul(1u128 << (self.gadget.base_log - 1))
             .and_then(|x| x.checked_mul(u128::from(q / 2 + 1)));
@@ -318,8 +375,8 @@ impl BlindRotateParams {
             });
         }
         let len = self
-            .lwe_dimension
-            .checked_mul(self.keys_per_coefficient * self.rows_per_rgsw())
+            .steps()
+            .checked_mul(self.rgsws_per_step() * self.rows_per_rgsw())
             .and_then(|x| x.checked_mul((self.glwe_dimension + 1) * self.ring_degree));
         if len.is_none() {
             return Err(Error::ShapeMismatch {

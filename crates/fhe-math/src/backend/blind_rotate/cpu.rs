@@ -76,12 +76,18 @@ impl CpuBootstrapKey {
         &self.fft
     }
 
-    /// The spectra of RGSW ciphertext `t` (0 for binary, 0 = `[s_i = 1]` / 1 = `[s_i = −1]` for
-    /// ternary) of LWE coefficient `i`.
+    /// The spectra of RGSW ciphertext `t` of step `i` (binary: 0; ternary: 0 = `[s_i = 1]`,
+    /// 1 = `[s_i = −1]`; multi-bit: pattern `t + 1`).
     pub fn rgsw_spectra(&self, i: usize, t: usize) -> &[C64] {
         let len = self.params.rgsw_len() / 2;
-        let start = (i * self.params.keys_per_coefficient + t) * len;
+        let start = (i * self.params.rgsws_per_step() + t) * len;
         &self.spectra[start..start + len]
+    }
+
+    /// The spectra of every RGSW ciphertext of step `i`, one after the other.
+    pub fn step_spectra(&self, i: usize) -> &[C64] {
+        let len = self.params.rgsw_len() / 2 * self.params.rgsws_per_step();
+        &self.spectra[i * len..(i + 1) * len]
     }
 }
 
@@ -173,6 +179,65 @@ impl Scratch {
         glwe: &[u64],
         first: bool,
     ) -> Result<()> {
+        self.transform_digits(params, fft, glwe)?;
+        let m = params.ring_degree / 2;
+        let k1 = params.glwe_dimension + 1;
+        let rows = k1 * params.gadget.levels as usize;
+        for (c2, sum_c) in self.sum.chunks_exact_mut(m).enumerate() {
+            for (p, s) in sum_c.iter_mut().enumerate() {
+                for r in 0..rows {
+                    let prod = self.digit_spectra[r * m + p] * rgsw[(r * k1 + c2) * m + p];
+                    *s = if first && r == 0 { prod } else { *s + prod };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The multi-bit product into the sum: `glwe`'s digit spectra times the combined key
+    /// `Σ_j (X^{t_j} − 1) · BSK_j` of one group (`keys`: the group's `2^g − 1` RGSW spectra,
+    /// `exponents`: `t_1 …`), in the order of the FFT module's "Multi-bit key product".
+    fn accumulate_multi_bit(
+        &mut self,
+        params: &BlindRotateParams,
+        fft: &NegacyclicFft,
+        keys: &[C64],
+        exponents: &[u64],
+        glwe: &[u64],
+    ) -> Result<()> {
+        self.transform_digits(params, fft, glwe)?;
+        let m = params.ring_degree / 2;
+        let k1 = params.glwe_dimension + 1;
+        let rows = k1 * params.gadget.levels as usize;
+        let rgsw = rows * k1 * m;
+        let mut factors = vec![C64::default(); exponents.len()];
+        for p in 0..m {
+            for (f, &t) in factors.iter_mut().zip(exponents) {
+                *f = fft.monomial_minus_one(t, p);
+            }
+            for c2 in 0..k1 {
+                let s = &mut self.sum[c2 * m + p];
+                for r in 0..rows {
+                    let at = (r * k1 + c2) * m + p;
+                    let mut combined = factors[0] * keys[at];
+                    for (j, &f) in factors.iter().enumerate().skip(1) {
+                        combined = combined + f * keys[j * rgsw + at];
+                    }
+                    let prod = self.digit_spectra[r * m + p] * combined;
+                    *s = if r == 0 { prod } else { *s + prod };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decomposes `glwe` and transforms its digit rows into `digit_spectra`.
+    fn transform_digits(
+        &mut self,
+        params: &BlindRotateParams,
+        fft: &NegacyclicFft,
+        glwe: &[u64],
+    ) -> Result<()> {
         let n = params.ring_degree;
         let m = n / 2;
         let k1 = params.glwe_dimension + 1;
@@ -194,14 +259,6 @@ impl Scratch {
                 let z = &mut self.digit_spectra[(c * l + j) * m..(c * l + j + 1) * m];
                 fft.fold(&self.digits[j * n..(j + 1) * n], z);
                 fft.forward(z);
-            }
-        }
-        for (c2, sum_c) in self.sum.chunks_exact_mut(m).enumerate() {
-            for (p, s) in sum_c.iter_mut().enumerate() {
-                for r in 0..rows {
-                    let prod = self.digit_spectra[r * m + p] * rgsw[(r * k1 + c2) * m + p];
-                    *s = if first && r == 0 { prod } else { *s + prod };
-                }
             }
         }
         Ok(())
@@ -322,9 +379,37 @@ pub fn blind_rotate_extract_one(
     let mut acc = vec![0u64; (k + 1) * n];
     let b = mod_switch(lwe[p.lwe_dimension], q.value(), two_n) as usize;
     monomial_mul(test_poly, (2 * n - b) % (2 * n), &q, &mut acc[k * n..]);
-    let mut rotated = vec![0u64; (k + 1) * n];
     let mut update = vec![0u64; (k + 1) * n];
     let mut scratch = Scratch::default();
+    if p.group_size > 1 {
+        let g = p.group_size;
+        let mut exponents = vec![0u64; p.rgsws_per_step()];
+        for (i, group) in lwe[..p.lwe_dimension].chunks_exact(g).enumerate() {
+            let a: Vec<u64> = group
+                .iter()
+                .map(|&x| mod_switch(x, q.value(), two_n))
+                .collect();
+            if a.iter().all(|&x| x == 0) {
+                // Every factor X^0 − 1 is exactly zero: so is the update.
+                continue;
+            }
+            for (j, t) in exponents.iter_mut().enumerate() {
+                let pattern = j + 1;
+                *t = (0..g)
+                    .filter(|b| pattern >> b & 1 == 1)
+                    .map(|b| a[b])
+                    .sum::<u64>()
+                    % two_n;
+            }
+            scratch.accumulate_multi_bit(p, &key.fft, key.step_spectra(i), &exponents, &acc)?;
+            scratch.finish(p, &key.fft, &mut update);
+            for (x, &u) in acc.iter_mut().zip(&update) {
+                *x = q.add(*x, u);
+            }
+        }
+        return sample_extract(&acc, k, n, &q, out);
+    }
+    let mut rotated = vec![0u64; (k + 1) * n];
     for (i, &ai) in lwe[..p.lwe_dimension].iter().enumerate() {
         let a = mod_switch(ai, q.value(), two_n) as usize;
         if a == 0 {

@@ -30,6 +30,15 @@
 //! * **Multiply-accumulate**: for output component `c`, at each point, the sum over the keys
 //!   `t = 0 … kpc − 1` and then the rows `r = 0 … (k + 1)·l − 1` of `D_{t,r} · K_{t,r,c}`, added
 //!   in that order, starting from the first product.
+//! * **Points**: output position `p` of the forward transform is the value at
+//!   `ψ^{E_p}`, `E_p = 1 + 4 · bitrev(p)` (`log2 M` bits; [`NegacyclicFft::point_exponent`]),
+//!   so the spectrum of `X^t` is `ψ^{t · E_p mod 2N}`, read from the table
+//!   [`NegacyclicFft::roots`] (`ψ^x` for `x < 2N`, by [`unit_root`]).
+//! * **Multi-bit key product** (group size `g ≥ 2`): at point `p`, with `m_j = ψ^{t_j · E_p mod 2N}
+//!   − 1` (the real part minus 1.0, the imaginary part as read) for the group's patterns
+//!   `j = 1 … 2^g − 1` and their exponents `t_j`, for each row `r` and output component `c`:
+//!   `K = m_1 · K_{1,r,c}`, then `K = K + m_j · K_{j,r,c}` for `j = 2 …`; the product `D_r · K`
+//!   is summed over the rows `r = 0 …` starting from the first.
 //! * **Back to residues** ([`f64_to_residue`]): after the inverse transform, coefficient `j` is
 //!   the real part of point `j` and coefficient `j + M` its imaginary part; each is rounded to
 //!   the nearest integer, halves away from zero (`f64::round`, CUDA's `round`), and reduced mod
@@ -150,6 +159,7 @@ pub fn unit_root(x: u64, d: u64) -> C64 {
 pub struct NegacyclicFft {
     n: usize,
     twiddles: Vec<C64>,
+    roots: Vec<C64>,
 }
 
 impl NegacyclicFft {
@@ -180,7 +190,43 @@ impl NegacyclicFft {
             twiddles[t] = unit_root(e[t] / 2, two_n);
         }
         twiddles.truncate(m);
-        Ok(NegacyclicFft { n, twiddles })
+        let roots = (0..two_n).map(|x| unit_root(x, two_n)).collect();
+        Ok(NegacyclicFft {
+            n,
+            twiddles,
+            roots,
+        })
+    }
+
+    /// The `2N` roots `ψ^x`, `x < 2N` ([`unit_root`]): the monomials' spectral values, the
+    /// table a device uploads for the multi-bit key product.
+    pub fn roots(&self) -> &[C64] {
+        &self.roots
+    }
+
+    /// The exponent `E_p = 1 + 4 · bitrev(p) mod 2N` (`log2 M`-bit reversal) of the root
+    /// `ψ^{E_p}` at which output position `p` of [`Self::forward`] evaluates the folded
+    /// polynomial.
+    pub fn point_exponent(&self, p: usize) -> u64 {
+        let bits = (self.n / 2).trailing_zeros();
+        let rev = if bits == 0 {
+            0
+        } else {
+            (p as u64).reverse_bits() >> (64 - bits)
+        };
+        (1 + 4 * rev) % (2 * self.n as u64)
+    }
+
+    /// `ψ^{t · E_p} − 1`, the spectral value of `X^t − 1` at position `p` (the module's rule:
+    /// the table's real part minus 1.0).
+    #[inline]
+    pub fn monomial_minus_one(&self, t: u64, p: usize) -> C64 {
+        let two_n = 2 * self.n as u64;
+        let r = self.roots[((t % two_n) * self.point_exponent(p) % two_n) as usize];
+        C64 {
+            re: r.re - 1.0,
+            im: r.im,
+        }
     }
 
     /// The ring degree `N`.
@@ -338,6 +384,29 @@ mod tests {
                 let a = 2.0 * std::f64::consts::PI * x as f64 / d as f64;
                 assert!((w.re - a.cos()).abs() < 1e-15, "cos {x}/{d}");
                 assert!((w.im - a.sin()).abs() < 1e-15, "sin {x}/{d}");
+            }
+        }
+    }
+
+    #[test]
+    fn monomial_spectra_are_the_roots_at_the_point_exponents() {
+        for n in [2usize, 4, 16, 2048] {
+            let fft = NegacyclicFft::new(n).unwrap();
+            for t in [0usize, 1, 3, n - 1, n, n + 5, 2 * n - 1] {
+                let t = t % (2 * n);
+                let mut a = vec![0i64; n];
+                // X^t = ±X^(t mod N).
+                a[t % n] = if t >= n { -1 } else { 1 };
+                let mut z = vec![C64::default(); n / 2];
+                fft.fold(&a, &mut z);
+                fft.forward(&mut z);
+                for (p, v) in z.iter().enumerate() {
+                    let m = fft.monomial_minus_one(t as u64, p);
+                    assert!(
+                        (v.re - 1.0 - m.re).abs() < 1e-12 && (v.im - m.im).abs() < 1e-12,
+                        "N = {n}, t = {t}, point {p}: {v:?} against {m:?} + 1"
+                    );
+                }
             }
         }
     }
