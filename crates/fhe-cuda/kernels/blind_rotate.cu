@@ -19,6 +19,11 @@
 // through the same device functions, for one ciphertext on a cluster of 4 blocks (distributed
 // shared memory), the key slice of the next step fetched during the step.
 //
+// Multi-bit keys (group size g = 2..3, fhe-math's module documentation): a step decomposes ACC
+// itself (not a difference) and multiplies its digit spectra by the combined key
+// Σ_j (X^{t_j} − 1)·BSK_j of the group, formed point by point from the 2^g − 1 keys' spectra and
+// the roots table ψ^x (`br_key_product_multi_bit`); the rest of the step is the CMux's.
+//
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
 // input over blocks (`blind_rotate_key_switch_finish` adds the partial sums).
@@ -35,10 +40,11 @@ struct BrArgs {
     u32 base_log;  // gadget base log
     u32 kpc;       // RGSW per LWE coefficient (1 binary, 2 ternary)
     u32 radix_log; // butterfly stages per shared-memory round (1..3)
-    u32 pad;
+    u32 group;     // LWE coefficients per step: 1, or 2..3 (multi-bit)
 };
 
-#define BR_MAX_K1 4  // k + 1 <= 4 (checked on the host)
+#define BR_MAX_K1 4        // k + 1 <= 4 (checked on the host)
+#define BR_MAX_PATTERNS 7  // 2^g − 1 RGSW a multi-bit step, g <= 3 (checked on the host)
 
 // floor((x·2^bits + floor(q/2)) / q) mod 2^bits for x < q, 2^bits < q, with
 // c = floor(2^(64+bits) / q): the estimate floor(x·c / 2^64) is at most 3 below the quotient
@@ -278,7 +284,8 @@ struct BrStep {
     double dec_scale, qd, qinv;
 };
 
-// The folded digits of X^e_rot·ACC − ACC at points j + e·P of component c (row c·l + d holds
+// The folded digits of X^e_rot·ACC − ACC (`diff`; else of ACC itself, the multi-bit step's) at
+// points j + e·P of component c (row c·l + d holds
 // digit d, most significant first, of coefficients p and p + N/2 as p + i·(p + N/2)), through
 // the first BR_CL_LOG forward stages, stored at br_point. `poly`: the component's accumulator
 // (this block's copy: in the cluster entry, the coefficients it owns; the others are read from
@@ -286,7 +293,7 @@ struct BrStep {
 template <bool CLUSTER>
 __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const BrStep& st,
                                                        const u64* poly, u32 c, u32 j, u32 e_rot,
-                                                       double2* dig,
+                                                       bool diff, double2* dig,
                                                        double2* const (&dig_at)[BR_CLUSTER],
                                                        const double2* __restrict__ tw) {
     const u32 n = 1u << a.log_n, two_n = 2 * n, mpts = n >> 1;
@@ -298,14 +305,16 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
     {
         // The rotated coefficients (p − e_rot) mod 2N, all loads first.
         u64 xs[BR_CLUSTER][2];
+        if (diff) {
 #pragma unroll
-        for (u32 e = 0; e < BR_CLUSTER; e++) {
+            for (u32 e = 0; e < BR_CLUSTER; e++) {
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
-                const u32 src = ii < n ? ii : ii - n;
-                if constexpr (CLUSTER) xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
-                else xs[e][h] = poly[src];
+                for (int h = 0; h < 2; h++) {
+                    const u32 ii = (j + e * pts + h * mpts - e_rot) & (two_n - 1);
+                    const u32 src = ii < n ? ii : ii - n;
+                    if constexpr (CLUSTER) xs[e][h] = *br_map(poly + src, br_owner(src, log_p));
+                    else xs[e][h] = poly[src];
+                }
             }
         }
 #pragma unroll
@@ -313,9 +322,13 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const u32 pp = j + e * pts + h * mpts;
-                const u32 ii = (pp - e_rot) & (two_n - 1);
-                const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
-                y[e][h] = br_round_digits(mod_sub(rot, poly[pp], q), bits, st.dec_scale, q);
+                u64 v = poly[pp];  // this block's own coefficient
+                if (diff) {
+                    const u32 ii = (pp - e_rot) & (two_n - 1);
+                    const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
+                    v = mod_sub(rot, v, q);
+                }
+                y[e][h] = br_round_digits(v, bits, st.dec_scale, q);
             }
         }
     }
@@ -409,6 +422,80 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
     }
 }
 
+// The multi-bit key product: at each point p (global position point0 + p of N/2, evaluated at
+// ψ^{E}, E = 1 + 4·bitrev(point0 + p)), the factors m_j = ψ^{t_j·E mod 2N} − 1 of the group's
+// patterns, then for each row r and component c2 K = m_1·K_1 (+ m_j·K_j for j = 2 …) and
+// Σ_r D_r·K (from the first row), in the order of fft.rs's "Multi-bit key product"; the sums go
+// to rows 0..k of `dig`. `kr`: the group's first RGSW (row r, component c2 at (r·(k+1) + c2)·pts),
+// the others `stride` points apart. `roots`: ψ^x for x < 2N.
+template <bool SHARED_KEY>
+__device__ __forceinline__ void br_key_product_multi_bit(
+    double2* dig, const double2* __restrict__ kr, size_t stride, u32 pts, u32 k1, u32 rows,
+    u32 patterns, const u32 (&t)[BR_MAX_PATTERNS], const double2* __restrict__ roots,
+    u32 point0, u32 log_m) {
+    auto key = [&](size_t idx) {
+        if constexpr (SHARED_KEY) return kr[idx];
+        else return __ldg(kr + idx);
+    };
+    const u32 mask = (4u << log_m) - 1;  // 2N − 1
+    for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
+        const u32 ep = 1 + 4 * (__brev(point0 + p) >> (32 - log_m));
+        double2 m[BR_MAX_PATTERNS];
+#pragma unroll
+        for (u32 j = 0; j < BR_MAX_PATTERNS; j++) {
+            if (j >= patterns) break;
+            const double2 r = __ldg(roots + ((t[j] * ep) & mask));
+            m[j] = make_double2(__dsub_rn(r.x, 1.0), r.y);
+        }
+        double2 res[BR_MAX_K1] = {};
+        for (u32 r = 0; r < rows; r++) {
+            const double2 dr = dig[br_pad(r * pts + p)];
+#pragma unroll
+            for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+                if (c2 >= k1) break;
+                const size_t at = (size_t)(r * k1 + c2) * pts + p;
+                double2 kc = c_mul(m[0], key(at));
+#pragma unroll
+                for (u32 j = 1; j < BR_MAX_PATTERNS; j++) {
+                    if (j >= patterns) break;
+                    kc = c_add(kc, c_mul(m[j], key(j * stride + at)));
+                }
+                const double2 prod = c_mul(dr, kc);
+                res[c2] = r == 0 ? prod : c_add(res[c2], prod);
+            }
+        }
+#pragma unroll
+        for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
+            if (c2 >= k1) break;
+            dig[br_pad(c2 * pts + p)] = res[c2];
+        }
+    }
+}
+
+// Steps of a rotation: n, or n / g groups (multi-bit).
+__device__ __forceinline__ u32 br_steps(const BrArgs& a) { return a.n_lwe / a.group; }
+
+// Whether step i changes the accumulator: ã_i ≠ 0, or (multi-bit) one of the group's ã ≠ 0.
+// (X^0·ACC − ACC = 0 and X^0 − 1 = 0: the update of a skipped step is exactly 0.)
+__device__ __forceinline__ bool br_step_active(const BrArgs& a, const u32* ex, u32 i) {
+    for (u32 j = 0; j < a.group; j++)
+        if (ex[i * a.group + j] != 0) return true;
+    return false;
+}
+
+// The exponents t_j = Σ_{b: bit b of j + 1} ã_{g·i + b} mod 2N of multi-bit step i's patterns.
+__device__ __forceinline__ void br_pattern_exponents(const BrArgs& a, const u32* ex, u32 i,
+                                                     u32 (&t)[BR_MAX_PATTERNS]) {
+    const u32 mask = (2u << a.log_n) - 1;
+#pragma unroll
+    for (u32 j = 0; j < BR_MAX_PATTERNS; j++) {
+        u32 sum = 0;
+        for (u32 b = 0; b < a.group; b++)
+            if (((j + 1) >> b) & 1) sum += ex[i * a.group + b];
+        t[j] = sum & mask;
+    }
+}
+
 // The modulus-switched exponents of ciphertext `b` into `ex`, then ACC = (0, …, 0, X^{-b̃}·v)
 // (every coefficient; the cluster entry keeps all of them too).
 __device__ __forceinline__ void br_start(const BrArgs& a, const u64* __restrict__ test_poly,
@@ -441,8 +528,10 @@ __device__ __forceinline__ BrStep br_step_constants(const BrArgs& a) {
 // then (n+1) u32. A step: the decomposition fused with the first BR_CL_LOG forward stages, the
 // other forward rounds, the key product, the inverse rounds but the last, the last BR_CL_LOG
 // inverse stages fused with the rounding and the update; a barrier after each.
+template <bool MULTI_BIT>
 __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restrict__ key,
                                        const double2* __restrict__ tw,
+                                       const double2* __restrict__ roots,
                                        const u64* __restrict__ test_poly,
                                        const u64* __restrict__ lwe, u64* __restrict__ out,
                                        u32 count) {
@@ -469,18 +558,29 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     const BrStep st = br_step_constants(a);
     double2* const no_seg[BR_CLUSTER] = {};
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
-    for (u32 i = 0; i < a.n_lwe; i++) {
-        const u32 ai = ex[i];
-        if (ai == 0) continue;  // X^0·ACC − ACC = 0: the step adds exactly 0
-        for (u32 t = 0; t < a.kpc; t++) {
-            const u32 e_rot = t == 0 ? ai : two_n - ai;
+    constexpr bool multi_bit = MULTI_BIT;
+    const u32 per_step = multi_bit ? (1u << a.group) - 1 : a.kpc;  // RGSW a step
+    for (u32 i = 0; i < br_steps(a); i++) {
+        if (!br_step_active(a, ex, i)) continue;
+        const double2* ki = key + (size_t)i * per_step * rgsw_points;
+        // A CMux a key (ternary: two products into one spectral sum), or one multi-bit product.
+        for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
+            const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
                 br_digits_first_stages<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
-                                              g & ((1u << log_p) - 1), e_rot, dig, no_seg, tw);
+                                              g & ((1u << log_p) - 1), e_rot, !multi_bit, dig,
+                                              no_seg, tw);
             __syncthreads();
             br_forward(dig, rows, log_m, BR_CL_LOG, a.radix_log, tw, 0, 0);
-            br_key_product<false>(dig, prod, key + ((size_t)i * a.kpc + t) * rgsw_points, mpts,
-                                  k1, rows, t, t + 1 == a.kpc);
+            if constexpr (multi_bit) {
+                u32 tp[BR_MAX_PATTERNS];
+                br_pattern_exponents(a, ex, i, tp);
+                br_key_product_multi_bit<false>(dig, ki, rgsw_points, mpts, k1, rows, per_step,
+                                                tp, roots, 0, log_m);
+            } else {
+                br_key_product<false>(dig, prod, ki + (size_t)t * rgsw_points, mpts, k1, rows, t,
+                                      t + 1 == a.kpc);
+            }
             __syncthreads();
         }
         br_inverse(dig, k1, log_m, log_p, a.radix_log, tw, 0, 0);
@@ -501,23 +601,33 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     if (threadIdx.x == 0) o[a.k * n] = acc[(size_t)a.k * n];
 }
 
-// The two entry points differ only in their register budget (the kernel needs about 130
+// The two CMux entry points differ only in their register budget (the kernel needs about 130
 // registers unbounded, which left one block per SM): `blind_rotate_run` for 8 points a thread
 // (radix-8 rounds, at most 256 threads, three blocks an SM, 80 registers) and
 // `blind_rotate_run_wide` for 4 points a thread (radix-4 rounds, at most 512 threads, two blocks
-// an SM, 64 registers).
+// an SM, 64 registers). `blind_rotate_run_multi_bit`: multi-bit keys (two blocks an SM, so that
+// the group's factors and sums stay in registers).
 extern "C" __global__ void __launch_bounds__(256, 3)
     blind_rotate_run(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,
-                     const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
-                     u64* __restrict__ out, u32 count) {
-    br_run(a, key, tw, test_poly, lwe, out, count);
+                     const double2* __restrict__ roots, const u64* __restrict__ test_poly,
+                     const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+    br_run<false>(a, key, tw, roots, test_poly, lwe, out, count);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 2)
     blind_rotate_run_wide(BrArgs a, const double2* __restrict__ key,
-                          const double2* __restrict__ tw, const u64* __restrict__ test_poly,
-                          const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
-    br_run(a, key, tw, test_poly, lwe, out, count);
+                          const double2* __restrict__ tw, const double2* __restrict__ roots,
+                          const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
+                          u64* __restrict__ out, u32 count) {
+    br_run<false>(a, key, tw, roots, test_poly, lwe, out, count);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    blind_rotate_run_multi_bit(BrArgs a, const double2* __restrict__ key,
+                               const double2* __restrict__ tw, const double2* __restrict__ roots,
+                               const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
+                               u64* __restrict__ out, u32 count) {
+    br_run<true>(a, key, tw, roots, test_poly, lwe, out, count);
 }
 
 // ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
@@ -528,18 +638,21 @@ extern "C" __global__ void __launch_bounds__(512, 2)
 // `rank` of every spectrum. A step: each block decomposes its groups through the first
 // BR_CL_LOG forward stages (br_digits_first_stages: rotated coefficients read from their
 // owners, point j + e·P stored into block e's segment); cluster barrier; the remaining forward
-// stages, the key product (the block's key slice, fetched by asynchronous copies during the
-// previous step) and the first inverse stages on the block's own segment; cluster barrier; the
+// stages, the key product (the block's key slice, fetched by asynchronous copies since the
+// previous step's key product) and the first inverse stages on the block's own segment; cluster barrier; the
 // last BR_CL_LOG inverse stages on the block's groups read from every block, the exact
 // rounding and the update of the block's own coefficients; cluster barrier.
 //
 // Dynamic shared memory: (k+1)·N accumulator words, the segment's digit spectra
-// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), two key slices
-// (kpc·(k+1)·l·(k+1)·P points each: this step's and the next's), then (n+1) u32.
-extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
-    blind_rotate_run_cluster(BrArgs a, const double2* __restrict__ key,
-                             const double2* __restrict__ tw, const u64* __restrict__ test_poly,
-                             const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), one step's key
+// slice (R·(k+1)·l·(k+1)·P points, R the RGSW of a step), then (n+1) u32.
+template <bool MULTI_BIT>
+__device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* __restrict__ key,
+                                               const double2* __restrict__ tw,
+                                               const double2* __restrict__ roots,
+                                               const u64* __restrict__ test_poly,
+                                               const u64* __restrict__ lwe, u64* __restrict__ out,
+                                               u32 count) {
     extern __shared__ u64 smc[];
     pdl_wait();
     u32 rank;
@@ -562,9 +675,11 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
     double2* dig = (double2*)(acc + (size_t)k1 * n);
     double2* prod = dig + br_pad(rows * pts);
     double2* ks = prod + (a.kpc == 2 ? br_pad(k1 * pts) : 0);
-    const u32 slice = rows * k1 * pts;  // key points of one RGSW in this block
-    const u32 kslice = a.kpc * slice;   // of one step
-    u32* ex = (u32*)(ks + 2 * (size_t)kslice);
+    constexpr bool multi_bit = MULTI_BIT;
+    const u32 per_step = multi_bit ? (1u << a.group) - 1 : a.kpc;  // RGSW a step
+    const u32 slice = rows * k1 * pts;   // key points of one RGSW in this block
+    const u32 kslice = per_step * slice;  // of one step
+    u32* ex = (u32*)(ks + (size_t)kslice);
     br_start(a, test_poly, lwe, b, acc, ex);
     // Every block of the cluster runs before any reads or writes another's shared memory.
     br_cluster_sync();
@@ -575,51 +690,56 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
 #pragma unroll
     for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
     // Step i's key slice (rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1) into
-    // buffer `buf`, one commit group (empty past the last step).
-    auto fetch = [&](u32 i, u32 buf) {
-        if (i < a.n_lwe) {
-            const double2* kr = key + (size_t)i * a.kpc * rgsw_points + (size_t)rank * pts;
-            double2* dst = ks + (size_t)buf * kslice;
+    // `ks`, one commit group (empty past the last step).
+    const u32 steps = br_steps(a);
+    auto fetch = [&](u32 i) {
+        if (i < steps) {
+            const double2* kr = key + (size_t)i * per_step * rgsw_points + (size_t)rank * pts;
             for (u32 idx = threadIdx.x; idx < kslice; idx += blockDim.x)
-                br_cp_async16(dst + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
+                br_cp_async16(ks + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
     auto next_step = [&](u32 i) {
-        while (i < a.n_lwe && ex[i] == 0) i++;  // X^0·ACC − ACC = 0: the step adds exactly 0
+        while (i < steps && !br_step_active(a, ex, i)) i++;
         return i;
     };
-    u32 buf = 0;
     u32 i = next_step(0);
-    fetch(i, buf);
-    while (i < a.n_lwe) {
-        const u32 ai = ex[i];
+    fetch(i);
+    while (i < steps) {
         const u32 i_next = next_step(i + 1);
-        // The buffer's last readers (step i − 1's key product) passed the barriers since.
-        fetch(i_next, buf ^ 1);
-        for (u32 t = 0; t < a.kpc; t++) {
-            const u32 e_rot = t == 0 ? ai : two_n - ai;
+        for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
+            const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
                 const u32 c = g >> log_g;
                 br_digits_first_stages<true>(a, st, acc + (size_t)c * n, c,
                                              (rank << log_g) + (g & ((1u << log_g) - 1)), e_rot,
-                                             dig, dig_at, tw);
+                                             !multi_bit, dig, dig_at, tw);
             }
             br_cluster_sync();
             br_forward(dig, rows, log_p, 0, 2, tw, BR_CL_LOG, rank);
             if (t == 0) {
-                // This step's group done (the next step's may still be in flight).
-                asm volatile("cp.async.wait_group 1;" ::: "memory");
+                // This step's key slice has landed.
+                asm volatile("cp.async.wait_group 0;" ::: "memory");
                 __syncthreads();
             }
-            const bool last = t + 1 == a.kpc;
-            br_key_product<true>(dig, prod, ks + (size_t)buf * kslice + (size_t)t * slice, pts,
-                                 k1, rows, t, last);
+            const bool last = multi_bit || t + 1 == a.kpc;
+            if constexpr (multi_bit) {
+                u32 tp[BR_MAX_PATTERNS];
+                br_pattern_exponents(a, ex, i, tp);
+                br_key_product_multi_bit<true>(dig, ks, slice, pts, k1, rows, per_step, tp, roots,
+                                               rank * pts, log_m);
+            } else {
+                br_key_product<true>(dig, prod, ks + (size_t)t * slice, pts, k1, rows, t, last);
+            }
             // Before the next external product's stores into this block's segment (t + 1) or
             // the inverse stages.
             if (last) __syncthreads();
             else br_cluster_sync();
         }
+        // Every reader of the key slice passed the barrier: fetch the next step's into it,
+        // in flight during the inverse stages, the update and the next decomposition.
+        fetch(i_next);
         br_inverse(dig, k1, log_p, log_p, 2, tw, BR_CL_LOG, rank);
         br_cluster_sync();
         for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
@@ -629,7 +749,6 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
                                         tw);
         }
         br_cluster_sync();
-        buf ^= 1;
         i = i_next;
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -646,6 +765,24 @@ extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(
         o[idx] = j == 0 ? poly[0] : mod_neg(poly[src], q);
     }
     if (threadIdx.x == 0 && br_owner(0, log_p) == rank) o[a.k * n] = acc[(size_t)a.k * n];
+}
+
+extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
+    blind_rotate_run_cluster(BrArgs a, const double2* __restrict__ key,
+                             const double2* __restrict__ tw, const double2* __restrict__ roots,
+                             const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
+                             u64* __restrict__ out, u32 count) {
+    br_run_cluster<false>(a, key, tw, roots, test_poly, lwe, out, count);
+}
+
+extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
+    blind_rotate_run_cluster_multi_bit(BrArgs a, const double2* __restrict__ key,
+                                       const double2* __restrict__ tw,
+                                       const double2* __restrict__ roots,
+                                       const u64* __restrict__ test_poly,
+                                       const u64* __restrict__ lwe, u64* __restrict__ out,
+                                       u32 count) {
+    br_run_cluster<true>(a, key, tw, roots, test_poly, lwe, out, count);
 }
 
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).

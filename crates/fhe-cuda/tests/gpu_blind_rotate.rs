@@ -1,7 +1,8 @@
 //! GPU tests of `BlindRotateBackend for CudaBackend`: blind rotation with extraction, key
 //! switching and whole programmable bootstrapping give the CPU reference's words, for a batch
 //! and for each ciphertext alone, at the insecure test sets (binary and ternary), at
-//! `LPF_STD128_556_1024` (3 gadget levels, ternary) and at `CLASSIC_918_2048`; the bootstrapped
+//! `LPF_STD128_556_1024` (3 gadget levels, ternary), at `CLASSIC_918_2048` and with multi-bit
+//! keys (`TEST_MULTI_BIT_256_INSECURE`, `MULTI_BIT3_918_2048`); the bootstrapped
 //! ciphertexts decrypt to the lookup table's entries. All need a CUDA device and panic without.
 
 use fhe_cuda::{CudaBackend, Device};
@@ -155,6 +156,15 @@ fn gpu_blind_rotate_lpf_matches_cpu() {
 #[ignore = "needs a CUDA device"]
 fn gpu_blind_rotate_classic_matches_cpu() {
     compare(CLASSIC_918_2048, 300, 32, 2);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_blind_rotate_multi_bit_matches_cpu() {
+    // Batched, mid-batch and alone (the cluster entry) for groups of 3.
+    compare(TEST_MULTI_BIT_256_INSECURE.opt_in_insecure(), 200, 200, 3);
+    compare(MULTI_BIT3_918_2048, 64, 8, 0);
+    compare(MULTI_BIT3_918_2048, 300, 16, 2);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Programmable bootstrapping on the GPU (`BlindRotateBackend for CudaBackend`): a batch of
 //! LWE ciphertexts bootstrapped in one call (blind rotation with extraction, then key
 //! switching), and one ciphertext alone. Preset names: `pbs:<SET>x<batch>`, e.g.
-//! `pbs:CLASSIC_918_2048x4096` (sets: `CLASSIC_918_2048`, `LPF_STD128_556_1024`).
+//! `pbs:CLASSIC_918_2048x4096` (sets: `CLASSIC_918_2048`, `MULTI_BIT3_918_2048`,
+//! `LPF_STD128_556_1024`).
 //!
 //! Rows: `pbs_batched` (the whole batch per call; JSON `batch`, `pbs_per_s` = batch / wall
 //! time), `pbs_blind_rotate_batched` (its blind rotation alone), `pbs_key_switch_batched`
@@ -11,7 +12,9 @@ use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use gpufhe::cuda::{CudaBackend, Device};
 use gpufhe::math::backend::blind_rotate::{BlindRotateBackend, LweBatchHost};
 use gpufhe::math::sampler::Seed;
-use gpufhe::tfhe::{CLASSIC_918_2048, ClientKey, LPF_STD128_556_1024, LookupTable, Parameters};
+use gpufhe::tfhe::{
+    CLASSIC_918_2048, ClientKey, LPF_STD128_556_1024, LookupTable, MULTI_BIT3_918_2048, Parameters,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,13 +26,14 @@ const BATCH_REPS: usize = 5;
 pub fn preset(name: &str) -> R<(Parameters, usize)> {
     let bad = || {
         format!(
-            "bad PBS preset {name:?} (form: <SET>x<batch>, e.g. CLASSIC_918_2048x4096; sets CLASSIC_918_2048, LPF_STD128_556_1024)"
+            "bad PBS preset {name:?} (form: <SET>x<batch>, e.g. CLASSIC_918_2048x4096; sets CLASSIC_918_2048, MULTI_BIT3_918_2048, LPF_STD128_556_1024)"
         )
     };
     let (set, batch) = name.rsplit_once('x').ok_or_else(bad)?;
     let batch: usize = batch.parse().map_err(|_| bad())?;
     let params = match set {
         "CLASSIC_918_2048" => CLASSIC_918_2048,
+        "MULTI_BIT3_918_2048" => MULTI_BIT3_918_2048,
         "LPF_STD128_556_1024" => LPF_STD128_556_1024,
         _ => return Err(bad().into()),
     };

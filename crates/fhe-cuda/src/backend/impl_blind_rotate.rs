@@ -16,11 +16,13 @@ use fhe_math::backend::blind_rotate::{
 use fhe_math::modulus::Modulus;
 
 /// A bootstrapping key in device memory: the RGSW rows' FFT spectra (fhe-math's
-/// `key_spectra`, computed on the host at upload) and the FFT twiddles of its ring.
+/// `key_spectra`, computed on the host at upload), the FFT twiddles of its ring and the roots
+/// `ψ^x` of the multi-bit key product.
 pub struct CudaBootstrapKey {
     params: BlindRotateParams,
     data: CudaSlice<u64>,
     twiddles: CudaSlice<u64>,
+    roots: CudaSlice<u64>,
 }
 
 impl CudaBootstrapKey {
@@ -139,6 +141,7 @@ impl BlindRotateBackend for CudaBackend {
             params: key.params,
             data: self.upload_words(&br::complex_words(&spectra))?,
             twiddles: self.upload_words(&br::twiddle_words(&fft))?,
+            roots: self.upload_words(&br::root_words(&fft))?,
         })
     }
 
@@ -230,6 +233,7 @@ impl BlindRotateBackend for CudaBackend {
             let s = self.s();
             let (kp, _g1) = key.data.device_ptr(s);
             let (tw, _g2) = key.twiddles.device_ptr(s);
+            let (roots, _g6) = key.roots.device_ptr(s);
             let (tpp, _g3) = tp.device_ptr(s);
             let (inp, _g4) = input.data.device_ptr(s);
             let (outp, _g5) = out.data.device_ptr(s);
@@ -240,6 +244,7 @@ impl BlindRotateBackend for CudaBackend {
                 &br::RunBuffers {
                     key: kp,
                     twiddles: tw,
+                    roots,
                     test_poly: tpp,
                     input: inp,
                     output: outp,

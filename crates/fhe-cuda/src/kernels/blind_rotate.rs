@@ -1,7 +1,7 @@
 //! Launch wrappers of `kernels/blind_rotate.cu`: the fused blind rotation with sample
 //! extraction (`blind_rotate_run`, one block per ciphertext over all steps;
 //! `blind_rotate_run_cluster`, one cluster of 4 blocks per ciphertext for batches of at most
-//! SMs / 4) and LWE key switching (`blind_rotate_key_switch`, its input sliced over blocks for
+//! SMs / 4; their `_multi_bit` twins for multi-bit keys) and LWE key switching (`blind_rotate_key_switch`, its input sliced over blocks for
 //! small batches), with their argument structs and the host-side tables (twiddles, rounding
 //! constants) and shape limits.
 
@@ -40,7 +40,7 @@ pub struct BrArgs {
     base_log: u32,
     kpc: u32,
     radix_log: u32,
-    pad: u32,
+    group: u32,
 }
 
 // SAFETY: plain repr(C) data matching `struct BrArgs` of blind_rotate.cu (2 u64 then 8 u32).
@@ -81,6 +81,12 @@ pub fn complex_words(z: &[C64]) -> Vec<u64> {
 /// [`NegacyclicFft`] as `double2` words.
 pub fn twiddle_words(fft: &NegacyclicFft) -> Vec<u64> {
     complex_words(fft.twiddles())
+}
+
+/// The device roots table of the multi-bit key product: `ψ^x` for `x < 2N`
+/// ([`NegacyclicFft::roots`]) as `double2` words.
+pub fn root_words(fft: &NegacyclicFft) -> Vec<u64> {
+    complex_words(fft.roots())
 }
 
 /// The device-side limits of the blind rotation: `k + 1 <= 4` and `N >= 8` (the first and
@@ -154,8 +160,8 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
 
 /// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
 /// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
-/// sum, each padded, the key slices of two steps (`keys_per_coefficient · (k + 1)·l·(k + 1)·P`
-/// points each: the step's and the next's, fetched during it), then `n + 1` exponents.
+/// sum, each padded, the key slice of one step (`R · (k + 1)·l·(k + 1)·P` points, `R` the RGSW
+/// of a step, fetched while the previous step finishes), then `n + 1` exponents.
 pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
     let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
@@ -165,7 +171,7 @@ pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     } else {
         0
     };
-    let slice = 2 * p.keys_per_coefficient * p.rows_per_rgsw() * k1 * pts;
+    let slice = p.rgsws_per_step() * p.rows_per_rgsw() * k1 * pts;
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
@@ -177,6 +183,8 @@ pub struct RunBuffers {
     pub key: u64,
     /// [`twiddle_words`] on the device.
     pub twiddles: u64,
+    /// [`root_words`] on the device.
+    pub roots: u64,
     /// The test polynomial (`N` words).
     pub test_poly: u64,
     /// The input ciphertexts (`n + 1` words each).
@@ -220,12 +228,13 @@ pub fn run(
     .clamp(1, 3)
     .min((log_n - 1).max(1));
     // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
-    let name = if cluster {
-        "blind_rotate_run_cluster"
-    } else if radix_log == 3 {
-        "blind_rotate_run"
-    } else {
-        "blind_rotate_run_wide"
+    // Multi-bit keys: their own entries (two blocks an SM in a batch).
+    let name = match (cluster, p.group_size > 1) {
+        (true, false) => "blind_rotate_run_cluster",
+        (true, true) => "blind_rotate_run_cluster_multi_bit",
+        (false, true) => "blind_rotate_run_multi_bit",
+        (false, false) if radix_log == 3 => "blind_rotate_run",
+        (false, false) => "blind_rotate_run_wide",
     };
     let f = dev.function("blind_rotate", name)?;
     let smem = if cluster {
@@ -275,7 +284,7 @@ pub fn run(
         base_log: p.gadget.base_log,
         kpc: p.keys_per_coefficient as u32,
         radix_log,
-        pad: 0,
+        group: p.group_size as u32,
     };
     let cfg = LaunchConfig {
         grid_dim: (if cluster { count << CLUSTER_LOG } else { count }, 1, 1),
@@ -289,6 +298,7 @@ pub fn run(
         &args,
         &bufs.key,
         &bufs.twiddles,
+        &bufs.roots,
         &bufs.test_poly,
         &bufs.input,
         &bufs.output,
@@ -447,10 +457,19 @@ mod tests {
         // H200 SM.
         assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
         // The cluster entry: the whole accumulator, 2 padded segments of 256 points, the key
-        // slices of two steps (2 rows x 2 components x 256 points each), 919 exponents.
+        // slice of one step (2 rows x 2 components x 256 points), 919 exponents.
         assert_eq!(
             cluster_shared_bytes(&p),
-            8 * 2 * 2048 + 16 * (576 + 2 * 1024) + 4 * 919
+            8 * 2 * 2048 + 16 * (576 + 1024) + 4 * 919
+        );
+        // Multi-bit groups of 3: 7 RGSW a step in the slice, 169 KiB (one block an SM).
+        let multi = BlindRotateParams {
+            group_size: 3,
+            ..p
+        };
+        assert_eq!(
+            cluster_shared_bytes(&multi),
+            8 * 2 * 2048 + 16 * (576 + 7 * 1024) + 4 * 919
         );
         assert_eq!(
             round_constant(12, q.value()),
