@@ -284,16 +284,16 @@ struct BrStep {
     double dec_scale, qd, qinv;
 };
 
-// The folded digits of X^e_rot·ACC − ACC (`diff`; else of ACC itself, the multi-bit step's) at
+// The folded digits of X^e_rot·ACC − ACC (DIFF; else of ACC itself, the multi-bit step's) at
 // points j + e·P of component c (row c·l + d holds
 // digit d, most significant first, of coefficients p and p + N/2 as p + i·(p + N/2)), through
 // the first BR_CL_LOG forward stages, stored at br_point. `poly`: the component's accumulator
 // (this block's copy: in the cluster entry, the coefficients it owns; the others are read from
 // their owners).
-template <bool CLUSTER>
+template <bool CLUSTER, bool DIFF>
 __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const BrStep& st,
                                                        const u64* poly, u32 c, u32 j, u32 e_rot,
-                                                       bool diff, double2* dig,
+                                                       double2* dig,
                                                        double2* const (&dig_at)[BR_CLUSTER],
                                                        const double2* __restrict__ tw) {
     const u32 n = 1u << a.log_n, two_n = 2 * n, mpts = n >> 1;
@@ -305,7 +305,7 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
     {
         // The rotated coefficients (p − e_rot) mod 2N, all loads first.
         u64 xs[BR_CLUSTER][2];
-        if (diff) {
+        if constexpr (DIFF) {
 #pragma unroll
             for (u32 e = 0; e < BR_CLUSTER; e++) {
 #pragma unroll
@@ -323,7 +323,7 @@ __device__ __forceinline__ void br_digits_first_stages(const BrArgs& a, const Br
             for (int h = 0; h < 2; h++) {
                 const u32 pp = j + e * pts + h * mpts;
                 u64 v = poly[pp];  // this block's own coefficient
-                if (diff) {
+                if constexpr (DIFF) {
                     const u32 ii = (pp - e_rot) & (two_n - 1);
                     const u64 rot = ii < n ? xs[e][h] : mod_neg(xs[e][h], q);
                     v = mod_sub(rot, v, q);
@@ -473,11 +473,16 @@ __device__ __forceinline__ void br_key_product_multi_bit(
 }
 
 // Steps of a rotation: n, or n / g groups (multi-bit).
-__device__ __forceinline__ u32 br_steps(const BrArgs& a) { return a.n_lwe / a.group; }
+template <bool MULTI_BIT>
+__device__ __forceinline__ u32 br_steps(const BrArgs& a) {
+    return MULTI_BIT ? a.n_lwe / a.group : a.n_lwe;
+}
 
 // Whether step i changes the accumulator: ã_i ≠ 0, or (multi-bit) one of the group's ã ≠ 0.
 // (X^0·ACC − ACC = 0 and X^0 − 1 = 0: the update of a skipped step is exactly 0.)
+template <bool MULTI_BIT>
 __device__ __forceinline__ bool br_step_active(const BrArgs& a, const u32* ex, u32 i) {
+    if constexpr (!MULTI_BIT) return ex[i] != 0;
     for (u32 j = 0; j < a.group; j++)
         if (ex[i * a.group + j] != 0) return true;
     return false;
@@ -560,16 +565,16 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
     const size_t rgsw_points = (size_t)rows * k1 * mpts;
     constexpr bool multi_bit = MULTI_BIT;
     const u32 per_step = multi_bit ? (1u << a.group) - 1 : a.kpc;  // RGSW a step
-    for (u32 i = 0; i < br_steps(a); i++) {
-        if (!br_step_active(a, ex, i)) continue;
+    for (u32 i = 0; i < br_steps<MULTI_BIT>(a); i++) {
+        if (!br_step_active<MULTI_BIT>(a, ex, i)) continue;
         const double2* ki = key + (size_t)i * per_step * rgsw_points;
         // A CMux a key (ternary: two products into one spectral sum), or one multi-bit product.
         for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
             const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_p; g += blockDim.x)
-                br_digits_first_stages<false>(a, st, acc + (size_t)(g >> log_p) * n, g >> log_p,
-                                              g & ((1u << log_p) - 1), e_rot, !multi_bit, dig,
-                                              no_seg, tw);
+                br_digits_first_stages<false, !MULTI_BIT>(a, st, acc + (size_t)(g >> log_p) * n,
+                                                          g >> log_p, g & ((1u << log_p) - 1),
+                                                          e_rot, dig, no_seg, tw);
             __syncthreads();
             br_forward(dig, rows, log_m, BR_CL_LOG, a.radix_log, tw, 0, 0);
             if constexpr (multi_bit) {
@@ -644,8 +649,10 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // rounding and the update of the block's own coefficients; cluster barrier.
 //
 // Dynamic shared memory: (k+1)·N accumulator words, the segment's digit spectra
-// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), one step's key
-// slice (R·(k+1)·l·(k+1)·P points, R the RGSW of a step), then (n+1) u32.
+// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), the key slices
+// (R·(k+1)·l·(k+1)·P points each, R the RGSW of a step) of two steps for CMux keys (the step's
+// and the next's, fetched from its start) or one for multi-bit keys (7 RGSW: the next step's
+// fetched after the key product), then (n+1) u32.
 template <bool MULTI_BIT>
 __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* __restrict__ key,
                                                const double2* __restrict__ tw,
@@ -679,7 +686,8 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
     const u32 per_step = multi_bit ? (1u << a.group) - 1 : a.kpc;  // RGSW a step
     const u32 slice = rows * k1 * pts;   // key points of one RGSW in this block
     const u32 kslice = per_step * slice;  // of one step
-    u32* ex = (u32*)(ks + (size_t)kslice);
+    constexpr u32 buffers = MULTI_BIT ? 1 : 2;
+    u32* ex = (u32*)(ks + (size_t)buffers * kslice);
     br_start(a, test_poly, lwe, b, acc, ex);
     // Every block of the cluster runs before any reads or writes another's shared memory.
     br_cluster_sync();
@@ -690,37 +698,43 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
 #pragma unroll
     for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
     // Step i's key slice (rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1) into
-    // `ks`, one commit group (empty past the last step).
-    const u32 steps = br_steps(a);
-    auto fetch = [&](u32 i) {
+    // buffer `buf`, one commit group (empty past the last step).
+    const u32 steps = br_steps<MULTI_BIT>(a);
+    auto fetch = [&](u32 i, u32 buf) {
         if (i < steps) {
             const double2* kr = key + (size_t)i * per_step * rgsw_points + (size_t)rank * pts;
+            double2* dst = ks + (size_t)buf * kslice;
             for (u32 idx = threadIdx.x; idx < kslice; idx += blockDim.x)
-                br_cp_async16(ks + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
+                br_cp_async16(dst + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
     auto next_step = [&](u32 i) {
-        while (i < steps && !br_step_active(a, ex, i)) i++;
+        while (i < steps && !br_step_active<MULTI_BIT>(a, ex, i)) i++;
         return i;
     };
+    u32 buf = 0;
     u32 i = next_step(0);
-    fetch(i);
+    fetch(i, buf);
     while (i < steps) {
         const u32 i_next = next_step(i + 1);
+        // CMux keys: the other buffer's last readers (step i − 1's key product) passed the
+        // barriers since.
+        if constexpr (!MULTI_BIT) fetch(i_next, buf ^ 1);
         for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
             const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
                 const u32 c = g >> log_g;
-                br_digits_first_stages<true>(a, st, acc + (size_t)c * n, c,
-                                             (rank << log_g) + (g & ((1u << log_g) - 1)), e_rot,
-                                             !multi_bit, dig, dig_at, tw);
+                br_digits_first_stages<true, !MULTI_BIT>(
+                    a, st, acc + (size_t)c * n, c, (rank << log_g) + (g & ((1u << log_g) - 1)),
+                    e_rot, dig, dig_at, tw);
             }
             br_cluster_sync();
             br_forward(dig, rows, log_p, 0, 2, tw, BR_CL_LOG, rank);
             if (t == 0) {
-                // This step's key slice has landed.
-                asm volatile("cp.async.wait_group 0;" ::: "memory");
+                // This step's key slice has landed (a CMux key's next one may be in flight).
+                if constexpr (MULTI_BIT) asm volatile("cp.async.wait_group 0;" ::: "memory");
+                else asm volatile("cp.async.wait_group 1;" ::: "memory");
                 __syncthreads();
             }
             const bool last = multi_bit || t + 1 == a.kpc;
@@ -730,16 +744,17 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
                 br_key_product_multi_bit<true>(dig, ks, slice, pts, k1, rows, per_step, tp, roots,
                                                rank * pts, log_m);
             } else {
-                br_key_product<true>(dig, prod, ks + (size_t)t * slice, pts, k1, rows, t, last);
+                br_key_product<true>(dig, prod, ks + (size_t)buf * kslice + (size_t)t * slice, pts,
+                                     k1, rows, t, last);
             }
             // Before the next external product's stores into this block's segment (t + 1) or
             // the inverse stages.
             if (last) __syncthreads();
             else br_cluster_sync();
         }
-        // Every reader of the key slice passed the barrier: fetch the next step's into it,
-        // in flight during the inverse stages, the update and the next decomposition.
-        fetch(i_next);
+        // Multi-bit keys: every reader of the one key slice passed the barrier; the next step's
+        // is in flight during the inverse stages, the update and the next decomposition.
+        if constexpr (MULTI_BIT) fetch(i_next, 0);
         br_inverse(dig, k1, log_p, log_p, 2, tw, BR_CL_LOG, rank);
         br_cluster_sync();
         for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
@@ -749,6 +764,7 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
                                         tw);
         }
         br_cluster_sync();
+        if constexpr (!MULTI_BIT) buf ^= 1;
         i = i_next;
     }
     asm volatile("cp.async.wait_all;" ::: "memory");

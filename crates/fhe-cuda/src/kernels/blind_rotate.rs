@@ -160,8 +160,9 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
 
 /// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
 /// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
-/// sum, each padded, the key slice of one step (`R · (k + 1)·l·(k + 1)·P` points, `R` the RGSW
-/// of a step, fetched while the previous step finishes), then `n + 1` exponents.
+/// sum, each padded, the key slices (`R · (k + 1)·l·(k + 1)·P` points each, `R` the RGSW of a
+/// step) of two steps for CMux keys (the step's and the next's, fetched during it) or of one for
+/// multi-bit keys (the next step's fetched after the key product), then `n + 1` exponents.
 pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
     let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
@@ -171,7 +172,8 @@ pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     } else {
         0
     };
-    let slice = p.rgsws_per_step() * p.rows_per_rgsw() * k1 * pts;
+    let buffers = if p.group_size > 1 { 1 } else { 2 };
+    let slice = buffers * p.rgsws_per_step() * p.rows_per_rgsw() * k1 * pts;
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
@@ -457,12 +459,12 @@ mod tests {
         // H200 SM.
         assert_eq!(shared_bytes(&p), 8 * 2 * 2048 + 16 * 2304 + 4 * 919);
         // The cluster entry: the whole accumulator, 2 padded segments of 256 points, the key
-        // slice of one step (2 rows x 2 components x 256 points), 919 exponents.
+        // slices of two steps (2 rows x 2 components x 256 points each), 919 exponents.
         assert_eq!(
             cluster_shared_bytes(&p),
-            8 * 2 * 2048 + 16 * (576 + 1024) + 4 * 919
+            8 * 2 * 2048 + 16 * (576 + 2 * 1024) + 4 * 919
         );
-        // Multi-bit groups of 3: 7 RGSW a step in the slice, 169 KiB (one block an SM).
+        // Multi-bit groups of 3: one slice of 7 RGSW, 169 KiB (one block an SM).
         let multi = BlindRotateParams {
             group_size: 3,
             ..p
