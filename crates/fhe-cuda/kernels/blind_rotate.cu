@@ -709,6 +709,17 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
+    // Multi-bit keys: step i's key slice pulled into L2 (one prefetch a 128-byte line), so that
+    // its copy into the one buffer after the key product reads L2 rather than DRAM.
+    auto prefetch_l2 = [&](u32 i) {
+        if (i >= steps) return;
+        const double2* kr = key + (size_t)i * per_step * rgsw_points + (size_t)rank * pts;
+        const u32 lines = pts / 8;  // 128-byte lines of a polynomial's segment
+        for (u32 idx = threadIdx.x; idx < per_step * rows * k1 * lines; idx += blockDim.x) {
+            const double2* line = kr + (size_t)(idx / lines) * mpts + (idx % lines) * 8;
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+        }
+    };
     auto next_step = [&](u32 i) {
         while (i < steps && !br_step_active<MULTI_BIT>(a, ex, i)) i++;
         return i;
@@ -721,6 +732,7 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
         // CMux keys: the other buffer's last readers (step i − 1's key product) passed the
         // barriers since.
         if constexpr (!MULTI_BIT) fetch(i_next, buf ^ 1);
+        else prefetch_l2(i_next);
         for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
             const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
