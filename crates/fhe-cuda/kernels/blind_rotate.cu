@@ -422,52 +422,69 @@ __device__ __forceinline__ void br_key_product(double2* dig, double2* prod,
     }
 }
 
-// The multi-bit key product: at each point p (global position point0 + p of N/2, evaluated at
-// ψ^{E}, E = 1 + 4·bitrev(point0 + p)), the factors m_j = ψ^{t_j·E mod 2N} − 1 of the group's
-// patterns, then for each row r and component c2 K = m_1·K_1 (+ m_j·K_j for j = 2 …) and
-// Σ_r D_r·K (from the first row), in the order of fft.rs's "Multi-bit key product"; the sums go
-// to rows 0..k of `dig`. `kr`: the group's first RGSW (row r, component c2 at (r·(k+1) + c2)·pts),
-// the others `stride` points apart. `roots`: ψ^x for x < 2N.
+// m_j = ψ^{t_j·E mod 2N} − 1 (the table's real part minus 1.0) for the patterns j < `patterns`
+// at global point p of N/2 (2^log_m), evaluated at ψ^E, E = 1 + 4·bitrev(p).
+__device__ __forceinline__ void br_monomial_factors(const u32 (&t)[BR_MAX_PATTERNS], u32 patterns,
+                                                    const double2* __restrict__ roots, u32 p,
+                                                    u32 log_m, double2 (&m)[BR_MAX_PATTERNS]) {
+    const u32 mask = (4u << log_m) - 1;  // 2N − 1
+    const u32 ep = 1 + 4 * (__brev(p) >> (32 - log_m));
+#pragma unroll
+    for (u32 j = 0; j < BR_MAX_PATTERNS; j++) {
+        if (j >= patterns) break;
+        const double2 r = __ldg(roots + ((t[j] * ep) & mask));
+        m[j] = make_double2(__dsub_rn(r.x, 1.0), r.y);
+    }
+}
+
+// One point of the combined key: K = m_1·K_1, then K + m_j·K_j for j = 2 … (fft.rs's
+// "Multi-bit key product"); `kr`: the group's first RGSW, the others `stride` points apart.
 template <bool SHARED_KEY>
-__device__ __forceinline__ void br_key_product_multi_bit(
-    double2* dig, const double2* __restrict__ kr, size_t stride, u32 pts, u32 k1, u32 rows,
-    u32 patterns, const u32 (&t)[BR_MAX_PATTERNS], const double2* __restrict__ roots,
-    u32 point0, u32 log_m) {
+__device__ __forceinline__ double2 br_combined_key_point(const double2* __restrict__ kr,
+                                                         size_t stride, size_t at,
+                                                         const double2 (&m)[BR_MAX_PATTERNS],
+                                                         u32 patterns) {
     auto key = [&](size_t idx) {
         if constexpr (SHARED_KEY) return kr[idx];
         else return __ldg(kr + idx);
     };
-    const u32 mask = (4u << log_m) - 1;  // 2N − 1
-    for (u32 p = threadIdx.x; p < pts; p += blockDim.x) {
-        const u32 ep = 1 + 4 * (__brev(point0 + p) >> (32 - log_m));
-        double2 m[BR_MAX_PATTERNS];
+    double2 kc = c_mul(m[0], key(at));
 #pragma unroll
-        for (u32 j = 0; j < BR_MAX_PATTERNS; j++) {
-            if (j >= patterns) break;
-            const double2 r = __ldg(roots + ((t[j] * ep) & mask));
-            m[j] = make_double2(__dsub_rn(r.x, 1.0), r.y);
-        }
+    for (u32 j = 1; j < BR_MAX_PATTERNS; j++) {
+        if (j >= patterns) break;
+        kc = c_add(kc, c_mul(m[j], key(j * stride + at)));
+    }
+    return kc;
+}
+
+// The multi-bit key product of the batched entry: at each point p (of N/2), the factors of the
+// group's patterns, then Σ_r D_r·K (from the first row) with K the combined key point of row r
+// and component c2 (br_combined_key_point), in the order of fft.rs's "Multi-bit key product";
+// the sums go to rows 0..k of `dig`. `kr`: the group's first RGSW (row r, component c2 at
+// (r·(k+1) + c2)·N/2), the others `stride` points apart. `roots`: ψ^x for x < 2N.
+__device__ __forceinline__ void br_key_product_multi_bit(
+    double2* dig, const double2* __restrict__ kr, size_t stride, u32 mpts, u32 k1, u32 rows,
+    u32 patterns, const u32 (&t)[BR_MAX_PATTERNS], const double2* __restrict__ roots,
+    u32 log_m) {
+    for (u32 p = threadIdx.x; p < mpts; p += blockDim.x) {
+        double2 m[BR_MAX_PATTERNS];
+        br_monomial_factors(t, patterns, roots, p, log_m, m);
         double2 res[BR_MAX_K1] = {};
         for (u32 r = 0; r < rows; r++) {
-            const double2 dr = dig[br_pad(r * pts + p)];
+            const double2 dr = dig[br_pad(r * mpts + p)];
 #pragma unroll
             for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
                 if (c2 >= k1) break;
-                const size_t at = (size_t)(r * k1 + c2) * pts + p;
-                double2 kc = c_mul(m[0], key(at));
-#pragma unroll
-                for (u32 j = 1; j < BR_MAX_PATTERNS; j++) {
-                    if (j >= patterns) break;
-                    kc = c_add(kc, c_mul(m[j], key(j * stride + at)));
-                }
-                const double2 prod = c_mul(dr, kc);
+                const size_t at = (size_t)(r * k1 + c2) * mpts + p;
+                const double2 prod = c_mul(dr, br_combined_key_point<false>(kr, stride, at, m,
+                                                                           patterns));
                 res[c2] = r == 0 ? prod : c_add(res[c2], prod);
             }
         }
 #pragma unroll
         for (u32 c2 = 0; c2 < BR_MAX_K1; c2++) {
             if (c2 >= k1) break;
-            dig[br_pad(c2 * pts + p)] = res[c2];
+            dig[br_pad(c2 * mpts + p)] = res[c2];
         }
     }
 }
@@ -488,15 +505,16 @@ __device__ __forceinline__ bool br_step_active(const BrArgs& a, const u32* ex, u
     return false;
 }
 
-// The exponents t_j = Σ_{b: bit b of j + 1} ã_{g·i + b} mod 2N of multi-bit step i's patterns.
-__device__ __forceinline__ void br_pattern_exponents(const BrArgs& a, const u32* ex, u32 i,
-                                                     u32 (&t)[BR_MAX_PATTERNS]) {
+// The exponents t_j = Σ_{b: bit b of j + 1} ã_b mod 2N of a multi-bit group's patterns, from
+// the group's exponents ã_0 … ã_{g−1}.
+__device__ __forceinline__ void br_pattern_exponents_of(const BrArgs& a, const u32* group_ex,
+                                                        u32 (&t)[BR_MAX_PATTERNS]) {
     const u32 mask = (2u << a.log_n) - 1;
 #pragma unroll
     for (u32 j = 0; j < BR_MAX_PATTERNS; j++) {
         u32 sum = 0;
         for (u32 b = 0; b < a.group; b++)
-            if (((j + 1) >> b) & 1) sum += ex[i * a.group + b];
+            if (((j + 1) >> b) & 1) sum += group_ex[b];
         t[j] = sum & mask;
     }
 }
@@ -579,9 +597,9 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
             br_forward(dig, rows, log_m, BR_CL_LOG, a.radix_log, tw, 0, 0);
             if constexpr (multi_bit) {
                 u32 tp[BR_MAX_PATTERNS];
-                br_pattern_exponents(a, ex, i, tp);
-                br_key_product_multi_bit<false>(dig, ki, rgsw_points, mpts, k1, rows, per_step,
-                                                tp, roots, 0, log_m);
+                br_pattern_exponents_of(a, ex + (size_t)i * a.group, tp);
+                br_key_product_multi_bit(dig, ki, rgsw_points, mpts, k1, rows, per_step, tp,
+                                         roots, log_m);
             } else {
                 br_key_product<false>(dig, prod, ki + (size_t)t * rgsw_points, mpts, k1, rows, t,
                                       t + 1 == a.kpc);
@@ -643,20 +661,23 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // `rank` of every spectrum. A step: each block decomposes its groups through the first
 // BR_CL_LOG forward stages (br_digits_first_stages: rotated coefficients read from their
 // owners, point j + e·P stored into block e's segment); cluster barrier; the remaining forward
-// stages, the key product (the block's key slice, fetched by asynchronous copies since the
-// previous step's key product) and the first inverse stages on the block's own segment; cluster barrier; the
+// stages, the key product (the block's key slice, fetched by asynchronous copies during the
+// previous step) and the first inverse stages on the block's own segment; cluster barrier; the
 // last BR_CL_LOG inverse stages on the block's groups read from every block, the exact
 // rounding and the update of the block's own coefficients; cluster barrier.
 //
+// `blind_rotate_run_cluster_multi_bit`: the same for multi-bit keys, whose combined keys
+// (one RGSW-shaped spectrum a step and ciphertext, `blind_rotate_combine_multi_bit`) are formed
+// beforehand over the whole GPU: a step then reads and multiplies one key as a CMux does, the
+// digits those of ACC itself.
+//
 // Dynamic shared memory: (k+1)·N accumulator words, the segment's digit spectra
-// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), the key slices
-// (R·(k+1)·l·(k+1)·P points each, R the RGSW of a step) of two steps for CMux keys (the step's
-// and the next's, fetched from its start) or one for multi-bit keys (7 RGSW: the next step's
-// fetched after the key product), then (n+1) u32.
+// ((k+1)·l·P points), its ternary sum ((k+1)·P points), each padded (br_pad), two key slices
+// (R·(k+1)·l·(k+1)·P points each, R = kpc RGSW a step, 1 for combined multi-bit keys: this
+// step's and the next's), then (n+1) u32.
 template <bool MULTI_BIT>
 __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* __restrict__ key,
                                                const double2* __restrict__ tw,
-                                               const double2* __restrict__ roots,
                                                const u64* __restrict__ test_poly,
                                                const u64* __restrict__ lwe, u64* __restrict__ out,
                                                u32 count) {
@@ -677,29 +698,29 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
     const u32 k1 = a.k + 1;
     const u32 rows = k1 * a.levels;
     const u64 q = a.q;
+    const u32 steps = br_steps<MULTI_BIT>(a);
+    const u32 per_step = MULTI_BIT ? 1 : a.kpc;  // key spectra (RGSW-shaped) a step
+    const size_t rgsw_points = (size_t)rows * k1 * mpts;
+    // Multi-bit: this ciphertext's combined keys.
+    if constexpr (MULTI_BIT) key += (size_t)b * steps * rgsw_points;
 
     u64* acc = smc;
     double2* dig = (double2*)(acc + (size_t)k1 * n);
     double2* prod = dig + br_pad(rows * pts);
     double2* ks = prod + (a.kpc == 2 ? br_pad(k1 * pts) : 0);
-    constexpr bool multi_bit = MULTI_BIT;
-    const u32 per_step = multi_bit ? (1u << a.group) - 1 : a.kpc;  // RGSW a step
     const u32 slice = rows * k1 * pts;   // key points of one RGSW in this block
     const u32 kslice = per_step * slice;  // of one step
-    constexpr u32 buffers = MULTI_BIT ? 1 : 2;
-    u32* ex = (u32*)(ks + (size_t)buffers * kslice);
+    u32* ex = (u32*)(ks + 2 * (size_t)kslice);
     br_start(a, test_poly, lwe, b, acc, ex);
     // Every block of the cluster runs before any reads or writes another's shared memory.
     br_cluster_sync();
 
     const BrStep st = br_step_constants(a);
-    const size_t rgsw_points = (size_t)rows * k1 * mpts;
     double2* dig_at[BR_CLUSTER];
 #pragma unroll
     for (u32 e = 0; e < BR_CLUSTER; e++) dig_at[e] = br_map(dig, e);
     // Step i's key slice (rows (r, c2) of each RGSW, points rank·P .. rank·P + P − 1) into
     // buffer `buf`, one commit group (empty past the last step).
-    const u32 steps = br_steps<MULTI_BIT>(a);
     auto fetch = [&](u32 i, u32 buf) {
         if (i < steps) {
             const double2* kr = key + (size_t)i * per_step * rgsw_points + (size_t)rank * pts;
@@ -708,17 +729,6 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
                 br_cp_async16(dst + idx, kr + (size_t)(idx >> log_p) * mpts + (idx & (pts - 1)));
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
-    };
-    // Multi-bit keys: step i's key slice pulled into L2 (one prefetch a 128-byte line), so that
-    // its copy into the one buffer after the key product reads L2 rather than DRAM.
-    auto prefetch_l2 = [&](u32 i) {
-        if (i >= steps) return;
-        const double2* kr = key + (size_t)i * per_step * rgsw_points + (size_t)rank * pts;
-        const u32 lines = pts / 8;  // 128-byte lines of a polynomial's segment
-        for (u32 idx = threadIdx.x; idx < per_step * rows * k1 * lines; idx += blockDim.x) {
-            const double2* line = kr + (size_t)(idx / lines) * mpts + (idx % lines) * 8;
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
-        }
     };
     auto next_step = [&](u32 i) {
         while (i < steps && !br_step_active<MULTI_BIT>(a, ex, i)) i++;
@@ -729,12 +739,10 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
     fetch(i, buf);
     while (i < steps) {
         const u32 i_next = next_step(i + 1);
-        // CMux keys: the other buffer's last readers (step i − 1's key product) passed the
-        // barriers since.
-        if constexpr (!MULTI_BIT) fetch(i_next, buf ^ 1);
-        else prefetch_l2(i_next);
-        for (u32 t = 0; t < (multi_bit ? 1 : a.kpc); t++) {
-            const u32 e_rot = multi_bit ? 0 : t == 0 ? ex[i] : two_n - ex[i];
+        // The buffer's last readers (step i − 1's key product) passed the barriers since.
+        fetch(i_next, buf ^ 1);
+        for (u32 t = 0; t < per_step; t++) {
+            const u32 e_rot = MULTI_BIT ? 0 : t == 0 ? ex[i] : two_n - ex[i];
             for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
                 const u32 c = g >> log_g;
                 br_digits_first_stages<true, !MULTI_BIT>(
@@ -744,29 +752,18 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
             br_cluster_sync();
             br_forward(dig, rows, log_p, 0, 2, tw, BR_CL_LOG, rank);
             if (t == 0) {
-                // This step's key slice has landed (a CMux key's next one may be in flight).
-                if constexpr (MULTI_BIT) asm volatile("cp.async.wait_group 0;" ::: "memory");
-                else asm volatile("cp.async.wait_group 1;" ::: "memory");
+                // This step's group done (the next step's may still be in flight).
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
                 __syncthreads();
             }
-            const bool last = multi_bit || t + 1 == a.kpc;
-            if constexpr (multi_bit) {
-                u32 tp[BR_MAX_PATTERNS];
-                br_pattern_exponents(a, ex, i, tp);
-                br_key_product_multi_bit<true>(dig, ks, slice, pts, k1, rows, per_step, tp, roots,
-                                               rank * pts, log_m);
-            } else {
-                br_key_product<true>(dig, prod, ks + (size_t)buf * kslice + (size_t)t * slice, pts,
-                                     k1, rows, t, last);
-            }
+            const bool last = t + 1 == per_step;
+            br_key_product<true>(dig, prod, ks + (size_t)buf * kslice + (size_t)t * slice, pts,
+                                 k1, rows, t, last);
             // Before the next external product's stores into this block's segment (t + 1) or
             // the inverse stages.
             if (last) __syncthreads();
             else br_cluster_sync();
         }
-        // Multi-bit keys: every reader of the one key slice passed the barrier; the next step's
-        // is in flight during the inverse stages, the update and the next decomposition.
-        if constexpr (MULTI_BIT) fetch(i_next, 0);
         br_inverse(dig, k1, log_p, log_p, 2, tw, BR_CL_LOG, rank);
         br_cluster_sync();
         for (u32 g = threadIdx.x; g < k1 << log_g; g += blockDim.x) {
@@ -776,7 +773,7 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
                                         tw);
         }
         br_cluster_sync();
-        if constexpr (!MULTI_BIT) buf ^= 1;
+        buf ^= 1;
         i = i_next;
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -797,20 +794,57 @@ __device__ __forceinline__ void br_run_cluster(const BrArgs& a, const double2* _
 
 extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
     blind_rotate_run_cluster(BrArgs a, const double2* __restrict__ key,
-                             const double2* __restrict__ tw, const double2* __restrict__ roots,
-                             const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
-                             u64* __restrict__ out, u32 count) {
-    br_run_cluster<false>(a, key, tw, roots, test_poly, lwe, out, count);
+                             const double2* __restrict__ tw, const u64* __restrict__ test_poly,
+                             const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
+    br_run_cluster<false>(a, key, tw, test_poly, lwe, out, count);
 }
 
+// `combined`: blind_rotate_combine_multi_bit's output.
 extern "C" __global__ void __cluster_dims__(BR_CLUSTER, 1, 1) __launch_bounds__(256)
-    blind_rotate_run_cluster_multi_bit(BrArgs a, const double2* __restrict__ key,
+    blind_rotate_run_cluster_multi_bit(BrArgs a, const double2* __restrict__ combined,
                                        const double2* __restrict__ tw,
-                                       const double2* __restrict__ roots,
                                        const u64* __restrict__ test_poly,
                                        const u64* __restrict__ lwe, u64* __restrict__ out,
                                        u32 count) {
-    br_run_cluster<true>(a, key, tw, roots, test_poly, lwe, out, count);
+    br_run_cluster<true>(a, combined, tw, test_poly, lwe, out, count);
+}
+
+// The combined multi-bit keys Σ_j (X^{t_j} − 1)·BSK_j of every step of `count` ciphertexts,
+// each formed as in br_key_product_multi_bit (the same operations, so the same words):
+// `combined` gets, for ciphertext b and step i, one RGSW-shaped spectrum (rows r, components c2,
+// N/2 points) at (b·steps + i)·(k+1)·l·(k+1)·N/2. Grid (steps, count); a thread a point. A step
+// whose ã are all zero is left unwritten (the rotation skips it).
+extern "C" __global__ void blind_rotate_combine_multi_bit(BrArgs a, const double2* __restrict__ key,
+                                                          const double2* __restrict__ roots,
+                                                          const u64* __restrict__ lwe,
+                                                          double2* __restrict__ combined,
+                                                          u32 count) {
+    pdl_wait();
+    const u32 i = blockIdx.x, b = blockIdx.y;
+    if (b >= count) return;
+    const u32 log_m = a.log_n - 1, mpts = 1u << log_m;
+    const u32 k1 = a.k + 1, rows = k1 * a.levels, patterns = (1u << a.group) - 1;
+    const size_t rgsw_points = (size_t)rows * k1 * mpts;
+    const u64* in = lwe + (size_t)b * (a.n_lwe + 1);
+    u32 ex[BR_MAX_PATTERNS];  // the group's ã (the first a.group used)
+    bool active = false;
+    for (u32 j = 0; j < a.group; j++) {
+        ex[j] = (u32)br_round_scaled(in[i * a.group + j], a.log_n + 1, a.ms_c, a.q);
+        active |= ex[j] != 0;
+    }
+    if (!active) return;
+    u32 t[BR_MAX_PATTERNS];
+    br_pattern_exponents_of(a, ex, t);
+    const double2* kr = key + (size_t)i * patterns * rgsw_points;
+    double2* dst = combined + ((size_t)b * gridDim.x + i) * rgsw_points;
+    for (u32 p = threadIdx.x; p < mpts; p += blockDim.x) {
+        double2 m[BR_MAX_PATTERNS];
+        br_monomial_factors(t, patterns, roots, p, log_m, m);
+        for (u32 rc = 0; rc < rows * k1; rc++) {
+            const size_t at = (size_t)rc * mpts + p;
+            dst[at] = br_combined_key_point<false>(kr, rgsw_points, at, m, patterns);
+        }
+    }
 }
 
 // Mirrors `KsArgs` in src/kernels/blind_rotate.rs (repr(C)).

@@ -36,7 +36,10 @@
 //! 1. modulus switch `ã_i = round-half-up(a_i · 2N / q) mod 2N`, same for `b`;
 //! 2. accumulator `(0, X^{−b̃} · v)` for the test polynomial `v` ([`lut`]);
 //! 3. for each `i`: a CMux with the RGSW encryption of `s_i` (two for a ternary `s_i`), the
-//!    external product decomposing the accumulator with the signed gadget;
+//!    external product decomposing the accumulator with the signed gadget; or, with a multi-bit
+//!    key ([`MULTI_BIT3_918_2048`]), one step per group of 3 coefficients multiplying the
+//!    decomposed accumulator by `Σ_p (X^{t_p} − 1) · BSK_p` over the group's 7 patterns
+//!    (a third of the sequential steps: the latency-oriented set);
 //! 4. sample extraction of coefficient 0: an LWE ciphertext under the GLWE key read as an LWE
 //!    key of dimension `k · N`;
 //! 5. LWE key switching back to dimension `n` with the signed gadget of the key-switching key.

@@ -229,11 +229,17 @@ impl BlindRotateBackend for CudaBackend {
             )));
         }
         let tp = self.upload_words(test_poly)?;
+        let combined_words = br::combined_key_words(&self.inner.stream, p, input.count as u32)?;
+        // SAFETY: the combine kernel writes every word the rotation reads (inactive steps are
+        // neither written nor read).
+        let combined = unsafe { self.inner.stream.alloc::<u64>(combined_words.max(1)) }
+            .map_err(drv("alloc"))?;
         {
             let s = self.s();
             let (kp, _g1) = key.data.device_ptr(s);
             let (tw, _g2) = key.twiddles.device_ptr(s);
             let (roots, _g6) = key.roots.device_ptr(s);
+            let (comb, _g7) = combined.device_ptr(s);
             let (tpp, _g3) = tp.device_ptr(s);
             let (inp, _g4) = input.data.device_ptr(s);
             let (outp, _g5) = out.data.device_ptr(s);
@@ -248,6 +254,7 @@ impl BlindRotateBackend for CudaBackend {
                     test_poly: tpp,
                     input: inp,
                     output: outp,
+                    combined: if combined_words > 0 { comb } else { 0 },
                 },
                 input.count as u32,
             )?;

@@ -160,9 +160,9 @@ pub fn shared_bytes(p: &BlindRotateParams) -> usize {
 
 /// Dynamic shared memory of `blind_rotate_run_cluster` in bytes: the whole accumulator, the
 /// block's segment (`P = N/2 / 2^CLUSTER_LOG` points) of the digit spectra and of the ternary
-/// sum, each padded, the key slices (`R · (k + 1)·l·(k + 1)·P` points each, `R` the RGSW of a
-/// step) of two steps for CMux keys (the step's and the next's, fetched during it) or of one for
-/// multi-bit keys (the next step's fetched after the key product), then `n + 1` exponents.
+/// sum, each padded, the key slices of two steps (`R · (k + 1)·l·(k + 1)·P` points each: the
+/// step's and the next's, fetched during it; `R` = `keys_per_coefficient`, 1 for the combined
+/// keys of a multi-bit rotation), then `n + 1` exponents.
 pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     let k1 = p.glwe_dimension + 1;
     let pts = (p.ring_degree / 2) >> CLUSTER_LOG;
@@ -172,8 +172,12 @@ pub fn cluster_shared_bytes(p: &BlindRotateParams) -> usize {
     } else {
         0
     };
-    let buffers = if p.group_size > 1 { 1 } else { 2 };
-    let slice = buffers * p.rgsws_per_step() * p.rows_per_rgsw() * k1 * pts;
+    let per_step = if p.group_size > 1 {
+        1
+    } else {
+        p.keys_per_coefficient
+    };
+    let slice = 2 * per_step * p.rows_per_rgsw() * k1 * pts;
     8 * k1 * p.ring_degree
         + 16 * (padded(p.rows_per_rgsw() * pts) + ternary + slice)
         + 4 * (p.lwe_dimension + 1)
@@ -193,6 +197,40 @@ pub struct RunBuffers {
     pub input: u64,
     /// The extracted outputs (`k·N + 1` words each).
     pub output: u64,
+    /// Scratch of [`combined_key_words`] words for the combined keys of a multi-bit rotation
+    /// on clusters (0 when that is 0).
+    pub combined: u64,
+}
+
+/// Whether a batch of `count` runs on clusters of blocks (`blind_rotate_run_cluster*`): few
+/// ciphertexts (each can have `2^CLUSTER_LOG` SMs of its own), segments of at least
+/// `2^CLUSTER_LOG` points (`N >= 32`) and the shared memory available.
+pub fn uses_cluster(stream: &Arc<CudaStream>, p: &BlindRotateParams, count: u32) -> Result<bool> {
+    let ctx = stream.context();
+    let sms = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(Error::driver("device attribute"))? as u32;
+    let max_smem = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("device attribute"))? as usize;
+    Ok((count as u64) << CLUSTER_LOG <= u64::from(sms)
+        && p.ring_degree.trailing_zeros() > 2 * CLUSTER_LOG
+        && cluster_shared_bytes(p) <= max_smem)
+}
+
+/// Scratch words (`u64`) for the combined keys of a multi-bit rotation of `count` ciphertexts
+/// on clusters (`blind_rotate_combine_multi_bit`: one RGSW-shaped spectrum a step and
+/// ciphertext, 20 MB a ciphertext at `MULTI_BIT3_918_2048`); 0 otherwise.
+pub fn combined_key_words(
+    stream: &Arc<CudaStream>,
+    p: &BlindRotateParams,
+    count: u32,
+) -> Result<usize> {
+    if p.group_size < 2 || !uses_cluster(stream, p, count)? {
+        return Ok(0);
+    }
+    // Spectra of N/2 double2 = N words a polynomial.
+    Ok(count as usize * p.steps() * p.rgsw_len())
 }
 
 /// Enqueues the blind rotation and extraction of `count` ciphertexts.
@@ -215,11 +253,8 @@ pub fn run(
     let max_smem = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .map_err(Error::driver("device attribute"))? as usize;
-    // Few ciphertexts (each can have 2^CLUSTER_LOG SMs of its own): one cluster of blocks per
-    // ciphertext, its segments at least 2^CLUSTER_LOG points (N >= 32).
-    let cluster = (count as u64) << CLUSTER_LOG <= u64::from(sms)
-        && log_n > 2 * CLUSTER_LOG
-        && cluster_shared_bytes(p) <= max_smem;
+    let cluster = uses_cluster(stream, p, count)?;
+    let multi_bit = p.group_size > 1;
     let tuning = dev.tuning();
     let (radix_batched, radix_small) = tuning.blind_rotate_radix_log;
     let radix_log = if count < sms {
@@ -231,7 +266,7 @@ pub fn run(
     .min((log_n - 1).max(1));
     // 8 points a thread: the 256-thread entry (three blocks an SM); fewer: the 512-thread one.
     // Multi-bit keys: their own entries (two blocks an SM in a batch).
-    let name = match (cluster, p.group_size > 1) {
+    let name = match (cluster, multi_bit) {
         (true, false) => "blind_rotate_run_cluster",
         (true, true) => "blind_rotate_run_cluster_multi_bit",
         (false, true) => "blind_rotate_run_multi_bit",
@@ -293,14 +328,57 @@ pub fn run(
         block_dim: (threads, 1, 1),
         shared_mem_bytes: smem as u32,
     };
+    if !cluster {
+        return launch!(
+            stream,
+            f,
+            cfg,
+            &args,
+            &bufs.key,
+            &bufs.twiddles,
+            &bufs.roots,
+            &bufs.test_poly,
+            &bufs.input,
+            &bufs.output,
+            &count
+        );
+    }
+    // Clusters: multi-bit keys combined per step and ciphertext first, over the whole GPU.
+    let key = if multi_bit {
+        if bufs.combined == 0 {
+            return Err(Error::Unsupported {
+                what: "a multi-bit blind rotation on clusters needs the combined-key scratch"
+                    .into(),
+            });
+        }
+        let combine = dev.function("blind_rotate", "blind_rotate_combine_multi_bit")?;
+        let ccfg = LaunchConfig {
+            grid_dim: (p.steps() as u32, count, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        launch!(
+            stream,
+            combine,
+            ccfg,
+            &args,
+            &bufs.key,
+            &bufs.roots,
+            &bufs.input,
+            &bufs.combined,
+            &count
+        )?;
+        bufs.combined
+    } else {
+        bufs.key
+    };
     launch!(
         stream,
         f,
         cfg,
         &args,
-        &bufs.key,
+        &key,
         &bufs.twiddles,
-        &bufs.roots,
         &bufs.test_poly,
         &bufs.input,
         &bufs.output,
@@ -464,15 +542,12 @@ mod tests {
             cluster_shared_bytes(&p),
             8 * 2 * 2048 + 16 * (576 + 2 * 1024) + 4 * 919
         );
-        // Multi-bit groups of 3: one slice of 7 RGSW, 169 KiB (one block an SM).
+        // Multi-bit groups of 3 on clusters: combined keys, one RGSW-shaped slice a step.
         let multi = BlindRotateParams {
             group_size: 3,
             ..p
         };
-        assert_eq!(
-            cluster_shared_bytes(&multi),
-            8 * 2 * 2048 + 16 * (576 + 7 * 1024) + 4 * 919
-        );
+        assert_eq!(cluster_shared_bytes(&multi), cluster_shared_bytes(&p));
         assert_eq!(
             round_constant(12, q.value()),
             ((1u128 << 76) / 1_125_899_906_826_241) as u64
