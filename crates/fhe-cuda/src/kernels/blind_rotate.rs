@@ -543,10 +543,7 @@ mod tests {
             8 * 2 * 2048 + 16 * (576 + 2 * 1024) + 4 * 919
         );
         // Multi-bit groups of 3 on clusters: combined keys, one RGSW-shaped slice a step.
-        let multi = BlindRotateParams {
-            group_size: 3,
-            ..p
-        };
+        let multi = BlindRotateParams { group_size: 3, ..p };
         assert_eq!(cluster_shared_bytes(&multi), cluster_shared_bytes(&p));
         assert_eq!(
             round_constant(12, q.value()),

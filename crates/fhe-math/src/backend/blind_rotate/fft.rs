@@ -191,11 +191,7 @@ impl NegacyclicFft {
         }
         twiddles.truncate(m);
         let roots = (0..two_n).map(|x| unit_root(x, two_n)).collect();
-        Ok(NegacyclicFft {
-            n,
-            twiddles,
-            roots,
-        })
+        Ok(NegacyclicFft { n, twiddles, roots })
     }
 
     /// The `2N` roots `ψ^x`, `x < 2N` ([`unit_root`]): the monomials' spectral values, the
