@@ -289,6 +289,37 @@ pub const BOOT_N16_MIXED: ParametersLiteral = ParametersLiteral {
     }),
 };
 
+/// A bootstrappable 128-bit set at `N = 2^16` with a mixed chain and one more bootstrapping
+/// level than [`BOOT_N16_MIXED`], for [`crate::bootstrap::BOOT_N16_FAST_CONFIG`] (EvalMod by a
+/// cosine of degree 31 and three double angles: 10 levels and about 40% fewer products than
+/// degree 111 in 9), with a dense secret and sparse-secret encapsulation.
+///
+/// `N = 2^16`, `L + 1 = 27` ciphertext primes: `q_0` of 43 bits, 9 application primes of 40
+/// bits (`q_1 … q_9`, the levels left after bootstrapping: the floor of 40 bits), 17
+/// bootstrapping primes of 56 bits (`q_10 … q_26`); `K = 7` special primes of 57 bits,
+/// `dnum = 4` (digits of 7, 7, 7, 6 primes, largest ≈ 392 bits ≤ log2 P ≈ 399). log2 QP ≈ 1754
+/// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
+/// (`stdlatticeparms.cpp`; checked exactly on the integer product). `q_0/Δ_0 ≈ 2^3` as at
+/// [`BOOT_N16_MIXED`]; the ladder steps from 56 to 40 bits at level 10, crossed by
+/// SlotToCoeff's last matrix. The encapsulation key is built as at [`BOOT_N16_MIXED`] (over
+/// `q_0·P`, its error spread over `2^(log2(P/p_0) + 4)`). What it trades against
+/// [`BOOT_N16_MIXED`]: 40-bit instead of 45-bit application levels, 56-bit instead of 57-bit
+/// bootstrapping scales. Each switching key is `4 · 2 · 34 · 2^16 · 8` bytes ≈ 143 MB.
+pub const BOOT_N16_FAST: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 26,
+    first_prime_bits: 43,
+    scale_bits: 56,
+    special_primes: 7,
+    special_prime_bits: 57,
+    dnum: 4,
+    security: Security::Bits128,
+    application_primes: Some(ApplicationPrimes {
+        count: 9,
+        scale_bits: 40,
+    }),
+};
+
 /// **Insecure** CI-sized analogue of [`BOOT_N16_MIXED`] for bootstrapping on the CPU with
 /// [`crate::bootstrap::BOOT_N12_CONFIG`] (sparse secret of weight [`BOOT_SECRET_WEIGHT`]).
 ///
@@ -943,8 +974,9 @@ mod tests {
         ));
     }
 
-    const MIXED: [(&str, ParametersLiteral); 2] = [
+    const MIXED: [(&str, ParametersLiteral); 3] = [
         ("BOOT_N16_MIXED", BOOT_N16_MIXED),
+        ("BOOT_N16_FAST", BOOT_N16_FAST),
         ("BOOT_N12_MIXED_INSECURE", BOOT_N12_MIXED_INSECURE),
     ];
 

@@ -18,11 +18,13 @@
 
 use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::bootstrap::{
-    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG, BootstrapConfig, BootstrapPlan,
+    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_FAST_CONFIG, BOOT_N16_MIXED_CONFIG,
+    BootstrapConfig, BootstrapPlan,
     Bootstrapper, EncapsulationKeys,
 };
 use ckks::params::{
-    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_MIXED, BOOT_SECRET_WEIGHT,
+    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_FAST, BOOT_N16_MIXED,
+    BOOT_SECRET_WEIGHT,
     ParametersLiteral,
 };
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
@@ -90,11 +92,12 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
         "BOOT_N12_INSECURE" => (BOOT_N12_INSECURE, BOOT_N12_CONFIG),
         "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
         "BOOT_N16_MIXED" => (BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
+        "BOOT_N16_FAST" => (BOOT_N16_FAST, BOOT_N16_FAST_CONFIG),
         "BOOT_N12_MIXED_INSECURE" => (BOOT_N12_MIXED_INSECURE, BOOT_N12_CONFIG),
         other => {
             return Err(format!(
                 "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16, \
-                 BOOT_N16_MIXED, BOOT_N12_MIXED_INSECURE)"
+                 BOOT_N16_MIXED, BOOT_N16_FAST, BOOT_N12_MIXED_INSECURE)"
             )
             .into());
         }

@@ -170,6 +170,19 @@ pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
 /// left; SlotToCoeff's last matrix, at level 10, crosses the ladder step.
 pub const BOOT_N16_MIXED_CONFIG: BootstrapConfig = BOOT_N16_CONFIG;
 
+/// The configuration for [`crate::params::BOOT_N16_FAST`]: CoeffToSlot 4 levels, EvalMod 10
+/// (`K = 12`, the cosine at degree 31, depth 5, three double angles, the arcsine 2: the shape of
+/// [`BOOT_N12_CONFIG`]), SlotToCoeff 3: 17 levels, 9 left; SlotToCoeff's last matrix, at level
+/// 10, crosses the ladder step.
+pub const BOOT_N16_FAST_CONFIG: BootstrapConfig = BootstrapConfig {
+    cts_levels: 4,
+    stc_levels: 3,
+    k: 12.0,
+    cos_degree: 31,
+    double_angle: 3,
+    arcsine: true,
+};
+
 /// Levels each stage consumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootstrapLevels {

@@ -262,32 +262,43 @@ fn bootstrap_mixed_chain_lands_on_the_application_ladder() {
 fn bootstrap_n16_presets_on_the_cpu() {
     use crate::bootstrap::{BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG};
     use crate::params::{BOOT_N16, BOOT_N16_MIXED};
-    for (name, lit, config) in [
-        ("BOOT_N16", BOOT_N16, BOOT_N16_CONFIG),
-        ("BOOT_N16_MIXED", BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
-    ] {
-        let run = dense_encapsulated_run(&lit, config);
-        let (params, ctx, sk, z, out, elapsed) = (
-            &run.params,
-            &run.ctx,
-            &run.sk,
-            &run.z,
-            &run.out,
-            run.elapsed,
-        );
-        let (setup, eval) = (run.setup, run.boot.evaluator());
-        assert_eq!(out.level(), 9);
-        assert_eq!(out.scale(), params.scale(9).unwrap());
-        let dec = encrypt::decrypt(ctx.backend(), sk, out).unwrap();
-        let got = eval.encoder().decode(&dec).unwrap();
-        let bits = precision_bits(&got, z);
-        println!(
-            "{name} on the CPU: setup {setup:.2?}, bootstrap {elapsed:.2?}: {bits:.2} bits, \
-             median {:.2}",
-            median_precision_bits(&got, z)
-        );
-        assert!(bits >= 18.0, "{name}: {bits:.2} bits");
-    }
+    n16_preset_on_the_cpu("BOOT_N16", &BOOT_N16, BOOT_N16_CONFIG);
+    n16_preset_on_the_cpu("BOOT_N16_MIXED", &BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG);
+}
+
+/// `BOOT_N16_FAST` on the CPU as [`bootstrap_n16_presets_on_the_cpu`] (not for CI).
+#[test]
+#[ignore = "slow: N = 2^16 on the CPU (minutes, up to 13 GB)"]
+fn bootstrap_n16_fast_on_the_cpu() {
+    use crate::bootstrap::BOOT_N16_FAST_CONFIG;
+    use crate::params::BOOT_N16_FAST;
+    n16_preset_on_the_cpu("BOOT_N16_FAST", &BOOT_N16_FAST, BOOT_N16_FAST_CONFIG);
+}
+
+/// One dense, encapsulated full-slot bootstrap at an `N = 2^16` preset: 9 levels left at the
+/// ladder's scale, at least 18 bits.
+fn n16_preset_on_the_cpu(name: &str, lit: &crate::ParametersLiteral, config: BootstrapConfig) {
+    let run = dense_encapsulated_run(lit, config);
+    let (params, ctx, sk, z, out, elapsed) = (
+        &run.params,
+        &run.ctx,
+        &run.sk,
+        &run.z,
+        &run.out,
+        run.elapsed,
+    );
+    let (setup, eval) = (run.setup, run.boot.evaluator());
+    assert_eq!(out.level(), 9);
+    assert_eq!(out.scale(), params.scale(9).unwrap());
+    let dec = encrypt::decrypt(ctx.backend(), sk, out).unwrap();
+    let got = eval.encoder().decode(&dec).unwrap();
+    let bits = precision_bits(&got, z);
+    println!(
+        "{name} on the CPU: setup {setup:.2?}, bootstrap {elapsed:.2?}: {bits:.2} bits, \
+         median {:.2}",
+        median_precision_bits(&got, z)
+    );
+    assert!(bits >= 18.0, "{name}: {bits:.2} bits");
 }
 
 /// EvalMod of two halves side by side on a second evaluator gives the words of the two run
