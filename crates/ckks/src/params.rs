@@ -291,7 +291,7 @@ pub const BOOT_N16_MIXED: ParametersLiteral = ParametersLiteral {
 
 /// A bootstrappable 128-bit set at `N = 2^16` with a mixed chain and one more bootstrapping
 /// level than [`BOOT_N16_MIXED`], for [`crate::bootstrap::BOOT_N16_FAST_CONFIG`] (EvalMod by a
-/// cosine of degree 31 and three double angles: 10 levels and about 40% fewer products than
+/// cosine of degree 47 and two double angles: 10 levels and a quarter less EvalMod time than
 /// degree 111 in 9), with a dense secret and sparse-secret encapsulation.
 ///
 /// `N = 2^16`, `L + 1 = 27` ciphertext primes: `q_0` of 43 bits, 9 application primes of 40

@@ -49,6 +49,7 @@
 //! | `BOOT_N12_MIXED_INSECURE` (mixed chain), `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.5 | 28.2 | 0.6 s |
 //! | `BOOT_N16`, `BOOT_N16_CONFIG` | dense, encapsulated | 32768 | 24.6 | 26.6 | 24.0 s |
 //! | `BOOT_N16_MIXED` (mixed chain), `BOOT_N16_MIXED_CONFIG` | dense, encapsulated | 32768 | 24.4-24.6 | 26.5-26.6 | 19.4-21.3 s |
+//! | `BOOT_N16_FAST` (mixed chain, 40-bit levels), `BOOT_N16_FAST_CONFIG` | dense, encapsulated | 32768 | 20.5 | 24.0 | 18.3 s |
 //!
 //! (The two `N = 2^16` rows: one run each with the same seeds, commit after `eea29a2`, the
 //! ignored test `bootstrap_n16_presets_on_the_cpu`; the mixed chain's 45-bit application
@@ -60,6 +61,9 @@
 //! 36.3 ms, 24.52 max / 26.54 median bits, 9 levels of 45 bits left (ModRaise 1.2 ms,
 //! CoeffToSlot 10.5, EvalMod 17.7 for both halves side by side, 9.7 for one, SlotToCoeff
 //! 6.6); `BOOT_N16` with `BOOT_N16_CONFIG` in 42.7 ms, 24.6 / 26.6 bits, 9 levels of 57 bits.
+//! `BOOT_N16_FAST` with `BOOT_N16_FAST_CONFIG` (one more level: EvalMod of degree 47 and two
+//! double angles) in 32.6 ms beside `BOOT_N16_MIXED`'s 36.7 in one call (commit 0ef1f0a),
+//! 21.6 / 24.0 bits, 9 levels of 40 bits (EvalMod 13.5 ms for both halves).
 //! Every stage is bound by its key switches (0.34 ms a product at EvalMod's input level,
 //! 0.36 ms a rotation at the top, `BOOT_N16_MIXED`): their NTTs and base conversions, not the
 //! key bytes (7-36x the key-read floor).
@@ -171,15 +175,18 @@ pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
 pub const BOOT_N16_MIXED_CONFIG: BootstrapConfig = BOOT_N16_CONFIG;
 
 /// The configuration for [`crate::params::BOOT_N16_FAST`]: CoeffToSlot 4 levels, EvalMod 10
-/// (`K = 12`, the cosine at degree 31, depth 5, three double angles, the arcsine 2: the shape of
-/// [`BOOT_N12_CONFIG`]), SlotToCoeff 3: 17 levels, 9 left; SlotToCoeff's last matrix, at level
-/// 10, crosses the ladder step.
+/// (`K = 12`, the cosine at degree 47, depth 6, two double angles, the arcsine 2), SlotToCoeff
+/// 3: 17 levels, 9 left; SlotToCoeff's last matrix, at level 10, crosses the ladder step.
+///
+/// Why this EvalMod (H200, 2026-11-29, `0ef1f0a`, max / median bits, wall): degree 47 with two
+/// double angles 21.6 / 24.0 in 32.6 ms, degree 31 with three 19.9 / 23.9 in 32.5 ms (the same
+/// time, 1.7 bits less); [`BOOT_N16_MIXED_CONFIG`]'s degree 111 in 9 levels takes 36.7 ms.
 pub const BOOT_N16_FAST_CONFIG: BootstrapConfig = BootstrapConfig {
     cts_levels: 4,
     stc_levels: 3,
     k: 12.0,
-    cos_degree: 31,
-    double_angle: 3,
+    cos_degree: 47,
+    double_angle: 2,
     arcsine: true,
 };
 
