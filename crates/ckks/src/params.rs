@@ -320,6 +320,58 @@ pub const BOOT_N16_FAST: ParametersLiteral = ParametersLiteral {
     }),
 };
 
+/// A bootstrappable 128-bit set at `N = 2^16` for SlotToCoeff first
+/// ([`crate::bootstrap::BOOT_N16_STC_FIRST_CONFIG`]: SlotToCoeff's 3 matrices on the input at
+/// levels 3 … 1, where a key switch has 4 limbs; then ModRaise, CoeffToSlot, EvalMod as
+/// [`BOOT_N16_FAST`]'s, and one landing level), with a dense secret and sparse-secret
+/// encapsulation.
+///
+/// `N = 2^16`, `L + 1 = 28` ciphertext primes: `q_0` of 49 bits, 12 application primes of 40
+/// bits (`q_1 … q_12`: SlotToCoeff's 3 and the 9 levels between bootstraps), 15 bootstrapping
+/// primes of 56 bits (`q_13 … q_27`: CoeffToSlot 4, EvalMod 10, the landing matrix, which
+/// crosses the ladder step at level 13); `K = 7` special primes of 57 bits, `dnum = 4` (digits
+/// of 7 primes, largest ≈ 392 bits ≤ log2 P ≈ 399). log2 QP ≈ 1768 ≤ 1772, OpenFHE's
+/// `HEStd_128_classic` bound at `N = 2^16` (checked exactly). `q_0/Δ_0 ≈ 2^9`: SlotToCoeff first
+/// puts the slot values themselves into the coefficients (up to `Δ_0`, where the usual order's
+/// coefficients are about `√N` times smaller), so EvalMod's input `m/q_0` must stay small for
+/// the arcsine's cubic; its error then reaches the slots without SlotToCoeff's `√N` growth. A
+/// bootstrap takes its input at level 3 and returns it at level 12: 9 levels of 40 bits between
+/// bootstraps.
+pub const BOOT_N16_STC_FIRST: ParametersLiteral = ParametersLiteral {
+    log_n: 16,
+    levels: 27,
+    first_prime_bits: 49,
+    scale_bits: 56,
+    special_primes: 7,
+    special_prime_bits: 57,
+    dnum: 4,
+    security: Security::Bits128,
+    application_primes: Some(ApplicationPrimes {
+        count: 12,
+        scale_bits: 40,
+    }),
+};
+
+/// **Insecure** CI-sized analogue of [`BOOT_N16_STC_FIRST`] for SlotToCoeff first on the CPU
+/// with [`crate::bootstrap::BOOT_N12_STC_FIRST_CONFIG`] (sparse secret of weight
+/// [`BOOT_SECRET_WEIGHT`]): `N = 2^12`, `q_0` of 54 bits, 6 application primes of 45 bits
+/// (SlotToCoeff's 3 and 3 between bootstraps), 14 bootstrapping primes of 54 bits; `K = 5`
+/// special primes of 60 bits, `dnum = 5`; `q_0/Δ_0 ≈ 2^9`. **Not secure**.
+pub const BOOT_N12_STC_FIRST_INSECURE: ParametersLiteral = ParametersLiteral {
+    log_n: 12,
+    levels: 20,
+    first_prime_bits: 54,
+    scale_bits: 54,
+    special_primes: 5,
+    special_prime_bits: 60,
+    dnum: 5,
+    security: Security::InsecureForTestingOnly,
+    application_primes: Some(ApplicationPrimes {
+        count: 6,
+        scale_bits: 45,
+    }),
+};
+
 /// **Insecure** CI-sized analogue of [`BOOT_N16_MIXED`] for bootstrapping on the CPU with
 /// [`crate::bootstrap::BOOT_N12_CONFIG`] (sparse secret of weight [`BOOT_SECRET_WEIGHT`]).
 ///
@@ -974,9 +1026,11 @@ mod tests {
         ));
     }
 
-    const MIXED: [(&str, ParametersLiteral); 3] = [
+    const MIXED: [(&str, ParametersLiteral); 5] = [
         ("BOOT_N16_MIXED", BOOT_N16_MIXED),
         ("BOOT_N16_FAST", BOOT_N16_FAST),
+        ("BOOT_N16_STC_FIRST", BOOT_N16_STC_FIRST),
+        ("BOOT_N12_STC_FIRST_INSECURE", BOOT_N12_STC_FIRST_INSECURE),
         ("BOOT_N12_MIXED_INSECURE", BOOT_N12_MIXED_INSECURE),
     ];
 

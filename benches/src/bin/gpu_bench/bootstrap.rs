@@ -19,12 +19,12 @@
 use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::bootstrap::{
     BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_FAST_CONFIG, BOOT_N16_MIXED_CONFIG,
-    BootstrapConfig, BootstrapPlan,
+    BOOT_N16_STC_FIRST_CONFIG, BootstrapConfig, BootstrapPlan,
     Bootstrapper, EncapsulationKeys,
 };
 use ckks::params::{
     BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_FAST, BOOT_N16_MIXED,
-    BOOT_SECRET_WEIGHT,
+    BOOT_N16_STC_FIRST, BOOT_SECRET_WEIGHT,
     ParametersLiteral,
 };
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
@@ -93,11 +93,12 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
         "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
         "BOOT_N16_MIXED" => (BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
         "BOOT_N16_FAST" => (BOOT_N16_FAST, BOOT_N16_FAST_CONFIG),
+        "BOOT_N16_STC_FIRST" => (BOOT_N16_STC_FIRST, BOOT_N16_STC_FIRST_CONFIG),
         "BOOT_N12_MIXED_INSECURE" => (BOOT_N12_MIXED_INSECURE, BOOT_N12_CONFIG),
         other => {
             return Err(format!(
                 "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16, \
-                 BOOT_N16_MIXED, BOOT_N16_FAST, BOOT_N12_MIXED_INSECURE)"
+                 BOOT_N16_MIXED, BOOT_N16_FAST, BOOT_N16_STC_FIRST, BOOT_N12_MIXED_INSECURE)"
             )
             .into());
         }
@@ -142,9 +143,20 @@ pub fn bench_preset(
     let gk = kg.galois_keys(&sk, &boot.galois_elements())?;
     let eval = boot.evaluator();
     let z = uniform_complex(&mut InputGenerator::new(2026), params.slots());
-    let ct = encrypt::encrypt_sk(be, &sk, &eval.encoder().encode(&z, 0)?)?;
-    // The stages' inputs, and the precision of one bootstrap.
-    let raised = boot.mod_raise_with(&ct, Some(&encapsulation))?;
+    let ct = encrypt::encrypt_sk(
+        be,
+        &sk,
+        &eval.encoder().encode(&z, levels.input_level)?,
+    )?;
+    // The stages' inputs, and the precision of one bootstrap (SlotToCoeff first: its
+    // matrices before ModRaise).
+    let first = levels.input_level > 0;
+    let coefficients = if first {
+        boot.slot_to_coeff_first(&ct, &gk)?
+    } else {
+        ct.duplicate(be)?
+    };
+    let raised = boot.mod_raise_with(&coefficients, Some(&encapsulation))?;
     let halves = boot.coeff_to_slot(&raised, &gk)?;
     let modded = boot.eval_mod_all(&halves, &rlk)?;
     let out = boot.slot_to_coeff(&modded, &gk)?;
@@ -217,6 +229,13 @@ pub fn bench_preset(
         timer.time(reps, none, |_| Ok(eval.rotate(&raised, step, &gk)?))?,
         None,
     );
+    if first {
+        push(
+            "bootstrap_slot_to_coeff_first",
+            timer.time(reps, none, |_| Ok(boot.slot_to_coeff_first(&ct, &gk)?))?,
+            None,
+        );
+    }
     push(
         "bootstrap_slot_to_coeff",
         timer.time(reps, none, |_| Ok(boot.slot_to_coeff(&modded, &gk)?))?,

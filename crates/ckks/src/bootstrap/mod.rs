@@ -134,6 +134,10 @@ pub struct BootstrapConfig {
     pub double_angle: usize,
     /// Whether to apply the arcsine's cubic correction (two more levels).
     pub arcsine: bool,
+    /// SlotToCoeff first: its matrices run on the input, at its lowest levels (few limbs),
+    /// before ModRaise, and EvalMod's output needs only one landing level; the input must keep
+    /// `stc_levels` levels ([`BootstrapLevels::input_level`]). Full slots with the arcsine.
+    pub slot_to_coeff_first: bool,
 }
 
 /// A configuration for bootstrapping at [`crate::params::BOOT_N12_INSECURE`] (sparse secret of
@@ -146,6 +150,7 @@ pub const BOOT_N12_CONFIG: BootstrapConfig = BootstrapConfig {
     cos_degree: 31,
     double_angle: 3,
     arcsine: true,
+    slot_to_coeff_first: false,
 };
 
 /// The configuration for [`crate::params::BOOT_N16`] (2^15 full slots, a dense secret with
@@ -167,6 +172,7 @@ pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
     cos_degree: 111,
     double_angle: 0,
     arcsine: true,
+    slot_to_coeff_first: false,
 };
 
 /// The configuration for [`crate::params::BOOT_N16_MIXED`]: [`BOOT_N16_CONFIG`]'s stages (the
@@ -188,18 +194,41 @@ pub const BOOT_N16_FAST_CONFIG: BootstrapConfig = BootstrapConfig {
     cos_degree: 47,
     double_angle: 2,
     arcsine: true,
+    slot_to_coeff_first: false,
+};
+
+/// The configuration for [`crate::params::BOOT_N16_STC_FIRST`]: [`BOOT_N16_FAST_CONFIG`]'s
+/// stages with SlotToCoeff first (its 3 matrices on the input at levels 3 … 1, before
+/// ModRaise), so that after EvalMod one landing level remains: 4 + 10 + 1 levels at the top,
+/// the input at level 3.
+pub const BOOT_N16_STC_FIRST_CONFIG: BootstrapConfig = BootstrapConfig {
+    slot_to_coeff_first: true,
+    ..BOOT_N16_FAST_CONFIG
+};
+
+/// [`BOOT_N12_CONFIG`] with SlotToCoeff first, for
+/// [`crate::params::BOOT_N12_STC_FIRST_INSECURE`]: the input at level 3, 3 + 10 + 1 levels at
+/// the top.
+pub const BOOT_N12_STC_FIRST_CONFIG: BootstrapConfig = BootstrapConfig {
+    slot_to_coeff_first: true,
+    ..BOOT_N12_CONFIG
 };
 
 /// Levels each stage consumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootstrapLevels {
+    /// The level the input is taken at: 0, or `stc_levels` with SlotToCoeff first (a higher
+    /// input is dropped to it).
+    pub input_level: usize,
     /// CoeffToSlot (one per matrix).
     pub coeff_to_slot: usize,
     /// EvalMod (the cosine's polynomial depth, the double angles, the arcsine).
     pub eval_mod: usize,
-    /// SlotToCoeff (one per matrix).
+    /// SlotToCoeff (one per matrix; with SlotToCoeff first, at the input's levels, and one
+    /// landing level after EvalMod).
     pub slot_to_coeff: usize,
-    /// The level of a bootstrapped ciphertext: `L` minus the three above.
+    /// The level of a bootstrapped ciphertext: `L` minus CoeffToSlot, EvalMod and
+    /// SlotToCoeff (or the one landing level).
     pub output_level: usize,
 }
 
@@ -216,7 +245,10 @@ pub struct Bootstrapper<B: KeySwitchBackend> {
     sub_sum: Vec<i64>,
     levels: BootstrapLevels,
     cts: Vec<LinearTransform<B>>,
+    /// SlotToCoeff after EvalMod, or (SlotToCoeff first) the landing matrix.
     stc: Vec<LinearTransform<B>>,
+    /// SlotToCoeff before ModRaise (empty unless SlotToCoeff first).
+    stc_first: Vec<LinearTransform<B>>,
     cosine: Polynomial,
     plan: PolyPlan,
     arcsine: Option<Polynomial>,
@@ -260,6 +292,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         };
         let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let stc_first = plan.stc_first.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let top = ctx.params().max_level();
         let cts_out = top - plan.levels.coeff_to_slot;
         let stc_in = cts_out - plan.levels.eval_mod;
@@ -273,6 +306,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             levels: plan.levels,
             cts,
             stc,
+            stc_first,
             cosine: plan.cosine,
             plan: plan.cosine_plan,
             arcsine: plan.arcsine,
@@ -332,7 +366,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     pub fn rotation_steps(&self) -> Vec<i64> {
         let full = self.eval.encoder().max_slots() as i64;
         let mut steps: Vec<i64> = self.sub_sum.clone();
-        for lt in self.cts.iter().chain(&self.stc) {
+        for lt in self.cts.iter().chain(&self.stc).chain(&self.stc_first) {
             steps.extend(lt.rotation_steps());
         }
         let mut steps: Vec<i64> = steps.into_iter().map(|s| s.rem_euclid(full)).collect();
@@ -352,6 +386,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         self.cts
             .iter()
             .chain(&self.stc)
+            .chain(&self.stc_first)
             .map(LinearTransform::plaintext_bytes)
             .sum()
     }
@@ -370,7 +405,12 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// relinearizations for both halves, SlotToCoeff).
     pub fn key_switches(&self) -> (usize, usize, usize) {
         let cts: usize = self.cts.iter().map(LinearTransform::key_switches).sum();
-        let stc: usize = self.stc.iter().map(LinearTransform::key_switches).sum();
+        let stc: usize = self
+            .stc
+            .iter()
+            .chain(&self.stc_first)
+            .map(LinearTransform::key_switches)
+            .sum();
         let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
         let halves = self.halves();
         let em = halves * (self.plan.multiplications() + self.config.double_angle + arcsine);
@@ -630,10 +670,42 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         keys: &GaloisKeys<B>,
         encapsulation: Option<&EncapsulationKeys<B>>,
     ) -> Result<Ciphertext<B>> {
+        let coefficients;
+        let ct = if self.stc_first.is_empty() {
+            ct
+        } else {
+            coefficients = self.slot_to_coeff_first(ct, keys)?;
+            &coefficients
+        };
         let raised = self.mod_raise_with(ct, encapsulation)?;
         let halves = self.coeff_to_slot(&raised, keys)?;
         let modded = self.eval_mod_all(&halves, rlk)?;
         self.slot_to_coeff(&modded, keys)
+    }
+
+    /// SlotToCoeff first ([`BootstrapConfig::slot_to_coeff_first`]): `ct`, dropped to
+    /// [`BootstrapLevels::input_level`], through SlotToCoeff's matrices to level 0, where its
+    /// message coefficients are its slots (`Δ_0·u_{bitrev(k)}`).
+    ///
+    /// Errors ([`Error::Bootstrap`]): `ct` below the input level.
+    pub fn slot_to_coeff_first(
+        &self,
+        ct: &Ciphertext<B>,
+        keys: &GaloisKeys<B>,
+    ) -> Result<Ciphertext<B>> {
+        let level = self.levels.input_level;
+        if ct.level() < level {
+            return Err(bad(format!(
+                "SlotToCoeff first needs the input at level {level} or above, not {}",
+                ct.level()
+            )));
+        }
+        let input = if ct.level() > level {
+            self.eval.drop_to_level(ct, level)?
+        } else {
+            ct.duplicate(self.be())?
+        };
+        self.apply_all(&input, &self.stc_first, keys)
     }
 
     fn be(&self) -> &B {

@@ -26,7 +26,10 @@ pub struct BootstrapPlan {
     pub(crate) n: usize,
     pub(crate) levels: BootstrapLevels,
     pub(crate) cts: Vec<Matrix>,
+    /// After EvalMod: SlotToCoeff's matrices, or (SlotToCoeff first) the one landing matrix.
     pub(crate) stc: Vec<Matrix>,
+    /// Before ModRaise (SlotToCoeff first): SlotToCoeff's matrices at the input's levels.
+    pub(crate) stc_first: Vec<Matrix>,
     pub(crate) cosine: Polynomial,
     pub(crate) cosine_plan: PolyPlan,
     pub(crate) arcsine: Option<Polynomial>,
@@ -108,10 +111,22 @@ impl BootstrapPlan {
             .unwrap_or(0);
         let eval_mod_levels = cosine_plan.depth() + config.double_angle + arcsine_depth;
         let top = params.max_level();
-        let needed = config.cts_levels + eval_mod_levels + config.stc_levels;
-        if needed > top {
+        let first = config.slot_to_coeff_first;
+        if first && (sparse || arcsine.is_none()) {
+            return Err(bad(
+                "SlotToCoeff first needs full slots and the arcsine (its constant lands after \
+                 EvalMod)",
+            ));
+        }
+        // SlotToCoeff first: its matrices below the input level, one landing matrix after
+        // EvalMod; the input at level stc_levels.
+        let after = if first { 1 } else { config.stc_levels };
+        let input_level = if first { config.stc_levels } else { 0 };
+        let needed = config.cts_levels + eval_mod_levels + after;
+        if needed + input_level > top {
             return Err(bad(format!(
-                "it needs {needed} levels, the chain has {top}"
+                "it needs {} levels, the chain has {top}",
+                needed + input_level
             )));
         }
         let stc_top = top - config.cts_levels - eval_mod_levels;
@@ -122,6 +137,7 @@ impl BootstrapPlan {
             )));
         }
         let levels = BootstrapLevels {
+            input_level,
             coeff_to_slot: config.cts_levels,
             eval_mod: eval_mod_levels,
             slot_to_coeff: config.stc_levels,
@@ -148,13 +164,29 @@ impl BootstrapPlan {
         } else {
             q0 / (std::f64::consts::TAU * delta0)
         };
-        let mut stc_d = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
-        let mut stc_slots = vec![slots; stc_d.len()];
-        if sparse {
-            stc_d[0] = dft::merged_halves(&stc_d[0], slots);
-            stc_slots[0] = 2 * slots;
-        }
-        let stc = matrices(params, stc_d, stc_slots, stc_top)?;
+        let (stc, stc_first) = if first {
+            // The input's slots u become message coefficients Δ_0·u_{bitrev(k)}, which
+            // CoeffToSlot reads back in slot order; EvalMod's t = Δ_0·u/q_0 lands times
+            // q_0/Δ_0.
+            let landing = dft::Diagonals::from([(0, vec![stc_constant.into(); slots])]);
+            (
+                matrices(params, vec![landing], vec![slots], stc_top)?,
+                matrices(
+                    params,
+                    dft::slot_to_coeff(slots, config.stc_levels, 1.0),
+                    vec![slots; config.stc_levels],
+                    input_level,
+                )?,
+            )
+        } else {
+            let mut stc_d = dft::slot_to_coeff(slots, config.stc_levels, stc_constant);
+            let mut stc_slots = vec![slots; stc_d.len()];
+            if sparse {
+                stc_d[0] = dft::merged_halves(&stc_d[0], slots);
+                stc_slots[0] = 2 * slots;
+            }
+            (matrices(params, stc_d, stc_slots, stc_top)?, Vec::new())
+        };
         Ok(BootstrapPlan {
             config,
             slots,
@@ -163,6 +195,7 @@ impl BootstrapPlan {
             levels,
             cts,
             stc,
+            stc_first,
             cosine,
             cosine_plan,
             arcsine,
@@ -264,7 +297,7 @@ impl BootstrapPlan {
                 + self.cts.iter().map(|m| self.matrix_ntt(m)).sum::<usize>()
                 + (1 + extra) * self.key_switch_ntt(em_top),
             eval_mod: halves * products * per_product,
-            slot_to_coeff: self.stc.iter().map(|m| self.matrix_ntt(m)).sum(),
+            slot_to_coeff: self.stc.iter().chain(&self.stc_first).map(|m| self.matrix_ntt(m)).sum(),
         }
     }
 
@@ -302,7 +335,7 @@ impl BootstrapPlan {
                 + self.cts.iter().map(|m| self.matrix_bytes(m)).sum::<usize>()
                 + (1 + extra) * self.key_read(em_top),
             eval_mod,
-            slot_to_coeff: self.stc.iter().map(|m| self.matrix_bytes(m)).sum(),
+            slot_to_coeff: self.stc.iter().chain(&self.stc_first).map(|m| self.matrix_bytes(m)).sum(),
         }
     }
 
@@ -329,7 +362,7 @@ impl BootstrapPlan {
     /// sorted; conjugation comes on top.
     pub fn rotation_steps(&self) -> Vec<i64> {
         let mut steps = self.sub_sum_steps();
-        for m in self.cts.iter().chain(&self.stc) {
+        for m in self.cts.iter().chain(&self.stc).chain(&self.stc_first) {
             let idx: Vec<i64> = m.diagonals.keys().copied().collect();
             steps.extend(planned_rotation_steps(&idx, m.slots));
         }
@@ -356,6 +389,7 @@ impl BootstrapPlan {
         self.cts
             .iter()
             .chain(&self.stc)
+            .chain(&self.stc_first)
             .map(|m| m.diagonals.len())
             .sum()
     }
@@ -365,6 +399,7 @@ impl BootstrapPlan {
         self.cts
             .iter()
             .chain(&self.stc)
+            .chain(&self.stc_first)
             .map(|m| m.diagonals.len() * (m.level + 1) * self.n * 8)
             .sum()
     }
@@ -409,6 +444,7 @@ mod tests {
         assert_eq!(
             plan.levels(),
             BootstrapLevels {
+                input_level: 0,
                 coeff_to_slot: 4,
                 eval_mod: 9,
                 slot_to_coeff: 3,
@@ -450,6 +486,7 @@ mod tests {
         assert_eq!(
             plan.levels(),
             BootstrapLevels {
+                input_level: 0,
                 coeff_to_slot: 4,
                 eval_mod: 9,
                 slot_to_coeff: 3,

@@ -39,6 +39,7 @@ fn bootstrap_full_and_sparse_slots_match_input() {
         sparse.key_switches()
     );
     let levels = |eval_mod, output_level| BootstrapLevels {
+        input_level: 0,
         coeff_to_slot: 3,
         eval_mod,
         slot_to_coeff: 3,
@@ -128,8 +129,8 @@ fn bootstrap_full_and_sparse_slots_match_input() {
 /// with `‖s‖` (about 10 times larger for a dense secret at `N = 2^12`).
 const MIN_BITS_DENSE: f64 = 21.0;
 
-/// A bootstrap of a fresh level-0 encryption under a dense main secret (seed 5) with
-/// sparse-secret encapsulation (ephemeral seed 6), everything a test checks kept.
+/// A bootstrap of a fresh encryption at the bootstrap's input level under a dense main secret
+/// (seed 5) with sparse-secret encapsulation (ephemeral seed 6), everything a test checks kept.
 struct DenseRun {
     params: std::sync::Arc<Parameters>,
     ctx: Context<CpuBackend>,
@@ -159,7 +160,11 @@ fn dense_encapsulated_run(lit: &crate::ParametersLiteral, config: BootstrapConfi
     let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
     let setup = start.elapsed();
     let z = uniform_complex(&mut InputGenerator::new(4), params.slots());
-    let pt = boot.evaluator().encoder().encode(&z, 0).unwrap();
+    let pt = boot
+        .evaluator()
+        .encoder()
+        .encode(&z, boot.levels().input_level)
+        .unwrap();
     let ct = encrypt::encrypt_sk(ctx.backend(), &sk, &pt).unwrap();
     let start = Instant::now();
     let out = boot.bootstrap_encapsulated(&ct, &rlk, &gk, &enc).unwrap();
@@ -253,6 +258,65 @@ fn bootstrap_mixed_chain_lands_on_the_application_ladder() {
     assert!(bits >= MIN_BITS_MIXED - 2.0, "{bits:.2} bits");
 }
 
+/// SlotToCoeff first at the CI-sized chain: the input at level 3 through SlotToCoeff, ModRaise,
+/// CoeffToSlot, EvalMod and the landing matrix, out at level 6 on the 45-bit ladder with the
+/// input's slots; an input below level 3 is refused.
+#[test]
+fn bootstrap_slot_to_coeff_first_matches_input() {
+    use crate::params::BOOT_N12_STC_FIRST_INSECURE;
+    let params = Parameters::new(&BOOT_N12_STC_FIRST_INSECURE).unwrap();
+    let ctx = Context::<CpuBackend>::cpu(params.clone()).unwrap();
+    let boot = Bootstrapper::new(&ctx, BOOT_N12_STC_FIRST_CONFIG).unwrap();
+    assert_eq!(
+        boot.levels(),
+        BootstrapLevels {
+            input_level: 3,
+            coeff_to_slot: 3,
+            eval_mod: 10,
+            slot_to_coeff: 3,
+            output_level: 6,
+        }
+    );
+    assert_eq!(params.ladder_step(), Some(7));
+    let kg = ctx.key_generator();
+    let sk = kg
+        .sparse_secret_key_from_seed(Seed([10; 32]), BOOT_SECRET_WEIGHT)
+        .unwrap();
+    let rlk = kg.relin_key(&sk).unwrap();
+    let gk = kg.galois_keys(&sk, &boot.galois_elements()).unwrap();
+    let eval = boot.evaluator();
+    let z = uniform_complex(&mut InputGenerator::new(11), params.slots());
+    // Encrypted at level 5: dropped to the input level 3 first.
+    let ct =
+        encrypt::encrypt_sk(ctx.backend(), &sk, &eval.encoder().encode(&z, 5).unwrap()).unwrap();
+    let start = Instant::now();
+    let out = boot.bootstrap(&ct, &rlk, &gk).unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(out.level(), 6);
+    assert_eq!(out.scale(), params.scale(6).unwrap());
+    let dec = encrypt::decrypt(ctx.backend(), &sk, &out).unwrap();
+    let got = eval.encoder().decode(&dec).unwrap();
+    let bits = precision_bits(&got, &z);
+    println!(
+        "SlotToCoeff first: bootstrap {elapsed:.2?}: {bits:.2} bits, median {:.2}",
+        median_precision_bits(&got, &z)
+    );
+    assert!(bits >= MIN_BITS_MIXED, "{bits:.2} bits < {MIN_BITS_MIXED}");
+    let low =
+        encrypt::encrypt_sk(ctx.backend(), &sk, &eval.encoder().encode(&z, 2).unwrap()).unwrap();
+    assert!(matches!(
+        boot.bootstrap(&low, &rlk, &gk),
+        Err(Error::Bootstrap { .. })
+    ));
+    // Sparse slots and a configuration without the arcsine are refused.
+    assert!(Bootstrapper::with_slots(&ctx, BOOT_N12_STC_FIRST_CONFIG, 64).is_err());
+    let no_arcsine = BootstrapConfig {
+        arcsine: false,
+        ..BOOT_N12_STC_FIRST_CONFIG
+    };
+    assert!(Bootstrapper::new(&ctx, no_arcsine).is_err());
+}
+
 /// `BOOT_N16_MIXED` beside `BOOT_N16` on the CPU, same seeds (about 45 s each on 2 cores and
 /// up to 13 GB of keys and diagonals; not for CI): a dense secret with encapsulation, full
 /// slots, the precision printed and held to the floor of 18 bits; run with
@@ -266,17 +330,19 @@ fn bootstrap_n16_presets_on_the_cpu() {
     n16_preset_on_the_cpu("BOOT_N16_MIXED", &BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG);
 }
 
-/// `BOOT_N16_FAST` on the CPU as [`bootstrap_n16_presets_on_the_cpu`] (not for CI).
+/// `BOOT_N16_FAST` and `BOOT_N16_STC_FIRST` on the CPU as
+/// [`bootstrap_n16_presets_on_the_cpu`] (not for CI).
 #[test]
 #[ignore = "slow: N = 2^16 on the CPU (minutes, up to 13 GB)"]
 fn bootstrap_n16_fast_on_the_cpu() {
-    use crate::bootstrap::BOOT_N16_FAST_CONFIG;
-    use crate::params::BOOT_N16_FAST;
+    use crate::bootstrap::{BOOT_N16_FAST_CONFIG, BOOT_N16_STC_FIRST_CONFIG};
+    use crate::params::{BOOT_N16_FAST, BOOT_N16_STC_FIRST};
+    n16_preset_on_the_cpu("BOOT_N16_STC_FIRST", &BOOT_N16_STC_FIRST, BOOT_N16_STC_FIRST_CONFIG);
     n16_preset_on_the_cpu("BOOT_N16_FAST", &BOOT_N16_FAST, BOOT_N16_FAST_CONFIG);
 }
 
-/// One dense, encapsulated full-slot bootstrap at an `N = 2^16` preset: 9 levels left at the
-/// ladder's scale, at least 18 bits.
+/// One dense, encapsulated full-slot bootstrap at an `N = 2^16` preset: 9 levels between its
+/// output and its input level, at the ladder's scale, at least 18 bits.
 fn n16_preset_on_the_cpu(name: &str, lit: &crate::ParametersLiteral, config: BootstrapConfig) {
     let run = dense_encapsulated_run(lit, config);
     let (params, ctx, sk, z, out, elapsed) = (
@@ -288,8 +354,10 @@ fn n16_preset_on_the_cpu(name: &str, lit: &crate::ParametersLiteral, config: Boo
         run.elapsed,
     );
     let (setup, eval) = (run.setup, run.boot.evaluator());
-    assert_eq!(out.level(), 9);
-    assert_eq!(out.scale(), params.scale(9).unwrap());
+    let levels = run.boot.levels();
+    assert_eq!(levels.output_level - levels.input_level, 9);
+    assert_eq!(out.level(), levels.output_level);
+    assert_eq!(out.scale(), params.scale(out.level()).unwrap());
     let dec = encrypt::decrypt(ctx.backend(), sk, out).unwrap();
     let got = eval.encoder().decode(&dec).unwrap();
     let bits = precision_bits(&got, z);
