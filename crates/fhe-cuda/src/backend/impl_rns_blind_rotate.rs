@@ -14,6 +14,7 @@ use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
+use cudarc::driver::PinnedHostSlice;
 use rayon::prelude::*;
 
 impl RnsBlindRotateBackend for CudaBackend {
@@ -37,7 +38,8 @@ impl RnsBlindRotateBackend for CudaBackend {
         // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
         // digit limb (digit j's limbs outside its group, in limb order).
         let acc_slots: Vec<u32> = (0..l as u32).collect();
-        let d_slots = rbr::digit_slots(gadget);
+        let (d_digits, d_slots): (Vec<u32>, Vec<u32>) =
+            rbr::digit_limbs(gadget).into_iter().unzip();
         let dtot = d_slots.len();
 
         // The tables: the device's NTT of X gives the evaluation points.
@@ -67,6 +69,10 @@ impl RnsBlindRotateBackend for CudaBackend {
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
         let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
+        // Two page-locked buffers: chunk k's accumulators are downloaded into one while chunk
+        // k - 1's, in the other, become polynomials (while the device runs chunk k).
+        let mut bufs: Vec<PinnedHostSlice<u64>> = Vec::with_capacity(2);
+        let mut pending: Option<(PinnedHostSlice<u64>, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
             // Exponents by step, then sample: a_t[i·cnt + e].
@@ -126,8 +132,16 @@ impl RnsBlindRotateBackend for CudaBackend {
                 }
                 for i in 0..dim {
                     ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
-                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
+                    let src = ntt_k::DigitSource {
+                        t: tp,
+                        tab: tabp,
+                        limbs: l as u32,
+                        digit: &d_digits,
+                    };
+                    if !ntt_k::forward_strided_digits(&cx, dp, d_cnt, &d_slots, &src)? {
+                        rbr::decompose(&cx, dp, tp, tabp, sh)?;
+                        ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
+                    }
                     let m = MacArgs {
                         acc: accp,
                         t: tp,
@@ -142,29 +156,57 @@ impl RnsBlindRotateBackend for CudaBackend {
                 }
                 ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
             }
-            let mut host = vec![0u64; acc_words];
-            s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
-            s.synchronize().map_err(drv("download"))?;
-            // Sample e's words are host[e·2·L·n ..][c][s][k]: one poly a sample, in parallel.
-            let polys = host
-                .par_chunks(2 * l * n)
-                .map(|w| {
-                    let mut p = ring.zeros(Shape {
-                        components: 2,
-                        level,
-                        extended: false,
-                    })?;
-                    for c in 0..2 {
-                        for sl in 0..l {
-                            let off = (c * l + sl) * n;
-                            p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
-                        }
-                    }
-                    Ok(p)
-                })
-                .collect::<Result<Vec<RnsPoly>>>()?;
-            out.extend(polys);
+            // The previous chunk's polynomials, then this chunk's download (stream order: after
+            // its last kernel).
+            if let Some((buf, cnt)) = pending.take() {
+                out.extend(to_polys(&ring, &buf, cnt, l, level)?);
+                bufs.push(buf);
+            }
+            let mut buf = match bufs.pop() {
+                Some(b) => b,
+                // SAFETY: the words are written by the download below before any read.
+                None => unsafe {
+                    s.context()
+                        .alloc_pinned_with_flags::<u64>(chunk * 2 * l * n, 0)
+                        .map_err(drv("pinned alloc"))?
+                },
+            };
+            s.memcpy_dtoh(&acc, &mut buf).map_err(drv("download"))?;
+            pending = Some((buf, cnt));
+        }
+        if let Some((buf, cnt)) = pending.take() {
+            out.extend(to_polys(&ring, &buf, cnt, l, level)?);
         }
         Ok(out)
     }
+}
+
+/// The first `cnt` samples' accumulators of a downloaded chunk (sample `e`'s words at
+/// `e·2·L·n`, `[c][s][k]`) as polynomials, in parallel; waits for the download.
+fn to_polys(
+    ring: &RingContext,
+    buf: &PinnedHostSlice<u64>,
+    cnt: usize,
+    l: usize,
+    level: usize,
+) -> Result<Vec<RnsPoly>> {
+    let n = ring.n();
+    let host = buf.as_slice().map_err(drv("download"))?;
+    host[..cnt * 2 * l * n]
+        .par_chunks(2 * l * n)
+        .map(|w| {
+            let mut p = ring.zeros(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            for c in 0..2 {
+                for sl in 0..l {
+                    let off = (c * l + sl) * n;
+                    p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
+                }
+            }
+            Ok(p)
+        })
+        .collect()
 }

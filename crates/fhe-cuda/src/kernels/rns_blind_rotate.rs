@@ -106,15 +106,17 @@ pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) ->
     Ok(w)
 }
 
-/// The slots of one sample's digit limbs in `D`'s layout (`[dtot]` a component): digit `j`'s
-/// limbs outside its group, in limb order, digit after digit (`dprefix_j` of the table is where
-/// digit `j`'s start). `dtot` is the length.
-pub(crate) fn digit_slots(gadget: &RnsGadget) -> Vec<u32> {
+/// The `(digit, slot)` of one sample's digit limbs in `D`'s layout (`[dtot]` a component):
+/// digit `j`'s limbs outside its group, in limb order, digit after digit (`dprefix_j` of the
+/// table is where digit `j`'s start). `dtot` is the length.
+pub(crate) fn digit_limbs(gadget: &RnsGadget) -> Vec<(u32, u32)> {
     let l = gadget.level() + 1;
     (0..gadget.digits())
         .flat_map(|j| {
             let g = gadget.group(j);
-            (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
+            (0..l)
+                .filter(move |k| !g.contains(k))
+                .map(move |k| (j as u32, k as u32))
         })
         .collect()
 }
@@ -169,7 +171,8 @@ pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> R
     )
 }
 
-/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups.
+/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups
+/// (where [`crate::kernels::ntt::forward_strided_digits`] does not take the batch).
 pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result<()> {
     let f = cx
         .dev
@@ -344,10 +347,10 @@ mod tests {
                 }
             }
             // The strided NTT's period (the device's slots of D's limbs) is this layout.
-            let period = digit_slots(g);
+            let period = digit_limbs(g);
             assert_eq!(period.len(), dtot);
             for x in 0..cnt * 2 * dtot {
-                assert_eq!(period[x % dtot] as usize, d_slot(x % dtot));
+                assert_eq!(period[x % dtot].1 as usize, d_slot(x % dtot));
                 ring.ntt(d_slot(x % dtot))
                     .forward(&mut d[x * n..(x + 1) * n]);
             }
