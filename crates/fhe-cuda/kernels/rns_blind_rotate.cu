@@ -1,11 +1,12 @@
 // Batched blind rotation in an RNS ring at the full modulus (fhe-math's
 // `backend::rns_blind_rotate`, CKKS bootstrapping by blind rotation). The accumulators of a
 // whole batch stay on the device in NTT form through all steps; per step, over the batch:
-//   mono       T = acc ⊙ (X^{a_e} − 1)                 (NTT form; step 0 only)
-//   inverse NTTs   of T                                     (kernels/ntt.cu)
+//   inverse NTTs   of T = acc ⊙ (X^{a_e} − 1) (NTT form): the first pass forms T as it loads acc
+//                  (kernels/ntt.cu, rbr_table.cuh); where that pass is not taken, `mono` (step
+//                  0) and `mac` (the next step's) write T first
 //   forward NTTs   of the RNS digits of T, exact, lifted to the limbs outside each digit's
 //                  group: the first pass forms them as it loads T (kernels/ntt.cu,
-//                  rbr_digit.cuh); `decompose` writes them first where that pass is not taken
+//                  rbr_table.cuh); `decompose` writes them first where that pass is not taken
 //   mac        acc += Σ_{c,j} D_{c,j} ⊙ row(i, c, j); the own-group limb of each digit is
 //                  (Q/Q_j)^{-1}·T in NTT form, formed here from acc; also writes the next
 //                  step's T = acc' ⊙ (X^{a'_e} − 1)
@@ -14,7 +15,7 @@
 // limbs a component; D [e][c][dtot][k] (digit j's limbs outside its group at dprefix_j).
 // Every operation is exact modular arithmetic: the CPU reference's words.
 #include "common.cuh"
-#include "rbr_digit.cuh"
+#include "rbr_table.cuh"
 
 struct RbrShape {
     u32 n;      // ring degree
@@ -23,16 +24,6 @@ struct RbrShape {
     u32 dtot;   // Σ_j (L − |G_j|)
     u32 count;  // batch size
 };
-
-// The factor X^a − 1 at evaluation point k of limb s.
-__device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, const RbrShape& sh, u32 s, u32 k,
-                                               u64 a, u64 q) {
-    const u64 two_n = 2 * (u64)sh.n;
-    const u64* pw = tab + RBR_POW + (u64)s * two_n;
-    const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
-    const u64 e = (a * ex[k]) & (two_n - 1);
-    return mod_sub(pw[e], 1, q);
-}
 
 // acc[e][c][s] = X^{(2N − b_e) mod 2N} · test[c][s] (coefficient form). Grid (count·2·L, n/B).
 extern "C" __global__ void rns_blind_rotate_init(u64* acc, const u64* test, u32 test_spc, const u32* b,
@@ -61,7 +52,7 @@ extern "C" __global__ void rns_blind_rotate_mono(u64* t, const u64* acc, const u
     const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
     if (k >= sh.n) return;
     const Mod m = load_mod(slots, s);
-    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
+    const u64 f = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a[e], m.q);
     const u64 i = (u64)x * sh.n + k;
     t[i] = mod_mul(acc[i], f, m);
 }
@@ -105,7 +96,7 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
     const Mod m = load_mod(slots, s);
     const u64* li = tab + RBR_LIMB + 8 * s;
     const u32 js = (u32)li[6];
-    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
+    const u64 f = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a[e], m.q);
     const u64 i0 = (((u64)e * 2 + 0) * sh.limbs + s) * sh.n + k;
     const u64 i1 = (((u64)e * 2 + 1) * sh.limbs + s) * sh.n + k;
     u64 cur[2] = {acc[i0], acc[i1]};
@@ -132,7 +123,7 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
     acc[i0] = n0;
     acc[i1] = n1;
     if (a_next != nullptr) {
-        const u64 g = rbr_mono_factor(tab, sh, s, k, a_next[e], m.q);
+        const u64 g = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a_next[e], m.q);
         t[i0] = mod_mul(n0, g, m);
         t[i1] = mod_mul(n1, g, m);
     }

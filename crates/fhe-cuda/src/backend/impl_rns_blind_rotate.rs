@@ -127,11 +127,27 @@ impl RnsBlindRotateBackend for CudaBackend {
                 rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
                 ntt_k::forward_strided(&cx, accp, acc_cnt, &acc_slots)?;
                 let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
-                if dim > 0 {
+                // T = acc ⊙ (X^{a_e} − 1) formed by the inverse NTT's first pass as it loads acc,
+                // else written by mono (step 0) and mac (the next step's).
+                let fused = ntt_k::strided_fused(&cx, acc_cnt, &acc_slots);
+                if dim > 0 && !fused {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
+                    let mono = ntt_k::MonoSource {
+                        acc: accp,
+                        a: a_at(i),
+                        tab: tabp,
+                        limbs: l as u32,
+                    };
+                    if !fused {
+                        ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
+                    } else if !ntt_k::inverse_strided_mono(&cx, tp, acc_cnt, &acc_slots, &mono)? {
+                        return Err(CudaError::Unsupported {
+                            what: "a fused strided inverse NTT the kernels do not take".into(),
+                        }
+                        .into());
+                    }
                     let src = ntt_k::DigitSource {
                         t: tp,
                         tab: tabp,
@@ -149,7 +165,11 @@ impl RnsBlindRotateBackend for CudaBackend {
                         rows: rowp + 8 * (i * 2 * dg) as u64,
                         row_spc,
                         a: a_at(i),
-                        a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
+                        a_next: if i + 1 < dim && !fused {
+                            a_at(i + 1)
+                        } else {
+                            0
+                        },
                         tab: tabp,
                     };
                     rbr::mac(&cx, &m, sh)?;

@@ -1,7 +1,8 @@
-// The exact RNS digit of the batched RNS blind rotation (fhe-math's `RnsGadget`), shared by
-// `rns_blind_rotate_decompose` (kernels/rns_blind_rotate.cu) and the forward NTT pass that forms
-// the digits as it loads them (`ntt_fwd_strided_digit_r8_S`, FUSED_DIGIT of ntt_pass.cuh).
-// The table's layout is built by `kernels::rns_blind_rotate::tables` (Rust).
+// The table of the batched RNS blind rotation and the two formulas read from it, shared by its
+// kernels (kernels/rns_blind_rotate.cu) and the NTT passes that apply them as they load
+// (FUSED_DIGIT and FUSED_MONO of ntt_pass.cuh): the exact RNS digit (fhe-math's `RnsGadget`) and
+// the monomial factor X^a − 1 in NTT form. The table's layout is built by
+// `kernels::rns_blind_rotate::tables` (Rust).
 #pragma once
 #include "common.cuh"
 
@@ -12,6 +13,17 @@
 #define RBR_QJ 256       // [j][k] Q_j mod q_k
 #define RBR_POW 320      // [s][2N] g_s^j
 // exp table at RBR_POW + L·2N: [s][N]
+
+// The factor X^a − 1 at evaluation point k of limb s (NTT form; `limbs` = L of the table):
+// g_s^{a·exp[s][k] mod 2N} − 1, g_s = NTT(X)[0].
+__device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, u32 n, u32 limbs, u32 s, u64 k,
+                                               u64 a, u64 q) {
+    const u64 two_n = 2 * (u64)n;
+    const u64* pw = tab + RBR_POW + (u64)s * two_n;
+    const u64* ex = tab + RBR_POW + (u64)limbs * two_n + (u64)s * n;
+    const u64 e = (a * ex[k]) & (two_n - 1);
+    return mod_sub(pw[e], 1, q);
+}
 
 // Digit j of one coefficient, modulo the limb s outside its group G_j = [lo, hi): the residue of
 // the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) − β·Q_j in (−Q_j/2, Q_j/2], with
