@@ -14,7 +14,8 @@ use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
-use cudarc::driver::PinnedHostSlice;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use rayon::prelude::*;
 
 impl RnsBlindRotateBackend for CudaBackend {
@@ -69,10 +70,11 @@ impl RnsBlindRotateBackend for CudaBackend {
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
         let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
-        // Two page-locked buffers: chunk k's accumulators are downloaded into one while chunk
-        // k - 1's, in the other, become polynomials (while the device runs chunk k).
-        let mut bufs: Vec<PinnedHostSlice<u64>> = Vec::with_capacity(2);
-        let mut pending: Option<(PinnedHostSlice<u64>, usize)> = None;
+        // One page-locked buffer: chunk k − 1's accumulators become polynomials while the
+        // device runs chunk k (its launches are queued first), then chunk k's download reuses
+        // the buffer.
+        let mut spare: Option<PinnedHostSlice<u64>> = None;
+        let mut pending: Option<(PinnedHostSlice<u64>, CudaEvent, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
             // Exponents by step, then sample: a_t[i·cnt + e].
@@ -178,11 +180,11 @@ impl RnsBlindRotateBackend for CudaBackend {
             }
             // The previous chunk's polynomials, then this chunk's download (stream order: after
             // its last kernel).
-            if let Some((buf, cnt)) = pending.take() {
-                out.extend(to_polys(&ring, &buf, cnt, l, level)?);
-                bufs.push(buf);
+            if let Some((buf, done, cnt)) = pending.take() {
+                out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
+                spare = Some(buf);
             }
-            let mut buf = match bufs.pop() {
+            let mut buf = match spare.take() {
                 Some(b) => b,
                 // SAFETY: the words are written by the download below before any read.
                 None => unsafe {
@@ -192,25 +194,33 @@ impl RnsBlindRotateBackend for CudaBackend {
                 },
             };
             s.memcpy_dtoh(&acc, &mut buf).map_err(drv("download"))?;
-            pending = Some((buf, cnt));
+            let done = s
+                .record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+                .map_err(drv("download"))?;
+            pending = Some((buf, done, cnt));
         }
-        if let Some((buf, cnt)) = pending.take() {
-            out.extend(to_polys(&ring, &buf, cnt, l, level)?);
+        if let Some((buf, done, cnt)) = pending.take() {
+            out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
         }
         Ok(out)
     }
 }
 
 /// The first `cnt` samples' accumulators of a downloaded chunk (sample `e`'s words at
-/// `e·2·L·n`, `[c][s][k]`) as polynomials, in parallel; waits for the download.
+/// `e·2·L·n`, `[c][s][k]`) as polynomials, in parallel, once the event `done` recorded after
+/// the download has passed.
 fn to_polys(
     ring: &RingContext,
     buf: &PinnedHostSlice<u64>,
+    done: &CudaEvent,
     cnt: usize,
     l: usize,
     level: usize,
 ) -> Result<Vec<RnsPoly>> {
     let n = ring.n();
+    done.synchronize().map_err(drv("download"))?;
+    // (`as_slice` waits for the buffer's own event, which nothing records with event
+    // tracking off.)
     let host = buf.as_slice().map_err(drv("download"))?;
     host[..cnt * 2 * l * n]
         .par_chunks(2 * l * n)
