@@ -11,11 +11,11 @@
 use super::*;
 use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use rayon::prelude::*;
 
 impl RnsBlindRotateBackend for CudaBackend {
@@ -70,10 +70,29 @@ impl RnsBlindRotateBackend for CudaBackend {
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
         let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
-        // One page-locked buffer: chunk k − 1's accumulators become polynomials while the
-        // device runs chunk k (its launches are queued first), then chunk k's download reuses
-        // the buffer.
-        let mut spare: Option<PinnedHostSlice<u64>> = None;
+        // One page-locked buffer (the backend's, kept between calls): chunk k − 1's
+        // accumulators become polynomials while the device runs chunk k (its launches are
+        // queued first), then chunk k's download reuses the buffer.
+        let mut staging = self
+            .inner
+            .rbr_staging
+            .lock()
+            .map_err(|_| CudaError::Unsupported {
+                what: "a poisoned staging buffer lock".into(),
+            })?;
+        let words = chunk * 2 * l * n;
+        if staging.as_ref().is_none_or(|b| b.len() < words) {
+            *staging = None;
+            // SAFETY: every word is written by a download before it is read.
+            *staging = Some(unsafe {
+                self.inner
+                    .stream
+                    .context()
+                    .alloc_pinned_with_flags::<u64>(words, 0)
+                    .map_err(drv("pinned alloc"))?
+            });
+        }
+        let mut spare = staging.take();
         let mut pending: Option<(PinnedHostSlice<u64>, CudaEvent, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
@@ -184,15 +203,9 @@ impl RnsBlindRotateBackend for CudaBackend {
                 out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
                 spare = Some(buf);
             }
-            let mut buf = match spare.take() {
-                Some(b) => b,
-                // SAFETY: the words are written by the download below before any read.
-                None => unsafe {
-                    s.context()
-                        .alloc_pinned_with_flags::<u64>(chunk * 2 * l * n, 0)
-                        .map_err(drv("pinned alloc"))?
-                },
-            };
+            let mut buf = spare.take().ok_or_else(|| CudaError::Unsupported {
+                what: "a missing staging buffer".into(),
+            })?;
             s.memcpy_dtoh(&acc, &mut buf).map_err(drv("download"))?;
             let done = s
                 .record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
@@ -201,6 +214,7 @@ impl RnsBlindRotateBackend for CudaBackend {
         }
         if let Some((buf, done, cnt)) = pending.take() {
             out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
+            *staging = Some(buf);
         }
         Ok(out)
     }
