@@ -1,12 +1,15 @@
 //! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
-//! key already lives (device polynomials), per step for the whole batch one monomial factor
-//! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
-//! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
-//! ([`crate::kernels::rns_blind_rotate`]); each NTT is one launch a pass over the whole chunk
-//! (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n` words apart, their slots
-//! repeat with the period of a sample's limbs). The words are the reference's (exact
-//! arithmetic).
+//! key already lives (device polynomials). Per step, for the whole batch: the inverse NTTs of
+//! `T = acc ⊙ (X^{a_e} − 1)`, whose first pass forms `T` as it loads `acc`; the forward NTTs of
+//! the exact RNS digits of `T` lifted to the limbs outside their groups, whose first pass forms
+//! each digit limb as it loads `T`; one multiply-accumulate
+//! ([`crate::kernels::rns_blind_rotate`]). Each NTT is one launch a pass over the whole chunk
+//! (`ntt::forward_strided_digits` / `inverse_strided_mono`: the limbs lie `n` words apart,
+//! their slots repeat with the period of a sample's limbs); where the strided kernels do not
+//! take a chunk, `mono`, `mac` and `decompose` write `T` and the digits first. The
+//! accumulators come back through a page-locked buffer, converted while the next chunk runs.
+//! The words are the reference's (exact arithmetic).
 
 use super::*;
 use crate::kernels::ntt as ntt_k;
@@ -115,8 +118,9 @@ impl RnsBlindRotateBackend for CudaBackend {
                 .map_err(drv("upload"))?;
             let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
             let acc_words = cnt * 2 * l * n;
-            // SAFETY: every word of acc is written by its init kernel, of T by mono / mac, of
-            // D by decompose, before any read.
+            // SAFETY: every word of acc is written by its init kernel, of T by the inverse NTT's
+            // first pass (or mono / mac), of D by the forward NTT's first pass (or decompose),
+            // before any read.
             let (acc, t, d) = unsafe {
                 (
                     s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
