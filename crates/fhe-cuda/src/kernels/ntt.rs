@@ -794,7 +794,10 @@ pub(super) fn inverse_list_with(
 }
 
 mod strided;
-pub(crate) use strided::{forward_strided, inverse_strided};
+pub(crate) use strided::{
+    DigitSource, MonoSource, forward_strided, forward_strided_digits, inverse_strided,
+    inverse_strided_mono, strided_fused,
+};
 
 #[cfg(test)]
 mod tests;
