@@ -193,31 +193,6 @@ struct StridedBatch {
     u32 slot[STRIDED_MAX_PERIOD];
 };
 
-// The source of the digit limbs of a StridedBatch (`ntt_fwd_strided_digit_r8_S`): the batch's
-// limb x is digit digit[x % period] of sample-component x / period, whose group's first limb of
-// T (coefficient form, `limbs` limbs a sample-component, n words apart) is at
-// t + ((x / period)·limbs + lo_j)·n words, lo_j from the table `tab` (rbr_table.cuh). Mirrors
-// `DigitLoad` in Rust.
-struct DigitLoad {
-    u64 t;
-    u64 tab;
-    u32 limbs;
-    u32 pad;
-    u32 digit[STRIDED_MAX_PERIOD];
-};
-
-// The source of the T limbs of a StridedBatch (`ntt_inv_strided_mono_r8_S`): the batch's limb x
-// (layout [e][c][s], `limbs` = L a component) is acc ⊙ (X^{a[e]} − 1), e = x / (2·limbs), acc's
-// limb at its own address + src_delta words, the exponents a (u32) by sample, the table `tab`
-// (rbr_table.cuh). Mirrors `MonoLoad` in Rust.
-struct MonoLoad {
-    long long src_delta;
-    u64 a;
-    u64 tab;
-    u32 limbs;
-    u32 pad;
-};
-
 // The address and slot of this block's limb of `sb`, or false when the block has none.
 __device__ __forceinline__ bool strided_limb(const StridedBatch& sb, u32 logn, u64*& a, u32& s) {
     const u32 x = blockIdx.y + gridDim.y * blockIdx.z;
@@ -361,53 +336,6 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
                                                      false);                                     \
         else                                                                                     \
             ntt_pass_r8<S, false, true>(a, a, s, slots, twp, consts, logn, L, logC, false);      \
-    }                                                                                            \
-    /* The first forward pass over a StridedBatch of digit limbs (FUSED_DIGIT): limb x, of */   \
-    /* digit dl.digit[x % period], formed from the group's limbs of T (DigitLoad). */            \
-    extern "C" __global__ void ntt_fwd_strided_digit_r8_##S(StridedBatch sb, const u64* slots,   \
-                                                           const ulonglong2* twp, u32 logn,      \
-                                                           u32 L, u32 logC, u32 last,            \
-                                                           DigitLoad dl) {                       \
-        pdl_wait();                                                                              \
-        u64* a;                                                                                  \
-        u32 s;                                                                                   \
-        if (!strided_limb(sb, logn, a, s)) return;                                               \
-        const u32 x = blockIdx.y + gridDim.y * blockIdx.z;                                       \
-        const u32 j = dl.digit[x % sb.period];                                                   \
-        const u64* tab = (const u64*)dl.tab;                                                     \
-        const u64 first = (u64)(x / sb.period) * dl.limbs + tab[RBR_GROUP + 8 * j];              \
-        const u64* src = (const u64*)dl.t + (first << logn);                                     \
-        FusedArgs fa = {};                                                                       \
-        fa.conv_rows = dl.tab;                                                                   \
-        if (L > 0)                                                                               \
-            ntt_pass_r8<S, true, false, FUSED_DIGIT>(src, a, s, slots, twp, nullptr, logn, L,    \
-                                                     logC, last != 0, 0, fa, nullptr, 0, j);     \
-        else                                                                                     \
-            ntt_pass_r8<S, false, false, FUSED_DIGIT>(src, a, s, slots, twp, nullptr, logn, L,   \
-                                                      logC, last != 0, 0, fa, nullptr, 0, j);    \
-    }                                                                                            \
-    /* The first inverse pass (L = 0) over a StridedBatch of T limbs forming each as it loads */\
-    /* acc (FUSED_MONO, MonoLoad). */                                                            \
-    extern "C" __global__ void ntt_inv_strided_mono_r8_##S(StridedBatch sb, const u64* slots,    \
-                                                          const ulonglong2* twp,                 \
-                                                          const u64* consts, u32 logn, u32 L,    \
-                                                          u32 logC, MonoLoad ml) {               \
-        pdl_wait();                                                                              \
-        u64* a;                                                                                  \
-        u32 s;                                                                                   \
-        if (!strided_limb(sb, logn, a, s)) return;                                               \
-        const u32 x = blockIdx.y + gridDim.y * blockIdx.z;                                       \
-        const u32 ex = ((const u32*)ml.a)[x / (2 * ml.limbs)];                                   \
-        const u64* src = a + ml.src_delta;                                                       \
-        FusedArgs fa = {};                                                                       \
-        fa.conv_rows = ml.tab;                                                                   \
-        fa.level = ml.limbs;                                                                     \
-        if (S == logn)                                                                           \
-            ntt_pass_r8<S, false, true, FUSED_MONO, true>(src, a, s, slots, twp, consts, logn,   \
-                                                          L, logC, false, 0, fa, nullptr, 0, ex);\
-        else                                                                                     \
-            ntt_pass_r8<S, false, true, FUSED_MONO>(src, a, s, slots, twp, consts, logn, L,      \
-                                                    logC, false, 0, fa, nullptr, 0, ex);         \
     }                                                                                            \
     /* The first inverse pass (L = 0) with tensor-product loads (FUSED_TENSOR): BFV's product; */\
     /* with scaled-sum loads (FUSED_ADD): mod_down's rescaled top limb. */                       \

@@ -86,17 +86,6 @@
 #define FUSED_COEF 16
 #define FUSED_TENSOR 32
 #define FUSED_ADD 64
-// FUSED_DIGIT (`ntt_fwd_strided_digit_r8_S`): the first forward pass transforms digit `lift` of
-// the batched RNS blind rotation (`rbr_digit_residue`, rbr_table.cuh; table at
-// `FusedArgs::conv_rows`) formed from the |G_j| limbs at src, src + n, ... (the coefficient-form
-// T of the group) instead of loading the digit limb: `decompose` does not run and the digit
-// limbs are never written in coefficient form.
-#define FUSED_DIGIT 128
-// FUSED_MONO (`ntt_inv_strided_mono_r8_S`, first inverse passes, L = 0): the pass transforms
-// acc ⊙ (X^a − 1) (`rbr_mono_factor`, rbr_table.cuh) for the words acc it loads, a = `lift`, the
-// table at `FusedArgs::conv_rows` with `FusedArgs::level` limbs: the blind rotation's T is never
-// written in NTT form.
-#define FUSED_MONO 256
 #define CONVERT_SOURCE_SHIFT 32
 #define CONVERT_ROW (3 + CONVERT_MAX_FROM)
 #define MAX_FUSED_SLOTS 64
@@ -136,7 +125,6 @@ struct FusedArgs {
 };
 
 #include "tensor.cuh"
-#include "rbr_table.cuh"
 
 // The converted words of a limb (CONVERT_FLAG): w[k] holds source 0's word at the element's
 // index, the other D - 1 sources lie n words apart from it (`gsrc[(k << shift)]` for source 0).
@@ -373,27 +361,6 @@ __device__ __forceinline__ void ntt_pass_r8_impl(const A& ar, const u64* src, u6
                 } else {
 #pragma unroll
                     for (int k = 0; k < E; k++) gcp[(u64)k << (lo + L)] = w[k];
-                }
-            }
-            if constexpr ((FUSED & FUSED_DIGIT) != 0) {
-                const u32 shift = lo + L, n = 1u << logn;
-                const u64* tab = (const u64*)fa.conv_rows;
-#pragma unroll
-                for (int k = 0; k < E; k++) {
-                    const u64 w0 = w[k];
-                    w[k] = rbr_digit_residue(tab, slots, lift, s, [&](u32 i) {
-                        return i == 0 ? w0 : gsrc[(u64)i * n + ((u64)k << shift)];
-                    });
-                }
-            }
-            if constexpr ((FUSED & FUSED_MONO) != 0) {
-                const Mod mm = load_mod(slots, s);
-                const u64* tab = (const u64*)fa.conv_rows;
-#pragma unroll
-                for (int k = 0; k < E; k++) {
-                    const u64 pos = goff + ((u64)k << (lo + L));
-                    const u64 f = rbr_mono_factor(tab, 1u << logn, fa.level, s, pos, lift, q);
-                    w[k] = mod_mul(w[k], f, mm);
                 }
             }
             bool converted = false;

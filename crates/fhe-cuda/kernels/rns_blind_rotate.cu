@@ -1,12 +1,10 @@
 // Batched blind rotation in an RNS ring at the full modulus (fhe-math's
 // `backend::rns_blind_rotate`, CKKS bootstrapping by blind rotation). The accumulators of a
 // whole batch stay on the device in NTT form through all steps; per step, over the batch:
-//   inverse NTTs   of T = acc ⊙ (X^{a_e} − 1) (NTT form): the first pass forms T as it loads acc
-//                  (kernels/ntt.cu, rbr_table.cuh); where that pass is not taken, `mono` (step
-//                  0) and `mac` (the next step's) write T first
-//   forward NTTs   of the RNS digits of T, exact, lifted to the limbs outside each digit's
-//                  group: the first pass forms them as it loads T (kernels/ntt.cu,
-//                  rbr_table.cuh); `decompose` writes them first where that pass is not taken
+//   mono       T = acc ⊙ (X^{a_e} − 1)                 (NTT form; step 0 only)
+//   inverse NTTs   of T                                     (kernels/ntt.cu)
+//   decompose  the RNS digits of T, exact, lifted to the limbs outside each digit's group
+//   forward NTTs   of those digit limbs                     (kernels/ntt.cu)
 //   mac        acc += Σ_{c,j} D_{c,j} ⊙ row(i, c, j); the own-group limb of each digit is
 //                  (Q/Q_j)^{-1}·T in NTT form, formed here from acc; also writes the next
 //                  step's T = acc' ⊙ (X^{a'_e} − 1)
@@ -15,7 +13,14 @@
 // limbs a component; D [e][c][dtot][k] (digit j's limbs outside its group at dprefix_j).
 // Every operation is exact modular arithmetic: the CPU reference's words.
 #include "common.cuh"
-#include "rbr_table.cuh"
+
+#define RBR_MAXL 8
+#define RBR_LIMB 0       // per limb, 8 words: w_dec, w_dec', crt_hat lo, hi, w_own, w_own', group
+#define RBR_GROUP 64     // per group, 8 words: lo, hi, Q_j lo, Q_j hi, Q_j/2 lo, hi, dprefix
+#define RBR_HAT 128      // [i][k] (crt_hat_i mod q_k, shoup)
+#define RBR_QJ 256       // [j][k] Q_j mod q_k
+#define RBR_POW 320      // [s][2N] g_s^j
+// exp table at RBR_POW + L·2N: [s][N]
 
 struct RbrShape {
     u32 n;      // ring degree
@@ -24,6 +29,16 @@ struct RbrShape {
     u32 dtot;   // Σ_j (L − |G_j|)
     u32 count;  // batch size
 };
+
+// The factor X^a − 1 at evaluation point k of limb s.
+__device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, const RbrShape& sh, u32 s, u32 k,
+                                               u64 a, u64 q) {
+    const u64 two_n = 2 * (u64)sh.n;
+    const u64* pw = tab + RBR_POW + (u64)s * two_n;
+    const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
+    const u64 e = (a * ex[k]) & (two_n - 1);
+    return mod_sub(pw[e], 1, q);
+}
 
 // acc[e][c][s] = X^{(2N − b_e) mod 2N} · test[c][s] (coefficient form). Grid (count·2·L, n/B).
 extern "C" __global__ void rns_blind_rotate_init(u64* acc, const u64* test, u32 test_spc, const u32* b,
@@ -52,14 +67,14 @@ extern "C" __global__ void rns_blind_rotate_mono(u64* t, const u64* acc, const u
     const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
     if (k >= sh.n) return;
     const Mod m = load_mod(slots, s);
-    const u64 f = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a[e], m.q);
+    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
     const u64 i = (u64)x * sh.n + k;
     t[i] = mod_mul(acc[i], f, m);
 }
 
-// The digits of T (coefficient form): for (e, c, j), digit j (`rbr_digit_residue`) written mod
-// every limb outside G_j. The fallback of the forward pass that forms them on load
-// (`ntt_fwd_strided_digit_r8_S`). Grid (count·2·D, n/B).
+// The digits of T (coefficient form): for (e, c, j), the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) −
+// β·Q_j in (−Q_j/2, Q_j/2], y_i = T_i·(Q/Q_j)^{-1}·(Q_j/q_i)^{-1} mod q_i, written mod every
+// limb outside G_j. Grid (count·2·D, n/B).
 extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, const u64* tab, const u64* slots,
                                          RbrShape sh) {
     pdl_wait();
@@ -70,14 +85,37 @@ extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, cons
     if (k >= sh.n) return;
     const u64* grp = tab + RBR_GROUP + 8 * j;
     const u32 lo = (u32)grp[0], hi = (u32)grp[1];
+    const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
+    const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
     const u32 dprefix = (u32)grp[6];
-    const u64* src = t + (((u64)e * 2 + c) * sh.limbs + lo) * sh.n + k;
+    u64 y[RBR_MAXL];
+    u128 sum = 0;
+    u32 beta = 0;
+    for (u32 i = lo; i < hi; i++) {
+        const u64* li = tab + RBR_LIMB + 8 * i;
+        const u64 q = slots[i * SLOT_STRIDE];
+        const u64 v = t[(((u64)e * 2 + c) * sh.limbs + i) * sh.n + k];
+        y[i - lo] = mul_shoup(v, li[0], li[1], q);
+        sum += (u128)y[i - lo] * ((u128)li[2] | ((u128)li[3] << 64));
+        while (sum >= qj) {
+            sum -= qj;
+            beta++;
+        }
+    }
+    if (sum > half) beta++;
     u64* out = d + (((u64)e * 2 + c) * sh.dtot + dprefix) * sh.n + k;
     u32 p = 0;
     for (u32 s = 0; s < sh.limbs; s++) {
         if (s >= lo && s < hi) continue;
-        out[(u64)p * sh.n] =
-            rbr_digit_residue(tab, slots, j, s, [&](u32 i) { return src[(u64)i * sh.n]; });
+        const u64 q = slots[s * SLOT_STRIDE];
+        u64 acc = 0;
+        for (u32 i = lo; i < hi; i++) {
+            const u64* h = tab + RBR_HAT + 2 * (i * RBR_MAXL + s);
+            acc = mod_add(acc, mul_shoup(y[i - lo], h[0], h[1], q), q);
+        }
+        const u64 qjs = tab[RBR_QJ + j * RBR_MAXL + s];
+        for (u32 b = 0; b < beta; b++) acc = mod_sub(acc, qjs, q);
+        out[(u64)p * sh.n] = acc;
         p++;
     }
 }
@@ -96,7 +134,7 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
     const Mod m = load_mod(slots, s);
     const u64* li = tab + RBR_LIMB + 8 * s;
     const u32 js = (u32)li[6];
-    const u64 f = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a[e], m.q);
+    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
     const u64 i0 = (((u64)e * 2 + 0) * sh.limbs + s) * sh.n + k;
     const u64 i1 = (((u64)e * 2 + 1) * sh.limbs + s) * sh.n + k;
     u64 cur[2] = {acc[i0], acc[i1]};
@@ -123,7 +161,7 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
     acc[i0] = n0;
     acc[i1] = n1;
     if (a_next != nullptr) {
-        const u64 g = rbr_mono_factor(tab, sh.n, sh.limbs, s, k, a_next[e], m.q);
+        const u64 g = rbr_mono_factor(tab, sh, s, k, a_next[e], m.q);
         t[i0] = mod_mul(n0, g, m);
         t[i1] = mod_mul(n1, g, m);
     }

@@ -1,21 +1,16 @@
 //! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
-//! key already lives (device polynomials). Per step, for the whole batch: the inverse NTTs of
-//! `T = acc ⊙ (X^{a_e} − 1)`, whose first pass forms `T` as it loads `acc`; the forward NTTs of
-//! the exact RNS digits of `T` lifted to the limbs outside their groups, whose first pass forms
-//! each digit limb as it loads `T`; one multiply-accumulate
-//! ([`crate::kernels::rns_blind_rotate`]). Each NTT is one launch a pass over the whole chunk
-//! (`ntt::forward_strided_digits` / `inverse_strided_mono`: the limbs lie `n` words apart,
-//! their slots repeat with the period of a sample's limbs); where the strided kernels do not
-//! take a chunk, `mono`, `mac` and `decompose` write `T` and the digits first. The
-//! accumulators come back through a page-locked buffer, converted while the next chunk runs.
-//! The words are the reference's (exact arithmetic).
+//! key already lives (device polynomials), per step for the whole batch one monomial factor
+//! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
+//! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
+//! ([`crate::kernels::rns_blind_rotate`]); each NTT is one launch a pass over the whole chunk
+//! (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n` words apart, their slots
+//! repeat with the period of a sample's limbs). The words are the reference's (exact
+//! arithmetic).
 
 use super::*;
 use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
@@ -42,8 +37,7 @@ impl RnsBlindRotateBackend for CudaBackend {
         // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
         // digit limb (digit j's limbs outside its group, in limb order).
         let acc_slots: Vec<u32> = (0..l as u32).collect();
-        let (d_digits, d_slots): (Vec<u32>, Vec<u32>) =
-            rbr::digit_limbs(gadget).into_iter().unzip();
+        let d_slots = rbr::digit_slots(gadget);
         let dtot = d_slots.len();
 
         // The tables: the device's NTT of X gives the evaluation points.
@@ -73,30 +67,6 @@ impl RnsBlindRotateBackend for CudaBackend {
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
         let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
-        // One page-locked buffer (the backend's, kept between calls): chunk k − 1's
-        // accumulators become polynomials while the device runs chunk k (its launches are
-        // queued first), then chunk k's download reuses the buffer.
-        let mut staging = self
-            .inner
-            .rbr_staging
-            .lock()
-            .map_err(|_| CudaError::Unsupported {
-                what: "a poisoned staging buffer lock".into(),
-            })?;
-        let words = chunk * 2 * l * n;
-        if staging.as_ref().is_none_or(|b| b.len() < words) {
-            *staging = None;
-            // SAFETY: every word is written by a download before it is read.
-            *staging = Some(unsafe {
-                self.inner
-                    .stream
-                    .context()
-                    .alloc_pinned_with_flags::<u64>(words, 0)
-                    .map_err(drv("pinned alloc"))?
-            });
-        }
-        let mut spare = staging.take();
-        let mut pending: Option<(PinnedHostSlice<u64>, CudaEvent, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
             // Exponents by step, then sample: a_t[i·cnt + e].
@@ -118,9 +88,8 @@ impl RnsBlindRotateBackend for CudaBackend {
                 .map_err(drv("upload"))?;
             let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
             let acc_words = cnt * 2 * l * n;
-            // SAFETY: every word of acc is written by its init kernel, of T by the inverse NTT's
-            // first pass (or mono / mac), of D by the forward NTT's first pass (or decompose),
-            // before any read.
+            // SAFETY: every word of acc is written by its init kernel, of T by mono / mac, of
+            // D by decompose, before any read.
             let (acc, t, d) = unsafe {
                 (
                     s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
@@ -152,37 +121,13 @@ impl RnsBlindRotateBackend for CudaBackend {
                 rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
                 ntt_k::forward_strided(&cx, accp, acc_cnt, &acc_slots)?;
                 let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
-                // T = acc ⊙ (X^{a_e} − 1) formed by the inverse NTT's first pass as it loads acc,
-                // else written by mono (step 0) and mac (the next step's).
-                let fused = ntt_k::strided_fused(&cx, acc_cnt, &acc_slots);
-                if dim > 0 && !fused {
+                if dim > 0 {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    let mono = ntt_k::MonoSource {
-                        acc: accp,
-                        a: a_at(i),
-                        tab: tabp,
-                        limbs: l as u32,
-                    };
-                    if !fused {
-                        ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
-                    } else if !ntt_k::inverse_strided_mono(&cx, tp, acc_cnt, &acc_slots, &mono)? {
-                        return Err(CudaError::Unsupported {
-                            what: "a fused strided inverse NTT the kernels do not take".into(),
-                        }
-                        .into());
-                    }
-                    let src = ntt_k::DigitSource {
-                        t: tp,
-                        tab: tabp,
-                        limbs: l as u32,
-                        digit: &d_digits,
-                    };
-                    if !ntt_k::forward_strided_digits(&cx, dp, d_cnt, &d_slots, &src)? {
-                        rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                        ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
-                    }
+                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
+                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
+                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
                     let m = MacArgs {
                         acc: accp,
                         t: tp,
@@ -190,71 +135,36 @@ impl RnsBlindRotateBackend for CudaBackend {
                         rows: rowp + 8 * (i * 2 * dg) as u64,
                         row_spc,
                         a: a_at(i),
-                        a_next: if i + 1 < dim && !fused {
-                            a_at(i + 1)
-                        } else {
-                            0
-                        },
+                        a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
                         tab: tabp,
                     };
                     rbr::mac(&cx, &m, sh)?;
                 }
                 ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
             }
-            // The previous chunk's polynomials, then this chunk's download (stream order: after
-            // its last kernel).
-            if let Some((buf, done, cnt)) = pending.take() {
-                out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
-                spare = Some(buf);
-            }
-            let mut buf = spare.take().ok_or_else(|| CudaError::Unsupported {
-                what: "a missing staging buffer".into(),
-            })?;
-            s.memcpy_dtoh(&acc, &mut buf).map_err(drv("download"))?;
-            let done = s
-                .record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
-                .map_err(drv("download"))?;
-            pending = Some((buf, done, cnt));
-        }
-        if let Some((buf, done, cnt)) = pending.take() {
-            out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
-            *staging = Some(buf);
+            let mut host = vec![0u64; acc_words];
+            s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
+            s.synchronize().map_err(drv("download"))?;
+            // Sample e's words are host[e·2·L·n ..][c][s][k]: one poly a sample, in parallel.
+            let polys = host
+                .par_chunks(2 * l * n)
+                .map(|w| {
+                    let mut p = ring.zeros(Shape {
+                        components: 2,
+                        level,
+                        extended: false,
+                    })?;
+                    for c in 0..2 {
+                        for sl in 0..l {
+                            let off = (c * l + sl) * n;
+                            p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
+                        }
+                    }
+                    Ok(p)
+                })
+                .collect::<Result<Vec<RnsPoly>>>()?;
+            out.extend(polys);
         }
         Ok(out)
     }
-}
-
-/// The first `cnt` samples' accumulators of a downloaded chunk (sample `e`'s words at
-/// `e·2·L·n`, `[c][s][k]`) as polynomials, in parallel, once the event `done` recorded after
-/// the download has passed.
-fn to_polys(
-    ring: &RingContext,
-    buf: &PinnedHostSlice<u64>,
-    done: &CudaEvent,
-    cnt: usize,
-    l: usize,
-    level: usize,
-) -> Result<Vec<RnsPoly>> {
-    let n = ring.n();
-    done.synchronize().map_err(drv("download"))?;
-    // (`as_slice` waits for the buffer's own event, which nothing records with event
-    // tracking off.)
-    let host = buf.as_slice().map_err(drv("download"))?;
-    host[..cnt * 2 * l * n]
-        .par_chunks(2 * l * n)
-        .map(|w| {
-            let mut p = ring.zeros(Shape {
-                components: 2,
-                level,
-                extended: false,
-            })?;
-            for c in 0..2 {
-                for sl in 0..l {
-                    let off = (c * l + sl) * n;
-                    p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
-                }
-            }
-            Ok(p)
-        })
-        .collect()
 }

@@ -794,10 +794,7 @@ pub(super) fn inverse_list_with(
 }
 
 mod strided;
-pub(crate) use strided::{
-    DigitSource, MonoSource, forward_strided, forward_strided_digits, inverse_strided,
-    inverse_strided_mono, strided_fused,
-};
+pub(crate) use strided::{forward_strided, inverse_strided};
 
 #[cfg(test)]
 mod tests;

@@ -106,17 +106,15 @@ pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) ->
     Ok(w)
 }
 
-/// The `(digit, slot)` of one sample's digit limbs in `D`'s layout (`[dtot]` a component):
-/// digit `j`'s limbs outside its group, in limb order, digit after digit (`dprefix_j` of the
-/// table is where digit `j`'s start). `dtot` is the length.
-pub(crate) fn digit_limbs(gadget: &RnsGadget) -> Vec<(u32, u32)> {
+/// The slots of one sample's digit limbs in `D`'s layout (`[dtot]` a component): digit `j`'s
+/// limbs outside its group, in limb order, digit after digit (`dprefix_j` of the table is where
+/// digit `j`'s start). `dtot` is the length.
+pub(crate) fn digit_slots(gadget: &RnsGadget) -> Vec<u32> {
     let l = gadget.level() + 1;
     (0..gadget.digits())
         .flat_map(|j| {
             let g = gadget.group(j);
-            (0..l)
-                .filter(move |k| !g.contains(k))
-                .map(move |k| (j as u32, k as u32))
+            (0..l).filter(move |k| !g.contains(k)).map(|k| k as u32)
         })
         .collect()
 }
@@ -171,8 +169,7 @@ pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> R
     )
 }
 
-/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups
-/// (where [`crate::kernels::ntt::forward_strided_digits`] does not take the batch).
+/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups.
 pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result<()> {
     let f = cx
         .dev
@@ -226,9 +223,8 @@ pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
     )
 }
 
-/// A host model of the kernels as they run on the strided path (the same table words and index
-/// arithmetic as rns_blind_rotate.cu's `init` and `mac` and the fused first passes of ntt.cu,
-/// `rbr_table.cuh`; the CPU NTT in place of the device's) against fhe-math's reference.
+/// A host model of the kernels (the same table words and index arithmetic as
+/// rns_blind_rotate.cu, the CPU NTT in place of the device's) against fhe-math's reference.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,60 +296,61 @@ mod tests {
         }
         let dim = batch.dimension;
         let a = |e: usize, i: usize| batch.a[e * dim + i];
-        // The limbs of digit j's group in T, for the digit of (e, c, j) at one coefficient.
-        let group = |j: usize| {
-            let grp = &tab[64 + 8 * j..72 + 8 * j];
-            (grp[0] as usize, grp[1] as usize, grp[6] as usize)
-        };
-        for i in 0..dim {
-            // The inverse NTT's first pass forms T = acc ⊙ (X^{a_e} − 1) as it loads acc
-            // (`ntt_inv_strided_mono_r8_S`).
-            for x in 0..cnt * 2 * l {
-                let (e, s) = (x / (2 * l), x % l);
-                for k in 0..n {
-                    t[x * n + k] = mod_mul(acc[x * n + k], factor(s, k, a(e, i)), q(s));
-                }
-                ring.ntt(s).inverse(&mut t[x * n..(x + 1) * n]);
+        for x in 0..cnt * 2 * l {
+            let (e, s) = (x / (2 * l), x % l);
+            for k in 0..n {
+                t[x * n + k] = mod_mul(acc[x * n + k], factor(s, k, a(e, 0)), q(s));
             }
-            // The forward NTT's first pass forms each digit limb from its group's limbs of T
-            // (`ntt_fwd_strided_digit_r8_S`, `rbr_digit_residue`): batch limb x is digit
-            // `period[x % dtot].0` of sample-component x / dtot, at slot `period[x % dtot].1`.
-            let period = digit_limbs(g);
-            assert_eq!(period.len(), dtot);
-            for x in 0..cnt * 2 * dtot {
-                let (ec, (j, s)) = (x / dtot, period[x % dtot]);
-                let (j, s) = (j as usize, s as usize);
-                assert_eq!(s, d_slot(x % dtot));
-                let (lo, hi, _) = group(j);
+        }
+        for i in 0..dim {
+            for x in 0..cnt * 2 * l {
+                ring.ntt(x % l).inverse(&mut t[x * n..(x + 1) * n]);
+            }
+            for x in 0..cnt * 2 * dg {
+                let (e, c, j) = (x / (2 * dg), (x % (2 * dg)) / dg, x % dg);
                 let grp = &tab[64 + 8 * j..72 + 8 * j];
+                let (lo, hi) = (grp[0] as usize, grp[1] as usize);
                 let qj = u128::from(grp[2]) | (u128::from(grp[3]) << 64);
                 let half = u128::from(grp[4]) | (u128::from(grp[5]) << 64);
                 for k in 0..n {
-                    let (mut sum, mut beta, mut r) = (0u128, 0u64, 0u64);
+                    let mut y = [0u64; MAX_LIMBS];
+                    let (mut sum, mut beta) = (0u128, 0u64);
                     for ii in lo..hi {
                         let li = &tab[8 * ii..8 * ii + 8];
-                        let v = t[(ec * l + ii) * n + k];
-                        let y = shoup_mul(v, li[0], li[1], q(ii));
-                        sum += u128::from(y) * (u128::from(li[2]) | (u128::from(li[3]) << 64));
-                        if sum >= qj {
+                        let v = t[(((e * 2 + c) * l) + ii) * n + k];
+                        y[ii - lo] = shoup_mul(v, li[0], li[1], q(ii));
+                        sum += u128::from(y[ii - lo])
+                            * (u128::from(li[2]) | (u128::from(li[3]) << 64));
+                        while sum >= qj {
                             sum -= qj;
                             beta += 1;
                         }
-                        let h = &tab[128 + 2 * (ii * MAX_LIMBS + s)..];
-                        r = (r + shoup_mul(y, h[0], h[1], q(s))) % q(s);
                     }
                     if sum > half {
                         beta += 1;
                     }
-                    let qjs = tab[256 + j * MAX_LIMBS + s];
-                    for _ in 0..beta {
-                        r = (r + q(s) - qjs) % q(s);
+                    for (p, s) in (0..l).filter(|s| !(lo..hi).contains(s)).enumerate() {
+                        let mut r = 0u64;
+                        for ii in lo..hi {
+                            let h = &tab[128 + 2 * (ii * MAX_LIMBS + s)..];
+                            r = (r + shoup_mul(y[ii - lo], h[0], h[1], q(s))) % q(s);
+                        }
+                        let qjs = tab[256 + j * MAX_LIMBS + s];
+                        for _ in 0..beta {
+                            r = (r + q(s) - qjs) % q(s);
+                        }
+                        d[((e * 2 + c) * dtot + grp[6] as usize + p) * n + k] = r;
                     }
-                    d[x * n + k] = r;
                 }
-                ring.ntt(s).forward(&mut d[x * n..(x + 1) * n]);
             }
-            // mac (no T written: the next step's inverse pass forms it).
+            // The strided NTT's period (the device's slots of D's limbs) is this layout.
+            let period = digit_slots(g);
+            assert_eq!(period.len(), dtot);
+            for x in 0..cnt * 2 * dtot {
+                assert_eq!(period[x % dtot] as usize, d_slot(x % dtot));
+                ring.ntt(d_slot(x % dtot))
+                    .forward(&mut d[x * n..(x + 1) * n]);
+            }
             for x in 0..cnt * l {
                 let (e, s) = (x / l, x % l);
                 let li = &tab[8 * s..8 * s + 8];
@@ -368,8 +365,9 @@ mod tests {
                             let dv = if j == li[6] as usize {
                                 shoup_mul(tc, li[4], li[5], q(s))
                             } else {
-                                let (lo, hi, dprefix) = group(j);
-                                let p = dprefix + if s < lo { s } else { s - (hi - lo) };
+                                let grp = &tab[64 + 8 * j..72 + 8 * j];
+                                let (lo, hi) = (grp[0] as usize, grp[1] as usize);
+                                let p = grp[6] as usize + if s < lo { s } else { s - (hi - lo) };
                                 d[((e * 2 + c) * dtot + p) * n + k]
                             };
                             let row = &rows[(i * 2 + c) * dg + j];
@@ -379,7 +377,11 @@ mod tests {
                         }
                     }
                     for co in 0..2 {
-                        acc[idx(co)] = (cur[co] + (sum[co] % u128::from(q(s))) as u64) % q(s);
+                        let nv = (cur[co] + (sum[co] % u128::from(q(s))) as u64) % q(s);
+                        acc[idx(co)] = nv;
+                        if i + 1 < dim {
+                            t[idx(co)] = mod_mul(nv, factor(s, k, a(e, i + 1)), q(s));
+                        }
                     }
                 }
             }
