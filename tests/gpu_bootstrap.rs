@@ -6,10 +6,13 @@
 mod common;
 
 use common::{assert_bit_identical, cuda_backend, device};
-use gpufhe::ckks::bootstrap::{BOOT_N12_CONFIG, Bootstrapper, EncapsulationKeys};
+use gpufhe::ckks::bootstrap::{
+    BOOT_N12_CONFIG, BOOT_N12_STC_FIRST_CONFIG, BootstrapConfig, Bootstrapper, EncapsulationKeys,
+};
 use gpufhe::ckks::linear_transform::LinearTransform;
 use gpufhe::ckks::params::{
-    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_SECRET_WEIGHT, ParametersLiteral,
+    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N12_STC_FIRST_INSECURE, BOOT_SECRET_WEIGHT,
+    ParametersLiteral,
 };
 use gpufhe::ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use gpufhe::ckks::{Context, Evaluator, Parameters, context::ring_for};
@@ -29,12 +32,13 @@ type Named = Vec<(String, Vec<u64>)>;
 /// context's backend. Also returns the bootstrap's precision in bits.
 fn run<B: Backend>(
     ctx: &Context<B>,
+    config: BootstrapConfig,
     encapsulated: bool,
     side: Option<&Context<B>>,
 ) -> (Named, f64) {
     let be = ctx.backend();
     let params = ctx.params();
-    let mut boot = Bootstrapper::new(ctx, BOOT_N12_CONFIG).unwrap();
+    let mut boot = Bootstrapper::new(ctx, config).unwrap();
     if let Some(side) = side {
         boot = boot
             .with_side_evaluator(Evaluator::new(side).unwrap())
@@ -77,8 +81,15 @@ fn run<B: Backend>(
     );
 
     let z = uniform_complex(&mut g, slots);
-    let pz = eval.encoder().encode(&z, 0).unwrap();
-    let cz = encrypt::encrypt_sk_with_seeds(be, sk, &pz, seed(32), &seed(33)).unwrap();
+    let pz = eval
+        .encoder()
+        .encode(&z, boot.levels().input_level)
+        .unwrap();
+    let mut cz = encrypt::encrypt_sk_with_seeds(be, sk, &pz, seed(32), &seed(33)).unwrap();
+    if boot.levels().input_level > 0 {
+        cz = boot.slot_to_coeff_first(&cz, &gk).unwrap();
+        keep("slot_to_coeff_first", cz.poly());
+    }
     let raised = boot.mod_raise_with(&cz, enc).unwrap();
     keep("mod_raise", raised.poly());
     let halves = boot.coeff_to_slot(&raised, &gk).unwrap();
@@ -100,7 +111,12 @@ fn run<B: Backend>(
 
 /// With `side_stream`, the GPU runs EvalMod's second half on a second backend on another
 /// stream of the same device ([`Bootstrapper::with_side_evaluator`]).
-fn compare(lit: &ParametersLiteral, encapsulated: bool, side_stream: bool) {
+fn compare(
+    lit: &ParametersLiteral,
+    config: BootstrapConfig,
+    encapsulated: bool,
+    side_stream: bool,
+) {
     let params = Parameters::new(lit).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
     let ring = ring_for(&params).unwrap();
@@ -110,8 +126,8 @@ fn compare(lit: &ParametersLiteral, encapsulated: bool, side_stream: bool) {
         let be = CudaBackend::on_stream(dev.clone(), dev.stream(1).clone(), ring).unwrap();
         Context::with_backend(params.clone(), be).unwrap()
     });
-    let (c, cpu_bits) = run(&cpu, encapsulated, None);
-    let (g, gpu_bits) = run(&gpu, encapsulated, side.as_ref());
+    let (c, cpu_bits) = run(&cpu, config, encapsulated, None);
+    let (g, gpu_bits) = run(&gpu, config, encapsulated, side.as_ref());
     println!("bootstrap precision: CPU {cpu_bits:.2} bits, GPU {gpu_bits:.2} bits");
     assert!(gpu_bits >= 21.0, "{gpu_bits:.2} bits");
     assert_bit_identical(&c, &g);
@@ -120,7 +136,7 @@ fn compare(lit: &ParametersLiteral, encapsulated: bool, side_stream: bool) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_bit_identical_to_cpu() {
-    compare(&BOOT_N12_INSECURE, false, false);
+    compare(&BOOT_N12_INSECURE, BOOT_N12_CONFIG, false, false);
 }
 
 /// The mixed chain (45-bit application primes under 54-bit bootstrapping primes): SlotToCoeff's
@@ -128,18 +144,31 @@ fn gpu_bootstrap_bit_identical_to_cpu() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_mixed_chain_bit_identical_to_cpu() {
-    compare(&BOOT_N12_MIXED_INSECURE, false, false);
+    compare(&BOOT_N12_MIXED_INSECURE, BOOT_N12_CONFIG, false, false);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_encapsulated_bit_identical_to_cpu() {
-    compare(&BOOT_N12_INSECURE, true, false);
+    compare(&BOOT_N12_INSECURE, BOOT_N12_CONFIG, true, false);
 }
 
 /// EvalMod's halves side by side on two streams of one GPU: the same words as the CPU.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_bootstrap_side_stream_bit_identical_to_cpu() {
-    compare(&BOOT_N12_INSECURE, true, true);
+    compare(&BOOT_N12_INSECURE, BOOT_N12_CONFIG, true, true);
+}
+
+/// SlotToCoeff first (its matrices before ModRaise, the landing matrix after EvalMod),
+/// encapsulated, EvalMod's halves on two streams: the same words as the CPU at every stage.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_bootstrap_slot_to_coeff_first_bit_identical_to_cpu() {
+    compare(
+        &BOOT_N12_STC_FIRST_INSECURE,
+        BOOT_N12_STC_FIRST_CONFIG,
+        true,
+        true,
+    );
 }

@@ -289,58 +289,26 @@ pub const BOOT_N16_MIXED: ParametersLiteral = ParametersLiteral {
     }),
 };
 
-/// A bootstrappable 128-bit set at `N = 2^16` with a mixed chain and one more bootstrapping
-/// level than [`BOOT_N16_MIXED`], for [`crate::bootstrap::BOOT_N16_FAST_CONFIG`] (EvalMod by a
-/// cosine of degree 47 and two double angles: 10 levels and a quarter less EvalMod time than
-/// degree 111 in 9), with a dense secret and sparse-secret encapsulation.
-///
-/// `N = 2^16`, `L + 1 = 27` ciphertext primes: `q_0` of 43 bits, 9 application primes of 40
-/// bits (`q_1 … q_9`, the levels left after bootstrapping: the floor of 40 bits), 17
-/// bootstrapping primes of 56 bits (`q_10 … q_26`); `K = 7` special primes of 57 bits,
-/// `dnum = 4` (digits of 7, 7, 7, 6 primes, largest ≈ 392 bits ≤ log2 P ≈ 399). log2 QP ≈ 1754
-/// ≤ 1772, OpenFHE's `HEStd_128_classic` bound at `N = 2^16` for uniform ternary secrets
-/// (`stdlatticeparms.cpp`; checked exactly on the integer product). `q_0/Δ_0 ≈ 2^3` as at
-/// [`BOOT_N16_MIXED`]; the ladder steps from 56 to 40 bits at level 10, crossed by
-/// SlotToCoeff's last matrix. The encapsulation key is built as at [`BOOT_N16_MIXED`] (over
-/// `q_0·P`, its error spread over `2^(log2(P/p_0) + 4)`). What it trades against
-/// [`BOOT_N16_MIXED`]: 40-bit instead of 45-bit application levels, 56-bit instead of 57-bit
-/// bootstrapping scales. Each switching key is `4 · 2 · 34 · 2^16 · 8` bytes ≈ 143 MB.
-pub const BOOT_N16_FAST: ParametersLiteral = ParametersLiteral {
-    log_n: 16,
-    levels: 26,
-    first_prime_bits: 43,
-    scale_bits: 56,
-    special_primes: 7,
-    special_prime_bits: 57,
-    dnum: 4,
-    security: Security::Bits128,
-    application_primes: Some(ApplicationPrimes {
-        count: 9,
-        scale_bits: 40,
-    }),
-};
-
 /// A bootstrappable 128-bit set at `N = 2^16` for SlotToCoeff first
 /// ([`crate::bootstrap::BOOT_N16_STC_FIRST_CONFIG`]: SlotToCoeff's 3 matrices on the input at
-/// levels 3 … 1, where a key switch has 4 limbs; then ModRaise, CoeffToSlot, EvalMod as
-/// [`BOOT_N16_FAST`]'s, and one landing level), with a dense secret and sparse-secret
-/// encapsulation.
+/// levels 3 … 1, where a key switch has 4 limbs; then ModRaise, CoeffToSlot, EvalMod without
+/// the arcsine, and one landing level), with a dense secret and sparse-secret encapsulation.
 ///
-/// `N = 2^16`, `L + 1 = 28` ciphertext primes: `q_0` of 49 bits, 12 application primes of 40
-/// bits (`q_1 … q_12`: SlotToCoeff's 3 and the 9 levels between bootstraps), 15 bootstrapping
-/// primes of 56 bits (`q_13 … q_27`: CoeffToSlot 4, EvalMod 10, the landing matrix, which
+/// `N = 2^16`, `L + 1 = 26` ciphertext primes: `q_0` of 52 bits, 12 application primes of 40
+/// bits (`q_1 … q_12`: SlotToCoeff's 3 and the 9 levels between bootstraps), 13 bootstrapping
+/// primes of 56 bits (`q_13 … q_25`: CoeffToSlot 4, EvalMod 8, the landing matrix, which
 /// crosses the ladder step at level 13); `K = 7` special primes of 57 bits, `dnum = 4` (digits
-/// of 7 primes, largest ≈ 392 bits ≤ log2 P ≈ 399). log2 QP ≈ 1768 ≤ 1772, OpenFHE's
-/// `HEStd_128_classic` bound at `N = 2^16` (checked exactly). `q_0/Δ_0 ≈ 2^9`: SlotToCoeff first
-/// puts the slot values themselves into the coefficients (up to `Δ_0`, where the usual order's
-/// coefficients are about `√N` times smaller), so EvalMod's input `m/q_0` must stay small for
-/// the arcsine's cubic; its error then reaches the slots without SlotToCoeff's `√N` growth. A
-/// bootstrap takes its input at level 3 and returns it at level 12: 9 levels of 40 bits between
-/// bootstraps.
+/// of at most 7 primes, largest ≈ 392 bits ≤ log2 P ≈ 399). log2 QP ≈ 1659 ≤ 1772, OpenFHE's
+/// `HEStd_128_classic` bound at `N = 2^16` (checked exactly). `q_0/Δ_0 ≈ 2^12`: SlotToCoeff
+/// first puts the slot values themselves into the coefficients (up to `Δ_0`), so EvalMod's
+/// input `m/q_0` stays below `2^-12` and `sin(2πx)/(2π)` is `x` to `2^-21.3` of it without
+/// the arcsine; EvalMod's error reaches the slots without SlotToCoeff's `√N` growth. A
+/// bootstrap takes its input at level 3 and returns it at level 12: 9 levels of 40 bits
+/// between bootstraps. The encapsulation key is built as at [`BOOT_N16_MIXED`].
 pub const BOOT_N16_STC_FIRST: ParametersLiteral = ParametersLiteral {
     log_n: 16,
-    levels: 27,
-    first_prime_bits: 49,
+    levels: 25,
+    first_prime_bits: 52,
     scale_bits: 56,
     special_primes: 7,
     special_prime_bits: 57,
@@ -1026,9 +994,8 @@ mod tests {
         ));
     }
 
-    const MIXED: [(&str, ParametersLiteral); 5] = [
+    const MIXED: [(&str, ParametersLiteral); 4] = [
         ("BOOT_N16_MIXED", BOOT_N16_MIXED),
-        ("BOOT_N16_FAST", BOOT_N16_FAST),
         ("BOOT_N16_STC_FIRST", BOOT_N16_STC_FIRST),
         ("BOOT_N12_STC_FIRST_INSECURE", BOOT_N12_STC_FIRST_INSECURE),
         ("BOOT_N12_MIXED_INSECURE", BOOT_N12_MIXED_INSECURE),

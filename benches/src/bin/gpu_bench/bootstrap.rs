@@ -7,7 +7,7 @@
 //! stages with `..._both` add up to `bootstrap`), and the unit costs `bootstrap_product` (one
 //! `mul_relin_rescale` at EvalMod's input level) and `bootstrap_rotation` (one rotation at the
 //! top level).
-//! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_MIXED` (the mixed
+//! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_STC_FIRST`, `boot:BOOT_N16_MIXED` (the mixed
 //! chain: 9 × 45-bit application primes under 16 × 57-bit bootstrapping primes, dnum 4),
 //! `boot:BOOT_N12_MIXED_INSECURE` (a dense secret with sparse-secret encapsulation for all).
 //! The `keys` entry also carries the modelled NTT limbs of the key switches
@@ -18,14 +18,12 @@
 
 use super::{PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::bootstrap::{
-    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_FAST_CONFIG, BOOT_N16_MIXED_CONFIG,
-    BOOT_N16_STC_FIRST_CONFIG, BootstrapConfig, BootstrapPlan,
-    Bootstrapper, EncapsulationKeys,
+    BOOT_N12_CONFIG, BOOT_N16_CONFIG, BOOT_N16_MIXED_CONFIG, BOOT_N16_STC_FIRST_CONFIG,
+    BootstrapConfig, BootstrapPlan, Bootstrapper, EncapsulationKeys,
 };
 use ckks::params::{
-    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_FAST, BOOT_N16_MIXED,
-    BOOT_N16_STC_FIRST, BOOT_SECRET_WEIGHT,
-    ParametersLiteral,
+    BOOT_N12_INSECURE, BOOT_N12_MIXED_INSECURE, BOOT_N16, BOOT_N16_MIXED, BOOT_N16_STC_FIRST,
+    BOOT_SECRET_WEIGHT, ParametersLiteral,
 };
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
 use ckks::{Context, Evaluator, Parameters, context::ring_for};
@@ -92,13 +90,12 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
         "BOOT_N12_INSECURE" => (BOOT_N12_INSECURE, BOOT_N12_CONFIG),
         "BOOT_N16" => (BOOT_N16, BOOT_N16_CONFIG),
         "BOOT_N16_MIXED" => (BOOT_N16_MIXED, BOOT_N16_MIXED_CONFIG),
-        "BOOT_N16_FAST" => (BOOT_N16_FAST, BOOT_N16_FAST_CONFIG),
         "BOOT_N16_STC_FIRST" => (BOOT_N16_STC_FIRST, BOOT_N16_STC_FIRST_CONFIG),
         "BOOT_N12_MIXED_INSECURE" => (BOOT_N12_MIXED_INSECURE, BOOT_N12_CONFIG),
         other => {
             return Err(format!(
                 "unknown bootstrapping preset {other:?} (known: BOOT_N12_INSECURE, BOOT_N16, \
-                 BOOT_N16_MIXED, BOOT_N16_FAST, BOOT_N16_STC_FIRST, BOOT_N12_MIXED_INSECURE)"
+                 BOOT_N16_MIXED, BOOT_N16_STC_FIRST, BOOT_N12_MIXED_INSECURE)"
             )
             .into());
         }
@@ -143,11 +140,7 @@ pub fn bench_preset(
     let gk = kg.galois_keys(&sk, &boot.galois_elements())?;
     let eval = boot.evaluator();
     let z = uniform_complex(&mut InputGenerator::new(2026), params.slots());
-    let ct = encrypt::encrypt_sk(
-        be,
-        &sk,
-        &eval.encoder().encode(&z, levels.input_level)?,
-    )?;
+    let ct = encrypt::encrypt_sk(be, &sk, &eval.encoder().encode(&z, levels.input_level)?)?;
     // The stages' inputs, and the precision of one bootstrap (SlotToCoeff first: its
     // matrices before ModRaise).
     let first = levels.input_level > 0;

@@ -49,7 +49,8 @@
 //! | `BOOT_N12_MIXED_INSECURE` (mixed chain), `BOOT_N12_CONFIG` | sparse, weight 32 | 2048 | 26.5 | 28.2 | 0.6 s |
 //! | `BOOT_N16`, `BOOT_N16_CONFIG` | dense, encapsulated | 32768 | 24.6 | 26.6 | 24.0 s |
 //! | `BOOT_N16_MIXED` (mixed chain), `BOOT_N16_MIXED_CONFIG` | dense, encapsulated | 32768 | 24.4-24.6 | 26.5-26.6 | 19.4-21.3 s |
-//! | `BOOT_N16_FAST` (mixed chain, 40-bit levels), `BOOT_N16_FAST_CONFIG` | dense, encapsulated | 32768 | 20.5 | 24.0 | 18.3 s |
+//! | `BOOT_N16_STC_FIRST` (SlotToCoeff first, 40-bit levels), `BOOT_N16_STC_FIRST_CONFIG` | dense, encapsulated | 32768 | 19.2 | 22.2 | 14.6 s |
+//! | `BOOT_N12_STC_FIRST_INSECURE`, `BOOT_N12_STC_FIRST_CONFIG` | sparse, weight 32 / dense, encapsulated | 2048 | 27.7 / 23.9 | 30.6 / 28.6 | 0.5 s |
 //!
 //! (The two `N = 2^16` rows: one run each with the same seeds, commit after `eea29a2`, the
 //! ignored test `bootstrap_n16_presets_on_the_cpu`; the mixed chain's 45-bit application
@@ -61,9 +62,8 @@
 //! 36.3 ms, 24.52 max / 26.54 median bits, 9 levels of 45 bits left (ModRaise 1.2 ms,
 //! CoeffToSlot 10.5, EvalMod 17.7 for both halves side by side, 9.7 for one, SlotToCoeff
 //! 6.6); `BOOT_N16` with `BOOT_N16_CONFIG` in 42.7 ms, 24.6 / 26.6 bits, 9 levels of 57 bits.
-//! `BOOT_N16_FAST` with `BOOT_N16_FAST_CONFIG` (one more level: EvalMod of degree 47 and two
-//! double angles) in 32.6 ms beside `BOOT_N16_MIXED`'s 36.7 in one call (commit 0ef1f0a),
-//! 21.6 / 24.0 bits, 9 levels of 40 bits (EvalMod 13.5 ms for both halves).
+//! `BOOT_N16_STC_FIRST` with `BOOT_N16_STC_FIRST_CONFIG` (SlotToCoeff first): BENCHMARKS.md
+//! section 10.
 //! Every stage is bound by its key switches (0.34 ms a product at EvalMod's input level,
 //! 0.36 ms a rotation at the top, `BOOT_N16_MIXED`): their NTTs and base conversions, not the
 //! key bytes (7-36x the key-read floor).
@@ -136,7 +136,10 @@ pub struct BootstrapConfig {
     pub arcsine: bool,
     /// SlotToCoeff first: its matrices run on the input, at its lowest levels (few limbs),
     /// before ModRaise, and EvalMod's output needs only one landing level; the input must keep
-    /// `stc_levels` levels ([`BootstrapLevels::input_level`]). Full slots with the arcsine.
+    /// `stc_levels` levels ([`BootstrapLevels::input_level`]). Full slots only. The input's
+    /// coefficients are then its slot values (up to `Δ_0`, about `√N` times the usual order's),
+    /// so the chain needs a larger `q_0/Δ_0` for the same EvalMod error (the sine's or the
+    /// arcsine's truncation), whose error reaches the slots without SlotToCoeff's growth.
     pub slot_to_coeff_first: bool,
 }
 
@@ -180,30 +183,29 @@ pub const BOOT_N16_CONFIG: BootstrapConfig = BootstrapConfig {
 /// left; SlotToCoeff's last matrix, at level 10, crosses the ladder step.
 pub const BOOT_N16_MIXED_CONFIG: BootstrapConfig = BOOT_N16_CONFIG;
 
-/// The configuration for [`crate::params::BOOT_N16_FAST`]: CoeffToSlot 4 levels, EvalMod 10
-/// (`K = 12`, the cosine at degree 47, depth 6, two double angles, the arcsine 2), SlotToCoeff
-/// 3: 17 levels, 9 left; SlotToCoeff's last matrix, at level 10, crosses the ladder step.
+/// The configuration for [`crate::params::BOOT_N16_STC_FIRST`]: SlotToCoeff first (its 3
+/// matrices on the input at levels 3 … 1, before ModRaise), CoeffToSlot 4 levels, EvalMod 8
+/// (`K = 12`, the cosine at degree 47, two double angles, **no arcsine**: at
+/// `q_0/Δ_0 = 2^12` the sine's cubic term stays below `2^-21` of the message), one landing
+/// level: 13 levels at the top, the input at level 3.
 ///
-/// Why this EvalMod (H200, 2026-11-29, `0ef1f0a`, max / median bits, wall): degree 47 with two
-/// double angles 21.6 / 24.0 in 32.6 ms, degree 31 with three 19.9 / 23.9 in 32.5 ms (the same
-/// time, 1.7 bits less); [`BOOT_N16_MIXED_CONFIG`]'s degree 111 in 9 levels takes 36.7 ms.
-pub const BOOT_N16_FAST_CONFIG: BootstrapConfig = BootstrapConfig {
+/// How it was chosen (2026-11-29; H200 wall and bits from `gpu_bench`, CPU bits from the
+/// ignored test `bootstrap_n16_stc_first_on_the_cpu`): on a 27-prime chain in the usual order
+/// (`q_0/Δ_0 = 2^3`, 40-bit application levels, commit 0ef1f0a) EvalMod of degree 47 with two
+/// double angles and the arcsine took 32.6 ms at 21.6 / 24.0 bits (degree 31 with three: 32.5
+/// ms, 19.9 / 23.9), against 36.7 for `BOOT_N16_MIXED`; SlotToCoeff first with the arcsine
+/// (28 primes, `q_0/Δ_0 = 2^9`, commit 0c674e1) 30.9 ms at 22.4 / 25.6 bits; without the
+/// arcsine two levels fewer. `q_0/Δ_0` sets the balance of the sine's cubic term against the
+/// amplified EvalMod error: on the CPU `2^11` gave 18.6 / 20.7 bits, `2^12` 19.2 / 22.2, `2^14`
+/// 17.0 / 21.7; degree 63 instead of 47 and 60-bit bootstrapping primes changed nothing.
+pub const BOOT_N16_STC_FIRST_CONFIG: BootstrapConfig = BootstrapConfig {
     cts_levels: 4,
     stc_levels: 3,
     k: 12.0,
     cos_degree: 47,
     double_angle: 2,
-    arcsine: true,
-    slot_to_coeff_first: false,
-};
-
-/// The configuration for [`crate::params::BOOT_N16_STC_FIRST`]: [`BOOT_N16_FAST_CONFIG`]'s
-/// stages with SlotToCoeff first (its 3 matrices on the input at levels 3 … 1, before
-/// ModRaise), so that after EvalMod one landing level remains: 4 + 10 + 1 levels at the top,
-/// the input at level 3.
-pub const BOOT_N16_STC_FIRST_CONFIG: BootstrapConfig = BootstrapConfig {
+    arcsine: false,
     slot_to_coeff_first: true,
-    ..BOOT_N16_FAST_CONFIG
 };
 
 /// [`BOOT_N12_CONFIG`] with SlotToCoeff first, for
@@ -292,7 +294,11 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
         };
         let cts = plan.cts.iter().map(encode).collect::<Result<Vec<_>>>()?;
         let stc = plan.stc.iter().map(encode).collect::<Result<Vec<_>>>()?;
-        let stc_first = plan.stc_first.iter().map(encode).collect::<Result<Vec<_>>>()?;
+        let stc_first = plan
+            .stc_first
+            .iter()
+            .map(encode)
+            .collect::<Result<Vec<_>>>()?;
         let top = ctx.params().max_level();
         let cts_out = top - plan.levels.coeff_to_slot;
         let stc_in = cts_out - plan.levels.eval_mod;

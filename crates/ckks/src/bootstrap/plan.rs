@@ -112,11 +112,8 @@ impl BootstrapPlan {
         let eval_mod_levels = cosine_plan.depth() + config.double_angle + arcsine_depth;
         let top = params.max_level();
         let first = config.slot_to_coeff_first;
-        if first && (sparse || arcsine.is_none()) {
-            return Err(bad(
-                "SlotToCoeff first needs full slots and the arcsine (its constant lands after \
-                 EvalMod)",
-            ));
+        if first && sparse {
+            return Err(bad("SlotToCoeff first needs full slots"));
         }
         // SlotToCoeff first: its matrices below the input level, one landing matrix after
         // EvalMod; the input at level stc_levels.
@@ -297,7 +294,12 @@ impl BootstrapPlan {
                 + self.cts.iter().map(|m| self.matrix_ntt(m)).sum::<usize>()
                 + (1 + extra) * self.key_switch_ntt(em_top),
             eval_mod: halves * products * per_product,
-            slot_to_coeff: self.stc.iter().chain(&self.stc_first).map(|m| self.matrix_ntt(m)).sum(),
+            slot_to_coeff: self
+                .stc
+                .iter()
+                .chain(&self.stc_first)
+                .map(|m| self.matrix_ntt(m))
+                .sum(),
         }
     }
 
@@ -335,7 +337,12 @@ impl BootstrapPlan {
                 + self.cts.iter().map(|m| self.matrix_bytes(m)).sum::<usize>()
                 + (1 + extra) * self.key_read(em_top),
             eval_mod,
-            slot_to_coeff: self.stc.iter().chain(&self.stc_first).map(|m| self.matrix_bytes(m)).sum(),
+            slot_to_coeff: self
+                .stc
+                .iter()
+                .chain(&self.stc_first)
+                .map(|m| self.matrix_bytes(m))
+                .sum(),
         }
     }
 
