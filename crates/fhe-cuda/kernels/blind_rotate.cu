@@ -630,28 +630,18 @@ __device__ __forceinline__ void br_run(const BrArgs& a, const double2* __restric
 // `blind_rotate_run_wide` for 4 points a thread (radix-4 rounds, at most 512 threads, two blocks
 // an SM, 64 registers). `blind_rotate_run_multi_bit`: multi-bit keys (two blocks an SM, so that
 // the group's factors and sums stay in registers).
-extern "C" __global__ void __launch_bounds__(256, 3)
-    blind_rotate_run(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,
-                     const double2* __restrict__ roots, const u64* __restrict__ test_poly,
-                     const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {
-    br_run<false>(a, key, tw, roots, test_poly, lwe, out, count);
-}
+// One batched entry point: its launch bounds and whether its keys are multi-bit.
+#define BR_RUN_ENTRY(NAME, THREADS, BLOCKS, MULTI_BIT)                                       \
+    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)                          \
+        NAME(BrArgs a, const double2* __restrict__ key, const double2* __restrict__ tw,    \
+             const double2* __restrict__ roots, const u64* __restrict__ test_poly,         \
+             const u64* __restrict__ lwe, u64* __restrict__ out, u32 count) {              \
+        br_run<MULTI_BIT>(a, key, tw, roots, test_poly, lwe, out, count);                  \
+    }
 
-extern "C" __global__ void __launch_bounds__(512, 2)
-    blind_rotate_run_wide(BrArgs a, const double2* __restrict__ key,
-                          const double2* __restrict__ tw, const double2* __restrict__ roots,
-                          const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
-                          u64* __restrict__ out, u32 count) {
-    br_run<false>(a, key, tw, roots, test_poly, lwe, out, count);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 2)
-    blind_rotate_run_multi_bit(BrArgs a, const double2* __restrict__ key,
-                               const double2* __restrict__ tw, const double2* __restrict__ roots,
-                               const u64* __restrict__ test_poly, const u64* __restrict__ lwe,
-                               u64* __restrict__ out, u32 count) {
-    br_run<true>(a, key, tw, roots, test_poly, lwe, out, count);
-}
+BR_RUN_ENTRY(blind_rotate_run, 256, 3, false)
+BR_RUN_ENTRY(blind_rotate_run_wide, 512, 2, false)
+BR_RUN_ENTRY(blind_rotate_run_multi_bit, 256, 2, true)
 
 // ---- One ciphertext on a cluster of BR_CLUSTER blocks (small batches) ----
 //
