@@ -372,7 +372,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     pub fn rotation_steps(&self) -> Vec<i64> {
         let full = self.eval.encoder().max_slots() as i64;
         let mut steps: Vec<i64> = self.sub_sum.clone();
-        for lt in self.cts.iter().chain(&self.stc).chain(&self.stc_first) {
+        for lt in self.transforms() {
             steps.extend(lt.rotation_steps());
         }
         let mut steps: Vec<i64> = steps.into_iter().map(|s| s.rem_euclid(full)).collect();
@@ -389,10 +389,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
 
     /// Bytes of the encoded DFT plaintexts (host or device memory of the backend).
     pub fn plaintext_bytes(&self) -> usize {
-        self.cts
-            .iter()
-            .chain(&self.stc)
-            .chain(&self.stc_first)
+        self.transforms()
             .map(LinearTransform::plaintext_bytes)
             .sum()
     }
@@ -411,10 +408,7 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
     /// relinearizations for both halves, SlotToCoeff).
     pub fn key_switches(&self) -> (usize, usize, usize) {
         let cts: usize = self.cts.iter().map(LinearTransform::key_switches).sum();
-        let stc: usize = self
-            .stc
-            .iter()
-            .chain(&self.stc_first)
+        let stc: usize = (self.stc.iter().chain(&self.stc_first))
             .map(LinearTransform::key_switches)
             .sum();
         let arcsine = if self.arcsine.is_some() { 2 } else { 0 };
@@ -712,6 +706,12 @@ impl<B: KeySwitchBackend> Bootstrapper<B> {
             ct.duplicate(self.be())?
         };
         self.apply_all(&input, &self.stc_first, keys)
+    }
+
+    /// Every DFT matrix: CoeffToSlot's, then SlotToCoeff's (after EvalMod, and before ModRaise
+    /// when SlotToCoeff runs first).
+    fn transforms(&self) -> impl Iterator<Item = &LinearTransform<B>> {
+        self.cts.iter().chain(&self.stc).chain(&self.stc_first)
     }
 
     fn be(&self) -> &B {

@@ -295,12 +295,21 @@ impl BootstrapPlan {
                 + (1 + extra) * self.key_switch_ntt(em_top),
             eval_mod: halves * products * per_product,
             slot_to_coeff: self
-                .stc
-                .iter()
-                .chain(&self.stc_first)
+                .slot_to_coeff_matrices()
                 .map(|m| self.matrix_ntt(m))
                 .sum(),
         }
+    }
+
+    /// SlotToCoeff's matrices wherever they run: after EvalMod, and (SlotToCoeff first) before
+    /// ModRaise.
+    fn slot_to_coeff_matrices(&self) -> impl Iterator<Item = &Matrix> {
+        self.stc.iter().chain(&self.stc_first)
+    }
+
+    /// Every DFT matrix of the plan.
+    fn all_matrices(&self) -> impl Iterator<Item = &Matrix> {
+        self.cts.iter().chain(self.slot_to_coeff_matrices())
     }
 
     /// The levels and counts [`BootstrapPlan::ntt_limbs`] and [`BootstrapPlan::stage_bytes`]
@@ -338,9 +347,7 @@ impl BootstrapPlan {
                 + (1 + extra) * self.key_read(em_top),
             eval_mod,
             slot_to_coeff: self
-                .stc
-                .iter()
-                .chain(&self.stc_first)
+                .slot_to_coeff_matrices()
                 .map(|m| self.matrix_bytes(m))
                 .sum(),
         }
@@ -369,7 +376,7 @@ impl BootstrapPlan {
     /// sorted; conjugation comes on top.
     pub fn rotation_steps(&self) -> Vec<i64> {
         let mut steps = self.sub_sum_steps();
-        for m in self.cts.iter().chain(&self.stc).chain(&self.stc_first) {
+        for m in self.all_matrices() {
             let idx: Vec<i64> = m.diagonals.keys().copied().collect();
             steps.extend(planned_rotation_steps(&idx, m.slots));
         }
@@ -393,20 +400,12 @@ impl BootstrapPlan {
 
     /// Plaintext diagonals of the DFT matrices.
     pub fn diagonal_count(&self) -> usize {
-        self.cts
-            .iter()
-            .chain(&self.stc)
-            .chain(&self.stc_first)
-            .map(|m| m.diagonals.len())
-            .sum()
+        self.all_matrices().map(|m| m.diagonals.len()).sum()
     }
 
     /// Bytes of the encoded diagonals: `Σ (level + 1) · N · 8` over the matrices' diagonals.
     pub fn plaintext_bytes(&self) -> usize {
-        self.cts
-            .iter()
-            .chain(&self.stc)
-            .chain(&self.stc_first)
+        self.all_matrices()
             .map(|m| m.diagonals.len() * (m.level + 1) * self.n * 8)
             .sum()
     }
