@@ -166,3 +166,203 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
         t[i1] = mod_mul(n1, g, m);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The digits of one (sample, component, digit) in one block, through shared memory
+// (`rns_blind_rotate_digits`, in place of the inverse NTTs of T, `decompose` and the forward
+// NTTs of D): the group's limbs of T (NTT form) are loaded, inverse-transformed in shared
+// memory, decomposed (y_i and β per coefficient), and each limb outside the group is formed,
+// forward-transformed and stored to D in NTT form. An external product then moves 96 limbs
+// through global memory instead of 240. Every modulus is below 2^42: the butterflies are
+// `F64Arith`'s exact double-precision ones (ntt_arith.cuh states their ranges: forward values
+// grow by below 0.52q a stage from canonical inputs, |x| < 8q after 13 stages; inverse rounds
+// start from values reduced below 0.51q and double them at most twice). Same stages and
+// twiddles as the CPU's negacyclic NTT (Cooley-Tukey forward from m = 1 with tw[m + i],
+// Gentleman-Sande inverse with itw[h + i] and the n^-1 stage last), canonical outputs: the
+// reference's words.
+// Table after the exponents (words): at RBR_TW(sh) the forward twiddles of each limb as
+// doubles [s][n], then the inverse ones [s][n], then [s][2] n^-1 and n^-1·ψ^(-n/2) as doubles.
+#define RBR_TW(sh) (RBR_POW + 3 * (u64)(sh).limbs * (sh).n)
+
+__device__ __forceinline__ void rbr_f64_fwd(double& x, double& y, double w, double q, double qi) {
+    const double v = f64_mul_mod(y, w, q, qi);
+    const double u = x;
+    x = __dadd_rn(u, v);
+    y = __dsub_rn(u, v);
+}
+
+__device__ __forceinline__ void rbr_f64_inv(double& x, double& y, double w, double q, double qi) {
+    const double u = x, v = y;
+    x = __dadd_rn(u, v);
+    y = f64_mul_mod(__dsub_rn(u, v), w, q, qi);
+}
+
+// The forward NTT of `a` (n = 2^logn doubles, canonical residues) in shared memory; the caller
+// synchronizes before (the inputs written) and the transform ends synchronized.
+__device__ void rbr_smem_forward(double* a, const double* tw, u32 logn, double q, double qi) {
+    const u32 n = 1u << logn;
+    u32 s = 0;
+    // Radix-4 rounds: stages s (tw[m + i]) and s + 1 (tw[2m + 2i], tw[2m + 2i + 1]).
+    for (; s + 2 <= logn; s += 2) {
+        const u32 m = 1u << s, lt = logn - s - 2, t = 1u << lt;
+        for (u32 qd = threadIdx.x; qd < (n >> 2); qd += blockDim.x) {
+            const u32 i = qd >> lt, j = (i << (lt + 2)) + (qd & (t - 1));
+            double x0 = a[j], x1 = a[j + t], x2 = a[j + 2 * t], x3 = a[j + 3 * t];
+            const double w = __ldg(tw + m + i);
+            rbr_f64_fwd(x0, x2, w, q, qi);
+            rbr_f64_fwd(x1, x3, w, q, qi);
+            rbr_f64_fwd(x0, x1, __ldg(tw + 2 * m + 2 * i), q, qi);
+            rbr_f64_fwd(x2, x3, __ldg(tw + 2 * m + 2 * i + 1), q, qi);
+            a[j] = x0;
+            a[j + t] = x1;
+            a[j + 2 * t] = x2;
+            a[j + 3 * t] = x3;
+        }
+        __syncthreads();
+    }
+    if (s < logn) {
+        // The last stage alone (odd logn): pairs (j, j + 1), tw[n/2 + i].
+        const u32 m = n >> 1;
+        for (u32 p = threadIdx.x; p < m; p += blockDim.x) {
+            double x = a[2 * p], y = a[2 * p + 1];
+            rbr_f64_fwd(x, y, __ldg(tw + m + p), q, qi);
+            a[2 * p] = x;
+            a[2 * p + 1] = y;
+        }
+        __syncthreads();
+    }
+}
+
+// The inverse NTT of `a` (values of magnitude below 2^46) in shared memory, n^-1 included
+// (`c`: n^-1 and n^-1·ψ^(-n/2) as doubles); synchronized as `rbr_smem_forward`.
+__device__ void rbr_smem_inverse(double* a, const double* itw, const double* c, u32 logn,
+                                 double q, double qi) {
+    const u32 n = 1u << logn;
+    u32 lt = 0;
+    // Radix-4 rounds: stage h = n/(2t) (itw[h + 2g], itw[h + 2g + 1]), then h/2 (itw[h/2 + g],
+    // or the n^-1 stage when h/2 = 1).
+    for (; lt + 2 <= logn; lt += 2) {
+        const u32 t = 1u << lt, h = n >> (lt + 1);
+        for (u32 qd = threadIdx.x; qd < (n >> 2); qd += blockDim.x) {
+            const u32 g = qd >> lt, e = (g << (lt + 2)) + (qd & (t - 1));
+            double x0 = f64_reduce(a[e], q, qi), x1 = f64_reduce(a[e + t], q, qi);
+            double x2 = f64_reduce(a[e + 2 * t], q, qi), x3 = f64_reduce(a[e + 3 * t], q, qi);
+            rbr_f64_inv(x0, x1, __ldg(itw + h + 2 * g), q, qi);
+            rbr_f64_inv(x2, x3, __ldg(itw + h + 2 * g + 1), q, qi);
+            if (h == 2) {
+                double u = x0, v = x2;
+                x0 = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
+                x2 = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
+                u = x1;
+                v = x3;
+                x1 = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
+                x3 = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
+            } else {
+                const double w = __ldg(itw + (h >> 1) + g);
+                rbr_f64_inv(x0, x2, w, q, qi);
+                rbr_f64_inv(x1, x3, w, q, qi);
+            }
+            a[e] = x0;
+            a[e + t] = x1;
+            a[e + 2 * t] = x2;
+            a[e + 3 * t] = x3;
+        }
+        __syncthreads();
+    }
+    if (lt < logn) {
+        // The n^-1 stage alone (odd logn): pairs (e, e + n/2).
+        const u32 t = n >> 1;
+        for (u32 e = threadIdx.x; e < t; e += blockDim.x) {
+            const double u = f64_reduce(a[e], q, qi), v = f64_reduce(a[e + t], q, qi);
+            a[e] = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
+            a[e + t] = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
+        }
+        __syncthreads();
+    }
+}
+
+// Block x = (e, c, j): dynamic shared memory holds the group's |G_j| limbs and one target limb
+// (n doubles each) and β (n bytes). Grid (count·2·D), any whole number of warps.
+extern "C" __global__ void rns_blind_rotate_digits(u64* d, const u64* t, const u64* tab,
+                                                   const u64* slots, RbrShape sh) {
+    pdl_wait();
+    extern __shared__ double rbr_sh[];
+    const u32 x = blockIdx.x;
+    const u32 per = 2 * sh.digits;
+    const u32 e = x / per, r = x % per, c = r / sh.digits, j = r % sh.digits;
+    const u32 n = sh.n, logn = 31 - __clz(n);
+    const u64* grp = tab + RBR_GROUP + 8 * j;
+    const u32 lo = (u32)grp[0], hi = (u32)grp[1], gl = hi - lo;
+    const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
+    const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
+    const u32 dprefix = (u32)grp[6];
+    double* tgt = rbr_sh + (u64)gl * n;
+    unsigned char* beta = (unsigned char*)(tgt + n);
+    const double* fwd_tw = (const double*)(tab + RBR_TW(sh));
+    const double* inv_tw = fwd_tw + (u64)sh.limbs * n;
+    const double* consts = inv_tw + (u64)sh.limbs * n;
+    const u64* tsrc = t + ((u64)e * 2 + c) * sh.limbs * n;
+
+    // 1. The group's limbs of T, inverse-transformed.
+    for (u32 i = 0; i < gl; i++)
+        for (u32 k = threadIdx.x; k < n; k += blockDim.x)
+            rbr_sh[(u64)i * n + k] = f64_from_u64(tsrc[(u64)(lo + i) * n + k]);
+    __syncthreads();
+    for (u32 i = 0; i < gl; i++) {
+        const u32 s = lo + i;
+        const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
+        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+        rbr_smem_inverse(rbr_sh + (u64)i * n, inv_tw + (u64)s * n, consts + 2 * s, logn, q, qi);
+    }
+
+    // 2. y_i = T_i·(Q/Q_j)^{-1}·(Q_j/q_i)^{-1} mod q_i (kept as words) and β per coefficient.
+    for (u32 k = threadIdx.x; k < n; k += blockDim.x) {
+        u128 sum = 0;
+        u32 b = 0;
+        for (u32 i = 0; i < gl; i++) {
+            const u32 s = lo + i;
+            const u64 qw = slots[s * SLOT_STRIDE];
+            const double q = f64_from_u64(qw);
+            const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+            const u64* li = tab + RBR_LIMB + 8 * s;
+            const u64 v = f64_canonical(rbr_sh[(u64)i * n + k], q, qi);
+            const u64 y = mul_shoup(v, li[0], li[1], qw);
+            sum += (u128)y * ((u128)li[2] | ((u128)li[3] << 64));
+            while (sum >= qj) {
+                sum -= qj;
+                b++;
+            }
+            rbr_sh[(u64)i * n + k] = __longlong_as_double((long long)y);
+        }
+        if (sum > half) b++;
+        beta[k] = (unsigned char)b;
+    }
+    __syncthreads();
+
+    // 3. Each limb outside the group: the digit mod q_s, forward-transformed, stored.
+    u64* out = d + (((u64)e * 2 + c) * sh.dtot + dprefix) * n;
+    u32 p = 0;
+    for (u32 s = 0; s < sh.limbs; s++) {
+        if (s >= lo && s < hi) continue;
+        const u64 qw = slots[s * SLOT_STRIDE];
+        const double q = f64_from_u64(qw);
+        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+        const u64 qjs = tab[RBR_QJ + j * RBR_MAXL + s];
+        for (u32 k = threadIdx.x; k < n; k += blockDim.x) {
+            u64 acc = 0;
+            for (u32 i = lo; i < hi; i++) {
+                const u64* h = tab + RBR_HAT + 2 * (i * RBR_MAXL + s);
+                const u64 y = (u64)__double_as_longlong(rbr_sh[(u64)(i - lo) * n + k]);
+                acc = mod_add(acc, mul_shoup(y, h[0], h[1], qw), qw);
+            }
+            for (u32 b = 0; b < beta[k]; b++) acc = mod_sub(acc, qjs, qw);
+            tgt[k] = f64_from_u64(acc);
+        }
+        __syncthreads();
+        rbr_smem_forward(tgt, fwd_tw + (u64)s * n, logn, q, qi);
+        for (u32 k = threadIdx.x; k < n; k += blockDim.x)
+            out[(u64)p * n + k] = f64_canonical(tgt[k], q, qi);
+        __syncthreads();
+        p++;
+    }
+}

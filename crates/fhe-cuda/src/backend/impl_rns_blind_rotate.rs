@@ -11,6 +11,7 @@
 use super::*;
 use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
+use cudarc::driver::sys::CUdevice_attribute;
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
@@ -62,6 +63,15 @@ impl RnsBlindRotateBackend for CudaBackend {
             &rowptrs[..]
         })?;
 
+        // The digits through shared memory where the limbs and the device allow (every limb
+        // below 2^42); otherwise the strided NTT passes around `decompose`.
+        let max_smem = self
+            .inner
+            .stream
+            .context()
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(drv("device attribute"))? as usize;
+        let in_shared = rbr::digits_fit(&ring, gadget, max_smem);
         let dim = batch.dimension;
         let per = (4 * l + 2 * dtot) * n;
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
@@ -125,9 +135,13 @@ impl RnsBlindRotateBackend for CudaBackend {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
-                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
+                    if in_shared {
+                        rbr::digits(&cx, dp, tp, tabp, gadget, sh)?;
+                    } else {
+                        ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
+                        rbr::decompose(&cx, dp, tp, tabp, sh)?;
+                        ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
+                    }
                     let m = MacArgs {
                         acc: accp,
                         t: tp,
