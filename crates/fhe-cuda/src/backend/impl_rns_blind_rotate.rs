@@ -1,17 +1,22 @@
 //! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
-//! key already lives (device polynomials), per step for the whole batch one monomial factor
-//! (fused into the previous step), the inverse NTTs of `T`, the exact RNS digit decomposition,
-//! the forward NTTs of the digit limbs outside their groups and one multiply-accumulate
-//! ([`crate::kernels::rns_blind_rotate`]); each NTT is one launch a pass over the whole chunk
-//! (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n` words apart, their slots
-//! repeat with the period of a sample's limbs). The words are the reference's (exact
+//! key already lives (device polynomials). Per step, for the whole batch
+//! ([`crate::kernels::rns_blind_rotate`]): the exact RNS digits of `T = acc ⊙ (X^{a_e} − 1)`
+//! in NTT form, one block a sample's component and digit through shared memory (`digits`:
+//! the inverse NTTs of the digit's limbs, the decomposition, the forward NTTs of the limbs
+//! outside its group); then one multiply-accumulate, which also forms the next step's `T`.
+//! Where `digits` does not fit (a limb at or above 2^42, or a group too wide for the shared
+//! memory), the inverse NTTs of `T`, `decompose` and the forward NTTs of the digit limbs run
+//! instead, each NTT one launch a pass over the whole chunk (`ntt::forward_strided` /
+//! `inverse_strided`). The accumulators come back through a page-locked buffer, converted to
+//! polynomials while the device runs the next chunk. The words are the reference's (exact
 //! arithmetic).
 
 use super::*;
 use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
 };
@@ -77,6 +82,30 @@ impl RnsBlindRotateBackend for CudaBackend {
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
         let chunk = (chunk_words / per).clamp(1, batch.len());
         let mut out = Vec::with_capacity(batch.len());
+        // One page-locked buffer (the backend's, kept between calls): chunk k − 1's
+        // accumulators become polynomials while the device runs chunk k (its launches are
+        // queued first), then chunk k's download reuses the buffer.
+        let mut staging = self
+            .inner
+            .rbr_staging
+            .lock()
+            .map_err(|_| CudaError::Unsupported {
+                what: "a poisoned staging buffer lock".into(),
+            })?;
+        let staged = chunk * 2 * l * n;
+        if staging.as_ref().is_none_or(|b| b.len() < staged) {
+            *staging = None;
+            // SAFETY: every word is written by a download before it is read.
+            *staging = Some(unsafe {
+                self.inner
+                    .stream
+                    .context()
+                    .alloc_pinned_with_flags::<u64>(staged, 0)
+                    .map_err(drv("pinned alloc"))?
+            });
+        }
+        let mut spare = staging.take();
+        let mut pending: Option<(PinnedHostSlice<u64>, CudaEvent, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
             // Exponents by step, then sample: a_t[i·cnt + e].
@@ -156,29 +185,60 @@ impl RnsBlindRotateBackend for CudaBackend {
                 }
                 ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
             }
-            let mut host = vec![0u64; acc_words];
-            s.memcpy_dtoh(&acc, &mut host).map_err(drv("download"))?;
-            s.synchronize().map_err(drv("download"))?;
-            // Sample e's words are host[e·2·L·n ..][c][s][k]: one poly a sample, in parallel.
-            let polys = host
-                .par_chunks(2 * l * n)
-                .map(|w| {
-                    let mut p = ring.zeros(Shape {
-                        components: 2,
-                        level,
-                        extended: false,
-                    })?;
-                    for c in 0..2 {
-                        for sl in 0..l {
-                            let off = (c * l + sl) * n;
-                            p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
-                        }
-                    }
-                    Ok(p)
-                })
-                .collect::<Result<Vec<RnsPoly>>>()?;
-            out.extend(polys);
+            // The previous chunk's polynomials, then this chunk's download (stream order: after
+            // its last kernel).
+            if let Some((buf, done, cnt)) = pending.take() {
+                out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
+                spare = Some(buf);
+            }
+            let mut buf = spare.take().ok_or_else(|| CudaError::Unsupported {
+                what: "a missing staging buffer".into(),
+            })?;
+            s.memcpy_dtoh(&acc, &mut buf).map_err(drv("download"))?;
+            let done = s
+                .record_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+                .map_err(drv("download"))?;
+            pending = Some((buf, done, cnt));
+        }
+        if let Some((buf, done, cnt)) = pending.take() {
+            out.extend(to_polys(&ring, &buf, &done, cnt, l, level)?);
+            *staging = Some(buf);
         }
         Ok(out)
     }
+}
+
+/// The first `cnt` samples' accumulators of a downloaded chunk (sample `e`'s words at
+/// `e·2·L·n`, `[c][s][k]`) as polynomials, in parallel, once the event `done` recorded after
+/// the download has passed.
+fn to_polys(
+    ring: &RingContext,
+    buf: &PinnedHostSlice<u64>,
+    done: &CudaEvent,
+    cnt: usize,
+    l: usize,
+    level: usize,
+) -> Result<Vec<RnsPoly>> {
+    let n = ring.n();
+    done.synchronize().map_err(drv("download"))?;
+    // (`as_slice` waits for the buffer's own event, which nothing records with event
+    // tracking off.)
+    let host = buf.as_slice().map_err(drv("download"))?;
+    host[..cnt * 2 * l * n]
+        .par_chunks(2 * l * n)
+        .map(|w| {
+            let mut p = ring.zeros(Shape {
+                components: 2,
+                level,
+                extended: false,
+            })?;
+            for c in 0..2 {
+                for sl in 0..l {
+                    let off = (c * l + sl) * n;
+                    p.limb_mut(c, sl).copy_from_slice(&w[off..off + n]);
+                }
+            }
+            Ok(p)
+        })
+        .collect()
 }

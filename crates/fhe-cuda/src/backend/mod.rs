@@ -73,6 +73,10 @@ struct Inner {
     mod_down_prescale: Mutex<HashMap<u64, Arc<Option<CudaSlice<u64>>>>>,
     /// NTT tables modulo each plaintext modulus used, by `t` (uploaded once).
     plain_ntts: Mutex<HashMap<u64, Arc<PlainNtt>>>,
+    /// Page-locked host words the batched RNS blind rotation downloads its accumulators into
+    /// (allocated at its first call, grown when a call needs more, kept: a page-locked
+    /// allocation of hundreds of MB costs more than the download itself).
+    rbr_staging: Mutex<Option<cudarc::driver::PinnedHostSlice<u64>>>,
     /// The workspace of internal temporaries (this instance's stream only).
     scratch: Scratch,
     /// The stream on which a key switch's `mod_down` starts early ([`crate::side`]).
@@ -364,6 +368,7 @@ impl CudaBackend {
                 level_times_t: Mutex::new(HashMap::new()),
                 mod_down_prescale: Mutex::new(HashMap::new()),
                 plain_ntts: Mutex::new(HashMap::new()),
+                rbr_staging: Mutex::new(None),
             }),
         })
     }
