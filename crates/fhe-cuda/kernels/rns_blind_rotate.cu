@@ -75,6 +75,75 @@ extern "C" __global__ void rns_blind_rotate_mono(u64* t, const u64* acc, const u
 // The digits of T (coefficient form): for (e, c, j), the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) −
 // β·Q_j in (−Q_j/2, Q_j/2], y_i = T_i·(Q/Q_j)^{-1}·(Q_j/q_i)^{-1} mod q_i, written mod every
 // limb outside G_j. Grid (count·2·D, n/B).
+// In double precision (every modulus below 2^42): y_i and the residues of d by `f64_mul_mod`
+// (exact; common.cuh). β = floor(F + 1/2) for F = Σ y_i/q_i (no tie: Q_j is odd), from the
+// double sum F' = Σ y_i·fl(1/q_i), within |G_j|·2^-51 of F; where F' + 1/2 lies within
+// RBR_BETA_MARGIN of an integer, β comes from the exact 128-bit sum instead (`rbr_beta_exact`),
+// so β, and every word, is the integer reference's.
+#define RBR_BETA_MARGIN 0x1p-40
+
+// β from the exact sum Σ y_i·(Q_j/q_i) (128 bits) compared with Q_j and Q_j/2.
+template <int G>
+__device__ __forceinline__ u32 rbr_beta_exact(const double (&y)[G], u32 lo, const u64* tab,
+                                              u128 qj, u128 half) {
+    u128 sum = 0;
+    u32 beta = 0;
+#pragma unroll
+    for (int i = 0; i < G; i++) {
+        const u64* li = tab + RBR_LIMB + 8 * (lo + i);
+        sum += (u128)(u64)y[i] * ((u128)li[2] | ((u128)li[3] << 64));
+        while (sum >= qj) {
+            sum -= qj;
+            beta++;
+        }
+    }
+    return beta + (sum > half ? 1 : 0);
+}
+
+// One coefficient's digit for a group of G limbs [lo, lo + G) (G a compile-time constant, so
+// the y_i stay in registers).
+template <int G>
+__device__ __forceinline__ void rbr_decompose_group(u64* out, const u64* tsrc, const u64* grp,
+                                                    u32 j, u32 lo, const u64* tab,
+                                                    const u64* slots, const RbrShape& sh) {
+    double y[G];
+    double f = 0.5;
+#pragma unroll
+    for (int i = 0; i < G; i++) {
+        const u32 s = lo + i;
+        const u64* li = tab + RBR_LIMB + 8 * s;
+        const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
+        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+        const double v = f64_from_u64(tsrc[(u64)s * sh.n]);
+        double yi = f64_reduce(f64_mul_mod(v, f64_from_u64(li[0]), q, qi), q, qi);
+        yi = yi < 0.0 ? __dadd_rn(yi, q) : yi;
+        y[i] = yi;
+        f = __fma_rn(yi, qi, f);
+    }
+    const double fb = floor(f);
+    u32 beta = (u32)fb;
+    if (__dsub_rn(f, fb) < RBR_BETA_MARGIN || __dsub_rn(__dadd_rn(fb, 1.0), f) < RBR_BETA_MARGIN) {
+        const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
+        const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
+        beta = rbr_beta_exact<G>(y, lo, tab, qj, half);
+    }
+    u32 p = 0;
+    for (u32 s = 0; s < sh.limbs; s++) {
+        if (s >= lo && s < lo + G) continue;
+        const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
+        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+        const double qjs = f64_from_u64(tab[RBR_QJ + j * RBR_MAXL + s]);
+        double acc = __dmul_rn(-(double)beta, qjs);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u64* h = tab + RBR_HAT + 2 * ((lo + i) * RBR_MAXL + s);
+            acc = __dadd_rn(acc, f64_mul_mod(y[i], f64_from_u64(h[0]), q, qi));
+        }
+        out[(u64)p * sh.n] = f64_canonical(acc, q, qi);
+        p++;
+    }
+}
+
 extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, const u64* tab, const u64* slots,
                                          RbrShape sh) {
     pdl_wait();
@@ -85,44 +154,29 @@ extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, cons
     if (k >= sh.n) return;
     const u64* grp = tab + RBR_GROUP + 8 * j;
     const u32 lo = (u32)grp[0], hi = (u32)grp[1];
-    const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
-    const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
-    const u32 dprefix = (u32)grp[6];
-    u64 y[RBR_MAXL];
-    u128 sum = 0;
-    u32 beta = 0;
-    for (u32 i = lo; i < hi; i++) {
-        const u64* li = tab + RBR_LIMB + 8 * i;
-        const u64 q = slots[i * SLOT_STRIDE];
-        const u64 v = t[(((u64)e * 2 + c) * sh.limbs + i) * sh.n + k];
-        y[i - lo] = mul_shoup(v, li[0], li[1], q);
-        sum += (u128)y[i - lo] * ((u128)li[2] | ((u128)li[3] << 64));
-        while (sum >= qj) {
-            sum -= qj;
-            beta++;
-        }
-    }
-    if (sum > half) beta++;
-    u64* out = d + (((u64)e * 2 + c) * sh.dtot + dprefix) * sh.n + k;
-    u32 p = 0;
-    for (u32 s = 0; s < sh.limbs; s++) {
-        if (s >= lo && s < hi) continue;
-        const u64 q = slots[s * SLOT_STRIDE];
-        u64 acc = 0;
-        for (u32 i = lo; i < hi; i++) {
-            const u64* h = tab + RBR_HAT + 2 * (i * RBR_MAXL + s);
-            acc = mod_add(acc, mul_shoup(y[i - lo], h[0], h[1], q), q);
-        }
-        const u64 qjs = tab[RBR_QJ + j * RBR_MAXL + s];
-        for (u32 b = 0; b < beta; b++) acc = mod_sub(acc, qjs, q);
-        out[(u64)p * sh.n] = acc;
-        p++;
+    const u64* tsrc = t + ((u64)e * 2 + c) * sh.limbs * sh.n + k;
+    u64* out = d + (((u64)e * 2 + c) * sh.dtot + (u32)grp[6]) * sh.n + k;
+    // The group's length is block-uniform (one digit a block row).
+    switch (hi - lo) {
+        case 1: rbr_decompose_group<1>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 2: rbr_decompose_group<2>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 3: rbr_decompose_group<3>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 4: rbr_decompose_group<4>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 5: rbr_decompose_group<5>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 6: rbr_decompose_group<6>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        case 7: rbr_decompose_group<7>(out, tsrc, grp, j, lo, tab, slots, sh); break;
+        default: rbr_decompose_group<RBR_MAXL>(out, tsrc, grp, j, lo, tab, slots, sh); break;
     }
 }
 
 // acc[e][·][s] += Σ_{c,j} D_{c,j}[s] ⊙ row(c, j)[·][s] (NTT form); then, when `a_next` is not
 // null, T[e][c][s] = acc' ⊙ (X^{a_next_e} − 1) for the next step. `rows`: the 2·D row addresses of
 // this step, each a [2][row_spc][n] buffer. Grid (count·L, n/B).
+// Every modulus is below 2^42 (`rns_blind_rotate_digits`' condition): the products are
+// `f64_mul_mod`'s exact double-precision ones (common.cuh; each factor below q, each product a
+// signed residue below 0.52q), so a sum of the word and its 2·D products stays below 4.2q and
+// its canonical residue is the integer path's word, at about a sixth of the instructions of a
+// 128-bit multiply and Barrett reduction.
 extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, const u64* rows, u32 row_spc,
                                    const u32* a, const u32* a_next, const u64* tab,
                                    const u64* slots, RbrShape sh) {
@@ -131,238 +185,43 @@ extern "C" __global__ void rns_blind_rotate_mac(u64* acc, u64* t, const u64* d, 
     const u32 e = x / sh.limbs, s = x % sh.limbs;
     const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
     if (k >= sh.n) return;
-    const Mod m = load_mod(slots, s);
+    const u64 qw = slots[s * SLOT_STRIDE];
+    const double q = f64_from_u64(qw);
+    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
     const u64* li = tab + RBR_LIMB + 8 * s;
     const u32 js = (u32)li[6];
-    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
+    const double own = f64_from_u64(li[4]);
+    const double f = f64_from_u64(rbr_mono_factor(tab, sh, s, k, a[e], qw));
     const u64 i0 = (((u64)e * 2 + 0) * sh.limbs + s) * sh.n + k;
     const u64 i1 = (((u64)e * 2 + 1) * sh.limbs + s) * sh.n + k;
-    u64 cur[2] = {acc[i0], acc[i1]};
-    u128 sum0 = 0, sum1 = 0;
+    const double cur0 = f64_from_u64(acc[i0]), cur1 = f64_from_u64(acc[i1]);
+    const u64 rs0 = ((u64)0 * row_spc + s) * sh.n + k, rs1 = ((u64)1 * row_spc + s) * sh.n + k;
+    double sum0 = cur0, sum1 = cur1;
     for (u32 c = 0; c < 2; c++) {
-        const u64 tc = mod_mul(cur[c], f, m);
+        const double tc = f64_mul_mod(c == 0 ? cur0 : cur1, f, q, qi);
+        const u64* dc = d + ((u64)e * 2 + c) * sh.dtot * sh.n + k;
         for (u32 j = 0; j < sh.digits; j++) {
-            u64 dv;
+            double dv;
             if (j == js) {
-                dv = mul_shoup(tc, li[4], li[5], m.q);
+                dv = f64_mul_mod(tc, own, q, qi);
             } else {
                 const u64* grp = tab + RBR_GROUP + 8 * j;
                 const u32 lo = (u32)grp[0], hi = (u32)grp[1];
                 const u32 p = (u32)grp[6] + (s < lo ? s : s - (hi - lo));
-                dv = d[(((u64)e * 2 + c) * sh.dtot + p) * sh.n + k];
+                dv = f64_from_u64(dc[(u64)p * sh.n]);
             }
             const u64* row = (const u64*)rows[c * sh.digits + j];
-            sum0 += (u128)dv * row[((u64)0 * row_spc + s) * sh.n + k];
-            sum1 += (u128)dv * row[((u64)1 * row_spc + s) * sh.n + k];
+            sum0 = __dadd_rn(sum0, f64_mul_mod(dv, f64_from_u64(row[rs0]), q, qi));
+            sum1 = __dadd_rn(sum1, f64_mul_mod(dv, f64_from_u64(row[rs1]), q, qi));
         }
     }
-    const u64 n0 = mod_add(cur[0], reduce_u128(sum0, m), m.q);
-    const u64 n1 = mod_add(cur[1], reduce_u128(sum1, m), m.q);
+    const u64 n0 = f64_canonical(sum0, q, qi);
+    const u64 n1 = f64_canonical(sum1, q, qi);
     acc[i0] = n0;
     acc[i1] = n1;
     if (a_next != nullptr) {
-        const u64 g = rbr_mono_factor(tab, sh, s, k, a_next[e], m.q);
-        t[i0] = mod_mul(n0, g, m);
-        t[i1] = mod_mul(n1, g, m);
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The digits of one (sample, component, digit) in one block, through shared memory
-// (`rns_blind_rotate_digits`, in place of the inverse NTTs of T, `decompose` and the forward
-// NTTs of D): the group's limbs of T (NTT form) are loaded, inverse-transformed in shared
-// memory, decomposed (y_i and β per coefficient), and each limb outside the group is formed,
-// forward-transformed and stored to D in NTT form. An external product then moves 96 limbs
-// through global memory instead of 240. Every modulus is below 2^42: the butterflies are
-// `F64Arith`'s exact double-precision ones (ntt_arith.cuh states their ranges: forward values
-// grow by below 0.52q a stage from canonical inputs, |x| < 8q after 13 stages; inverse rounds
-// start from values reduced below 0.51q and double them at most twice). Same stages and
-// twiddles as the CPU's negacyclic NTT (Cooley-Tukey forward from m = 1 with tw[m + i],
-// Gentleman-Sande inverse with itw[h + i] and the n^-1 stage last), canonical outputs: the
-// reference's words.
-// Table after the exponents (words): at RBR_TW(sh) the forward twiddles of each limb as
-// doubles [s][n], then the inverse ones [s][n], then [s][2] n^-1 and n^-1·ψ^(-n/2) as doubles.
-#define RBR_TW(sh) (RBR_POW + 3 * (u64)(sh).limbs * (sh).n)
-
-__device__ __forceinline__ void rbr_f64_fwd(double& x, double& y, double w, double q, double qi) {
-    const double v = f64_mul_mod(y, w, q, qi);
-    const double u = x;
-    x = __dadd_rn(u, v);
-    y = __dsub_rn(u, v);
-}
-
-__device__ __forceinline__ void rbr_f64_inv(double& x, double& y, double w, double q, double qi) {
-    const double u = x, v = y;
-    x = __dadd_rn(u, v);
-    y = f64_mul_mod(__dsub_rn(u, v), w, q, qi);
-}
-
-// The forward NTT of `a` (n = 2^logn doubles, canonical residues) in shared memory; the caller
-// synchronizes before (the inputs written) and the transform ends synchronized.
-__device__ void rbr_smem_forward(double* a, const double* tw, u32 logn, double q, double qi) {
-    const u32 n = 1u << logn;
-    u32 s = 0;
-    // Radix-4 rounds: stages s (tw[m + i]) and s + 1 (tw[2m + 2i], tw[2m + 2i + 1]).
-    for (; s + 2 <= logn; s += 2) {
-        const u32 m = 1u << s, lt = logn - s - 2, t = 1u << lt;
-        for (u32 qd = threadIdx.x; qd < (n >> 2); qd += blockDim.x) {
-            const u32 i = qd >> lt, j = (i << (lt + 2)) + (qd & (t - 1));
-            double x0 = a[j], x1 = a[j + t], x2 = a[j + 2 * t], x3 = a[j + 3 * t];
-            const double w = __ldg(tw + m + i);
-            rbr_f64_fwd(x0, x2, w, q, qi);
-            rbr_f64_fwd(x1, x3, w, q, qi);
-            rbr_f64_fwd(x0, x1, __ldg(tw + 2 * m + 2 * i), q, qi);
-            rbr_f64_fwd(x2, x3, __ldg(tw + 2 * m + 2 * i + 1), q, qi);
-            a[j] = x0;
-            a[j + t] = x1;
-            a[j + 2 * t] = x2;
-            a[j + 3 * t] = x3;
-        }
-        __syncthreads();
-    }
-    if (s < logn) {
-        // The last stage alone (odd logn): pairs (j, j + 1), tw[n/2 + i].
-        const u32 m = n >> 1;
-        for (u32 p = threadIdx.x; p < m; p += blockDim.x) {
-            double x = a[2 * p], y = a[2 * p + 1];
-            rbr_f64_fwd(x, y, __ldg(tw + m + p), q, qi);
-            a[2 * p] = x;
-            a[2 * p + 1] = y;
-        }
-        __syncthreads();
-    }
-}
-
-// The inverse NTT of `a` (values of magnitude below 2^46) in shared memory, n^-1 included
-// (`c`: n^-1 and n^-1·ψ^(-n/2) as doubles); synchronized as `rbr_smem_forward`.
-__device__ void rbr_smem_inverse(double* a, const double* itw, const double* c, u32 logn,
-                                 double q, double qi) {
-    const u32 n = 1u << logn;
-    u32 lt = 0;
-    // Radix-4 rounds: stage h = n/(2t) (itw[h + 2g], itw[h + 2g + 1]), then h/2 (itw[h/2 + g],
-    // or the n^-1 stage when h/2 = 1).
-    for (; lt + 2 <= logn; lt += 2) {
-        const u32 t = 1u << lt, h = n >> (lt + 1);
-        for (u32 qd = threadIdx.x; qd < (n >> 2); qd += blockDim.x) {
-            const u32 g = qd >> lt, e = (g << (lt + 2)) + (qd & (t - 1));
-            double x0 = f64_reduce(a[e], q, qi), x1 = f64_reduce(a[e + t], q, qi);
-            double x2 = f64_reduce(a[e + 2 * t], q, qi), x3 = f64_reduce(a[e + 3 * t], q, qi);
-            rbr_f64_inv(x0, x1, __ldg(itw + h + 2 * g), q, qi);
-            rbr_f64_inv(x2, x3, __ldg(itw + h + 2 * g + 1), q, qi);
-            if (h == 2) {
-                double u = x0, v = x2;
-                x0 = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
-                x2 = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
-                u = x1;
-                v = x3;
-                x1 = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
-                x3 = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
-            } else {
-                const double w = __ldg(itw + (h >> 1) + g);
-                rbr_f64_inv(x0, x2, w, q, qi);
-                rbr_f64_inv(x1, x3, w, q, qi);
-            }
-            a[e] = x0;
-            a[e + t] = x1;
-            a[e + 2 * t] = x2;
-            a[e + 3 * t] = x3;
-        }
-        __syncthreads();
-    }
-    if (lt < logn) {
-        // The n^-1 stage alone (odd logn): pairs (e, e + n/2).
-        const u32 t = n >> 1;
-        for (u32 e = threadIdx.x; e < t; e += blockDim.x) {
-            const double u = f64_reduce(a[e], q, qi), v = f64_reduce(a[e + t], q, qi);
-            a[e] = f64_mul_mod(__dadd_rn(u, v), c[0], q, qi);
-            a[e + t] = f64_mul_mod(__dsub_rn(u, v), c[1], q, qi);
-        }
-        __syncthreads();
-    }
-}
-
-// Block x = (e, c, j): dynamic shared memory holds the group's |G_j| limbs and one target limb
-// (n doubles each) and β (n bytes). Grid (count·2·D), any whole number of warps.
-extern "C" __global__ void rns_blind_rotate_digits(u64* d, const u64* t, const u64* tab,
-                                                   const u64* slots, RbrShape sh) {
-    pdl_wait();
-    extern __shared__ double rbr_sh[];
-    const u32 x = blockIdx.x;
-    const u32 per = 2 * sh.digits;
-    const u32 e = x / per, r = x % per, c = r / sh.digits, j = r % sh.digits;
-    const u32 n = sh.n, logn = 31 - __clz(n);
-    const u64* grp = tab + RBR_GROUP + 8 * j;
-    const u32 lo = (u32)grp[0], hi = (u32)grp[1], gl = hi - lo;
-    const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
-    const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
-    const u32 dprefix = (u32)grp[6];
-    double* tgt = rbr_sh + (u64)gl * n;
-    unsigned char* beta = (unsigned char*)(tgt + n);
-    const double* fwd_tw = (const double*)(tab + RBR_TW(sh));
-    const double* inv_tw = fwd_tw + (u64)sh.limbs * n;
-    const double* consts = inv_tw + (u64)sh.limbs * n;
-    const u64* tsrc = t + ((u64)e * 2 + c) * sh.limbs * n;
-
-    // 1. The group's limbs of T, inverse-transformed.
-    for (u32 i = 0; i < gl; i++)
-        for (u32 k = threadIdx.x; k < n; k += blockDim.x)
-            rbr_sh[(u64)i * n + k] = f64_from_u64(tsrc[(u64)(lo + i) * n + k]);
-    __syncthreads();
-    for (u32 i = 0; i < gl; i++) {
-        const u32 s = lo + i;
-        const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
-        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
-        rbr_smem_inverse(rbr_sh + (u64)i * n, inv_tw + (u64)s * n, consts + 2 * s, logn, q, qi);
-    }
-
-    // 2. y_i = T_i·(Q/Q_j)^{-1}·(Q_j/q_i)^{-1} mod q_i (kept as words) and β per coefficient.
-    for (u32 k = threadIdx.x; k < n; k += blockDim.x) {
-        u128 sum = 0;
-        u32 b = 0;
-        for (u32 i = 0; i < gl; i++) {
-            const u32 s = lo + i;
-            const u64 qw = slots[s * SLOT_STRIDE];
-            const double q = f64_from_u64(qw);
-            const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
-            const u64* li = tab + RBR_LIMB + 8 * s;
-            const u64 v = f64_canonical(rbr_sh[(u64)i * n + k], q, qi);
-            const u64 y = mul_shoup(v, li[0], li[1], qw);
-            sum += (u128)y * ((u128)li[2] | ((u128)li[3] << 64));
-            while (sum >= qj) {
-                sum -= qj;
-                b++;
-            }
-            rbr_sh[(u64)i * n + k] = __longlong_as_double((long long)y);
-        }
-        if (sum > half) b++;
-        beta[k] = (unsigned char)b;
-    }
-    __syncthreads();
-
-    // 3. Each limb outside the group: the digit mod q_s, forward-transformed, stored.
-    u64* out = d + (((u64)e * 2 + c) * sh.dtot + dprefix) * n;
-    u32 p = 0;
-    for (u32 s = 0; s < sh.limbs; s++) {
-        if (s >= lo && s < hi) continue;
-        const u64 qw = slots[s * SLOT_STRIDE];
-        const double q = f64_from_u64(qw);
-        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
-        const u64 qjs = tab[RBR_QJ + j * RBR_MAXL + s];
-        for (u32 k = threadIdx.x; k < n; k += blockDim.x) {
-            u64 acc = 0;
-            for (u32 i = lo; i < hi; i++) {
-                const u64* h = tab + RBR_HAT + 2 * (i * RBR_MAXL + s);
-                const u64 y = (u64)__double_as_longlong(rbr_sh[(u64)(i - lo) * n + k]);
-                acc = mod_add(acc, mul_shoup(y, h[0], h[1], qw), qw);
-            }
-            for (u32 b = 0; b < beta[k]; b++) acc = mod_sub(acc, qjs, qw);
-            tgt[k] = f64_from_u64(acc);
-        }
-        __syncthreads();
-        rbr_smem_forward(tgt, fwd_tw + (u64)s * n, logn, q, qi);
-        for (u32 k = threadIdx.x; k < n; k += blockDim.x)
-            out[(u64)p * n + k] = f64_canonical(tgt[k], q, qi);
-        __syncthreads();
-        p++;
+        const double g = f64_from_u64(rbr_mono_factor(tab, sh, s, k, a_next[e], qw));
+        t[i0] = f64_canonical(f64_mul_mod(f64_from_u64(n0), g, q, qi), q, qi);
+        t[i1] = f64_canonical(f64_mul_mod(f64_from_u64(n1), g, q, qi), q, qi);
     }
 }

@@ -1,21 +1,19 @@
 //! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
 //! key already lives (device polynomials). Per step, for the whole batch
-//! ([`crate::kernels::rns_blind_rotate`]): the exact RNS digits of `T = acc ⊙ (X^{a_e} − 1)`
-//! in NTT form, one block a sample's component and digit through shared memory (`digits`:
-//! the inverse NTTs of the digit's limbs, the decomposition, the forward NTTs of the limbs
-//! outside its group); then one multiply-accumulate, which also forms the next step's `T`.
-//! Where `digits` does not fit (a limb at or above 2^42, or a group too wide for the shared
-//! memory), the inverse NTTs of `T`, `decompose` and the forward NTTs of the digit limbs run
-//! instead, each NTT one launch a pass over the whole chunk (`ntt::forward_strided` /
-//! `inverse_strided`). The accumulators come back through a page-locked buffer, converted to
-//! polynomials while the device runs the next chunk. The words are the reference's (exact
-//! arithmetic).
+//! ([`crate::kernels::rns_blind_rotate`]): the inverse NTTs of `T = acc ⊙ (X^{a_e} − 1)`, the
+//! exact RNS digit decomposition, the forward NTTs of the digit limbs outside their groups,
+//! and one multiply-accumulate, which also forms the next step's `T`. Each NTT is one launch a
+//! pass over the whole chunk (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n`
+//! words apart, their slots repeat with the period of a sample's limbs). Every limb is below
+//! 2^42: the decomposition and the products are exact in double precision. The accumulators
+//! come back through a page-locked buffer, converted to polynomials while the device runs the
+//! next chunk. The words are the reference's (exact arithmetic).
 
 use super::*;
 use crate::kernels::ntt as ntt_k;
 use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
@@ -38,6 +36,7 @@ impl RnsBlindRotateBackend for CudaBackend {
             return Ok(Vec::new());
         }
         let ring = self.inner.ring.clone();
+        rbr::check_limbs(&ring, gadget)?;
         let (n, l, dg) = (ring.n(), gadget.level() + 1, gadget.digits());
         let level = gadget.level();
         // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
@@ -68,15 +67,6 @@ impl RnsBlindRotateBackend for CudaBackend {
             &rowptrs[..]
         })?;
 
-        // The digits through shared memory where the limbs and the device allow (every limb
-        // below 2^42); otherwise the strided NTT passes around `decompose`.
-        let max_smem = self
-            .inner
-            .stream
-            .context()
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(drv("device attribute"))? as usize;
-        let in_shared = rbr::digits_fit(&ring, gadget, max_smem);
         let dim = batch.dimension;
         let per = (4 * l + 2 * dtot) * n;
         let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
@@ -164,13 +154,9 @@ impl RnsBlindRotateBackend for CudaBackend {
                     rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
                 }
                 for i in 0..dim {
-                    if in_shared {
-                        rbr::digits(&cx, dp, tp, tabp, gadget, sh)?;
-                    } else {
-                        ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
-                        rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                        ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
-                    }
+                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
+                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
+                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
                     let m = MacArgs {
                         acc: accp,
                         t: tp,

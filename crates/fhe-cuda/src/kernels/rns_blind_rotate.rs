@@ -13,8 +13,8 @@ use std::collections::HashMap;
 pub(crate) const MAX_LIMBS: usize = 8;
 /// Word offset of the power table (`RBR_POW`).
 const POW: usize = 320;
-/// Moduli below `2^F64_BITS` only (every limb of the gadget) let [`digits`] run: its
-/// butterflies are the exact double-precision ones (`F64_MOD_BITS` of common.cuh).
+/// The limbs' bound of the device's RNS blind rotation (`F64_MOD_BITS` of common.cuh): its
+/// products and butterflies are the exact double-precision ones.
 const F64_BITS: u32 = 42;
 
 /// Mirrors `struct RbrShape` of rns_blind_rotate.cu.
@@ -35,11 +35,9 @@ pub(crate) struct Shape {
 // SAFETY: plain repr(C) u32 fields matching `struct RbrShape`.
 unsafe impl DeviceRepr for Shape {}
 
-/// The kernels' table (layout in rns_blind_rotate.cu): the digit constants of `gadget`, per
+/// The kernels' table (layout in rns_blind_rotate.cu): the digit constants of `gadget`, and per
 /// limb the powers `g^j` (`j < 2N`, `g = NTT(X)[0]`) and the exponents `exp[k]` with
-/// `NTT(X)[k] = g^{exp[k]}`, then (`RBR_TW`) the limbs' forward and inverse twiddles and
-/// `n^-1`, `n^-1·ψ^(-n/2)` as doubles for [`digits`]. `ntt_x`: the device's NTT of `X` at the
-/// gadget's level.
+/// `NTT(X)[k] = g^{exp[k]}`. `ntt_x`: the device's NTT of `X` at the gadget's level.
 pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) -> Result<Vec<u64>> {
     let l = gadget.level() + 1;
     let n = ring.n();
@@ -50,8 +48,7 @@ pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) ->
         });
     }
     let shoup = |x: u64, q: u64| ((u128::from(x) << 64) / u128::from(q)) as u64;
-    let tw = POW + l * two_n + l * n;
-    let mut w = vec![0u64; tw + 2 * l * n + 2 * l];
+    let mut w = vec![0u64; POW + l * two_n + l * n];
     let mut dprefix = 0;
     for j in 0..gadget.digits() {
         let grp = gadget.group(j);
@@ -109,74 +106,22 @@ pub(crate) fn tables(ring: &RingContext, gadget: &RnsGadget, ntt_x: &RnsPoly) ->
             })?;
         }
     }
-    // Exact as doubles: every twiddle is below q < 2^53.
-    let f = |v: u64| (v as f64).to_bits();
-    for s in 0..l {
-        let t = ring.ntt(s);
-        for (k, (&a, &b)) in t
-            .forward_twiddles()
-            .iter()
-            .zip(t.inverse_twiddles())
-            .enumerate()
-        {
-            w[tw + s * n + k] = f(a);
-            w[tw + (l + s) * n + k] = f(b);
-        }
-        w[tw + 2 * l * n + 2 * s] = f(t.n_inv());
-        w[tw + 2 * l * n + 2 * s + 1] = f(t.inverse_final_twiddle());
-    }
     Ok(w)
 }
 
-/// The dynamic shared memory of [`digits`]: the largest group's limbs and one target limb as
-/// doubles, and one byte a coefficient (`β`).
-fn digits_shared_bytes(gadget: &RnsGadget, n: usize) -> usize {
-    let widest = (0..gadget.digits())
-        .map(|j| gadget.group(j).len())
-        .max()
-        .unwrap_or(0);
-    (widest + 1) * n * 8 + n
-}
-
-/// Whether [`digits`] runs for `gadget` on this device: every limb below `2^42` (its
-/// double-precision butterflies), a ring of at least 16 coefficients, and its shared memory
-/// within the device's opt-in limit `max_smem`.
-pub(crate) fn digits_fit(ring: &RingContext, gadget: &RnsGadget, max_smem: usize) -> bool {
-    let l = gadget.level() + 1;
-    ring.n() >= 16
-        && (0..l).all(|s| ring.modulus(s).value() < 1 << F64_BITS)
-        && digits_shared_bytes(gadget, ring.n()) <= max_smem
-}
-
-/// `rns_blind_rotate_digits`: `D` in NTT form from `T` in NTT form, one block a (sample,
-/// component, digit) through shared memory (the inverse NTTs of the group's limbs, the exact
-/// decomposition, the forward NTTs of the limbs outside the group). Needs [`digits_fit`].
-pub(crate) fn digits(
-    cx: &Ctx,
-    d: u64,
-    t: u64,
-    tab: u64,
-    gadget: &RnsGadget,
-    sh: Shape,
-) -> Result<()> {
-    use cudarc::driver::sys::CUfunction_attribute_enum;
-    let f = cx
-        .dev
-        .function("rns_blind_rotate", "rns_blind_rotate_digits")?;
-    let smem = digits_shared_bytes(gadget, sh.n as usize) as u32;
-    f.set_attribute(
-        CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        smem as i32,
-    )
-    .map_err(Error::driver("kernel attribute"))?;
-    // The loops are strided: any whole number of warps gives the same words.
-    let cfg = LaunchConfig {
-        grid_dim: (sh.count * 2 * sh.digits, 1, 1),
-        block_dim: ((sh.n / 4).clamp(32, 1024), 1, 1),
-        shared_mem_bytes: smem,
-    };
-    let slots = cx.slots();
-    launch!(cx.stream, f, cfg, &d, &t, &tab, &slots, &sh)
+/// The device's RNS blind rotation computes in exact double precision (`f64_mul_mod` of
+/// common.cuh in `decompose` and `mac`): every limb of the gadget's level must be below `2^42`.
+pub(crate) fn check_limbs(ring: &RingContext, gadget: &RnsGadget) -> Result<()> {
+    match (0..=gadget.level()).find(|&s| ring.modulus(s).value() >= 1 << F64_BITS) {
+        Some(s) => Err(Error::Unsupported {
+            what: format!(
+                "an RNS blind rotation over a limb of {} bits (limb {s}; the device computes \
+                 below 2^{F64_BITS})",
+                64 - ring.modulus(s).value().leading_zeros()
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The slots of one sample's digit limbs in `D`'s layout (`[dtot]` a component): digit `j`'s
@@ -481,112 +426,70 @@ mod tests {
             .collect()
     }
 
-    /// `rbr_smem_forward`'s loops (radix-4 rounds from stage 0, the last stage alone at odd
-    /// log n), exact integer arithmetic in place of the doubles.
-    fn smem_forward(a: &mut [u64], tw: &[u64], q: u64) {
-        let n = a.len();
-        let logn = n.trailing_zeros() as usize;
-        let mul = |x: u64, w: u64| mod_mul(x, w, q);
-        let bf = |x: &mut u64, y: &mut u64, w: u64| {
-            let (u, v) = (*x, mul(*y, w));
-            (*x, *y) = ((u + v) % q, (u + q - v) % q);
-        };
-        let mut s = 0;
-        while s + 2 <= logn {
-            let (m, lt) = (1usize << s, logn - s - 2);
-            let t = 1usize << lt;
-            for qd in 0..n / 4 {
-                let i = qd >> lt;
-                let j = (i << (lt + 2)) + (qd & (t - 1));
-                let [mut x0, mut x1, mut x2, mut x3] = [a[j], a[j + t], a[j + 2 * t], a[j + 3 * t]];
-                bf(&mut x0, &mut x2, tw[m + i]);
-                bf(&mut x1, &mut x3, tw[m + i]);
-                bf(&mut x0, &mut x1, tw[2 * m + 2 * i]);
-                bf(&mut x2, &mut x3, tw[2 * m + 2 * i + 1]);
-                [a[j], a[j + t], a[j + 2 * t], a[j + 3 * t]] = [x0, x1, x2, x3];
-            }
-            s += 2;
-        }
-        if s < logn {
-            let m = n / 2;
-            for p in 0..m {
-                let (mut x, mut y) = (a[2 * p], a[2 * p + 1]);
-                bf(&mut x, &mut y, tw[m + p]);
-                (a[2 * p], a[2 * p + 1]) = (x, y);
-            }
-        }
+    /// `rbr_decompose_group`'s β in double precision (Rust's `mul_add` is the correctly
+    /// rounded FMA of `__fma_rn`): `None` where the kernel takes the exact path instead.
+    fn beta_f64(y: &[u64], q: &[u64]) -> Option<u64> {
+        let f = y
+            .iter()
+            .zip(q)
+            .fold(0.5f64, |f, (&y, &q)| (y as f64).mul_add(1.0 / q as f64, f));
+        let fb = f.floor();
+        let margin = 2f64.powi(-40);
+        (f - fb >= margin && fb + 1.0 - f >= margin).then_some(fb as u64)
     }
 
-    /// `rbr_smem_inverse`'s loops, exact integer arithmetic.
-    fn smem_inverse(a: &mut [u64], itw: &[u64], c: [u64; 2], q: u64) {
-        let n = a.len();
-        let logn = n.trailing_zeros() as usize;
-        let bf = |x: &mut u64, y: &mut u64, w: u64| {
-            let (u, v) = (*x, *y);
-            (*x, *y) = ((u + v) % q, mod_mul((u + q - v) % q, w, q));
-        };
-        let mut lt = 0;
-        while lt + 2 <= logn {
-            let (t, h) = (1usize << lt, n >> (lt + 1));
-            for qd in 0..n / 4 {
-                let g = qd >> lt;
-                let e = (g << (lt + 2)) + (qd & (t - 1));
-                let [mut x0, mut x1, mut x2, mut x3] = [a[e], a[e + t], a[e + 2 * t], a[e + 3 * t]];
-                bf(&mut x0, &mut x1, itw[h + 2 * g]);
-                bf(&mut x2, &mut x3, itw[h + 2 * g + 1]);
-                if h == 2 {
-                    let last = |u: u64, v: u64| {
-                        (
-                            mod_mul((u + v) % q, c[0], q),
-                            mod_mul((u + q - v) % q, c[1], q),
-                        )
-                    };
-                    (x0, x2) = last(x0, x2);
-                    (x1, x3) = last(x1, x3);
-                } else {
-                    bf(&mut x0, &mut x2, itw[h / 2 + g]);
-                    bf(&mut x1, &mut x3, itw[h / 2 + g]);
-                }
-                [a[e], a[e + t], a[e + 2 * t], a[e + 3 * t]] = [x0, x1, x2, x3];
-            }
-            lt += 2;
-        }
-        if lt < logn {
-            let t = n / 2;
-            for e in 0..t {
-                let (u, v) = (a[e], a[e + t]);
-                a[e] = mod_mul((u + v) % q, c[0], q);
-                a[e + t] = mod_mul((u + q - v) % q, c[1], q);
+    /// β of the exact sum: Σ y_i·(Q/q_i) reduced by Q, plus one above Q/2 (the reference's).
+    fn beta_exact(y: &[u64], q: &[u64]) -> u64 {
+        let big: u128 = q.iter().map(|&x| u128::from(x)).product();
+        let (mut sum, mut beta) = (0u128, 0u64);
+        for (&yi, &qi) in y.iter().zip(q) {
+            sum += u128::from(yi) * (big / u128::from(qi));
+            while sum >= big {
+                sum -= big;
+                beta += 1;
             }
         }
+        beta + u64::from(sum > big / 2)
     }
 
-    /// The shared-memory transforms of `rns_blind_rotate_digits` (their stage order, index
-    /// arithmetic and twiddle indices) are fhe-math's NTT, at odd and even log n.
+    /// The double-precision β equals the exact one wherever the kernel takes it: random
+    /// residues, and residues placed as near a rounding boundary (F = k + 1/2) as the primes
+    /// allow, for groups of 1 to 3 primes of 35 to 41 bits.
     #[test]
-    fn shared_memory_ntt_loops_match_the_reference() {
-        let mut rnd = xorshift(0x7e57);
-        for logn in 4..=13u32 {
-            let n = 1usize << logn;
-            let qs = ntt_primes(41, 2 * n as u64, 1, &[]).unwrap();
-            let ps = ntt_primes(42, 2 * n as u64, 1, &qs).unwrap();
-            let ring = RingContext::new(n, &qs, &ps, std::iter::once(0..1).collect()).unwrap();
-            let t = ring.ntt(0);
-            let q = qs[0];
-            let a: Vec<u64> = (0..n).map(|_| rnd() % q).collect();
-            let (mut want, mut got) = (a.clone(), a.clone());
-            t.forward(&mut want);
-            smem_forward(&mut got, t.forward_twiddles(), q);
-            assert_eq!(got, want, "forward, log n = {logn}");
-            t.inverse(&mut want);
-            smem_inverse(
-                &mut got,
-                t.inverse_twiddles(),
-                [t.n_inv(), t.inverse_final_twiddle()],
-                q,
-            );
-            assert_eq!(got, a, "inverse, log n = {logn}");
+    fn double_precision_beta_is_exact_outside_its_margin() {
+        let mut rnd = xorshift(0xbe7a);
+        let mut fast = 0;
+        for g in 1..=3usize {
+            for bits in [35, 41] {
+                let q = ntt_primes(bits, 1 << 14, g, &[]).unwrap();
+                for trial in 0..4000 {
+                    let mut y: Vec<u64> = q.iter().map(|&qi| rnd() % qi).collect();
+                    if trial % 2 == 1 {
+                        // Put F = Σ y_i/q_i next to k + 1/2 through the last residue.
+                        let rest: f64 = y[..g - 1]
+                            .iter()
+                            .zip(&q)
+                            .map(|(&a, &b)| a as f64 / b as f64)
+                            .sum();
+                        let k = (rest + 0.5).floor() as f64;
+                        let target = (k + 0.5 - rest).rem_euclid(1.0);
+                        let last = q[g - 1];
+                        y[g - 1] = ((target * last as f64).round() as u64 + (trial as u64 % 3))
+                            .min(last - 1);
+                    }
+                    if let Some(b) = beta_f64(&y, &q) {
+                        fast += 1;
+                        assert_eq!(b, beta_exact(&y, &q), "y {y:?} q {q:?}");
+                    }
+                }
+            }
         }
+        // Every random trial is decided in doubles; the near-boundary ones at 41 bits, within
+        // 2^-42 of the boundary, go to the exact path.
+        assert!(
+            (12_000..24_000).contains(&fast),
+            "the double-precision path decided {fast} of 24000"
+        );
     }
 
     /// Rings of 5 limbs (the last digit shorter) and 6 limbs in digits of 1, 2 and 3 limbs,
