@@ -11,6 +11,8 @@ use std::collections::HashMap;
 
 /// Most limbs (and digits) the kernels take (`RBR_MAXL`).
 pub(crate) const MAX_LIMBS: usize = 8;
+/// Samples a `mac` thread takes (`RBR_MAC_SAMPLES`).
+const MAC_SAMPLES: u32 = 4;
 /// Word offset of the power table (`RBR_POW`).
 const POW: usize = 320;
 /// The limbs' bound of the device's RNS blind rotation (`F64_MOD_BITS` of common.cuh): its
@@ -217,13 +219,28 @@ pub(crate) struct MacArgs {
     pub tab: u64,
 }
 
-/// `rns_blind_rotate_mac`: `acc += Σ D ⊙ rows`, and the next step's `T`.
+/// `rns_blind_rotate_mac`: `acc += Σ D ⊙ rows`, and the next step's `T`; one thread a limb's
+/// coefficient of [`MAC_SAMPLES`] samples.
 pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
-    let f = cx
-        .dev
-        .function("rns_blind_rotate", "rns_blind_rotate_mac")?;
+    const NAMES: [&str; MAX_LIMBS] = [
+        "rns_blind_rotate_mac_1",
+        "rns_blind_rotate_mac_2",
+        "rns_blind_rotate_mac_3",
+        "rns_blind_rotate_mac_4",
+        "rns_blind_rotate_mac_5",
+        "rns_blind_rotate_mac_6",
+        "rns_blind_rotate_mac_7",
+        "rns_blind_rotate_mac_8",
+    ];
+    let name = (sh.digits as usize)
+        .checked_sub(1)
+        .and_then(|i| NAMES.get(i))
+        .ok_or_else(|| Error::Unsupported {
+            what: format!("an RNS blind rotation of {} digits (1 to {MAX_LIMBS})", sh.digits),
+        })?;
+    let f = cx.dev.function("rns_blind_rotate", name)?;
     let slots = cx.slots();
-    let limbs = sh.count * sh.limbs;
+    let limbs = sh.count.div_ceil(MAC_SAMPLES) * sh.limbs;
     launch!(
         cx.stream,
         f,
