@@ -13,6 +13,7 @@ use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 /// Samples key-switched together by the LWE side.
 const KS_CHUNK: usize = 32;
@@ -25,6 +26,25 @@ struct RotationInput<'a> {
     c1: &'a [i64],
     test: &'a RnsPoly,
     stride: usize,
+}
+
+/// Wall time of each stage of one bootstrap
+/// ([`HeapBootstrapper::heap_bootstrap_spread_timed`]). Every stage ends on the host (a
+/// download or host arithmetic), so each time covers its device work.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Step 1: the key switch to the sparse secret, its download and centring.
+    pub encapsulation: Duration,
+    /// Steps 2–6 for this bootstrapper's share of the coefficients: extraction, the switches
+    /// and the LWE key switch (host threads).
+    pub lwe_side: Duration,
+    /// Step 7 for this bootstrapper's share: the batched blind rotation, download included.
+    pub blind_rotation: Duration,
+    /// Step 8: `PackLWEs` of every accumulator.
+    pub packing: Duration,
+    /// Steps 9–10: `c·ModRaise`, the switch back to the dense secret, the trace (sparse
+    /// slots) and the rescales.
+    pub finish: Duration,
 }
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
@@ -158,6 +178,17 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         ct: &Ciphertext<B>,
         helpers: &[&HeapBootstrapper<B>],
     ) -> Result<Ciphertext<B>> {
+        Ok(self.heap_bootstrap_spread_timed(ct, helpers)?.0)
+    }
+
+    /// [`HeapBootstrapper::heap_bootstrap_spread`] with the wall time of each stage (the same
+    /// words). With helpers, the LWE side and the blind rotation are those of `self`'s share,
+    /// which runs beside theirs.
+    pub fn heap_bootstrap_spread_timed(
+        &self,
+        ct: &Ciphertext<B>,
+        helpers: &[&HeapBootstrapper<B>],
+    ) -> Result<(Ciphertext<B>, StageTimes)> {
         let op = "bootstrap by blind rotation";
         for h in helpers {
             if h.ctx.params().fingerprint() != self.ctx.params().fingerprint()
@@ -209,6 +240,8 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
             });
         }
 
+        let mut times = StageTimes::default();
+        let t0 = Instant::now();
         // 1. Encapsulation: (c0, 0) + KeySwitch_{s -> s'}(c1) at level 0, centred.
         let mut p = be.duplicate(ct.poly())?;
         if !ct.is_ntt() {
@@ -231,6 +264,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
                 .collect()
         };
         let (c0, c1) = (center(0), center(1));
+        times.encapsulation = t0.elapsed();
 
         // The factors: c = round(R·Δ_out / (Δ_in·N/n_c)), u = c·q0·n_c^{-1} mod Q_BR.
         let n_c = 2 * self.slots;
@@ -282,10 +316,19 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
             .enumerate()
             .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
             .collect::<Result<Vec<_>>>()?;
-        let accs: Vec<RnsPoly> = parts.into_iter().flatten().collect();
+        let mut accs = Vec::with_capacity(n_c);
+        for (w, (part, lwe_side, blind_rotation)) in parts.into_iter().enumerate() {
+            if w == 0 {
+                (times.lwe_side, times.blind_rotation) = (lwe_side, blind_rotation);
+            }
+            accs.extend(part);
+        }
 
         // 8. Packing.
+        let t8 = Instant::now();
         let pack = self.pack_lwes(accs)?;
+        times.packing = t8.elapsed();
+        let t9 = Instant::now();
 
         // 9. A = KeySwitch_{s' -> s}(c·ModRaise(ct')).
         let mut raised = ring.zeros(Shape {
@@ -316,17 +359,21 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         for _ in 0..self.params.rescale_limbs {
             be.rescale(&mut out)?;
         }
-        Ok(Ciphertext::new(
-            be,
-            out,
-            Meta::new(out_level, scale_out, true, fp),
-        )?)
+        be.synchronize()?;
+        times.finish = t9.elapsed();
+        let out = Ciphertext::new(be, out, Meta::new(out_level, scale_out, true, fp))?;
+        Ok((out, times))
     }
 
     /// The accumulators of the coefficients `range` (indices of packed coefficients): the LWE
     /// side per coefficient (host threads when parallel), then one batched blind rotation on
-    /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]).
-    fn rotations(&self, input: &RotationInput<'_>, range: Range<usize>) -> Result<Vec<RnsPoly>> {
+    /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]); with the wall time of each.
+    fn rotations(
+        &self,
+        input: &RotationInput<'_>,
+        range: Range<usize>,
+    ) -> Result<(Vec<RnsPoly>, Duration, Duration)> {
+        let t0 = Instant::now();
         let n = self.params.n();
         let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
         let ksk = &self.keys.lwe_ksk;
@@ -354,7 +401,10 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         };
         let rows = self.keys.rgsw_rows();
         let be = self.ctx.backend();
-        Ok(be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?)
+        let lwe_side = t0.elapsed();
+        let t1 = Instant::now();
+        let accs = be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?;
+        Ok((accs, lwe_side, t1.elapsed()))
     }
 
     /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):

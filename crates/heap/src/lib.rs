@@ -22,7 +22,8 @@
 //! [`HeapBootstrapper::new`], [`HeapBootstrapper::with_slots`] (sparse slots: `2n` blind
 //! rotations and a trace), [`HeapBootstrapper::heap_bootstrap`],
 //! [`HeapBootstrapper::heap_bootstrap_spread`] (blind rotations shared with other
-//! bootstrappers, e.g. one per GPU), [`budget()`] (the expected precision and failure
+//! bootstrappers, e.g. one per GPU), [`HeapBootstrapper::heap_bootstrap_spread_timed`] (the
+//! same with each stage's wall time, [`StageTimes`]), [`budget()`] (the expected precision and failure
 //! probability), [`HeapKeys::to_bytes`] / [`HeapKeys::from_bytes`].
 
 pub mod bootstrap;
@@ -35,7 +36,7 @@ pub mod lwe;
 pub mod params;
 pub mod serialize;
 
-pub use bootstrap::HeapBootstrapper;
+pub use bootstrap::{HeapBootstrapper, StageTimes};
 pub use budget::{Budget, budget};
 pub use error::{Error, Result};
 pub use keys::{HeapKeys, user_relin_key};

@@ -8,7 +8,9 @@
 //! of the keys, `HeapBootstrapper::heap_bootstrap_spread`). Each preset also splits the batched
 //! blind rotation (`RnsBlindRotateBackend`, the first device's share) into a time per step and
 //! a fixed part (tables, uploads, the first and last NTTs, the download of the accumulators)
-//! from two short calls over the same batch size (`blind_rotate_*` keys of the JSON).
+//! from two short calls over the same batch size (`blind_rotate_*` keys of the JSON), and
+//! records the first bootstrap's stage times (`stage_*_us`, `HeapBootstrapper::
+//! heap_bootstrap_spread_timed`).
 
 use super::{Lcg, PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
@@ -83,7 +85,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let z = uniform_complex(&mut InputGenerator::new(2026), slots);
     let ct = encrypt::encrypt_sk(be, &sk, &enc.encode_with(&z, 0, params.scale(0)?, slots)?)?;
     let t_first = Instant::now();
-    let out = boot.heap_bootstrap_spread(&ct, &helper_refs)?;
+    let (out, stages) = boot.heap_bootstrap_spread_timed(&ct, &helper_refs)?;
     let first_s = t_first.elapsed().as_secs_f64();
     let got = enc.decode_slots(&encrypt::decrypt(be, &sk, &out)?, slots)?;
     let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
@@ -103,6 +105,16 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         model.precision_median_bits,
         key_bytes as f64 / 1e9,
         out.level()
+    );
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    eprintln!(
+        "  {name}: first bootstrap's stages: encapsulation {:.3} s, LWE side {:.3} s, blind \
+         rotation {:.3} s, packing {:.3} s, finish {:.3} s",
+        stages.encapsulation.as_secs_f64(),
+        stages.lwe_side.as_secs_f64(),
+        stages.blind_rotation.as_secs_f64(),
+        stages.packing.as_secs_f64(),
+        stages.finish.as_secs_f64()
     );
     let share = boot.blind_rotations().div_ceil(gpus);
     let (step_s, fixed_s) = blind_rotation_split(&boot, be, share)?;
@@ -147,6 +159,11 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "output_level": hp.output_level(),
             "key_device_bytes": key_bytes,
             "first_bootstrap_us": first_s * 1e6,
+            "stage_encapsulation_us": us(stages.encapsulation),
+            "stage_lwe_side_us": us(stages.lwe_side),
+            "stage_blind_rotation_us": us(stages.blind_rotation),
+            "stage_packing_us": us(stages.packing),
+            "stage_finish_us": us(stages.finish),
             "blind_rotate_samples": share,
             "blind_rotate_step_us": step_s * 1e6,
             "blind_rotate_fixed_us": fixed_s * 1e6,
