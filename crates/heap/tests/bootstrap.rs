@@ -267,14 +267,25 @@ fn heap_bootstrap_timed_gives_the_same_words_and_its_stage_times() {
     let z = uniform_complex(&mut InputGenerator::new(5), slots);
     let ct = seeded_level_zero(&s, &z, slots);
     let be = s.ctx.backend();
-    let plain = be.download(s.boot.heap_bootstrap(&ct).unwrap().poly()).unwrap();
+    let plain = be
+        .download(s.boot.heap_bootstrap(&ct).unwrap().poly())
+        .unwrap();
     let start = std::time::Instant::now();
     let (out, t) = s.boot.heap_bootstrap_spread_timed(&ct, &[]).unwrap();
     let wall = start.elapsed();
     assert!(be.download(out.poly()).unwrap().raw() == plain.raw());
-    let stages = [t.encapsulation, t.lwe_side, t.blind_rotation, t.packing, t.finish];
+    let stages = [
+        t.encapsulation,
+        t.lwe_side,
+        t.blind_rotation,
+        t.packing,
+        t.finish,
+    ];
     assert!(stages.iter().all(|d| !d.is_zero()), "{t:?}");
-    assert!(stages.iter().sum::<std::time::Duration>() <= wall, "{t:?} over {wall:?}");
+    assert!(
+        stages.iter().sum::<std::time::Duration>() <= wall,
+        "{t:?} over {wall:?}"
+    );
 }
 
 /// Keys written and loaded again bootstrap to the same words; damaged blobs are refused with

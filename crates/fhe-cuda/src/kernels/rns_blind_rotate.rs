@@ -236,7 +236,10 @@ pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
         .checked_sub(1)
         .and_then(|i| NAMES.get(i))
         .ok_or_else(|| Error::Unsupported {
-            what: format!("an RNS blind rotation of {} digits (1 to {MAX_LIMBS})", sh.digits),
+            what: format!(
+                "an RNS blind rotation of {} digits (1 to {MAX_LIMBS})",
+                sh.digits
+            ),
         })?;
     let f = cx.dev.function("rns_blind_rotate", name)?;
     let slots = cx.slots();
