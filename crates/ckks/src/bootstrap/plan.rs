@@ -52,6 +52,15 @@ struct StageShape {
     products: usize,
 }
 
+/// One cost model of [`BootstrapPlan::stage_costs`]: the cost of a key switch at a level, of a
+/// DFT matrix, of one EvalMod product, and of ModRaise.
+struct StageCosts<'a> {
+    key_switch: &'a dyn Fn(usize) -> usize,
+    matrix: &'a dyn Fn(&Matrix) -> usize,
+    product: usize,
+    mod_raise: usize,
+}
+
 /// A bootstrap's cost by stage: the bytes it must read ([`BootstrapPlan::stage_bytes`]: keys
 /// and plaintexts, ciphertexts left out; the floor of each stage on a device of given bandwidth
 /// is `bytes / bandwidth`) or its key switches' NTT limbs ([`BootstrapPlan::ntt_limbs`], a
@@ -276,28 +285,41 @@ impl BootstrapPlan {
     pub fn ntt_limbs(&self, encapsulated: bool) -> StageBytes {
         let StageShape {
             top,
-            halves,
             em_top,
             em_out,
-            products,
+            ..
         } = self.stage_shape();
-        let per_product = (self.key_switch_ntt(em_top) + self.key_switch_ntt(em_out + 1)) / 2;
-        let sub_sum = self.sub_sum_steps().len() * self.key_switch_ntt(top);
-        let extra = if self.is_sparse() { 1 } else { 0 };
-        StageBytes {
+        self.stage_costs(StageCosts {
+            key_switch: &|l| self.key_switch_ntt(l),
+            matrix: &|m| self.matrix_ntt(m),
+            product: (self.key_switch_ntt(em_top) + self.key_switch_ntt(em_out + 1)) / 2,
             mod_raise: if encapsulated {
                 self.key_switch_ntt(0) + self.key_switch_ntt(top)
             } else {
                 0
             },
+        })
+    }
+
+    /// A stage table from one cost model: the sparse rotation sum and the DFT matrices by
+    /// `key_switch` and `matrix`, EvalMod's products at `product` each, ModRaise at `mod_raise`.
+    fn stage_costs(&self, c: StageCosts<'_>) -> StageBytes {
+        let StageShape {
+            top,
+            halves,
+            em_top,
+            products,
+            ..
+        } = self.stage_shape();
+        let sub_sum = self.sub_sum_steps().len() * (c.key_switch)(top);
+        let extra = if self.is_sparse() { 1 } else { 0 };
+        StageBytes {
+            mod_raise: c.mod_raise,
             coeff_to_slot: sub_sum
-                + self.cts.iter().map(|m| self.matrix_ntt(m)).sum::<usize>()
-                + (1 + extra) * self.key_switch_ntt(em_top),
-            eval_mod: halves * products * per_product,
-            slot_to_coeff: self
-                .slot_to_coeff_matrices()
-                .map(|m| self.matrix_ntt(m))
-                .sum(),
+                + self.cts.iter().map(c.matrix).sum::<usize>()
+                + (1 + extra) * (c.key_switch)(em_top),
+            eval_mod: halves * products * c.product,
+            slot_to_coeff: self.slot_to_coeff_matrices().map(c.matrix).sum(),
         }
     }
 
@@ -329,28 +351,14 @@ impl BootstrapPlan {
 
     /// The bytes each stage must read ([`StageBytes`]), for a memory-bound floor.
     pub fn stage_bytes(&self, encapsulated: bool) -> StageBytes {
-        let StageShape {
-            top,
-            halves,
-            em_top,
-            em_out,
-            products,
-        } = self.stage_shape();
+        let StageShape { top, em_out, .. } = self.stage_shape();
         // A relinearization key has one digit pair per active digit, like a rotation key.
-        let eval_mod = halves * products * self.key_read(em_out + 1);
-        let sub_sum = self.sub_sum_steps().len() * self.key_read(top);
-        let extra = if self.is_sparse() { 1 } else { 0 };
-        StageBytes {
+        self.stage_costs(StageCosts {
+            key_switch: &|l| self.key_read(l),
+            matrix: &|m| self.matrix_bytes(m),
+            product: self.key_read(em_out + 1),
             mod_raise: if encapsulated { self.key_read(top) } else { 0 },
-            coeff_to_slot: sub_sum
-                + self.cts.iter().map(|m| self.matrix_bytes(m)).sum::<usize>()
-                + (1 + extra) * self.key_read(em_top),
-            eval_mod,
-            slot_to_coeff: self
-                .slot_to_coeff_matrices()
-                .map(|m| self.matrix_bytes(m))
-                .sum(),
-        }
+        })
     }
 
     /// Levels consumed by each stage and the output level.
