@@ -199,6 +199,14 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
             .collect()
     }
 
+    /// The automorphism keys as [`PackKeys`]: `(g, rows)` for every Galois element the
+    /// packing and the trace use.
+    ///
+    /// [`PackKeys`]: fhe_math::backend::rns_blind_rotate::PackKeys
+    pub fn pack_keys(&self) -> Vec<(usize, Vec<&B::Poly>)> {
+        self.auto.iter().map(|(g, r)| (*g, r.refs())).collect()
+    }
+
     /// The parameter fingerprint the keys were generated for.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
