@@ -4,10 +4,11 @@ use crate::error::{Error, Result};
 use crate::gadget::RnsGadget;
 use crate::host::{add_assign, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{SwitchedEntries, staircase_entry, switch_to_2n};
+use crate::lwe::{SwitchedEntries, key_switch_batch, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
+use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::backend::rns_blind_rotate::{
     RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_lwes, pack_rows,
     switch_component_one,
@@ -17,9 +18,6 @@ use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
 use std::ops::Range;
 use std::time::{Duration, Instant};
-
-/// Samples key-switched together by the LWE side.
-const KS_CHUNK: usize = 32;
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
 /// `s'`, the test polynomial and the spacing of the packed coefficients.
@@ -54,7 +52,7 @@ pub struct StageTimes {
 }
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
-pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
+pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> {
     ctx: Context<B>,
     params: HeapParams,
     keys: HeapKeys<B>,
@@ -63,7 +61,7 @@ pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
     parallel: bool,
 }
 
-impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
+impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBootstrapper<B> {
     /// A bootstrapper for `ctx` (built from `params.ckks`) with `keys`, for full slots (`N/2`).
     ///
     /// Errors: invalid or insecure parameters, a context of another parameter set, keys of
@@ -253,7 +251,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         if !ct.is_ntt() {
             be.ntt(&mut p)?;
         }
-        let mut sparse = be.key_switch(&p, 1, &self.keys.to_sparse.poly, None)?;
+        let mut sparse = KeySwitchBackend::key_switch(be, &p, 1, &self.keys.to_sparse.poly, None)?;
         let mut c0 = be.zeros(Shape {
             components: 1,
             level: 0,
@@ -320,7 +318,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         let pack_keys = self.keys.pack_keys();
         let pack = if workers.len() == 1 {
             // 7-8 in one backend call: a device keeps the accumulators for the packing.
-            let (batch, lwe_side) = self.lwe_side(&input, 0..n_c);
+            let (batch, lwe_side) = self.lwe_side(&input, 0..n_c)?;
             times.lwe_side = lwe_side;
             let t7 = Instant::now();
             let rows = self.keys.rgsw_rows();
@@ -384,41 +382,37 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         Ok((out, times))
     }
 
-    /// The LWE side of the coefficients `range` (indices of packed coefficients): extraction,
-    /// the switches and the LWE key switch per coefficient (host threads when parallel), as
-    /// one blind-rotation batch; with its wall time.
+    /// The LWE side of the coefficients `range` (indices of packed coefficients): extraction
+    /// and the switch from `K'·q_0` per coefficient (host threads when parallel), the LWE key
+    /// switch of all of them on the backend ([`key_switch_batch`]), the switch to `2N`; as one
+    /// blind-rotation batch, with its wall time.
     fn lwe_side(
         &self,
         input: &RotationInput<'_>,
         range: Range<usize>,
-    ) -> (RnsRotationBatch, Duration) {
+    ) -> Result<(RnsRotationBatch, Duration)> {
         let t0 = Instant::now();
         let n = self.params.n();
         let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
-        let ksk = &self.keys.lwe_ksk;
-        // Chunks of samples key-switched together (each key row read once a chunk).
-        let chunk = |ts: &[usize]| -> Vec<(Vec<u64>, u64)> {
-            let xs: Vec<_> = ts
-                .iter()
-                .map(|&t| entries.sample(t * input.stride))
-                .collect();
-            ksk.switch_batch(&self.params, &xs)
-                .iter()
-                .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
-                .collect()
-        };
         let coeffs: Vec<usize> = range.collect();
-        let samples: Vec<(Vec<u64>, u64)> = if self.parallel {
-            coeffs.par_chunks(KS_CHUNK).flat_map_iter(chunk).collect()
+        let sample = |&t: &usize| entries.sample(t * input.stride);
+        let xs: Vec<_> = if self.parallel {
+            coeffs.par_iter().map(sample).collect()
         } else {
-            coeffs.chunks(KS_CHUNK).flat_map(chunk).collect()
+            coeffs.iter().map(sample).collect()
         };
+        let be = self.ctx.backend();
+        let switched = key_switch_batch(be, &self.keys.lwe_ksk_uploaded, &self.params, &xs)?;
+        let samples: Vec<(Vec<u64>, u64)> = switched
+            .iter()
+            .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
+            .collect();
         let batch = RnsRotationBatch {
             dimension: self.params.lwe_dimension,
             b: samples.iter().map(|s| s.1).collect(),
             a: samples.into_iter().flat_map(|s| s.0).collect(),
         };
-        (batch, t0.elapsed())
+        Ok((batch, t0.elapsed()))
     }
 
     /// The accumulators of the coefficients `range`: [`Self::lwe_side`], then one batched blind
@@ -429,7 +423,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         input: &RotationInput<'_>,
         range: Range<usize>,
     ) -> Result<(Vec<RnsPoly>, Duration, Duration)> {
-        let (batch, lwe_side) = self.lwe_side(input, range);
+        let (batch, lwe_side) = self.lwe_side(input, range)?;
         let rows = self.keys.rgsw_rows();
         let t1 = Instant::now();
         let accs = self

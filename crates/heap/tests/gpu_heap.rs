@@ -8,7 +8,7 @@ mod common;
 use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters};
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::backend::{KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
+use fhe_math::backend::{BlindRotateBackend, KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::poly::RnsPoly;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// Keys, encryption and bootstrap of the same inputs with fixed seeds on `ctx`'s backend:
 /// the output words (coefficient form) and the decoded slots.
-fn run<B: KeySwitchBackend + RnsBlindRotateBackend>(
+fn run<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend>(
     ctx: &Context<B>,
     hp: &HeapParams,
     z: &[Complex64],
