@@ -679,4 +679,59 @@ mod tests {
         };
         assert!(be.rns_blind_rotate(&g, &key, &test, &short).is_err());
     }
+
+    /// A packed call needs a power-of-two batch up to N and, for each level, the key of
+    /// `2^ℓ + 1` with one row a digit of the gadget's shape; one sample needs no key.
+    #[test]
+    fn bad_packing_arguments_are_refused() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let row = be.zeros(ACC_SHAPE).unwrap();
+        let small = be
+            .zeros(Shape {
+                components: 2,
+                level: 2,
+                extended: false,
+            })
+            .unwrap();
+        let test = ring.zeros(ACC_SHAPE).unwrap();
+        let key: Vec<&_> = (0..4).map(|_| &row).collect();
+        let batch = |count: usize| RnsRotationBatch {
+            dimension: 1,
+            a: vec![3; count],
+            b: vec![5; count],
+        };
+        let rows = || vec![&row, &row];
+        let full: Vec<(usize, Vec<&RnsPoly>)> = vec![(3, rows()), (5, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &full)
+                .is_ok()
+        );
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(1), &[])
+                .is_ok()
+        );
+        for count in [0, 3, 32] {
+            assert!(
+                be.rns_blind_rotate_packed(&g, &key, &test, &batch(count), &full)
+                    .is_err(),
+                "{count} samples"
+            );
+        }
+        let missing = vec![(3, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &missing)
+                .is_err()
+        );
+        let one_row = vec![(3, vec![&row]), (5, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &one_row)
+                .is_err()
+        );
+        let wrong_shape = vec![(3, rows()), (5, vec![&row, &small])];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &wrong_shape)
+                .is_err()
+        );
+    }
 }
