@@ -28,16 +28,22 @@ struct RbrShape {
     u32 digits; // D
     u32 dtot;   // Σ_j (L − |G_j|)
     u32 count;  // batch size
+    u32 comps;  // components decomposed a sample (2 in the blind rotation, 1 in the packing)
 };
+
+// X^a at evaluation point k of limb s (NTT form).
+__device__ __forceinline__ u64 rbr_monomial(const u64* tab, const RbrShape& sh, u32 s, u32 k,
+                                            u64 a) {
+    const u64 two_n = 2 * (u64)sh.n;
+    const u64* pw = tab + RBR_POW + (u64)s * two_n;
+    const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
+    return pw[(a * ex[k]) & (two_n - 1)];
+}
 
 // The factor X^a − 1 at evaluation point k of limb s.
 __device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, const RbrShape& sh, u32 s, u32 k,
                                                u64 a, u64 q) {
-    const u64 two_n = 2 * (u64)sh.n;
-    const u64* pw = tab + RBR_POW + (u64)s * two_n;
-    const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
-    const u64 e = (a * ex[k]) & (two_n - 1);
-    return mod_sub(pw[e], 1, q);
+    return mod_sub(rbr_monomial(tab, sh, s, k, a), 1, q);
 }
 
 // acc[e][c][s] = X^{(2N − b_e) mod 2N} · test[c][s] (coefficient form). Grid (count·2·L, n/B).
@@ -72,9 +78,9 @@ extern "C" __global__ void rns_blind_rotate_mono(u64* t, const u64* acc, const u
     t[i] = mod_mul(acc[i], f, m);
 }
 
-// The digits of T (coefficient form): for (e, c, j), the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) −
+// The digits of T (coefficient form, [e][comps][L] limbs): for (e, c, j), the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) −
 // β·Q_j in (−Q_j/2, Q_j/2], y_i = T_i·(Q/Q_j)^{-1}·(Q_j/q_i)^{-1} mod q_i, written mod every
-// limb outside G_j. Grid (count·2·D, n/B).
+// limb outside G_j, D laid out [e][comps][dtot]. Grid (count·comps·D, n/B).
 // In double precision (every modulus below 2^42): y_i and the residues of d by `f64_mul_mod`
 // (exact; common.cuh). β = floor(F + 1/2) for F = Σ y_i/q_i (no tie: Q_j is odd), from the
 // double sum F' = Σ y_i·fl(1/q_i), within |G_j|·2^-51 of F; where F' + 1/2 lies within
@@ -148,14 +154,15 @@ extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, cons
                                          RbrShape sh) {
     pdl_wait();
     const u32 x = blockIdx.x;
-    const u32 per = 2 * sh.digits;
+    const u32 per = sh.comps * sh.digits;
     const u32 e = x / per, r = x % per, c = r / sh.digits, j = r % sh.digits;
     const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
     if (k >= sh.n) return;
     const u64* grp = tab + RBR_GROUP + 8 * j;
     const u32 lo = (u32)grp[0], hi = (u32)grp[1];
-    const u64* tsrc = t + ((u64)e * 2 + c) * sh.limbs * sh.n + k;
-    u64* out = d + (((u64)e * 2 + c) * sh.dtot + (u32)grp[6]) * sh.n + k;
+    const u64 ec = (u64)e * sh.comps + c;
+    const u64* tsrc = t + ec * sh.limbs * sh.n + k;
+    u64* out = d + (ec * sh.dtot + (u32)grp[6]) * sh.n + k;
     // The group's length is block-uniform (one digit a block row).
     switch (hi - lo) {
         case 1: rbr_decompose_group<1>(out, tsrc, grp, j, lo, tab, slots, sh); break;
@@ -264,3 +271,87 @@ RBR_MAC(5)
 RBR_MAC(6)
 RBR_MAC(7)
 RBR_MAC(8)
+
+// ---------------------------------------------------------------------------------------------
+// PackLWEs (Chen–Dai–Kim–Song) of the accumulators P[e][2][L][n] (NTT form), one level a
+// launch set: for r < half, e = P[r], o = P[r + half], P[r] ← e + X^{N/len}·o +
+// Switch(τ_g(e − X^{N/len}·o)), g = len + 1, Switch(y) = (y_0, 0) + Σ_j d_j(y_1) ⊙ key_j:
+//   rns_pack_diff   y = τ_g(e − X^{N/len}·o): T0 = y_0, T1 = y_1 (NTT form) and a copy of y_1
+//                   for the inverse NTTs; τ_g in NTT form is the gather y[k] = x[perm[k]],
+//                   perm[k] the point whose exponent is g·exp[k] mod 2N
+//   inverse NTTs of the copy, `rns_blind_rotate_decompose` (comps = 1), forward NTTs of D
+//   rns_pack_mac    P[r] ← e + X^{N/len}·o + (T0, 0) + Σ_j d_j ⊙ key_j, the own-group digit limbs
+//                   (Q/Q_j)^{-1}·T1 formed in NTT form, as in `mac`
+// Each thread of rns_pack_mac reads and writes P[r] at its own k only, and P[r + half] is not
+// written at this level, so no launch reads what another thread of it writes. Exact
+// double-precision products as in `mac` (every modulus below 2^42).
+
+// Grid (half·L, n/B).
+extern "C" __global__ void rns_pack_diff(u64* t0, u64* t1, u64* t1c, const u64* p, u32 half,
+                                         u32 shift, const u32* perm, const u64* tab,
+                                         const u64* slots, RbrShape sh) {
+    pdl_wait();
+    const u32 x = blockIdx.x;
+    const u32 r = x / sh.limbs, s = x % sh.limbs;
+    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
+    if (k >= sh.n) return;
+    const u64 qw = slots[s * SLOT_STRIDE];
+    const double q = f64_from_u64(qw);
+    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+    const u32 kk = perm[k];
+    const double f = f64_from_u64(rbr_monomial(tab, sh, s, kk, shift));
+    const u64 ln = (u64)sh.limbs * sh.n;
+    const u64* e = p + (u64)r * 2 * ln + (u64)s * sh.n + kk;
+    const u64* o = p + ((u64)r + half) * 2 * ln + (u64)s * sh.n + kk;
+    const u64 out = (u64)r * ln + (u64)s * sh.n + k;
+    t0[out] = f64_canonical(__dsub_rn(f64_from_u64(e[0]), f64_mul_mod(f64_from_u64(o[0]), f, q, qi)),
+                            q, qi);
+    const u64 y1 =
+        f64_canonical(__dsub_rn(f64_from_u64(e[ln]), f64_mul_mod(f64_from_u64(o[ln]), f, q, qi)),
+                      q, qi);
+    t1[out] = y1;
+    t1c[out] = y1;
+}
+
+// `rows`: the D addresses of the level's key rows, each a [2][row_spc][n] buffer. Grid
+// (half·L, n/B).
+extern "C" __global__ void rns_pack_mac(u64* p, const u64* t0, const u64* t1, const u64* d,
+                                        const u64* rows, u32 row_spc, u32 half, u32 shift,
+                                        const u64* tab, const u64* slots, RbrShape sh) {
+    pdl_wait();
+    const u32 x = blockIdx.x;
+    const u32 r = x / sh.limbs, s = x % sh.limbs;
+    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
+    if (k >= sh.n) return;
+    const u64 qw = slots[s * SLOT_STRIDE];
+    const double q = f64_from_u64(qw);
+    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+    const u64* li = tab + RBR_LIMB + 8 * s;
+    const u32 js = (u32)li[6];
+    const double own = f64_from_u64(li[4]);
+    const double f = f64_from_u64(rbr_monomial(tab, sh, s, k, shift));
+    const u64 ln = (u64)sh.limbs * sh.n;
+    const u64 ie = (u64)r * 2 * ln + (u64)s * sh.n + k;
+    const u64 io = ((u64)r + half) * 2 * ln + (u64)s * sh.n + k;
+    const u64 it = (u64)r * ln + (u64)s * sh.n + k;
+    double sum0 = __dadd_rn(__dadd_rn(f64_from_u64(p[ie]), f64_mul_mod(f64_from_u64(p[io]), f, q, qi)),
+                            f64_from_u64(t0[it]));
+    double sum1 = __dadd_rn(f64_from_u64(p[ie + ln]), f64_mul_mod(f64_from_u64(p[io + ln]), f, q, qi));
+    const u64* dr = d + (u64)r * sh.dtot * sh.n + k;
+    for (u32 j = 0; j < sh.digits; j++) {
+        double dv;
+        if (j == js) {
+            dv = f64_mul_mod(f64_from_u64(t1[it]), own, q, qi);
+        } else {
+            const u64* grp = tab + RBR_GROUP + 8 * j;
+            const u32 lo = (u32)grp[0], hi = (u32)grp[1];
+            const u32 pos = (u32)grp[6] + (s < lo ? s : s - (hi - lo));
+            dv = f64_from_u64(dr[(u64)pos * sh.n]);
+        }
+        const u64* row = (const u64*)rows[j];
+        sum0 = __dadd_rn(sum0, f64_mul_mod(dv, f64_from_u64(row[(u64)s * sh.n + k]), q, qi));
+        sum1 = __dadd_rn(sum1, f64_mul_mod(dv, f64_from_u64(row[((u64)row_spc + s) * sh.n + k]), q, qi));
+    }
+    p[ie] = f64_canonical(sum0, q, qi);
+    p[ie + ln] = f64_canonical(sum1, q, qi);
+}

@@ -25,7 +25,7 @@ use crate::device::Device;
 use crate::poly::DevicePoly;
 use fhe_math::Error;
 use fhe_math::Result;
-use fhe_math::backend::rns_blind_rotate::{RnsGadget, RnsRotationBatch};
+use fhe_math::backend::rns_blind_rotate::{PackKeys, RnsGadget, RnsRotationBatch};
 use fhe_math::backend::{IntegerBackend, KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::cpu::CpuBackend;
 use fhe_math::crt_decode::{CrtDecoder, DecodeMode, NoiseFraction};
@@ -198,7 +198,8 @@ impl<'a> Side for &'a mut AnyPoly {
 /// Each argument's `KIND` says how it crosses to the chosen backend: `val Type` as is;
 /// `buf` (`&AnyPoly`), `buf_mut` (`&mut AnyPoly`), `owned` (`AnyPoly`), `bufs`
 /// (`&[&AnyPoly]`) and `keys` (`&[(u64, &AnyPoly)]`) unwrapped to that backend's buffers, a
-/// buffer of the other side an [`Error::DeviceMismatch`]. `RET` says how the result comes
+/// buffer of the other side an [`Error::DeviceMismatch`]; `pack` (`&PackKeys<AnyPoly>`) likewise
+/// row by row. `RET` says how the result comes
 /// back: `same Type` as is, `poly` (`Result<AnyPoly>`), `polys` (`Result<Vec<AnyPoly>>`),
 /// `poly_and Type` (`Result<(AnyPoly, Type)>`) wrapped into [`AnyPoly`].
 macro_rules! forward {
@@ -225,6 +226,7 @@ macro_rules! forward {
     (@ty bufs) => { &[&AnyPoly] };
     (@ty keys) => { &[(u64, &AnyPoly)] };
     (@ty pairs) => { &[(&AnyPoly, &AnyPoly)] };
+    (@ty pack) => { &PackKeys<'_, AnyPoly> };
     (@ret same $ty:ty) => { $ty };
     (@ret poly) => { Result<AnyPoly> };
     (@ret polys) => { Result<Vec<AnyPoly>> };
@@ -252,6 +254,14 @@ macro_rules! forward {
         &$arg
             .iter()
             .map(|&(a, b)| Ok((Side::$side(a, $self)?, Side::$side(b, $self)?)))
+            .collect::<Result<Vec<_>>>()?
+    };
+    (@arg $self:ident, $variant:ident, $side:ident, pack, $arg:ident) => {
+        &$arg
+            .iter()
+            .map(|(g, rows)| {
+                Ok((*g, rows.iter().map(|&p| Side::$side(p, $self)).collect::<Result<Vec<_>>>()?))
+            })
             .collect::<Result<Vec<_>>>()?
     };
     (@arg $self:ident, $variant:ident, $side:ident, keys, $arg:ident) => {
@@ -334,6 +344,7 @@ impl RingBackend for AnyBackend {
 impl RnsBlindRotateBackend for AnyBackend {
     forward! {
         fn rns_blind_rotate(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch) -> same Result<Vec<RnsPoly>>;
+        fn rns_blind_rotate_packed(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch, pack: pack) -> same Result<RnsPoly>;
     }
 }
 

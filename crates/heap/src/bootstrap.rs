@@ -1,22 +1,23 @@
 //! [`HeapBootstrapper`]: the pipeline of HEAP.md §2.1 over a backend.
 
 use crate::error::{Error, Result};
-use crate::gadget::{RnsGadget, gadget_product_acc, to_host_coeff, zero_pair};
-use crate::host::{add_assign, automorphism, mul_monomial, sub_assign};
+use crate::gadget::RnsGadget;
+use crate::host::{add_assign, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{SwitchedEntries, staircase_entry, switch_to_2n};
+use crate::lwe::{SwitchedEntries, key_switch_batch, staircase_entry, switch_to_2n};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
-use fhe_math::backend::rns_blind_rotate::{RnsBlindRotateBackend, RnsRotationBatch};
+use fhe_math::backend::blind_rotate::BlindRotateBackend;
+use fhe_math::backend::rns_blind_rotate::{
+    RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_lwes, pack_rows,
+    switch_component_one,
+};
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
 use std::ops::Range;
 use std::time::{Duration, Instant};
-
-/// Samples key-switched together by the LWE side.
-const KS_CHUNK: usize = 32;
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
 /// `s'`, the test polynomial and the spacing of the packed coefficients.
@@ -38,9 +39,12 @@ pub struct StageTimes {
     /// Steps 2–6 for this bootstrapper's share of the coefficients: extraction, the switches
     /// and the LWE key switch (host threads).
     pub lwe_side: Duration,
-    /// Step 7 for this bootstrapper's share: the batched blind rotation, download included.
+    /// Step 7 for this bootstrapper's share: the batched blind rotation, download included;
+    /// without helpers also step 8, the packing, which the backend runs in the same call
+    /// ([`RnsBlindRotateBackend::rns_blind_rotate_packed`]).
     pub blind_rotation: Duration,
-    /// Step 8: `PackLWEs` of every accumulator.
+    /// Step 8 with helpers: `PackLWEs` of every share's accumulators on the host side of
+    /// `self`'s backend (zero without helpers, see `blind_rotation`).
     pub packing: Duration,
     /// Steps 9–10: `c·ModRaise`, the switch back to the dense secret, the trace (sparse
     /// slots) and the rescales.
@@ -48,7 +52,7 @@ pub struct StageTimes {
 }
 
 /// CKKS bootstrapping by blind rotation for one parameter set and its keys.
-pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
+pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> {
     ctx: Context<B>,
     params: HeapParams,
     keys: HeapKeys<B>,
@@ -57,7 +61,7 @@ pub struct HeapBootstrapper<B: KeySwitchBackend + RnsBlindRotateBackend> {
     parallel: bool,
 }
 
-impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
+impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBootstrapper<B> {
     /// A bootstrapper for `ctx` (built from `params.ckks`) with `keys`, for full slots (`N/2`).
     ///
     /// Errors: invalid or insecure parameters, a context of another parameter set, keys of
@@ -247,7 +251,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         if !ct.is_ntt() {
             be.ntt(&mut p)?;
         }
-        let mut sparse = be.key_switch(&p, 1, &self.keys.to_sparse.poly, None)?;
+        let mut sparse = KeySwitchBackend::key_switch(be, &p, 1, &self.keys.to_sparse.poly, None)?;
         let mut c0 = be.zeros(Shape {
             components: 1,
             level: 0,
@@ -311,23 +315,36 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
             test: &test,
             stride: n / n_c,
         };
-        let parts = workers
-            .par_iter()
-            .enumerate()
-            .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
-            .collect::<Result<Vec<_>>>()?;
-        let mut accs = Vec::with_capacity(n_c);
-        for (w, (part, lwe_side, blind_rotation)) in parts.into_iter().enumerate() {
-            if w == 0 {
-                (times.lwe_side, times.blind_rotation) = (lwe_side, blind_rotation);
+        let pack_keys = self.keys.pack_keys();
+        let pack = if workers.len() == 1 {
+            // 7-8 in one backend call: a device keeps the accumulators for the packing.
+            let (batch, lwe_side) = self.lwe_side(&input, 0..n_c)?;
+            times.lwe_side = lwe_side;
+            let t7 = Instant::now();
+            let rows = self.keys.rgsw_rows();
+            let pack =
+                be.rns_blind_rotate_packed(&self.gadget, &rows, input.test, &batch, &pack_keys)?;
+            times.blind_rotation = t7.elapsed();
+            pack
+        } else {
+            let parts = workers
+                .par_iter()
+                .enumerate()
+                .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
+                .collect::<Result<Vec<_>>>()?;
+            let mut accs = Vec::with_capacity(n_c);
+            for (w, (part, lwe_side, blind_rotation)) in parts.into_iter().enumerate() {
+                if w == 0 {
+                    (times.lwe_side, times.blind_rotation) = (lwe_side, blind_rotation);
+                }
+                accs.extend(part);
             }
-            accs.extend(part);
-        }
-
-        // 8. Packing.
-        let t8 = Instant::now();
-        let pack = self.pack_lwes(accs)?;
-        times.packing = t8.elapsed();
+            // 8. Packing, on the host side of this bootstrapper's backend.
+            let t8 = Instant::now();
+            let pack = pack_lwes(be, &self.gadget, accs, &pack_keys)?;
+            times.packing = t8.elapsed();
+            pack
+        };
         let t9 = Instant::now();
 
         // 9. A = KeySwitch_{s' -> s}(c·ModRaise(ct')).
@@ -344,14 +361,14 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
                 }
             }
         }
-        let mut d = self.switch_component_one(&raised, &self.keys.to_dense)?;
+        let mut d = switch_component_one(be, &self.gadget, &raised, &self.keys.to_dense.refs())?;
 
         // 10. D = A − Pack, the trace for sparse slots, the rescales by R.
         sub_assign(&ring, &mut d, &pack);
         let log_nc = n_c.trailing_zeros();
         for l in log_nc + 1..=n.trailing_zeros() {
             let g = (1usize << l) + 1;
-            let t = self.auto_switch(&d, g)?;
+            let t = automorphism_switch(be, &self.gadget, &d, g, pack_rows(&pack_keys, g)?)?;
             add_assign(&ring, &mut d, &t);
         }
         let mut out = be.upload(&d)?;
@@ -365,45 +382,54 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
         Ok((out, times))
     }
 
-    /// The accumulators of the coefficients `range` (indices of packed coefficients): the LWE
-    /// side per coefficient (host threads when parallel), then one batched blind rotation on
-    /// the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]); with the wall time of each.
-    fn rotations(
+    /// The LWE side of the coefficients `range` (indices of packed coefficients): extraction
+    /// and the switch from `K'·q_0` per coefficient (host threads when parallel), the LWE key
+    /// switch of all of them on the backend ([`key_switch_batch`]), the switch to `2N`; as one
+    /// blind-rotation batch, with its wall time.
+    fn lwe_side(
         &self,
         input: &RotationInput<'_>,
         range: Range<usize>,
-    ) -> Result<(Vec<RnsPoly>, Duration, Duration)> {
+    ) -> Result<(RnsRotationBatch, Duration)> {
         let t0 = Instant::now();
         let n = self.params.n();
         let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
-        let ksk = &self.keys.lwe_ksk;
-        // Chunks of samples key-switched together (each key row read once a chunk).
-        let chunk = |ts: &[usize]| -> Vec<(Vec<u64>, u64)> {
-            let xs: Vec<_> = ts
-                .iter()
-                .map(|&t| entries.sample(t * input.stride))
-                .collect();
-            ksk.switch_batch(&self.params, &xs)
-                .iter()
-                .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
-                .collect()
-        };
         let coeffs: Vec<usize> = range.collect();
-        let samples: Vec<(Vec<u64>, u64)> = if self.parallel {
-            coeffs.par_chunks(KS_CHUNK).flat_map_iter(chunk).collect()
+        let sample = |&t: &usize| entries.sample(t * input.stride);
+        let xs: Vec<_> = if self.parallel {
+            coeffs.par_iter().map(sample).collect()
         } else {
-            coeffs.chunks(KS_CHUNK).flat_map(chunk).collect()
+            coeffs.iter().map(sample).collect()
         };
+        let be = self.ctx.backend();
+        let switched = key_switch_batch(be, &self.keys.lwe_ksk_uploaded, &self.params, &xs)?;
+        let samples: Vec<(Vec<u64>, u64)> = switched
+            .iter()
+            .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
+            .collect();
         let batch = RnsRotationBatch {
             dimension: self.params.lwe_dimension,
             b: samples.iter().map(|s| s.1).collect(),
             a: samples.into_iter().flat_map(|s| s.0).collect(),
         };
+        Ok((batch, t0.elapsed()))
+    }
+
+    /// The accumulators of the coefficients `range`: [`Self::lwe_side`], then one batched blind
+    /// rotation on the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]); with the wall
+    /// time of each.
+    fn rotations(
+        &self,
+        input: &RotationInput<'_>,
+        range: Range<usize>,
+    ) -> Result<(Vec<RnsPoly>, Duration, Duration)> {
+        let (batch, lwe_side) = self.lwe_side(input, range)?;
         let rows = self.keys.rgsw_rows();
-        let be = self.ctx.backend();
-        let lwe_side = t0.elapsed();
         let t1 = Instant::now();
-        let accs = be.rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?;
+        let accs = self
+            .ctx
+            .backend()
+            .rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?;
         Ok((accs, lwe_side, t1.elapsed()))
     }
 
@@ -426,76 +452,6 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend> HeapBootstrapper<B> {
             }
         }
         Ok(v)
-    }
-
-    /// `(x_0, 0) + Σ_j d_j(x_1)·rows_j`: component 1 switched by gadget rows (host in and out,
-    /// coefficient form).
-    fn switch_component_one(
-        &self,
-        x: &RnsPoly,
-        rows: &crate::gadget::GadgetRows<B>,
-    ) -> Result<RnsPoly> {
-        let be = self.ctx.backend();
-        let ring = be.ring();
-        let mut prod = zero_pair(be, self.gadget.level())?;
-        gadget_product_acc(be, &self.gadget, x, 1, rows, &mut prod)?;
-        let mut out = to_host_coeff(be, prod)?;
-        let mut x0 = x.clone();
-        for s in x0.active_slots() {
-            x0.limb_mut(1, s).iter_mut().for_each(|w| *w = 0);
-        }
-        add_assign(ring, &mut out, &x0);
-        Ok(out)
-    }
-
-    /// `τ_g(x)` switched back to `s` with the automorphism key of `g`.
-    fn auto_switch(&self, x: &RnsPoly, g: usize) -> Result<RnsPoly> {
-        let ring = self.ctx.backend().ring();
-        let rows = self
-            .keys
-            .auto
-            .iter()
-            .find(|(h, _)| *h == g)
-            .map(|(_, r)| r)
-            .ok_or_else(|| Error::InvalidOperand {
-                op: "switch an automorphism",
-                reason: format!("no key for the Galois element {g}"),
-            })?;
-        self.switch_component_one(&automorphism(ring, x, g), rows)
-    }
-
-    /// Chen–Dai–Kim–Song `PackLWEs` of `2^ℓ` accumulators: the result's coefficient
-    /// `j·N/2^ℓ` is `2^ℓ` times input `j`'s constant coefficient (the others hold what the
-    /// trace removes).
-    fn pack_lwes(&self, mut cts: Vec<RnsPoly>) -> Result<RnsPoly> {
-        if cts.len() == 1 {
-            return Ok(cts.pop().expect("one element"));
-        }
-        let ring = self.ctx.backend().ring();
-        let len = cts.len();
-        let mut odd = Vec::with_capacity(len / 2);
-        let mut even = Vec::with_capacity(len / 2);
-        for (j, c) in cts.into_iter().enumerate() {
-            if j % 2 == 0 {
-                even.push(c)
-            } else {
-                odd.push(c)
-            }
-        }
-        let (e, o) = if self.parallel {
-            rayon::join(|| self.pack_lwes(even), || self.pack_lwes(odd))
-        } else {
-            (self.pack_lwes(even), self.pack_lwes(odd))
-        };
-        let (e, o) = (e?, o?);
-        let xo = mul_monomial(ring, &o, ring.n() / len);
-        let mut sum = e.clone();
-        add_assign(ring, &mut sum, &xo);
-        let mut diff = e;
-        sub_assign(ring, &mut diff, &xo);
-        let t = self.auto_switch(&diff, len + 1)?;
-        add_assign(ring, &mut sum, &t);
-        Ok(sum)
     }
 }
 
@@ -551,7 +507,7 @@ mod tests {
                 be.download(&ct).unwrap()
             })
             .collect();
-        let packed = boot.pack_lwes(inputs).unwrap();
+        let packed = pack_lwes(be, &boot.gadget, inputs, &boot.keys.pack_keys()).unwrap();
         let mut p = be.upload(&packed).unwrap();
         be.ntt(&mut p).unwrap();
         for _ in 0..hp.rescale_limbs {

@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::host::residue_i128;
 use fhe_math::backend::RingBackend;
-pub use fhe_math::backend::rns_blind_rotate::RnsGadget;
+pub use fhe_math::backend::rns_blind_rotate::{RnsGadget, gadget_product_acc};
 use fhe_math::poly::{RnsPoly, Shape};
 use fhe_math::ring::RingContext;
 use fhe_math::sampler::{Domain, Seed};
@@ -20,6 +20,13 @@ use fhe_math::sampler::{Domain, Seed};
 pub struct GadgetRows<B: RingBackend> {
     /// The rows.
     pub rows: Vec<B::Poly>,
+}
+
+impl<B: RingBackend> GadgetRows<B> {
+    /// The rows by reference, in digit order.
+    pub fn refs(&self) -> Vec<&B::Poly> {
+        self.rows.iter().collect()
+    }
 }
 
 /// What a key row adds to the encryption of zero.
@@ -76,27 +83,6 @@ pub fn encrypt_rows<B: RingBackend>(
         rows.push(row);
     }
     Ok(GadgetRows { rows })
-}
-
-/// `acc += Σ_j d_j(x_c) ⊙ row_j` (NTT form): the digits of component `c` of the host
-/// polynomial `x` (coefficient form, at the gadget's level) lifted exactly, transformed and
-/// multiplied by the rows.
-pub fn gadget_product_acc<B: RingBackend>(
-    be: &B,
-    gadget: &RnsGadget,
-    x: &RnsPoly,
-    c: usize,
-    rows: &GadgetRows<B>,
-    acc: &mut B::Poly,
-) -> Result<()> {
-    let ring = be.ring().clone();
-    for (j, row) in rows.rows.iter().enumerate() {
-        let d = gadget.digit(&ring, x, c, j);
-        let mut dp = be.upload_lifted(&d, gadget.level())?;
-        be.ntt(&mut dp)?;
-        be.mul_plain_acc(acc, row, &dp)?;
-    }
-    Ok(())
 }
 
 /// A zero 2-component buffer at `level` (the accumulator of gadget products).

@@ -6,6 +6,7 @@ use crate::lwe::LweKeySwitchKey;
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
+use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::sampler::Seed;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -15,9 +16,11 @@ use zeroize::Zeroizing;
 /// Every key HEAP bootstrapping needs: `to_sparse` (hybrid, over `q_0·P` only), the LWE
 /// key-switching key, the RGSW encryptions of the bits of `s_t` (3 RNS digits × 2 components
 /// each), the `log2 N` automorphism keys `τ_{2^l+1}` and `to_dense` (gadget form at `Q_BR`).
-pub struct HeapKeys<B: KeySwitchBackend> {
+pub struct HeapKeys<B: KeySwitchBackend + BlindRotateBackend> {
     pub(crate) to_sparse: SwitchingKey<B>,
     pub(crate) lwe_ksk: LweKeySwitchKey,
+    /// `lwe_ksk` in the backend's memory ([`LweKeySwitchKey::to_host_key`]).
+    pub(crate) lwe_ksk_uploaded: B::KeySwitchKey,
     /// `[i][c]`: the rows decomposing component `c`, encrypting bit `i` of `s_t`.
     pub(crate) rgsw: Vec<[GadgetRows<B>; 2]>,
     /// `(g, rows)` for `g = 2^l + 1`, `l = 1..=log2 N`.
@@ -61,7 +64,7 @@ fn seed_from(rng: &mut ChaCha20Rng) -> Seed {
     Seed(s)
 }
 
-impl<B: KeySwitchBackend> HeapKeys<B> {
+impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
     /// All keys from the dense CKKS secret `sk`, every random choice (the ephemeral sparse
     /// secret, `s_t`, masks and errors) expanded from `seed`: the same seed gives the same key
     /// words on every backend.
@@ -172,10 +175,12 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
         let mut s_ntt = s_ntt;
         be.zeroize(&mut s_ntt);
         let key_id = key_id_of(&lwe_ksk);
+        let lwe_ksk_uploaded = be.upload_key_switch_key(&lwe_ksk.to_host_key(params)?)?;
         Ok(HeapKeys {
             key_id,
             to_sparse,
             lwe_ksk,
+            lwe_ksk_uploaded,
             rgsw,
             auto,
             to_dense,
@@ -197,6 +202,14 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
             .iter()
             .flat_map(|pair| pair.iter().flat_map(|r| r.rows.iter()))
             .collect()
+    }
+
+    /// The automorphism keys as [`PackKeys`]: `(g, rows)` for every Galois element the
+    /// packing and the trace use.
+    ///
+    /// [`PackKeys`]: fhe_math::backend::rns_blind_rotate::PackKeys
+    pub fn pack_keys(&self) -> Vec<(usize, Vec<&B::Poly>)> {
+        self.auto.iter().map(|(g, r)| (*g, r.refs())).collect()
     }
 
     /// The parameter fingerprint the keys were generated for.

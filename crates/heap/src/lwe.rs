@@ -3,7 +3,12 @@
 //! from the sparse ring secret (dimension `N`) to the binary LWE secret `s_t` (dimension `n_t`),
 //! and the switch to `2N`. LWE phase convention `b − ⟨a, s⟩` (as `tfhe-switch`).
 
+use crate::error::Result;
 use crate::params::HeapParams;
+use fhe_math::backend::blind_rotate::{
+    BlindRotateBackend, Gadget, KeySwitchKeyHost, KeySwitchParams, LweBatchHost,
+};
+use fhe_math::modulus::Modulus;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -132,68 +137,62 @@ impl LweKeySwitchKey {
         self.n_t
     }
 
-    /// `(0, b) − Σ_{i,l} d_{i,l}·KSK[i][l]`, with `d_{i,l}` the signed base-`2^b` digits of `a_i`
-    /// rounded to its top `b·levels` bits: the phase under `s_t` is `b − ⟨a, s'⟩` plus the key's
-    /// noise and the rounding.
-    pub fn switch(&self, params: &HeapParams, x: &LweSample) -> LweSample {
-        self.switch_batch(params, std::slice::from_ref(x))
-            .pop()
-            .expect("one sample in, one out")
+    /// The key in the blind-rotation backend's form ([`KeySwitchKeyHost`]): modulus `2^k`,
+    /// gadget of `levels` digits of base `2^b` (gadget value `j` is `2^{k − b·j}`, row
+    /// `i·levels + j − 1` the same words as `KSK[i][j − 1]`), so the backend's key switch
+    /// `(0, b) − Σ d_{i,j}·row` with signed digits of `a_i` rounded to its top `b·levels` bits
+    /// is this key's.
+    pub fn to_host_key(&self, params: &HeapParams) -> Result<KeySwitchKeyHost> {
+        let key = KeySwitchKeyHost {
+            params: KeySwitchParams {
+                input_dimension: self.n_in,
+                output_dimension: self.n_t,
+                modulus: Modulus::new(1u64 << params.log_q_ks)?,
+                gadget: Gadget {
+                    base_log: params.ks_base_log,
+                    levels: params.ks_levels as u32,
+                },
+            },
+            data: self.words.iter().map(|&w| u64::from(w)).collect(),
+        };
+        key.check()?;
+        Ok(key)
     }
+}
 
-    /// [`LweKeySwitchKey::switch`] of every sample of `xs` (the same words), input coefficient
-    /// by input coefficient over the whole slice: each key row is read once for all samples
-    /// (the key is `N·levels·(n_t + 1)` words, far more than a cache holds).
-    pub fn switch_batch(&self, params: &HeapParams, xs: &[LweSample]) -> Vec<LweSample> {
-        let (k, b, lv) = (params.log_q_ks, params.ks_base_log, params.ks_levels);
-        let stride = self.n_t + 1;
-        let kept = b * lv as u32;
-        let drop = k - kept;
-        let mut outs: Vec<Vec<u32>> = xs
-            .iter()
-            .map(|x| {
-                let mut out = vec![0u32; stride];
-                out[self.n_t] = x.b;
-                out
-            })
-            .collect();
-        let base = 1i64 << b;
-        for i in 0..self.n_in {
-            let rows = &self.words[i * lv * stride..(i + 1) * lv * stride];
-            for (x, out) in xs.iter().zip(outs.iter_mut()) {
-                let Some(&ai) = x.a.get(i) else { continue };
-                // Round to the top `kept` bits, then signed digits from the least significant.
-                let mut v = if drop == 0 {
-                    ai as i64
-                } else {
-                    ((ai as i64 + (1i64 << (drop - 1))) >> drop) & ((1i64 << kept) - 1)
-                };
-                for l in (0..lv).rev() {
-                    let mut d = v & (base - 1);
-                    v >>= b;
-                    if d >= base / 2 {
-                        d -= base;
-                        v += 1;
-                    }
-                    if d == 0 {
-                        continue;
-                    }
-                    let row = &rows[l * stride..(l + 1) * stride];
-                    let dd = d as i32 as u32;
-                    for (o, &w) in out.iter_mut().zip(row) {
-                        *o = o.wrapping_sub(dd.wrapping_mul(w));
-                    }
-                }
-            }
-        }
-        let m = mask(k);
-        outs.into_iter()
-            .map(|out| LweSample {
-                a: out[..self.n_t].iter().map(|w| w & m).collect(),
-                b: out[self.n_t] & m,
-            })
-            .collect()
+/// The LWE key switch of every sample of `xs` (dimension `N`, mod `2^k`) to `s_t` on `be`
+/// with its uploaded key ([`LweKeySwitchKey::to_host_key`]): `(0, b) − Σ_{i,l} d_{i,l}·KSK[i][l]`,
+/// `d_{i,l}` the signed base-`2^b` digits of `a_i` rounded to its top `b·levels` bits; the
+/// phase under `s_t` is `b − ⟨a, s'⟩` plus the key's noise and the rounding.
+pub fn key_switch_batch<B: BlindRotateBackend>(
+    be: &B,
+    key: &B::KeySwitchKey,
+    params: &HeapParams,
+    xs: &[LweSample],
+) -> Result<Vec<LweSample>> {
+    let n = params.n();
+    let modulus = Modulus::new(1u64 << params.log_q_ks)?;
+    let mut data = Vec::with_capacity(xs.len() * (n + 1));
+    for x in xs {
+        data.extend(x.a.iter().map(|&w| u64::from(w)));
+        data.push(u64::from(x.b));
     }
+    let batch = LweBatchHost {
+        dimension: n,
+        modulus,
+        data,
+    };
+    let switched = BlindRotateBackend::key_switch(be, key, &be.upload_lwe_batch(&batch)?)?;
+    let out = be.download_lwe_batch(&switched)?;
+    let n_t = out.dimension;
+    Ok(out
+        .data
+        .chunks(n_t + 1)
+        .map(|w| LweSample {
+            a: w[..n_t].iter().map(|&v| v as u32).collect(),
+            b: w[n_t] as u32,
+        })
+        .collect())
 }
 
 /// `round(x·2N / 2^k) mod 2N` (round half up) of every entry.
@@ -234,6 +233,75 @@ mod tests {
     use super::*;
     use crate::params::{HEAP_N10_INSECURE, HeapParams};
 
+    /// The key switch written out from its definition: `a_i` rounded to its top `b·levels`
+    /// bits (half up), signed base-`2^b` digits from the least significant (a digit of `2^b/2`
+    /// or more becomes negative and carries), `(0, b) − Σ d_{i,l}·KSK[i][l]` wrapping mod 2^32,
+    /// then mod `2^k`.
+    fn switch_by_definition(key: &LweKeySwitchKey, p: &HeapParams, x: &LweSample) -> LweSample {
+        let (k, b, lv) = (p.log_q_ks, p.ks_base_log, p.ks_levels);
+        let stride = key.n_t + 1;
+        let drop = k - b * lv as u32;
+        let mut out = vec![0u32; stride];
+        out[key.n_t] = x.b;
+        for (i, &ai) in x.a.iter().enumerate() {
+            let mut v = (u64::from(ai) + (1u64 << drop >> 1)) >> drop;
+            for l in (0..lv).rev() {
+                let mut d = (v & ((1 << b) - 1)) as i64;
+                v >>= b;
+                if d >= 1 << (b - 1) {
+                    d -= 1 << b;
+                    v += 1;
+                }
+                let row = &key.words[(i * lv + l) * stride..(i * lv + l + 1) * stride];
+                for (o, &w) in out.iter_mut().zip(row) {
+                    *o = o.wrapping_sub((d as i32 as u32).wrapping_mul(w));
+                }
+            }
+        }
+        LweSample {
+            a: out[..key.n_t].iter().map(|w| w & mask(k)).collect(),
+            b: out[key.n_t] & mask(k),
+        }
+    }
+
+    /// The backend's key switch ([`key_switch_batch`] with [`LweKeySwitchKey::to_host_key`])
+    /// gives the words of the definition, at the CI set and at `HEAP_N13`'s gadget.
+    #[test]
+    fn backend_key_switch_is_the_definition() {
+        for p in [HEAP_N10_INSECURE, crate::params::HEAP_N13] {
+            let mut rng = ChaCha20Rng::from_seed([9; 32]);
+            let n = 64;
+            let s_in: Vec<i64> = (0..n).map(|i| [0, 1, -1, 0][i % 4]).collect();
+            let s_t: Vec<u32> = (0..16).map(|_| rng.next_u32() & 1).collect();
+            let key = LweKeySwitchKey::generate(&p, &s_in, &s_t, [4; 32]);
+            let be = fhe_math::cpu::CpuBackend::new(
+                fhe_math::ring::RingContext::new(
+                    16,
+                    &fhe_math::primes::ntt_primes(30, 32, 1, &[]).unwrap(),
+                    &fhe_math::primes::ntt_primes(31, 32, 1, &[]).unwrap(),
+                    std::iter::once(0..1).collect(),
+                )
+                .unwrap(),
+            );
+            let uploaded = be
+                .upload_key_switch_key(&key.to_host_key(&p).unwrap())
+                .unwrap();
+            let m = mask(p.log_q_ks);
+            let xs: Vec<LweSample> = (0..20)
+                .map(|_| LweSample {
+                    a: (0..n).map(|_| rng.next_u32() & m).collect(),
+                    b: rng.next_u32() & m,
+                })
+                .collect();
+            let mut small = p.clone();
+            small.ckks.log_n = 6;
+            let got = key_switch_batch(&be, &uploaded, &small, &xs).unwrap();
+            for (x, g) in xs.iter().zip(&got) {
+                assert_eq!(*g, switch_by_definition(&key, &p, x), "{}", p.name);
+            }
+        }
+    }
+
     /// For every coefficient of a random level-0 ciphertext under a sparse secret (messages
     /// `|m_k| ≤ q0/16`): `(I_k, the staircase's reading, |x̄ − exact|)` after the
     /// virtual-modulus switch, the key switch and the switch to `2N` at `p`.
@@ -253,6 +321,18 @@ mod tests {
         let s_t: Vec<u32> = (0..p.lwe_dimension).map(|_| rng.next_u32() & 1).collect();
         let s_t64: Vec<i64> = s_t.iter().map(|&x| x as i64).collect();
         let ksk = LweKeySwitchKey::generate(p, &s, &s_t, [5; 32]);
+        let be = fhe_math::cpu::CpuBackend::new(
+            fhe_math::ring::RingContext::new(
+                16,
+                &fhe_math::primes::ntt_primes(30, 32, 1, &[]).unwrap(),
+                &fhe_math::primes::ntt_primes(31, 32, 1, &[]).unwrap(),
+                std::iter::once(0..1).collect(),
+            )
+            .unwrap(),
+        );
+        let key = be
+            .upload_key_switch_key(&ksk.to_host_key(p).unwrap())
+            .unwrap();
         let half = (q0 / 2) as i64;
         let centred = |rng: &mut ChaCha20Rng| (rng.next_u64() % q0) as i64 - half;
         let c1: Vec<i64> = (0..n).map(|_| centred(&mut rng)).collect();
@@ -287,7 +367,10 @@ mod tests {
                 let i_k = ((phi - m[k] as i128) / q0 as i128) as i64;
                 assert_eq!(phi, m[k] as i128 + i_k as i128 * q0 as i128);
                 let x = extract_switched(p, q0, &c0, &c1, k);
-                let ks = ksk.switch(p, &x);
+                let ks = key_switch_batch(&be, &key, p, std::slice::from_ref(&x))
+                    .unwrap()
+                    .pop()
+                    .unwrap();
                 let (a, b) = switch_to_2n(&ks, p.log_q_ks, two_n as u64);
                 let mut ph = b as i64;
                 for (ai, si) in a.iter().zip(&s_t64) {

@@ -13,6 +13,7 @@ use crate::lwe::LweKeySwitchKey;
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
+use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::poly::Shape;
 use rlwe::wire::config;
 use serde::{Deserialize, Serialize};
@@ -58,7 +59,7 @@ fn max_len(params: &HeapParams, n: usize, limbs: usize, digits: usize, to_sparse
         + 16 * params.lwe_dimension
 }
 
-impl<B: KeySwitchBackend> HeapKeys<B> {
+impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
     /// The key set as bytes (module documentation). Public material only.
     pub fn to_bytes(&self, be: &B) -> Result<Vec<u8>> {
         let limbs = be.ring().q_count();
@@ -242,10 +243,12 @@ impl<B: KeySwitchBackend> HeapKeys<B> {
             .collect::<Result<Vec<_>>>()?;
         let to_dense = upload(&w.to_dense)?;
         let lwe_ksk = LweKeySwitchKey::from_words(w.lwe_ksk, n, n_t);
+        let lwe_ksk_uploaded = be.upload_key_switch_key(&lwe_ksk.to_host_key(params)?)?;
         Ok(HeapKeys {
             key_id: key_id_of(&lwe_ksk),
             to_sparse,
             lwe_ksk,
+            lwe_ksk_uploaded,
             rgsw,
             auto,
             to_dense,

@@ -8,7 +8,7 @@ mod common;
 use ckks::precision::{InputGenerator, precision_bits, uniform_complex};
 use ckks::{Context, Encoder, Parameters};
 use fhe_cuda::{CudaBackend, Device};
-use fhe_math::backend::{KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
+use fhe_math::backend::{BlindRotateBackend, KeySwitchBackend, RingBackend, RnsBlindRotateBackend};
 use fhe_math::poly::RnsPoly;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// Keys, encryption and bootstrap of the same inputs with fixed seeds on `ctx`'s backend:
 /// the output words (coefficient form) and the decoded slots.
-fn run<B: KeySwitchBackend + RnsBlindRotateBackend>(
+fn run<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend>(
     ctx: &Context<B>,
     hp: &HeapParams,
     z: &[Complex64],
@@ -135,6 +135,49 @@ fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
     for (e, (a, b)) in got.iter().zip(&want).enumerate() {
         assert!(a.raw() == b.raw(), "{}: sample {e} differs", hp.name);
     }
+}
+
+/// Blind rotations and the packing in one call (`rns_blind_rotate_packed`: on the GPU the
+/// accumulators stay on the device for the packing) against the CPU's reference, with the
+/// RGSW rows standing in for the automorphism keys (any rows of the right shape give a
+/// comparison of words).
+fn compare_packed(hp: HeapParams, dim: usize, count: usize) {
+    use common::{rotation_case, row_refs};
+    let params = Parameters::new(&hp.ckks).unwrap();
+    let cpu = Context::cpu(params.clone()).unwrap();
+    let dev =
+        Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
+    let ring = Arc::clone(cpu.backend().ring());
+    let gpu = Context::with_backend(params, CudaBackend::new(dev, ring).unwrap()).unwrap();
+    let levels = count.trailing_zeros() as usize;
+    let (g, rows, test, batch) = rotation_case(&cpu, &hp, dim, count);
+    let pack: Vec<_> = (1..=levels)
+        .map(|lv| ((1usize << lv) + 1, rows[lv % dim][lv % 2].refs()))
+        .collect();
+    let want = cpu
+        .backend()
+        .rns_blind_rotate_packed(&g, &row_refs(&rows), &test, &batch, &pack)
+        .unwrap();
+    let (gg, grows, gtest, gbatch) = rotation_case(&gpu, &hp, dim, count);
+    let gpack: Vec<_> = (1..=levels)
+        .map(|lv| ((1usize << lv) + 1, grows[lv % dim][lv % 2].refs()))
+        .collect();
+    let got = gpu
+        .backend()
+        .rns_blind_rotate_packed(&gg, &row_refs(&grows), &gtest, &gbatch, &gpack)
+        .unwrap();
+    assert!(
+        got.raw() == want.raw(),
+        "{}: the packed words differ",
+        hp.name
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_rns_blind_rotate_packed_matches_cpu() {
+    compare_packed(HEAP_N10_INSECURE, 6, 64);
+    compare_packed(HEAP_N13, 2, 1024);
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn cpu_batch_matches_the_per_cmux_path() {
             sub_assign(&ring, &mut t, &acc);
             let mut prod = zero_pair(be, g.level()).unwrap();
             for (c, r) in rows[i].iter().enumerate() {
-                gadget_product_acc(be, &g, &t, c, r, &mut prod).unwrap();
+                gadget_product_acc(be, &g, &t, c, &r.refs(), &mut prod).unwrap();
             }
             add_assign(&ring, &mut acc, &to_host_coeff(be, prod).unwrap());
         }

@@ -16,9 +16,242 @@ use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
-    RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_rns_blind_rotate_args,
+    PackKeys, RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_pack_args,
+    check_rns_blind_rotate_args, pack_rows,
 };
 use rayon::prelude::*;
+
+/// What every chunk of one call reads: the kernels' table, the test polynomial, the key rows'
+/// addresses, the strided NTTs' slot periods.
+struct RotationSetup {
+    tab: CudaSlice<u64>,
+    /// The table's words (the packing reads the exponents from them).
+    words: Vec<u64>,
+    test: DevicePoly,
+    rows: CudaSlice<u64>,
+    row_spc: u32,
+    /// The slots of a sample's limbs: acc and T by limb.
+    acc_slots: Vec<u32>,
+    /// D by digit limb (digit j's limbs outside its group, in limb order).
+    d_slots: Vec<u32>,
+    n: usize,
+    l: usize,
+    digits: usize,
+    level: usize,
+    /// Samples a chunk (`Tuning::rns_blind_rotate_chunk_bytes` of state).
+    chunk: usize,
+}
+
+impl RotationSetup {
+    /// The kernels' shape for `count` samples of `comps` decomposed components.
+    fn shape(&self, count: usize, comps: u32) -> rbr::Shape {
+        rbr::Shape {
+            n: self.n as u32,
+            limbs: self.l as u32,
+            digits: self.digits as u32,
+            dtot: self.d_slots.len() as u32,
+            count: count as u32,
+            comps,
+        }
+    }
+}
+
+impl CudaBackend {
+    /// The setup of one call: the tables from the device's NTT of `X`, the test polynomial and
+    /// the key rows' addresses uploaded.
+    fn rotation_setup(
+        &self,
+        gadget: &RnsGadget,
+        key: &[&DevicePoly],
+        test: &RnsPoly,
+        batch_len: usize,
+    ) -> Result<RotationSetup> {
+        let ring = self.inner.ring.clone();
+        rbr::check_limbs(&ring, gadget)?;
+        let (n, l, level) = (ring.n(), gadget.level() + 1, gadget.level());
+        let mut x = ring.zeros(Shape {
+            components: 1,
+            level,
+            extended: false,
+        })?;
+        for s in 0..l {
+            x.limb_mut(0, s)[1] = 1;
+        }
+        let mut xd = self.upload(&x)?;
+        self.ntt(&mut xd)?;
+        let words = rbr::tables(&ring, gadget, &self.download(&xd)?)?;
+        let tab = self.upload_words(&words)?;
+        let rowptrs: Vec<u64> = key.iter().map(|r| r.ptr(self.s())).collect();
+        let rows = self.upload_words(if rowptrs.is_empty() {
+            &[0u64][..]
+        } else {
+            &rowptrs[..]
+        })?;
+        let d_slots = rbr::digit_slots(gadget);
+        let per = (4 * l + 2 * d_slots.len()) * n;
+        let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
+        Ok(RotationSetup {
+            tab,
+            words,
+            test: self.upload(test)?,
+            rows,
+            row_spc: key.first().map_or(0, |r| r.slots_per_component()) as u32,
+            acc_slots: (0..l as u32).collect(),
+            d_slots,
+            n,
+            l,
+            digits: gadget.digits(),
+            level,
+            chunk: (chunk_words / per).clamp(1, batch_len.max(1)),
+        })
+    }
+
+    /// Blind-rotates samples `start..start + cnt` of `batch` with their accumulators at the
+    /// device address `accp` (`cnt·2·L·n` words), left in NTT form.
+    fn rotate_chunk(
+        &self,
+        st: &RotationSetup,
+        batch: &RnsRotationBatch,
+        start: usize,
+        cnt: usize,
+        accp: u64,
+    ) -> Result<()> {
+        let (n, l, dg) = (st.n, st.l, st.digits);
+        let dtot = st.d_slots.len();
+        let dim = batch.dimension;
+        // Exponents by step, then sample: a_t[i·cnt + e].
+        let a_t: Vec<u32> = (0..dim)
+            .flat_map(|i| (0..cnt).map(move |e| (start + e, i)))
+            .map(|(e, i)| batch.a[e * dim + i] as u32)
+            .collect();
+        let b: Vec<u32> = batch.b[start..start + cnt]
+            .iter()
+            .map(|&v| v as u32)
+            .collect();
+        let s = &self.inner.stream;
+        let a_d = s
+            .clone_htod(if a_t.is_empty() {
+                &[0u32][..]
+            } else {
+                &a_t[..]
+            })
+            .map_err(drv("upload"))?;
+        let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
+        // SAFETY: every word of T is written by mono / mac, of D by decompose, before any read.
+        let (t, d) = unsafe {
+            (
+                s.alloc::<u64>(cnt * 2 * l * n).map_err(drv("alloc"))?,
+                s.alloc::<u64>((cnt * 2 * dtot * n).max(1))
+                    .map_err(drv("alloc"))?,
+            )
+        };
+        let (tp, _g2) = t.device_ptr(s);
+        let (dp, _g3) = d.device_ptr(s);
+        let (ap, _g4) = a_d.device_ptr(s);
+        let (bp, _g5) = b_d.device_ptr(s);
+        let (tabp, _g6) = st.tab.device_ptr(s);
+        let (rowp, _g7) = st.rows.device_ptr(s);
+        let testp = st.test.ptr(s);
+        let sh = st.shape(cnt, 2);
+        // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
+        let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
+        let cx = self.cx();
+        let test_spc = st.test.slots_per_component() as u32;
+        rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
+        ntt_k::forward_strided(&cx, accp, acc_cnt, &st.acc_slots)?;
+        let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
+        if dim > 0 {
+            rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
+        }
+        for i in 0..dim {
+            ntt_k::inverse_strided(&cx, tp, acc_cnt, &st.acc_slots)?;
+            rbr::decompose(&cx, dp, tp, tabp, sh)?;
+            ntt_k::forward_strided(&cx, dp, d_cnt, &st.d_slots)?;
+            let m = MacArgs {
+                acc: accp,
+                t: tp,
+                d: dp,
+                rows: rowp + 8 * (i * 2 * dg) as u64,
+                row_spc: st.row_spc,
+                a: a_at(i),
+                a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
+                tab: tabp,
+            };
+            rbr::mac(&cx, &m, sh)?;
+        }
+        Ok(())
+    }
+
+    /// `PackLWEs` of the `m` accumulators at `pp` (`[e][2][L][n]`, NTT form), level by level
+    /// (`rns_pack_diff`, the inverse NTTs, `decompose`, the forward NTTs, `rns_pack_mac`): the
+    /// result in `P[0]`, NTT form.
+    fn pack_on_device(
+        &self,
+        st: &RotationSetup,
+        pp: u64,
+        m: usize,
+        pack: &PackKeys<'_, DevicePoly>,
+    ) -> Result<()> {
+        let (n, l) = (st.n, st.l);
+        let dtot = st.d_slots.len();
+        let s = &self.inner.stream;
+        let levels = m.trailing_zeros() as usize;
+        if levels == 0 {
+            return Ok(());
+        }
+        // Per level: the gather of τ_{len+1} in NTT form, and the key rows' addresses.
+        let perms = rbr::automorphism_gathers(&st.words, l, n, levels)?;
+        let perm_d = s.clone_htod(&perms).map_err(drv("upload"))?;
+        let mut rowptrs = Vec::with_capacity(levels * st.digits);
+        let mut row_spc = 0;
+        for lv in 1..=levels {
+            for r in pack_rows(pack, (1 << lv) + 1)? {
+                self.check(r)?;
+                row_spc = r.slots_per_component() as u32;
+                rowptrs.push(r.ptr(self.s()));
+            }
+        }
+        let rows = self.upload_words(&rowptrs)?;
+        let half_max = m / 2;
+        // SAFETY: every word of T0, T1, T1c is written by rns_pack_diff and of D by decompose
+        // before a read, for the pairs of each level.
+        let (t0, t1, t1c, d) = unsafe {
+            (
+                s.alloc::<u64>(half_max * l * n).map_err(drv("alloc"))?,
+                s.alloc::<u64>(half_max * l * n).map_err(drv("alloc"))?,
+                s.alloc::<u64>(half_max * l * n).map_err(drv("alloc"))?,
+                s.alloc::<u64>((half_max * dtot * n).max(1))
+                    .map_err(drv("alloc"))?,
+            )
+        };
+        let (t0p, _g1) = t0.device_ptr(s);
+        let (t1p, _g2) = t1.device_ptr(s);
+        let (t1cp, _g3) = t1c.device_ptr(s);
+        let (dp, _g4) = d.device_ptr(s);
+        let (tabp, _g5) = st.tab.device_ptr(s);
+        let (rowp, _g6) = rows.device_ptr(s);
+        let (permp, _g7) = perm_d.device_ptr(s);
+        let cx = self.cx();
+        for lv in 1..=levels {
+            let len = 1usize << lv;
+            let half = m / len;
+            let sh = st.shape(half, 1);
+            let level = rbr::PackLevel {
+                half: half as u32,
+                shift: (n / len) as u32,
+                perm: permp + 4 * ((lv - 1) * n) as u64,
+                rows: rowp + 8 * ((lv - 1) * st.digits) as u64,
+                row_spc,
+            };
+            rbr::pack_diff(&cx, [t0p, t1p, t1cp], pp, &level, tabp, sh)?;
+            ntt_k::inverse_strided(&cx, t1cp, half * l, &st.acc_slots)?;
+            rbr::decompose(&cx, dp, t1cp, tabp, sh)?;
+            ntt_k::forward_strided(&cx, dp, half * dtot, &st.d_slots)?;
+            rbr::pack_mac(&cx, pp, [t0p, t1p, dp], &level, tabp, sh)?;
+        }
+        Ok(())
+    }
+}
 
 impl RnsBlindRotateBackend for CudaBackend {
     fn rns_blind_rotate(
@@ -35,42 +268,9 @@ impl RnsBlindRotateBackend for CudaBackend {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        let st = self.rotation_setup(gadget, key, test, batch.len())?;
         let ring = self.inner.ring.clone();
-        rbr::check_limbs(&ring, gadget)?;
-        let (n, l, dg) = (ring.n(), gadget.level() + 1, gadget.digits());
-        let level = gadget.level();
-        // The slots of a sample's limbs (the strided NTTs' periods): acc and T by limb, D by
-        // digit limb (digit j's limbs outside its group, in limb order).
-        let acc_slots: Vec<u32> = (0..l as u32).collect();
-        let d_slots = rbr::digit_slots(gadget);
-        let dtot = d_slots.len();
-
-        // The tables: the device's NTT of X gives the evaluation points.
-        let mut x = ring.zeros(Shape {
-            components: 1,
-            level,
-            extended: false,
-        })?;
-        for s in 0..l {
-            x.limb_mut(0, s)[1] = 1;
-        }
-        let mut xd = self.upload(&x)?;
-        self.ntt(&mut xd)?;
-        let words = rbr::tables(&ring, gadget, &self.download(&xd)?)?;
-        let tab = self.upload_words(&words)?;
-        let test_d = self.upload(test)?;
-        let row_spc = key.first().map_or(0, |r| r.slots_per_component()) as u32;
-        let rowptrs: Vec<u64> = key.iter().map(|r| r.ptr(self.s())).collect();
-        let rows = self.upload_words(if rowptrs.is_empty() {
-            &[0u64][..]
-        } else {
-            &rowptrs[..]
-        })?;
-
-        let dim = batch.dimension;
-        let per = (4 * l + 2 * dtot) * n;
-        let chunk_words = self.inner.device.tuning().rns_blind_rotate_chunk_bytes / 8;
-        let chunk = (chunk_words / per).clamp(1, batch.len());
+        let (n, l, level, chunk) = (st.n, st.l, st.level, st.chunk);
         let mut out = Vec::with_capacity(batch.len());
         // One page-locked buffer (the backend's, kept between calls): chunk k − 1's
         // accumulators become polynomials while the device runs chunk k (its launches are
@@ -98,78 +298,13 @@ impl RnsBlindRotateBackend for CudaBackend {
         let mut pending: Option<(PinnedHostSlice<u64>, CudaEvent, usize)> = None;
         for start in (0..batch.len()).step_by(chunk) {
             let cnt = chunk.min(batch.len() - start);
-            // Exponents by step, then sample: a_t[i·cnt + e].
-            let a_t: Vec<u32> = (0..dim)
-                .flat_map(|i| (0..cnt).map(move |e| (start + e, i)))
-                .map(|(e, i)| batch.a[e * dim + i] as u32)
-                .collect();
-            let b: Vec<u32> = batch.b[start..start + cnt]
-                .iter()
-                .map(|&v| v as u32)
-                .collect();
             let s = &self.inner.stream;
-            let a_d = s
-                .clone_htod(if a_t.is_empty() {
-                    &[0u32][..]
-                } else {
-                    &a_t[..]
-                })
-                .map_err(drv("upload"))?;
-            let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
-            let acc_words = cnt * 2 * l * n;
-            // SAFETY: every word of acc is written by its init kernel, of T by mono / mac, of
-            // D by decompose, before any read.
-            let (acc, t, d) = unsafe {
-                (
-                    s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
-                    s.alloc::<u64>(acc_words).map_err(drv("alloc"))?,
-                    s.alloc::<u64>((cnt * 2 * dtot * n).max(1))
-                        .map_err(drv("alloc"))?,
-                )
-            };
+            // SAFETY: every word of acc is written by the init kernel before any read.
+            let acc = unsafe { s.alloc::<u64>(cnt * 2 * l * n).map_err(drv("alloc"))? };
             {
-                let (accp, _g1) = acc.device_ptr(s);
-                let (tp, _g2) = t.device_ptr(s);
-                let (dp, _g3) = d.device_ptr(s);
-                let (ap, _g4) = a_d.device_ptr(s);
-                let (bp, _g5) = b_d.device_ptr(s);
-                let (tabp, _g6) = tab.device_ptr(s);
-                let (rowp, _g7) = rows.device_ptr(s);
-                let testp = test_d.ptr(s);
-                let sh = rbr::Shape {
-                    n: n as u32,
-                    limbs: l as u32,
-                    digits: dg as u32,
-                    dtot: dtot as u32,
-                    count: cnt as u32,
-                };
-                // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
-                let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
-                let cx = self.cx();
-                let test_spc = test_d.slots_per_component() as u32;
-                rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
-                ntt_k::forward_strided(&cx, accp, acc_cnt, &acc_slots)?;
-                let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
-                if dim > 0 {
-                    rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
-                }
-                for i in 0..dim {
-                    ntt_k::inverse_strided(&cx, tp, acc_cnt, &acc_slots)?;
-                    rbr::decompose(&cx, dp, tp, tabp, sh)?;
-                    ntt_k::forward_strided(&cx, dp, d_cnt, &d_slots)?;
-                    let m = MacArgs {
-                        acc: accp,
-                        t: tp,
-                        d: dp,
-                        rows: rowp + 8 * (i * 2 * dg) as u64,
-                        row_spc,
-                        a: a_at(i),
-                        a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
-                        tab: tabp,
-                    };
-                    rbr::mac(&cx, &m, sh)?;
-                }
-                ntt_k::inverse_strided(&cx, accp, acc_cnt, &acc_slots)?;
+                let (accp, _g) = acc.device_ptr(s);
+                self.rotate_chunk(&st, batch, start, cnt, accp)?;
+                ntt_k::inverse_strided(&self.cx(), accp, cnt * 2 * l, &st.acc_slots)?;
             }
             // The previous chunk's polynomials, then this chunk's download (stream order: after
             // its last kernel).
@@ -191,6 +326,49 @@ impl RnsBlindRotateBackend for CudaBackend {
             *staging = Some(buf);
         }
         Ok(out)
+    }
+
+    fn rns_blind_rotate_packed(
+        &self,
+        gadget: &RnsGadget,
+        key: &[&DevicePoly],
+        test: &RnsPoly,
+        batch: &RnsRotationBatch,
+        pack: &PackKeys<'_, DevicePoly>,
+    ) -> Result<RnsPoly> {
+        check_rns_blind_rotate_args(self, gadget, key, test, batch)?;
+        check_pack_args(self, gadget, batch.len(), pack)?;
+        for row in key {
+            self.check(row)?;
+        }
+        let st = self.rotation_setup(gadget, key, test, batch.len())?;
+        let (n, l, m) = (st.n, st.l, batch.len());
+        let s = &self.inner.stream;
+        // Every accumulator stays on the device for the packing: P[e][2][L][n].
+        // SAFETY: every word of P is written by a chunk's init kernel before any read.
+        let p = unsafe { s.alloc::<u64>(m * 2 * l * n).map_err(drv("alloc"))? };
+        let mut out = self.zeros(Shape {
+            components: 2,
+            level: st.level,
+            extended: false,
+        })?;
+        {
+            let (pp, _g) = p.device_ptr(s);
+            for start in (0..m).step_by(st.chunk) {
+                let cnt = st.chunk.min(m - start);
+                self.rotate_chunk(&st, batch, start, cnt, pp + 8 * (start * 2 * l * n) as u64)?;
+            }
+            self.pack_on_device(&st, pp, m, pack)?;
+            // P[0] into a polynomial of the ring's layout (a component's limbs are consecutive
+            // in both), back to coefficient form.
+            let (op, spc) = (out.ptr(self.s()), out.slots_per_component());
+            for c in 0..2 {
+                let src = pp + 8 * (c * l * n) as u64;
+                kernels::copy_words(&self.cx(), src, op + 8 * (c * spc * n) as u64, l * n)?;
+            }
+        }
+        self.intt(&mut out)?;
+        self.download(&out)
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct Shape {
     pub dtot: u32,
     /// Samples in the batch.
     pub count: u32,
+    /// Components decomposed a sample (`decompose`): 2 in the blind rotation, 1 in the packing.
+    pub comps: u32,
 }
 // SAFETY: plain repr(C) u32 fields matching `struct RbrShape`.
 unsafe impl DeviceRepr for Shape {}
@@ -189,13 +191,14 @@ pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> R
     )
 }
 
-/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form) outside their groups.
+/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form, `sh.comps` components a
+/// sample) outside their groups.
 pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result<()> {
     let f = cx
         .dev
         .function("rns_blind_rotate", "rns_blind_rotate_decompose")?;
     let slots = cx.slots();
-    let limbs = sh.count * 2 * sh.digits;
+    let limbs = sh.count * sh.comps * sh.digits;
     launch!(cx.stream, f, cfg(limbs, sh.n), &d, &t, &tab, &slots, &sh)
 }
 
@@ -261,6 +264,117 @@ pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
     )
 }
 
+/// One level of the packing on the device (`len = 2^level` inputs a result).
+pub(crate) struct PackLevel {
+    /// Results of the level (`m / len`); input `r + half` pairs with `r`.
+    pub half: u32,
+    /// `N / len`: the monomial of the odd half.
+    pub shift: u32,
+    /// Device address of the level's gather (`u32[n]`, [`automorphism_gathers`]).
+    pub perm: u64,
+    /// Device address of the level's `D` key-row addresses.
+    pub rows: u64,
+    /// Slots per component of the key rows.
+    pub row_spc: u32,
+}
+
+/// For the packing's levels `1..=levels`, the gathers of `τ_g`, `g = 2^level + 1`, in NTT form:
+/// `perm[level − 1][k]` is the point whose exponent is `g·exp[k] mod 2N` (`exp` of the table
+/// `words`, the same for every limb: an NTT whose points are `ψ^{exp[k]}` in one order for
+/// all primes).
+pub(crate) fn automorphism_gathers(
+    words: &[u64],
+    l: usize,
+    n: usize,
+    levels: usize,
+) -> Result<Vec<u32>> {
+    let two_n = 2 * n;
+    let exp = |s: usize| &words[POW + l * two_n + s * n..POW + l * two_n + (s + 1) * n];
+    if (1..l).any(|s| exp(s) != exp(0)) {
+        return Err(Error::Unsupported {
+            what: "a packing over limbs whose NTTs order the evaluation points differently".into(),
+        });
+    }
+    let mut at = vec![u32::MAX; two_n];
+    for (k, &e) in exp(0).iter().enumerate() {
+        at[e as usize] = k as u32;
+    }
+    let mut out = Vec::with_capacity(levels * n);
+    for lv in 1..=levels {
+        let g = (1usize << lv) + 1;
+        for &e in exp(0) {
+            let k = at[(g * e as usize) % two_n];
+            if k == u32::MAX {
+                return Err(Error::Unsupported {
+                    what: "an NTT whose evaluation points are not the odd powers of one root"
+                        .into(),
+                });
+            }
+            out.push(k);
+        }
+    }
+    Ok(out)
+}
+
+/// `rns_pack_diff`: `T0, T1` (and the copy `T1c`) `= τ_g(e − X^{N/len}·o)` for the level's pairs.
+pub(crate) fn pack_diff(
+    cx: &Ctx,
+    t: [u64; 3],
+    p: u64,
+    lv: &PackLevel,
+    tab: u64,
+    sh: Shape,
+) -> Result<()> {
+    let f = cx.dev.function("rns_blind_rotate", "rns_pack_diff")?;
+    let slots = cx.slots();
+    let [t0, t1, t1c] = t;
+    launch!(
+        cx.stream,
+        f,
+        cfg(lv.half * sh.limbs, sh.n),
+        &t0,
+        &t1,
+        &t1c,
+        &p,
+        &lv.half,
+        &lv.shift,
+        &lv.perm,
+        &tab,
+        &slots,
+        &sh
+    )
+}
+
+/// `rns_pack_mac`: `P[r] ← e + X^{N/len}·o + (T0, 0) + Σ_j d_j ⊙ key_j`.
+pub(crate) fn pack_mac(
+    cx: &Ctx,
+    p: u64,
+    t: [u64; 3],
+    lv: &PackLevel,
+    tab: u64,
+    sh: Shape,
+) -> Result<()> {
+    let f = cx.dev.function("rns_blind_rotate", "rns_pack_mac")?;
+    let slots = cx.slots();
+    let [t0, t1, d] = t;
+    launch!(
+        cx.stream,
+        f,
+        cfg(lv.half * sh.limbs, sh.n),
+        &p,
+        &t0,
+        &t1,
+        &d,
+        &lv.rows,
+        &lv.row_spc,
+        &lv.half,
+        &lv.shift,
+        &tab,
+        &slots,
+        &sh
+    )
+}
+
 /// A host model of the kernels (the same table words and index arithmetic as
 /// rns_blind_rotate.cu, the CPU NTT in place of the device's) against fhe-math's reference.
 #[cfg(test)]
@@ -283,6 +397,79 @@ mod tests {
         if r >= q { r - q } else { r }
     }
 
+    /// `decompose` and the forward NTTs of the model: the digits `D [e][c][dtot][k]` (NTT form)
+    /// of `t` (`[e][c][s][k]`, coefficient form, `comps` components a sample).
+    fn model_digits(
+        ring: &RingContext,
+        g: &RnsGadget,
+        tab: &[u64],
+        t: &[u64],
+        comps: usize,
+        cnt: usize,
+    ) -> Vec<u64> {
+        let (n, l, dg) = (ring.n(), g.level() + 1, g.digits());
+        let dtot: usize = (0..dg).map(|j| l - g.group(j).len()).sum();
+        let q = |s: usize| ring.modulus(s).value();
+        let d_slot = |x: usize| -> usize {
+            let mut p = x;
+            for j in 0..dg {
+                let grp = g.group(j);
+                let outside: Vec<usize> = (0..l).filter(|k| !grp.contains(k)).collect();
+                if p < outside.len() {
+                    return outside[p];
+                }
+                p -= outside.len();
+            }
+            unreachable!()
+        };
+        let mut d = vec![0u64; cnt * comps * dtot * n];
+        for x in 0..cnt * comps * dg {
+            let (e, c, j) = (x / (comps * dg), (x % (comps * dg)) / dg, x % dg);
+            let grp = &tab[64 + 8 * j..72 + 8 * j];
+            let (lo, hi) = (grp[0] as usize, grp[1] as usize);
+            let qj = u128::from(grp[2]) | (u128::from(grp[3]) << 64);
+            let half = u128::from(grp[4]) | (u128::from(grp[5]) << 64);
+            for k in 0..n {
+                let mut y = [0u64; MAX_LIMBS];
+                let (mut sum, mut beta) = (0u128, 0u64);
+                for ii in lo..hi {
+                    let li = &tab[8 * ii..8 * ii + 8];
+                    let v = t[(((e * comps + c) * l) + ii) * n + k];
+                    y[ii - lo] = shoup_mul(v, li[0], li[1], q(ii));
+                    sum += u128::from(y[ii - lo]) * (u128::from(li[2]) | (u128::from(li[3]) << 64));
+                    while sum >= qj {
+                        sum -= qj;
+                        beta += 1;
+                    }
+                }
+                if sum > half {
+                    beta += 1;
+                }
+                for (p, s) in (0..l).filter(|s| !(lo..hi).contains(s)).enumerate() {
+                    let mut r = 0u64;
+                    for ii in lo..hi {
+                        let h = &tab[128 + 2 * (ii * MAX_LIMBS + s)..];
+                        r = (r + shoup_mul(y[ii - lo], h[0], h[1], q(s))) % q(s);
+                    }
+                    let qjs = tab[256 + j * MAX_LIMBS + s];
+                    for _ in 0..beta {
+                        r = (r + q(s) - qjs) % q(s);
+                    }
+                    d[((e * comps + c) * dtot + grp[6] as usize + p) * n + k] = r;
+                }
+            }
+        }
+        // The strided NTT's period (the device's slots of D's limbs) is this layout.
+        let period = digit_slots(g);
+        assert_eq!(period.len(), dtot);
+        for x in 0..cnt * comps * dtot {
+            assert_eq!(period[x % dtot] as usize, d_slot(x % dtot));
+            ring.ntt(d_slot(x % dtot))
+                .forward(&mut d[x * n..(x + 1) * n]);
+        }
+        d
+    }
+
     /// The model of one batch: acc and T `[e][c][s][k]`, D `[e][c][dtot][k]`.
     #[allow(clippy::too_many_arguments)]
     fn model(
@@ -302,21 +489,8 @@ mod tests {
             let e = (a * tab[POW + l * two_n + s * n + k]) as usize & (two_n - 1);
             (tab[POW + s * two_n + e] + q(s) - 1) % q(s)
         };
-        let d_slot = |x: usize| -> usize {
-            let mut p = x;
-            for j in 0..dg {
-                let grp = g.group(j);
-                let outside: Vec<usize> = (0..l).filter(|k| !grp.contains(k)).collect();
-                if p < outside.len() {
-                    return outside[p];
-                }
-                p -= outside.len();
-            }
-            unreachable!()
-        };
         let mut acc = vec![0u64; cnt * 2 * l * n];
         let mut t = vec![0u64; cnt * 2 * l * n];
-        let mut d = vec![0u64; cnt * 2 * dtot * n];
         // init, forward NTT
         for x in 0..cnt * 2 * l {
             let (e, c, s) = (x / (2 * l), (x % (2 * l)) / l, x % l);
@@ -344,51 +518,7 @@ mod tests {
             for x in 0..cnt * 2 * l {
                 ring.ntt(x % l).inverse(&mut t[x * n..(x + 1) * n]);
             }
-            for x in 0..cnt * 2 * dg {
-                let (e, c, j) = (x / (2 * dg), (x % (2 * dg)) / dg, x % dg);
-                let grp = &tab[64 + 8 * j..72 + 8 * j];
-                let (lo, hi) = (grp[0] as usize, grp[1] as usize);
-                let qj = u128::from(grp[2]) | (u128::from(grp[3]) << 64);
-                let half = u128::from(grp[4]) | (u128::from(grp[5]) << 64);
-                for k in 0..n {
-                    let mut y = [0u64; MAX_LIMBS];
-                    let (mut sum, mut beta) = (0u128, 0u64);
-                    for ii in lo..hi {
-                        let li = &tab[8 * ii..8 * ii + 8];
-                        let v = t[(((e * 2 + c) * l) + ii) * n + k];
-                        y[ii - lo] = shoup_mul(v, li[0], li[1], q(ii));
-                        sum += u128::from(y[ii - lo])
-                            * (u128::from(li[2]) | (u128::from(li[3]) << 64));
-                        while sum >= qj {
-                            sum -= qj;
-                            beta += 1;
-                        }
-                    }
-                    if sum > half {
-                        beta += 1;
-                    }
-                    for (p, s) in (0..l).filter(|s| !(lo..hi).contains(s)).enumerate() {
-                        let mut r = 0u64;
-                        for ii in lo..hi {
-                            let h = &tab[128 + 2 * (ii * MAX_LIMBS + s)..];
-                            r = (r + shoup_mul(y[ii - lo], h[0], h[1], q(s))) % q(s);
-                        }
-                        let qjs = tab[256 + j * MAX_LIMBS + s];
-                        for _ in 0..beta {
-                            r = (r + q(s) - qjs) % q(s);
-                        }
-                        d[((e * 2 + c) * dtot + grp[6] as usize + p) * n + k] = r;
-                    }
-                }
-            }
-            // The strided NTT's period (the device's slots of D's limbs) is this layout.
-            let period = digit_slots(g);
-            assert_eq!(period.len(), dtot);
-            for x in 0..cnt * 2 * dtot {
-                assert_eq!(period[x % dtot] as usize, d_slot(x % dtot));
-                ring.ntt(d_slot(x % dtot))
-                    .forward(&mut d[x * n..(x + 1) * n]);
-            }
+            let d = model_digits(ring, g, tab, &t, 2, cnt);
             for x in 0..cnt * l {
                 let (e, s) = (x / l, x % l);
                 let li = &tab[8 * s..8 * s + 8];
@@ -444,6 +574,49 @@ mod tests {
                 p
             })
             .collect()
+    }
+
+    /// The packing's gathers: `NTT(τ_g(x))[k] = NTT(x)[perm[k]]` for `g = 2^level + 1`, with
+    /// the table built from the NTT of `X` as the backend builds it.
+    #[test]
+    fn automorphism_gathers_are_the_automorphisms_in_ntt_form() {
+        use fhe_math::backend::rns_blind_rotate::move_coefficients;
+        let n = 64;
+        let qs = ntt_primes(36, 2 * n as u64, 4, &[]).unwrap();
+        let ps = ntt_primes(37, 2 * n as u64, 1, &qs).unwrap();
+        let ring = RingContext::new(n, &qs, &ps, std::iter::once(0..4).collect()).unwrap();
+        let g = RnsGadget::new(&ring, 3, 2).unwrap();
+        let shape = Shape {
+            components: 1,
+            level: 3,
+            extended: false,
+        };
+        let mut x = ring.zeros(shape).unwrap();
+        for s in 0..4 {
+            x.limb_mut(0, s)[1] = 1;
+            ring.ntt(s).forward(x.limb_mut(0, s));
+        }
+        let words = tables(&ring, &g, &x).unwrap();
+        let levels = 6;
+        let perm = automorphism_gathers(&words, 4, n, levels).unwrap();
+        let mut rnd = xorshift(0x9a7e);
+        let mut p = ring.zeros(shape).unwrap();
+        for s in 0..4 {
+            let q = ring.modulus(s).value();
+            p.limb_mut(0, s).iter_mut().for_each(|w| *w = rnd() % q);
+        }
+        for lv in 1..=levels {
+            let gl = (1usize << lv) + 1;
+            let t = move_coefficients(&ring, &p, |i| i * gl);
+            for s in 0..4 {
+                let (mut a, mut b) = (p.limb(0, s).to_vec(), t.limb(0, s).to_vec());
+                ring.ntt(s).forward(&mut a);
+                ring.ntt(s).forward(&mut b);
+                let gathered: Vec<u64> =
+                    (0..n).map(|k| a[perm[(lv - 1) * n + k] as usize]).collect();
+                assert_eq!(gathered, b, "level {lv}, limb {s}");
+            }
+        }
     }
 
     /// `rbr_decompose_group`'s β in double precision (Rust's `mul_add` is the correctly
@@ -510,6 +683,170 @@ mod tests {
             (12_000..24_000).contains(&fast),
             "the double-precision path decided {fast} of 24000"
         );
+    }
+
+    /// The packing as the device runs it (`rns_pack_diff`, the inverse NTTs, `decompose`, the
+    /// forward NTTs, `rns_pack_mac`: the same layouts, gathers and table words, exact integer
+    /// arithmetic for the doubles) on accumulators `accs` (coefficient form) with one key
+    /// (`D` rows) a level: the packed polynomial, coefficient form.
+    fn model_pack(
+        ring: &RingContext,
+        g: &RnsGadget,
+        tab: &[u64],
+        keys: &[Vec<RnsPoly>],
+        accs: &[RnsPoly],
+    ) -> RnsPoly {
+        let (n, l, dg) = (ring.n(), g.level() + 1, g.digits());
+        let two_n = 2 * n;
+        let dtot: usize = (0..dg).map(|j| l - g.group(j).len()).sum();
+        let m = accs.len();
+        let levels = m.trailing_zeros() as usize;
+        let q = |s: usize| ring.modulus(s).value();
+        let mono = |s: usize, k: usize, a: u64| {
+            tab[POW + s * two_n + ((a * tab[POW + l * two_n + s * n + k]) as usize & (two_n - 1))]
+        };
+        let perm = automorphism_gathers(tab, l, n, levels).unwrap();
+        let ln = l * n;
+        let mut p = vec![0u64; m * 2 * ln];
+        for (e, a) in accs.iter().enumerate() {
+            for c in 0..2 {
+                for s in 0..l {
+                    let at = e * 2 * ln + c * ln + s * n;
+                    p[at..at + n].copy_from_slice(a.limb(c, s));
+                    ring.ntt(s).forward(&mut p[at..at + n]);
+                }
+            }
+        }
+        for lv in 1..=levels {
+            let (len, half) = (1usize << lv, m >> lv);
+            let shift = (n / len) as u64;
+            let gather = &perm[(lv - 1) * n..lv * n];
+            let (mut t0, mut t1) = (vec![0u64; half * ln], vec![0u64; half * ln]);
+            for r in 0..half {
+                for s in 0..l {
+                    for k in 0..n {
+                        let kk = gather[k] as usize;
+                        let f = mono(s, kk, shift);
+                        let at = |e: usize, c: usize| p[e * 2 * ln + c * ln + s * n + kk];
+                        let diff =
+                            |c: usize| (at(r, c) + q(s) - mod_mul(at(r + half, c), f, q(s))) % q(s);
+                        t0[r * ln + s * n + k] = diff(0);
+                        t1[r * ln + s * n + k] = diff(1);
+                    }
+                }
+            }
+            let mut t1c = t1.clone();
+            for x in 0..half * l {
+                ring.ntt(x % l).inverse(&mut t1c[x * n..(x + 1) * n]);
+            }
+            let d = model_digits(ring, g, tab, &t1c, 1, half);
+            let key = &keys[lv - 1];
+            for r in 0..half {
+                for s in 0..l {
+                    let li = &tab[8 * s..8 * s + 8];
+                    for k in 0..n {
+                        let f = mono(s, k, shift);
+                        let ie = r * 2 * ln + s * n + k;
+                        let io = (r + half) * 2 * ln + s * n + k;
+                        let it = r * ln + s * n + k;
+                        let mut sum = [
+                            (p[ie] + mod_mul(p[io], f, q(s)) + t0[it]) % q(s),
+                            (p[ie + ln] + mod_mul(p[io + ln], f, q(s))) % q(s),
+                        ];
+                        for (j, row) in key.iter().enumerate() {
+                            let dv = if j == li[6] as usize {
+                                shoup_mul(t1[it], li[4], li[5], q(s))
+                            } else {
+                                let grp = &tab[64 + 8 * j..72 + 8 * j];
+                                let (lo, hi) = (grp[0] as usize, grp[1] as usize);
+                                let pos = grp[6] as usize + if s < lo { s } else { s - (hi - lo) };
+                                d[(r * dtot + pos) * n + k]
+                            };
+                            for (c, sm) in sum.iter_mut().enumerate() {
+                                *sm = (*sm + mod_mul(dv, row.limb(c, s)[k], q(s))) % q(s);
+                            }
+                        }
+                        p[ie] = sum[0];
+                        p[ie + ln] = sum[1];
+                    }
+                }
+            }
+        }
+        let mut out = ring
+            .zeros(Shape {
+                components: 2,
+                level: g.level(),
+                extended: false,
+            })
+            .unwrap();
+        for c in 0..2 {
+            for s in 0..l {
+                let mut v = p[c * ln + s * n..c * ln + (s + 1) * n].to_vec();
+                ring.ntt(s).inverse(&mut v);
+                out.limb_mut(c, s).copy_from_slice(&v);
+            }
+        }
+        out
+    }
+
+    /// The device's packing (modelled by `model_pack`) gives the words of fhe-math's
+    /// `pack_lwes` (coefficient form, host automorphisms), for 1 to 16 inputs at 6 limbs in
+    /// digits of 2 and 5 limbs in digits of 2 (the last shorter), random accumulators and keys.
+    #[test]
+    fn packing_model_matches_the_reference() {
+        use fhe_math::backend::rns_blind_rotate::pack_lwes;
+        let n = 32;
+        for (limbs, digit_limbs, m) in [(6, 2, 16usize), (5, 2, 8), (6, 3, 1), (4, 1, 2)] {
+            let qs = ntt_primes(36, 2 * n as u64, limbs, &[]).unwrap();
+            let ps = ntt_primes(37, 2 * n as u64, 1, &qs).unwrap();
+            let ring = RingContext::new(n, &qs, &ps, std::iter::once(0..limbs).collect()).unwrap();
+            let be = CpuBackend::new(Arc::clone(&ring));
+            let g = RnsGadget::new(&ring, limbs - 1, digit_limbs).unwrap();
+            let mut rnd = xorshift(0x9ac4 + limbs as u64 + m as u64);
+            let shape = Shape {
+                components: 2,
+                level: limbs - 1,
+                extended: false,
+            };
+            let mut random = || {
+                let mut p = ring.zeros(shape).unwrap();
+                for c in 0..2 {
+                    for s in 0..limbs {
+                        let q = ring.modulus(s).value();
+                        p.limb_mut(c, s).iter_mut().for_each(|w| *w = rnd() % q);
+                    }
+                }
+                p
+            };
+            let levels = m.trailing_zeros() as usize;
+            let keys: Vec<Vec<RnsPoly>> = (0..levels)
+                .map(|_| (0..g.digits()).map(|_| random()).collect())
+                .collect();
+            let accs: Vec<RnsPoly> = (0..m).map(|_| random()).collect();
+            let mut x = ring
+                .zeros(Shape {
+                    components: 1,
+                    level: limbs - 1,
+                    extended: false,
+                })
+                .unwrap();
+            for s in 0..limbs {
+                x.limb_mut(0, s)[1] = 1;
+                ring.ntt(s).forward(x.limb_mut(0, s));
+            }
+            let tab = tables(&ring, &g, &x).unwrap();
+            let got = model_pack(&ring, &g, &tab, &keys, &accs);
+            let pack: Vec<(usize, Vec<&RnsPoly>)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| ((1usize << (i + 1)) + 1, k.iter().collect()))
+                .collect();
+            let want = pack_lwes(&be, &g, accs.clone(), &pack).unwrap();
+            assert!(
+                got.raw() == want.raw(),
+                "{limbs} limbs, digits of {digit_limbs}, {m} inputs"
+            );
+        }
     }
 
     /// Rings of 5 limbs (the last digit shorter) and 6 limbs in digits of 1, 2 and 3 limbs,

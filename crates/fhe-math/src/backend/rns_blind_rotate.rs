@@ -19,6 +19,14 @@
 //! (2 components, coefficient form): `acc ← X^{−b}·v`, then for `i = 0..n`
 //! `acc ← acc + Σ_{c,j} d_j(t_c) ⊙ row(i, c, j)` with `t = (X^{a_i} − 1)·acc` (a CMux; a step with
 //! `a_i = 0` changes nothing). The result, in coefficient form, is returned per sample.
+//!
+//! **Packing** ([`pack_lwes`], Chen–Dai–Kim–Song `PackLWEs`) merges `M = 2^ℓ` such
+//! accumulators into one polynomial whose coefficient `j·N/M` is `M` times accumulator `j`'s
+//! constant coefficient, level by level: with `P_1[r]` the accumulators, for `L = 2, 4, …, M`
+//! and `r < M/L`, `P_L[r] = e + X^{N/L}·o + Switch_{L+1}(τ_{L+1}(e − X^{N/L}·o))` for
+//! `e = P_{L/2}[r]`, `o = P_{L/2}[r + M/L]` (`τ_g: X ↦ X^g`; the switch goes back to `s` with the
+//! gadget rows of `τ_g(s)`). [`RnsBlindRotateBackend::rns_blind_rotate_packed`] runs the blind
+//! rotations and the packing in one call, so a device can keep the accumulators.
 
 use super::RingBackend;
 use crate::error::{Error, Result};
@@ -261,6 +269,11 @@ pub fn check_rns_blind_rotate_args<B: RingBackend>(
     Ok(())
 }
 
+/// The automorphism keys of a packing: for each Galois element `g = L + 1` a level of
+/// [`pack_lwes`] needs, its gadget rows (`digits` of them; row `j` a 2-component polynomial,
+/// NTT form, at the gadget's level, with phase `e_j + (Q/Q_j)·τ_g(s)` under `s`).
+pub type PackKeys<'a, P> = [(usize, Vec<&'a P>)];
+
 /// Batched blind rotation at the full modulus of an RNS ring (the module doc gives the
 /// computation). The default body is the reference (host monomials and digits, the backend's
 /// NTTs and pointwise products, one sample after another); a backend may override it with
@@ -289,6 +302,170 @@ pub trait RnsBlindRotateBackend: RingBackend {
             })
             .collect()
     }
+
+    /// [`RnsBlindRotateBackend::rns_blind_rotate`] of a batch of `2^ℓ ≤ N` samples, then
+    /// [`pack_lwes`] of the accumulators in batch order with `pack`: the packed polynomial,
+    /// coefficient form. A backend may keep the accumulators on its device between the two;
+    /// the words are the same.
+    ///
+    /// Errors: [`check_rns_blind_rotate_args`], [`pack_lwes`]'s, backend failures.
+    fn rns_blind_rotate_packed(
+        &self,
+        gadget: &RnsGadget,
+        key: &[&Self::Poly],
+        test: &RnsPoly,
+        batch: &RnsRotationBatch,
+        pack: &PackKeys<'_, Self::Poly>,
+    ) -> Result<RnsPoly> {
+        check_pack_args(self, gadget, batch.len(), pack)?;
+        let accs = self.rns_blind_rotate(gadget, key, test, batch)?;
+        pack_lwes(self, gadget, accs, pack)
+    }
+}
+
+/// The rows of Galois element `g` in `pack`, or a shape error naming it.
+pub fn pack_rows<'a, 'b, P>(pack: &'b PackKeys<'a, P>, g: usize) -> Result<&'b [&'a P]> {
+    pack.iter()
+        .find(|(h, _)| *h == g)
+        .map(|(_, rows)| rows.as_slice())
+        .ok_or_else(|| Error::ShapeMismatch {
+            what: format!("packing: no automorphism key for the Galois element {g}"),
+        })
+}
+
+/// Checks a packing of `count` polynomials: `count` a power of two up to `N`, and for every
+/// level `L = 2, 4, …, count` the key of `L + 1` with `digits` rows of the gadget's shape.
+pub fn check_pack_args<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    count: usize,
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<()> {
+    if !count.is_power_of_two() || count > be.ring().n() {
+        return Err(Error::ShapeMismatch {
+            what: format!(
+                "packing: {count} polynomials, not a power of two up to N = {}",
+                be.ring().n()
+            ),
+        });
+    }
+    let want = Shape {
+        components: 2,
+        level: gadget.level(),
+        extended: false,
+    };
+    let mut len = 2;
+    while len <= count {
+        let rows = pack_rows(pack, len + 1)?;
+        if rows.len() != gadget.digits() || rows.iter().any(|r| be.shape(r) != want) {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "packing: the key of {} has {} rows, expected {} of shape {want:?}",
+                    len + 1,
+                    rows.len(),
+                    gadget.digits()
+                ),
+            });
+        }
+        len *= 2;
+    }
+    Ok(())
+}
+
+/// `acc += Σ_j d_j(x_c) ⊙ rows_j` (NTT form): the digits of component `c` of the host
+/// polynomial `x` (coefficient form, at the gadget's level) lifted exactly, transformed and
+/// multiplied by the rows (one per digit).
+pub fn gadget_product_acc<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    x: &RnsPoly,
+    c: usize,
+    rows: &[&B::Poly],
+    acc: &mut B::Poly,
+) -> Result<()> {
+    let ring = be.ring().clone();
+    for (j, row) in rows.iter().enumerate() {
+        let d = gadget.digit(&ring, x, c, j);
+        let mut dp = be.upload_lifted(&d, gadget.level())?;
+        be.ntt(&mut dp)?;
+        be.mul_plain_acc(acc, row, &dp)?;
+    }
+    Ok(())
+}
+
+/// `(x_0, 0) + Σ_j d_j(x_1) ⊙ rows_j`: component 1 of `x` (2 components, coefficient form, at
+/// the gadget's level) switched by gadget rows; coefficient form, on the host.
+pub fn switch_component_one<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    x: &RnsPoly,
+    rows: &[&B::Poly],
+) -> Result<RnsPoly> {
+    let ring = be.ring().clone();
+    let mut prod = be.zeros(Shape {
+        components: 2,
+        level: gadget.level(),
+        extended: false,
+    })?;
+    gadget_product_acc(be, gadget, x, 1, rows, &mut prod)?;
+    be.intt(&mut prod)?;
+    let mut out = be.download(&prod)?;
+    let mut x0 = x.clone();
+    for s in x0.active_slots() {
+        x0.limb_mut(1, s).iter_mut().for_each(|w| *w = 0);
+    }
+    add_assign(&ring, &mut out, &x0);
+    Ok(out)
+}
+
+/// `Switch_g(τ_g(x))`: the automorphism `X ↦ X^g` of `x` (coefficient form) switched back to
+/// `s` with the rows of `τ_g(s)`.
+pub fn automorphism_switch<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    x: &RnsPoly,
+    g: usize,
+    rows: &[&B::Poly],
+) -> Result<RnsPoly> {
+    let t = move_coefficients(be.ring(), x, |i| i * g);
+    switch_component_one(be, gadget, &t, rows)
+}
+
+/// `PackLWEs` of `accs` (coefficient form, 2 components at the gadget's level, `2^ℓ ≤ N` of
+/// them) level by level as the module doc states, the pairs of a level on the rayon pool: the
+/// packed polynomial, coefficient form.
+///
+/// Errors: [`check_pack_args`], backend failures.
+pub fn pack_lwes<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    accs: Vec<RnsPoly>,
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<RnsPoly> {
+    check_pack_args(be, gadget, accs.len(), pack)?;
+    let ring = be.ring().clone();
+    let m = accs.len();
+    let mut p = accs;
+    let mut len = 2;
+    while len <= m {
+        let rows = pack_rows(pack, len + 1)?;
+        let half = m / len;
+        p = (0..half)
+            .into_par_iter()
+            .map(|r| {
+                let xo = mul_monomial(&ring, &p[r + half], ring.n() / len);
+                let mut sum = p[r].clone();
+                add_assign(&ring, &mut sum, &xo);
+                let mut diff = p[r].clone();
+                sub_assign(&ring, &mut diff, &xo);
+                let t = automorphism_switch(be, gadget, &diff, len + 1, rows)?;
+                add_assign(&ring, &mut sum, &t);
+                Ok(sum)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        len *= 2;
+    }
+    Ok(p.pop().expect("one polynomial left"))
 }
 
 /// The reference blind rotation of one sample (`a`, `b`), arguments checked.
@@ -317,12 +494,8 @@ fn blind_rotate_one<B: RingBackend>(
             extended: false,
         })?;
         for c in 0..2 {
-            for j in 0..digits {
-                let d = gadget.digit(&ring, &t, c, j);
-                let mut dp = be.upload_lifted(&d, level)?;
-                be.ntt(&mut dp)?;
-                be.mul_plain_acc(&mut prod, key[(i * 2 + c) * digits + j], &dp)?;
-            }
+            let rows = &key[(i * 2 + c) * digits..(i * 2 + c + 1) * digits];
+            gadget_product_acc(be, gadget, &t, c, rows, &mut prod)?;
         }
         be.intt(&mut prod)?;
         add_assign(&ring, &mut acc, &be.download(&prod)?);
@@ -505,5 +678,60 @@ mod tests {
             ..ok.clone()
         };
         assert!(be.rns_blind_rotate(&g, &key, &test, &short).is_err());
+    }
+
+    /// A packed call needs a power-of-two batch up to N and, for each level, the key of
+    /// `2^ℓ + 1` with one row a digit of the gadget's shape; one sample needs no key.
+    #[test]
+    fn bad_packing_arguments_are_refused() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let row = be.zeros(ACC_SHAPE).unwrap();
+        let small = be
+            .zeros(Shape {
+                components: 2,
+                level: 2,
+                extended: false,
+            })
+            .unwrap();
+        let test = ring.zeros(ACC_SHAPE).unwrap();
+        let key: Vec<&_> = (0..4).map(|_| &row).collect();
+        let batch = |count: usize| RnsRotationBatch {
+            dimension: 1,
+            a: vec![3; count],
+            b: vec![5; count],
+        };
+        let rows = || vec![&row, &row];
+        let full: Vec<(usize, Vec<&RnsPoly>)> = vec![(3, rows()), (5, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &full)
+                .is_ok()
+        );
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(1), &[])
+                .is_ok()
+        );
+        for count in [0, 3, 32] {
+            assert!(
+                be.rns_blind_rotate_packed(&g, &key, &test, &batch(count), &full)
+                    .is_err(),
+                "{count} samples"
+            );
+        }
+        let missing = vec![(3, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &missing)
+                .is_err()
+        );
+        let one_row = vec![(3, vec![&row]), (5, rows())];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &one_row)
+                .is_err()
+        );
+        let wrong_shape = vec![(3, rows()), (5, vec![&row, &small])];
+        assert!(
+            be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &wrong_shape)
+                .is_err()
+        );
     }
 }
