@@ -6,11 +6,15 @@
 //! `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind rotations; with
 //! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
 //! of the keys, `HeapBootstrapper::heap_bootstrap_spread`). Each preset also splits the batched
-//! blind rotation (`RnsBlindRotateBackend`, the first device's share) into a time per step and
-//! a fixed part (tables, uploads, the first and last NTTs, the download of the accumulators)
-//! from two short calls over the same batch size (`blind_rotate_*` keys of the JSON), and
-//! records the first bootstrap's stage times (`stage_*_us`, `HeapBootstrapper::
-//! heap_bootstrap_spread_timed`).
+//! blind rotation of the first device's share (`RnsBlindRotateBackend::
+//! rns_blind_rotate_packed`, which keeps the accumulators on the device and downloads one
+//! ciphertext) into a time per step and a fixed part (tables, uploads, the first NTTs, the
+//! packing) from two short calls after a warm-up call (`blind_rotate_*` keys of the JSON),
+//! times the packed call without steps (`pack_fixed_us`: the tables, the accumulators'
+//! initialisation and the packing of the whole share), and records the first bootstrap's stage
+//! times (`stage_*_us`, `HeapBootstrapper::heap_bootstrap_spread_timed`). (The unpacked call
+//! would not do for the split: its host-side conversion of each chunk's download hides the
+//! device's steps of short calls.)
 
 use super::{Lcg, PresetResult, R, RingShape, Row, Timer, log_timing};
 use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uniform_complex};
@@ -119,10 +123,12 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let share = boot.blind_rotations().div_ceil(gpus);
     let (step_s, fixed_s) = blind_rotation_split(&boot, be, share)?;
     let rotation_s = fixed_s + hp.lwe_dimension as f64 * step_s;
+    let pack_s = packed_without_steps(&boot, be, share)?;
     eprintln!(
         "  {name}: first bootstrap {first_s:.3} s; blind rotation of {share} samples: \
          {:.3} ms a step ({:.2} µs an external product), fixed {fixed_s:.3} s, \
-         {rotation_s:.3} s for {} steps",
+         {rotation_s:.3} s for {} steps; the packed call without steps (tables, init, packing) \
+         {pack_s:.3} s",
         step_s * 1e3,
         step_s * 1e6 / share as f64,
         hp.lwe_dimension
@@ -168,6 +174,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "blind_rotate_step_us": step_s * 1e6,
             "blind_rotate_fixed_us": fixed_s * 1e6,
             "blind_rotate_estimate_us": rotation_s * 1e6,
+            "pack_fixed_us": pack_s * 1e6,
         }),
         setup_s,
     )
@@ -176,16 +183,17 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
 /// Steps of the two short blind rotations of [`blind_rotation_split`].
 const SPLIT_STEPS: [usize; 2] = [2, 18];
 
-/// `(seconds a step, fixed seconds)` of the batched blind rotation of `count` samples on
-/// `be` (wall time of the backend call, which ends with the download): two calls over the
-/// first `k` steps of `boot`'s key rows, `k` in [`SPLIT_STEPS`], random exponents; a rotation
-/// of `n_t` steps then takes about `fixed + n_t·step`.
+/// `(seconds a step, fixed seconds)` of the batched blind rotation and packing of `count`
+/// samples on `be` (wall time of `rns_blind_rotate_packed`): two calls over the first `k` steps
+/// of `boot`'s key rows, `k` in [`SPLIT_STEPS`], random exponents, after one untimed call; a
+/// rotation of `n_t` steps then takes about `fixed + n_t·step`.
 fn blind_rotation_split(
     boot: &HeapBootstrapper<CudaBackend>,
     be: &CudaBackend,
     count: usize,
 ) -> R<(f64, f64)> {
     let rows = boot.keys().rgsw_rows();
+    let pack_keys = boot.keys().pack_keys();
     let g = boot.gadget();
     let ring = be.ring();
     let two_n = 2 * ring.n() as u64;
@@ -195,20 +203,56 @@ fn blind_rotation_split(
         extended: false,
     })?;
     let mut rnd = Lcg(49);
-    let mut secs = [0.0; 2];
-    for (t, &k) in secs.iter_mut().zip(&SPLIT_STEPS) {
-        let batch = RnsRotationBatch {
-            dimension: k,
-            a: (0..count * k).map(|_| rnd.next() % two_n).collect(),
-            b: (0..count).map(|_| rnd.next() % two_n).collect(),
-        };
+    let mut secs = [0.0; 3];
+    for (t, &k) in secs
+        .iter_mut()
+        .zip([SPLIT_STEPS[0]].iter().chain(&SPLIT_STEPS))
+    {
+        let batch = random_batch(&mut rnd, count, k, two_n);
         be.synchronize()?;
         let t0 = Instant::now();
-        be.rns_blind_rotate(g, &rows[..k * 2 * g.digits()], &test, &batch)?;
+        be.rns_blind_rotate_packed(g, &rows[..k * 2 * g.digits()], &test, &batch, &pack_keys)?;
         *t = t0.elapsed().as_secs_f64();
     }
+    let secs = [secs[1], secs[2]];
     let step = (secs[1] - secs[0]) / (SPLIT_STEPS[1] - SPLIT_STEPS[0]) as f64;
     Ok((step, secs[0] - SPLIT_STEPS[0] as f64 * step))
+}
+
+/// `count` samples of `k` steps with random exponents mod `two_n`.
+fn random_batch(rnd: &mut Lcg, count: usize, k: usize, two_n: u64) -> RnsRotationBatch {
+    RnsRotationBatch {
+        dimension: k,
+        a: (0..count * k).map(|_| rnd.next() % two_n).collect(),
+        b: (0..count).map(|_| rnd.next() % two_n).collect(),
+    }
+}
+
+/// Seconds of `rns_blind_rotate_packed` over `count` samples of no step (the second of two
+/// calls): the tables, the accumulators' initialisation and forward NTT, and `PackLWEs` of the
+/// `count` accumulators on the device, with the download of the packed ciphertext.
+fn packed_without_steps(
+    boot: &HeapBootstrapper<CudaBackend>,
+    be: &CudaBackend,
+    count: usize,
+) -> R<f64> {
+    let g = boot.gadget();
+    let ring = be.ring();
+    let test = ring.zeros(Shape {
+        components: 2,
+        level: g.level(),
+        extended: false,
+    })?;
+    let batch = random_batch(&mut Lcg(50), count, 0, 2 * ring.n() as u64);
+    let pack_keys = boot.keys().pack_keys();
+    let mut secs = 0.0;
+    for _ in 0..2 {
+        be.synchronize()?;
+        let t0 = Instant::now();
+        be.rns_blind_rotate_packed(g, &[], &test, &batch, &pack_keys)?;
+        secs = t0.elapsed().as_secs_f64();
+    }
+    Ok(secs)
 }
 
 /// The HEAP fields of a JSON row: `slots`, `gpus`.
