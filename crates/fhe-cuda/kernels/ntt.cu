@@ -344,6 +344,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 
 
 #include "keyprod.cuh"
+#include "rbr_mac.cuh"
 #include "moddown_finish.cuh"
 
 // ---------------------------------------------------------------------------------------------
@@ -356,7 +357,7 @@ extern "C" __global__ void ntt_inverse_pass(LimbList ll, const u64* slots, const
 #ifndef NTT_S_MAX
 #define NTT_S_MAX 11
 #endif
-#define NTT_INSTANTIATE(S) NTT_R8(S) NTT_KEYPROD(S) NTT_FINISH(S)
+#define NTT_INSTANTIATE(S) NTT_R8(S) NTT_KEYPROD(S) NTT_FINISH(S) NTT_RBR_MAC(S)
 #if NTT_S_MIN <= 3 && 3 <= NTT_S_MAX
 NTT_INSTANTIATE(3)
 #endif

@@ -4,47 +4,15 @@
 //   mono       T = acc ⊙ (X^{a_e} − 1)                 (NTT form; step 0 only)
 //   inverse NTTs   of T                                     (kernels/ntt.cu)
 //   decompose  the RNS digits of T, exact, lifted to the limbs outside each digit's group
-//   forward NTTs   of those digit limbs                     (kernels/ntt.cu)
-//   mac        acc += Σ_{c,j} D_{c,j} ⊙ row(i, c, j); the own-group limb of each digit is
-//                  (Q/Q_j)^{-1}·T in NTT form, formed here from acc; also writes the next
-//                  step's T = acc' ⊙ (X^{a'_e} − 1)
+//   forward NTT    first pass of those digit limbs            (kernels/ntt.cu)
+//   mac        the last forward pass fused with acc += Σ_{c,j} D_{c,j} ⊙ row(i, c, j); the
+//                  own-group limb of each digit is (Q/Q_j)^{-1}·T in NTT form, formed from acc;
+//                  also writes the next step's T = acc' ⊙ (X^{a'_e} − 1)  (rbr_mac.cuh)
 // X^a in NTT form is the pointwise factor g^{a·exp[k]} (g = NTT(X)[0], exp[k] the discrete log of
 // NTT(X)[k] to base g): table lookups, no transform. Layouts: acc and T [e][c][s][k] with `L`
 // limbs a component; D [e][c][dtot][k] (digit j's limbs outside its group at dprefix_j).
 // Every operation is exact modular arithmetic: the CPU reference's words.
-#include "common.cuh"
-
-#define RBR_MAXL 8
-#define RBR_LIMB 0       // per limb, 8 words: w_dec, w_dec', crt_hat lo, hi, w_own, w_own', group
-#define RBR_GROUP 64     // per group, 8 words: lo, hi, Q_j lo, Q_j hi, Q_j/2 lo, hi, dprefix
-#define RBR_HAT 128      // [i][k] (crt_hat_i mod q_k, shoup)
-#define RBR_QJ 256       // [j][k] Q_j mod q_k
-#define RBR_POW 320      // [s][2N] g_s^j
-// exp table at RBR_POW + L·2N: [s][N]
-
-struct RbrShape {
-    u32 n;      // ring degree
-    u32 limbs;  // L
-    u32 digits; // D
-    u32 dtot;   // Σ_j (L − |G_j|)
-    u32 count;  // batch size
-    u32 comps;  // components decomposed a sample (2 in the blind rotation, 1 in the packing)
-};
-
-// X^a at evaluation point k of limb s (NTT form).
-__device__ __forceinline__ u64 rbr_monomial(const u64* tab, const RbrShape& sh, u32 s, u32 k,
-                                            u64 a) {
-    const u64 two_n = 2 * (u64)sh.n;
-    const u64* pw = tab + RBR_POW + (u64)s * two_n;
-    const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
-    return pw[(a * ex[k]) & (two_n - 1)];
-}
-
-// The factor X^a − 1 at evaluation point k of limb s.
-__device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, const RbrShape& sh, u32 s, u32 k,
-                                               u64 a, u64 q) {
-    return mod_sub(rbr_monomial(tab, sh, s, k, a), 1, q);
-}
+#include "rns_blind_rotate.cuh"
 
 // acc[e][c][s] = X^{(2N − b_e) mod 2N} · test[c][s] (coefficient form). Grid (count·2·L, n/B).
 extern "C" __global__ void rns_blind_rotate_init(u64* acc, const u64* test, u32 test_spc, const u32* b,
@@ -176,101 +144,8 @@ extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, cons
     }
 }
 
-// acc[e][·][s] += Σ_{c,j} D_{c,j}[s] ⊙ row(c, j)[·][s] (NTT form); then, when `a_next` is not
-// null, T[e][c][s] = acc' ⊙ (X^{a_next_e} − 1) for the next step. `rows`: the 2·D row addresses of
-// this step, each a [2][row_spc][n] buffer. A thread takes limb s, coefficient k of
-// RBR_MAC_SAMPLES consecutive samples, so the 4·D row words it reads serve them all. Grid
-// (⌈count / RBR_MAC_SAMPLES⌉·L, n/B).
-// Every modulus is below 2^42 (`check_limbs` of the launch wrappers): the products are
-// `f64_mul_mod`'s exact double-precision ones (common.cuh; each factor below q, each product a
-// signed residue below 0.52q), so a sum of the word and its 2·D products stays below
-// (1 + 1.04·D)·q < 2^46 and its canonical residue is the integer product's word, at a fraction
-// of the instructions of a 128-bit multiply and Barrett reduction.
-#define RBR_MAC_SAMPLES 4
-
-template <int D>
-__device__ __forceinline__ void rbr_mac_samples(u64* acc, u64* t, const u64* d, const u64* rows,
-                                                u32 row_spc, const u32* a, const u32* a_next,
-                                                const u64* tab, const u64* slots,
-                                                const RbrShape& sh, u32 e0, u32 s, u32 k) {
-    const u64 qw = slots[s * SLOT_STRIDE];
-    const double q = f64_from_u64(qw);
-    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
-    const u64* li = tab + RBR_LIMB + 8 * s;
-    const u32 js = (u32)li[6];
-    const double own = f64_from_u64(li[4]);
-    const u64 two_n = 2 * (u64)sh.n;
-    const u64* pw = tab + RBR_POW + (u64)s * two_n;
-    const u64 ex = tab[RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n + k];
-    // The step's row words at (s, k) and each digit's limb position in D.
-    double r0[2][D], r1[2][D];
-    u32 pos[D];
-#pragma unroll
-    for (int j = 0; j < D; j++) {
-        const u64* grp = tab + RBR_GROUP + 8 * j;
-        const u32 lo = (u32)grp[0], hi = (u32)grp[1];
-        pos[j] = (u32)grp[6] + (s < lo ? s : s - (hi - lo));
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            const u64* row = (const u64*)rows[c * D + j];
-            r0[c][j] = f64_from_u64(row[(u64)s * sh.n + k]);
-            r1[c][j] = f64_from_u64(row[((u64)row_spc + s) * sh.n + k]);
-        }
-    }
-    const u32 e_end = min(e0 + RBR_MAC_SAMPLES, sh.count);
-    for (u32 e = e0; e < e_end; e++) {
-        const double f = f64_from_u64(mod_sub(pw[((u64)a[e] * ex) & (two_n - 1)], 1, qw));
-        const u64 i0 = (((u64)e * 2 + 0) * sh.limbs + s) * sh.n + k;
-        const u64 i1 = i0 + (u64)sh.limbs * sh.n;
-        const double cur[2] = {f64_from_u64(acc[i0]), f64_from_u64(acc[i1])};
-        double sum0 = cur[0], sum1 = cur[1];
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            const double tc = f64_mul_mod(cur[c], f, q, qi);
-            const u64* dc = d + ((u64)e * 2 + c) * sh.dtot * sh.n + k;
-#pragma unroll
-            for (int j = 0; j < D; j++) {
-                const double dv = (u32)j == js ? f64_mul_mod(tc, own, q, qi)
-                                               : f64_from_u64(dc[(u64)pos[j] * sh.n]);
-                sum0 = __dadd_rn(sum0, f64_mul_mod(dv, r0[c][j], q, qi));
-                sum1 = __dadd_rn(sum1, f64_mul_mod(dv, r1[c][j], q, qi));
-            }
-        }
-        const u64 n0 = f64_canonical(sum0, q, qi);
-        const u64 n1 = f64_canonical(sum1, q, qi);
-        acc[i0] = n0;
-        acc[i1] = n1;
-        if (a_next != nullptr) {
-            const double g =
-                f64_from_u64(mod_sub(pw[((u64)a_next[e] * ex) & (two_n - 1)], 1, qw));
-            t[i0] = f64_canonical(f64_mul_mod(f64_from_u64(n0), g, q, qi), q, qi);
-            t[i1] = f64_canonical(f64_mul_mod(f64_from_u64(n1), g, q, qi), q, qi);
-        }
-    }
-}
-
-// One entry a digit count D (`rns_blind_rotate_mac_D`, D = 1..=RBR_MAXL), each with its own
-// register allocation (the row words of the largest D would otherwise set every launch's),
-// bounded for four blocks of 256 an SM: up to D = 3 (HEAP_N13's gadget) without spills.
-#define RBR_MAC(D)                                                                                 \
-    extern "C" __global__ void __launch_bounds__(256, 4) rns_blind_rotate_mac_##D(             \
-        u64* acc, u64* t, const u64* d, const u64* rows, u32 row_spc, const u32* a,              \
-        const u32* a_next, const u64* tab, const u64* slots, RbrShape sh) {                      \
-        pdl_wait();                                                                              \
-        const u32 x = blockIdx.x;                                                                \
-        const u32 e0 = (x / sh.limbs) * RBR_MAC_SAMPLES, s = x % sh.limbs;                       \
-        const u32 k = blockIdx.y * blockDim.x + threadIdx.x;                                     \
-        if (k >= sh.n) return;                                                                   \
-        rbr_mac_samples<D>(acc, t, d, rows, row_spc, a, a_next, tab, slots, sh, e0, s, k);      \
-    }
-RBR_MAC(1)
-RBR_MAC(2)
-RBR_MAC(3)
-RBR_MAC(4)
-RBR_MAC(5)
-RBR_MAC(6)
-RBR_MAC(7)
-RBR_MAC(8)
+// The multiply-accumulate of a step runs fused with the digit limbs' last forward NTT pass:
+// `ntt_rbr_mac_r8_S` of rbr_mac.cuh (the `ntt` module, which holds the register-blocked pass).
 
 // ---------------------------------------------------------------------------------------------
 // PackLWEs (Chen–Dai–Kim–Song) of the accumulators P[e][2][L][n] (NTT form), one level a
@@ -281,10 +156,10 @@ RBR_MAC(8)
 //                   perm[k] the point whose exponent is g·exp[k] mod 2N
 //   inverse NTTs of the copy, `rns_blind_rotate_decompose` (comps = 1), forward NTTs of D
 //   rns_pack_mac    P[r] ← e + X^{N/len}·o + (T0, 0) + Σ_j d_j ⊙ key_j, the own-group digit limbs
-//                   (Q/Q_j)^{-1}·T1 formed in NTT form, as in `mac`
+//                   (Q/Q_j)^{-1}·T1 formed in NTT form, as in the step's mac (rbr_mac.cuh)
 // Each thread of rns_pack_mac reads and writes P[r] at its own k only, and P[r + half] is not
 // written at this level, so no launch reads what another thread of it writes. Exact
-// double-precision products as in `mac` (every modulus below 2^42).
+// double-precision products as in the step's mac (every modulus below 2^42).
 
 // Grid (half·L, n/B).
 extern "C" __global__ void rns_pack_diff(u64* t0, u64* t1, u64* t1c, const u64* p, u32 half,

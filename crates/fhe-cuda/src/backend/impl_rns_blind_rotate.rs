@@ -2,10 +2,11 @@
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
 //! key already lives (device polynomials). Per step, for the whole batch
 //! ([`crate::kernels::rns_blind_rotate`]): the inverse NTTs of `T = acc ⊙ (X^{a_e} − 1)`, the
-//! exact RNS digit decomposition, the forward NTTs of the digit limbs outside their groups,
-//! and one multiply-accumulate, which also forms the next step's `T`. Each NTT is one launch a
-//! pass over the whole chunk (`ntt::forward_strided` / `inverse_strided`: the limbs lie `n`
-//! words apart, their slots repeat with the period of a sample's limbs). Every limb is below
+//! exact RNS digit decomposition, the first forward NTT pass of the digit limbs outside their
+//! groups, and the multiply-accumulate with their last pass fused in (`mac_fused`: the NTT-form
+//! digits never reach memory), which also forms the next step's `T`. Each NTT pass is one
+//! launch over the whole chunk (`ntt::forward_strided_first` / `inverse_strided`: the limbs lie
+//! `n` words apart, their slots repeat with the period of a sample's limbs). Every limb is below
 //! 2^42: the decomposition and the products are exact in double precision. The accumulators
 //! come back through a page-locked buffer, converted to polynomials while the device runs the
 //! next chunk. The words are the reference's (exact arithmetic).
@@ -166,18 +167,19 @@ impl CudaBackend {
         for i in 0..dim {
             ntt_k::inverse_strided(&cx, tp, acc_cnt, &st.acc_slots)?;
             rbr::decompose(&cx, dp, tp, tabp, sh)?;
-            ntt_k::forward_strided(&cx, dp, d_cnt, &st.d_slots)?;
+            ntt_k::forward_strided_first(&cx, dp, d_cnt, &st.d_slots)?;
             let m = MacArgs {
                 acc: accp,
                 t: tp,
                 d: dp,
                 rows: rowp + 8 * (i * 2 * dg) as u64,
-                row_spc: st.row_spc,
                 a: a_at(i),
                 a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
                 tab: tabp,
+                row_spc: st.row_spc,
+                pad: 0,
             };
-            rbr::mac(&cx, &m, sh)?;
+            rbr::mac_fused(&cx, &m, sh)?;
         }
         Ok(())
     }

@@ -794,7 +794,7 @@ pub(super) fn inverse_list_with(
 }
 
 mod strided;
-pub(crate) use strided::{forward_strided, inverse_strided};
+pub(crate) use strided::{forward_strided, forward_strided_first, inverse_strided};
 
 #[cfg(test)]
 mod tests;

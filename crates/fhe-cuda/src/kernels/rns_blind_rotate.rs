@@ -1,6 +1,7 @@
 //! Launch wrappers and host tables of `kernels/rns_blind_rotate.cu`: the kernels of the batched
 //! RNS blind rotation (`CudaBackend`'s `RnsBlindRotateBackend`), around the ring's NTTs.
 
+use super::ntt::{self, r8_names};
 use super::{Ctx, launch};
 use crate::error::{Error, Result};
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -11,8 +12,6 @@ use std::collections::HashMap;
 
 /// Most limbs (and digits) the kernels take (`RBR_MAXL`).
 pub(crate) const MAX_LIMBS: usize = 8;
-/// Samples a `mac` thread takes (`RBR_MAC_SAMPLES`).
-const MAC_SAMPLES: u32 = 4;
 /// Word offset of the power table (`RBR_POW`).
 const POW: usize = 320;
 /// The limbs' bound of the device's RNS blind rotation (`F64_MOD_BITS` of common.cuh): its
@@ -202,66 +201,64 @@ pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result
     launch!(cx.stream, f, cfg(limbs, sh.n), &d, &t, &tab, &slots, &sh)
 }
 
-/// The buffers of one [`mac`] step.
+/// The buffers of one [`mac_fused`] step. Mirrors `struct RbrMacArgs` of rbr_mac.cuh.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct MacArgs {
-    /// Accumulators (NTT form).
+    /// Accumulators (NTT form), `[e][2][L][n]`.
     pub acc: u64,
-    /// The next step's `T` (written when `a_next` is not 0).
+    /// The next step's `T` (written when `a_next` is not 0), laid out as `acc`.
     pub t: u64,
-    /// Digit limbs (NTT form).
+    /// Digit limbs `[e][2][dtot][n]`, their first forward pass run ([`ntt::forward_strided_first`]).
     pub d: u64,
     /// The step's `2·D` row addresses.
     pub rows: u64,
-    /// Slots per component of the rows.
-    pub row_spc: u32,
     /// The step's exponents.
     pub a: u64,
     /// The next step's exponents, or 0.
     pub a_next: u64,
     /// The table.
     pub tab: u64,
+    /// Slots per component of the rows.
+    pub row_spc: u32,
+    pub pad: u32,
 }
+// SAFETY: plain repr(C) fields (7 u64, 2 u32) matching `struct RbrMacArgs` of rbr_mac.cuh.
+unsafe impl DeviceRepr for MacArgs {}
 
-/// `rns_blind_rotate_mac`: `acc += Σ D ⊙ rows`, and the next step's `T`; one thread a limb's
-/// coefficient of [`MAC_SAMPLES`] samples.
-pub(crate) fn mac(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
-    const NAMES: [&str; MAX_LIMBS] = [
-        "rns_blind_rotate_mac_1",
-        "rns_blind_rotate_mac_2",
-        "rns_blind_rotate_mac_3",
-        "rns_blind_rotate_mac_4",
-        "rns_blind_rotate_mac_5",
-        "rns_blind_rotate_mac_6",
-        "rns_blind_rotate_mac_7",
-        "rns_blind_rotate_mac_8",
-    ];
-    let name = (sh.digits as usize)
-        .checked_sub(1)
-        .and_then(|i| NAMES.get(i))
+/// The fused multiply-accumulate entries (`ntt_rbr_mac_r8_S` of rbr_mac.cuh, in the `ntt`
+/// module), by the stages S = 3..=11 of the last forward pass.
+const R8_RBR_MAC: [&str; 9] = r8_names!("ntt_rbr_mac_r8_");
+/// Threads of a fused multiply-accumulate block (`__launch_bounds__` of rbr_mac.cuh).
+const MAC_THREADS: u32 = 128;
+
+/// `acc += Σ_{c,j} digit_{c,j} ⊙ row(c·D + j)` and the next step's `T`, the last forward NTT
+/// pass of the digit limbs fused in (`ntt_rbr_mac_r8_S`): one block a sample, limb and run of
+/// `8·MAC_THREADS` outputs, the samples fastest so that running blocks share the rows. The
+/// same words as the last pass followed by the separate multiply-accumulate.
+pub(crate) fn mac_fused(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
+    let logn = cx.n.trailing_zeros();
+    let [p0, p1] = ntt::passes(logn);
+    let last = if p1.s == 0 { p0 } else { p1 };
+    let log_t = MAC_THREADS.trailing_zeros();
+    // Blocks of MAC_THREADS threads, 8 outputs each: C = 2^log_c runs of 2^S.
+    let log_c = (log_t + 3)
+        .checked_sub(last.s)
+        .filter(|&c| c + last.s <= logn && ntt::fused_passes_available(logn))
         .ok_or_else(|| Error::Unsupported {
-            what: format!(
-                "an RNS blind rotation of {} digits (1 to {MAX_LIMBS})",
-                sh.digits
-            ),
+            what: format!("the fused blind-rotation step on a ring of 2^{logn}"),
         })?;
-    let f = cx.dev.function("rns_blind_rotate", name)?;
+    let runs = 1u32 << (logn - log_c - last.s);
+    let e_words = 1u32 << (log_c + last.s);
+    let cfg = LaunchConfig {
+        grid_dim: (sh.count, sh.limbs * runs, 1),
+        block_dim: (MAC_THREADS, 1, 1),
+        shared_mem_bytes: 8 * (e_words + e_words / 8),
+    };
+    let f = cx.dev.function("ntt", R8_RBR_MAC[last.s as usize - 3])?;
     let slots = cx.slots();
-    let limbs = sh.count.div_ceil(MAC_SAMPLES) * sh.limbs;
-    launch!(
-        cx.stream,
-        f,
-        cfg(limbs, sh.n),
-        &m.acc,
-        &m.t,
-        &m.d,
-        &m.rows,
-        &m.row_spc,
-        &m.a,
-        &m.a_next,
-        &m.tab,
-        &slots,
-        &sh
-    )
+    let twp = cx.t(cx.layout.ntt.fwd_pair);
+    launch!(cx.stream, f, cfg, m, &sh, &slots, &twp, &logn, &log_c)
 }
 
 /// One level of the packing on the device (`len = 2^level` inputs a result).

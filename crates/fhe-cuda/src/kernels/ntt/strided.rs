@@ -8,7 +8,8 @@
 //! limbs a step so (`backend::impl_rns_blind_rotate`).
 
 use super::{
-    Ctx, Limb, Load, config_r8, forward_list, inverse_list, mostly_f64, passes, plain_kernel,
+    Ctx, Limb, Load, Pass, Passes, config_r8, forward_passes, inverse_list, mostly_f64, passes,
+    plain_kernel,
 };
 use crate::error::{Error, Result};
 use crate::kernels::launch;
@@ -95,19 +96,37 @@ fn listed(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Vec<Limb> {
 /// Forward NTT of the batch, in place: limb `x < count` at `base + 8·x·n` bytes, of slot
 /// `period[x % period.len()]`.
 pub(crate) fn forward_strided(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Result<()> {
-    strided(cx, base, count, period, false)
+    strided(cx, base, count, period, false, Passes::Both)
+}
+
+/// The first pass of [`forward_strided`] alone, where the transform takes two (nothing where it
+/// takes one): a fused kernel runs the last pass (`rns_blind_rotate::mac_fused`).
+pub(crate) fn forward_strided_first(
+    cx: &Ctx,
+    base: u64,
+    count: usize,
+    period: &[u32],
+) -> Result<()> {
+    strided(cx, base, count, period, false, Passes::First)
 }
 
 /// Inverse NTT of the batch, in place (scaling by `n^-1` included); the batch as in
 /// [`forward_strided`].
 pub(crate) fn inverse_strided(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Result<()> {
-    strided(cx, base, count, period, true)
+    strided(cx, base, count, period, true, Passes::Both)
 }
 
 /// The passes of the list transforms (`passes`, `config_r8` over the grid rows, the FP64 block
 /// shape where most slots of the period take it), each one launch over the batch; the list
 /// passes where a pass is not register-blocked or the kernels do not take the batch.
-fn strided(cx: &Ctx, base: u64, count: usize, period: &[u32], inverse: bool) -> Result<()> {
+fn strided(
+    cx: &Ctx,
+    base: u64,
+    count: usize,
+    period: &[u32],
+    inverse: bool,
+    which: Passes,
+) -> Result<()> {
     if count == 0 {
         return Ok(());
     }
@@ -118,7 +137,13 @@ fn strided(cx: &Ctx, base: u64, count: usize, period: &[u32], inverse: bool) -> 
     }
     let logn = cx.n.trailing_zeros();
     let [p0, p1] = passes(logn);
-    let order = if inverse { [p1, p0] } else { [p0, p1] };
+    let none = Pass { s: 0, l: 0 };
+    let order = match (inverse, which) {
+        (true, _) => [p1, p0],
+        (false, Passes::First) if p1.s == 0 => [none, none],
+        (false, Passes::First) => [p0, none],
+        (false, _) => [p0, p1],
+    };
     let blocked = order
         .iter()
         .all(|p| p.s == 0 || plain_kernel(*p, inverse).is_some());
@@ -129,7 +154,7 @@ fn strided(cx: &Ctx, base: u64, count: usize, period: &[u32], inverse: bool) -> 
             return if inverse {
                 inverse_list(cx, &limbs)
             } else {
-                forward_list(cx, &limbs)
+                forward_passes(cx, &limbs, which)
             };
         }
     };
