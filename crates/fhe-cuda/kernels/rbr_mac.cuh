@@ -127,7 +127,7 @@ __device__ __forceinline__ void ntt_rbr_mac(const RbrMacArgs& m, const RbrShape&
 }
 
 #define NTT_RBR_MAC(S)                                                                           \
-    extern "C" __global__ void __launch_bounds__(128, 4)                                         \
+    extern "C" __global__ void __launch_bounds__(128, 5)                                         \
         ntt_rbr_mac_r8_##S(RbrMacArgs m, RbrShape sh, const u64* slots, const ulonglong2* twp,   \
                            u32 logn, u32 logC) {                                                 \
         pdl_wait();                                                                              \
