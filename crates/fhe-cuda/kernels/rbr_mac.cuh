@@ -126,6 +126,9 @@ __device__ __forceinline__ void ntt_rbr_mac(const RbrMacArgs& m, const RbrShape&
     }
 }
 
+// Held to __launch_bounds__(128, 5): 96 registers without spills, the sums in registers. At 512
+// HEAP_N13 samples (H200) that took 4.70 µs an external product; 128 registers with spills
+// (bound 4) 4.97 µs; the sums in shared memory at bounds 6 and 8, 5.55 and 6.0 µs (PERF.md).
 #define NTT_RBR_MAC(S)                                                                           \
     extern "C" __global__ void __launch_bounds__(128, 5)                                         \
         ntt_rbr_mac_r8_##S(RbrMacArgs m, RbrShape sh, const u64* slots, const ulonglong2* twp,   \
