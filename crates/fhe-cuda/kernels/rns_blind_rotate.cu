@@ -161,18 +161,31 @@ extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, cons
 // written at this level, so no launch reads what another thread of it writes. Exact
 // double-precision products as in the step's mac (every modulus below 2^42).
 
+// A packing thread's pair r, limb s and coefficient k (grid (half·L, n/B)), with q_s and its
+// reciprocal (from the slot table) in doubles; false past the last coefficient.
+struct PackLane {
+    u32 r, s, k;
+    double q, qi;
+};
+__device__ __forceinline__ bool pack_lane(const u64* slots, const RbrShape& sh, PackLane& p) {
+    p.r = blockIdx.x / sh.limbs;
+    p.s = blockIdx.x % sh.limbs;
+    p.k = blockIdx.y * blockDim.x + threadIdx.x;
+    if (p.k >= sh.n) return false;
+    p.q = f64_from_u64(slots[p.s * SLOT_STRIDE]);
+    p.qi = __longlong_as_double((long long)slots[p.s * SLOT_STRIDE + 3]);
+    return true;
+}
+
 // Grid (half·L, n/B).
 extern "C" __global__ void rns_pack_diff(u64* t0, u64* t1, u64* t1c, const u64* p, u32 half,
                                          u32 shift, const u32* perm, const u64* tab,
                                          const u64* slots, RbrShape sh) {
     pdl_wait();
-    const u32 x = blockIdx.x;
-    const u32 r = x / sh.limbs, s = x % sh.limbs;
-    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
-    if (k >= sh.n) return;
-    const u64 qw = slots[s * SLOT_STRIDE];
-    const double q = f64_from_u64(qw);
-    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+    PackLane lane;
+    if (!pack_lane(slots, sh, lane)) return;
+    const u32 r = lane.r, s = lane.s, k = lane.k;
+    const double q = lane.q, qi = lane.qi;
     const u32 kk = perm[k];
     const double f = f64_from_u64(rbr_monomial(tab, sh, s, kk, shift));
     const u64 ln = (u64)sh.limbs * sh.n;
@@ -194,13 +207,10 @@ extern "C" __global__ void rns_pack_mac(u64* p, const u64* t0, const u64* t1, co
                                         const u64* rows, u32 row_spc, u32 half, u32 shift,
                                         const u64* tab, const u64* slots, RbrShape sh) {
     pdl_wait();
-    const u32 x = blockIdx.x;
-    const u32 r = x / sh.limbs, s = x % sh.limbs;
-    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
-    if (k >= sh.n) return;
-    const u64 qw = slots[s * SLOT_STRIDE];
-    const double q = f64_from_u64(qw);
-    const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+    PackLane lane;
+    if (!pack_lane(slots, sh, lane)) return;
+    const u32 r = lane.r, s = lane.s, k = lane.k;
+    const double q = lane.q, qi = lane.qi;
     const u64* li = tab + RBR_LIMB + 8 * s;
     const u32 js = (u32)li[6];
     const double own = f64_from_u64(li[4]);

@@ -264,6 +264,20 @@ mod tests {
         }
     }
 
+    /// A CPU backend of a one-limb ring of 16 coefficients: the LWE key switch ignores the
+    /// ring.
+    fn small_cpu_backend() -> fhe_math::cpu::CpuBackend {
+        fhe_math::cpu::CpuBackend::new(
+            fhe_math::ring::RingContext::new(
+                16,
+                &fhe_math::primes::ntt_primes(30, 32, 1, &[]).unwrap(),
+                &fhe_math::primes::ntt_primes(31, 32, 1, &[]).unwrap(),
+                std::iter::once(0..1).collect(),
+            )
+            .unwrap(),
+        )
+    }
+
     /// The backend's key switch ([`key_switch_batch`] with [`LweKeySwitchKey::to_host_key`])
     /// gives the words of the definition, at the CI set and at `HEAP_N13`'s gadget.
     #[test]
@@ -274,15 +288,7 @@ mod tests {
             let s_in: Vec<i64> = (0..n).map(|i| [0, 1, -1, 0][i % 4]).collect();
             let s_t: Vec<u32> = (0..16).map(|_| rng.next_u32() & 1).collect();
             let key = LweKeySwitchKey::generate(&p, &s_in, &s_t, [4; 32]);
-            let be = fhe_math::cpu::CpuBackend::new(
-                fhe_math::ring::RingContext::new(
-                    16,
-                    &fhe_math::primes::ntt_primes(30, 32, 1, &[]).unwrap(),
-                    &fhe_math::primes::ntt_primes(31, 32, 1, &[]).unwrap(),
-                    std::iter::once(0..1).collect(),
-                )
-                .unwrap(),
-            );
+            let be = small_cpu_backend();
             let uploaded = be
                 .upload_key_switch_key(&key.to_host_key(&p).unwrap())
                 .unwrap();
@@ -321,15 +327,7 @@ mod tests {
         let s_t: Vec<u32> = (0..p.lwe_dimension).map(|_| rng.next_u32() & 1).collect();
         let s_t64: Vec<i64> = s_t.iter().map(|&x| x as i64).collect();
         let ksk = LweKeySwitchKey::generate(p, &s, &s_t, [5; 32]);
-        let be = fhe_math::cpu::CpuBackend::new(
-            fhe_math::ring::RingContext::new(
-                16,
-                &fhe_math::primes::ntt_primes(30, 32, 1, &[]).unwrap(),
-                &fhe_math::primes::ntt_primes(31, 32, 1, &[]).unwrap(),
-                std::iter::once(0..1).collect(),
-            )
-            .unwrap(),
-        );
+        let be = small_cpu_backend();
         let key = be
             .upload_key_switch_key(&ksk.to_host_key(p).unwrap())
             .unwrap();

@@ -101,17 +101,23 @@ fn compare(hp: HeapParams, slots: usize, sequential_too: bool) {
     );
 }
 
-/// The batched blind rotation (`RnsBlindRotateBackend`) on the GPU against the CPU reference:
-/// the same rows (seeded), test polynomial and batch give the same accumulator words. Also
-/// prints the GPU's time per external product for the batch.
-fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
-    use common::{rotation_case, row_refs};
+/// A CPU context and a context on device 0 over the same ring (same primes and tables).
+fn contexts(hp: &HeapParams) -> (Context<fhe_math::cpu::CpuBackend>, Context<CudaBackend>) {
     let params = Parameters::new(&hp.ckks).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
     let dev =
         Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
     let ring = Arc::clone(cpu.backend().ring());
     let gpu = Context::with_backend(params, CudaBackend::new(dev, ring).unwrap()).unwrap();
+    (cpu, gpu)
+}
+
+/// The batched blind rotation (`RnsBlindRotateBackend`) on the GPU against the CPU reference:
+/// the same rows (seeded), test polynomial and batch give the same accumulator words. Also
+/// prints the GPU's time per external product for the batch.
+fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
+    use common::{rotation_case, row_refs};
+    let (cpu, gpu) = contexts(&hp);
     let (g, rows, test, batch) = rotation_case(&cpu, &hp, dim, count);
     let want = cpu
         .backend()
@@ -143,12 +149,7 @@ fn compare_rotations(hp: HeapParams, dim: usize, count: usize) {
 /// comparison of words).
 fn compare_packed(hp: HeapParams, dim: usize, count: usize) {
     use common::{rotation_case, row_refs};
-    let params = Parameters::new(&hp.ckks).unwrap();
-    let cpu = Context::cpu(params.clone()).unwrap();
-    let dev =
-        Device::new(0).unwrap_or_else(|e| panic!("a CUDA device is required for gpu_* tests: {e}"));
-    let ring = Arc::clone(cpu.backend().ring());
-    let gpu = Context::with_backend(params, CudaBackend::new(dev, ring).unwrap()).unwrap();
+    let (cpu, gpu) = contexts(&hp);
     let levels = count.trailing_zeros() as usize;
     let (g, rows, test, batch) = rotation_case(&cpu, &hp, dim, count);
     let pack: Vec<_> = (1..=levels)

@@ -786,6 +786,23 @@ mod tests {
         out
     }
 
+    /// The kernels' table of `g` from the host's NTT of `X` (the device's gives the same words).
+    fn host_tables(ring: &RingContext, g: &RnsGadget) -> Vec<u64> {
+        let limbs = g.level() + 1;
+        let mut x = ring
+            .zeros(Shape {
+                components: 1,
+                level: g.level(),
+                extended: false,
+            })
+            .unwrap();
+        for s in 0..limbs {
+            x.limb_mut(0, s)[1] = 1;
+            ring.ntt(s).forward(x.limb_mut(0, s));
+        }
+        tables(ring, g, &x).unwrap()
+    }
+
     /// The device's packing (modelled by `model_pack`) gives the words of fhe-math's
     /// `pack_lwes` (coefficient form, host automorphisms), for 1 to 16 inputs at 6 limbs in
     /// digits of 2 and 5 limbs in digits of 2 (the last shorter), random accumulators and keys.
@@ -820,18 +837,7 @@ mod tests {
                 .map(|_| (0..g.digits()).map(|_| random()).collect())
                 .collect();
             let accs: Vec<RnsPoly> = (0..m).map(|_| random()).collect();
-            let mut x = ring
-                .zeros(Shape {
-                    components: 1,
-                    level: limbs - 1,
-                    extended: false,
-                })
-                .unwrap();
-            for s in 0..limbs {
-                x.limb_mut(0, s)[1] = 1;
-                ring.ntt(s).forward(x.limb_mut(0, s));
-            }
-            let tab = tables(&ring, &g, &x).unwrap();
+            let tab = host_tables(&ring, &g);
             let got = model_pack(&ring, &g, &tab, &keys, &accs);
             let pack: Vec<(usize, Vec<&RnsPoly>)> = keys
                 .iter()
@@ -887,18 +893,7 @@ mod tests {
                     .collect(),
                 b: (0..count).map(|_| rnd() % (2 * n as u64)).collect(),
             };
-            let mut x = ring
-                .zeros(Shape {
-                    components: 1,
-                    level: limbs - 1,
-                    extended: false,
-                })
-                .unwrap();
-            for s in 0..limbs {
-                x.limb_mut(0, s)[1] = 1;
-                ring.ntt(s).forward(x.limb_mut(0, s));
-            }
-            let tab = tables(&ring, &g, &x).unwrap();
+            let tab = host_tables(&ring, &g);
             let got = model(&ring, &g, &tab, &rows, &test, &batch);
             let row_refs: Vec<&RnsPoly> = rows.iter().collect();
             let want = be.rns_blind_rotate(&g, &row_refs, &test, &batch).unwrap();
