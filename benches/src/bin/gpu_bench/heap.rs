@@ -184,48 +184,21 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
 const SPLIT_STEPS: [usize; 2] = [2, 18];
 
 /// `(seconds a step, fixed seconds)` of the batched blind rotation and packing of `count`
-/// samples on `be` (wall time of `rns_blind_rotate_packed`): two calls over the first `k` steps
-/// of `boot`'s key rows, `k` in [`SPLIT_STEPS`], random exponents, after one untimed call; a
-/// rotation of `n_t` steps then takes about `fixed + n_t·step`.
+/// samples on `be`: [`packed_call`] over `k` steps, `k` in [`SPLIT_STEPS`], after one untimed
+/// call; a rotation of `n_t` steps then takes about `fixed + n_t·step`.
 fn blind_rotation_split(
     boot: &HeapBootstrapper<CudaBackend>,
     be: &CudaBackend,
     count: usize,
 ) -> R<(f64, f64)> {
-    let rows = boot.keys().rgsw_rows();
-    let pack_keys = boot.keys().pack_keys();
-    let g = boot.gadget();
-    let ring = be.ring();
-    let two_n = 2 * ring.n() as u64;
-    let test = ring.zeros(Shape {
-        components: 2,
-        level: g.level(),
-        extended: false,
-    })?;
     let mut rnd = Lcg(49);
-    let mut secs = [0.0; 3];
-    for (t, &k) in secs
-        .iter_mut()
-        .zip([SPLIT_STEPS[0]].iter().chain(&SPLIT_STEPS))
-    {
-        let batch = random_batch(&mut rnd, count, k, two_n);
-        be.synchronize()?;
-        let t0 = Instant::now();
-        be.rns_blind_rotate_packed(g, &rows[..k * 2 * g.digits()], &test, &batch, &pack_keys)?;
-        *t = t0.elapsed().as_secs_f64();
-    }
-    let secs = [secs[1], secs[2]];
+    packed_call(boot, be, count, SPLIT_STEPS[0], &mut rnd)?;
+    let secs = [
+        packed_call(boot, be, count, SPLIT_STEPS[0], &mut rnd)?,
+        packed_call(boot, be, count, SPLIT_STEPS[1], &mut rnd)?,
+    ];
     let step = (secs[1] - secs[0]) / (SPLIT_STEPS[1] - SPLIT_STEPS[0]) as f64;
     Ok((step, secs[0] - SPLIT_STEPS[0] as f64 * step))
-}
-
-/// `count` samples of `k` steps with random exponents mod `two_n`.
-fn random_batch(rnd: &mut Lcg, count: usize, k: usize, two_n: u64) -> RnsRotationBatch {
-    RnsRotationBatch {
-        dimension: k,
-        a: (0..count * k).map(|_| rnd.next() % two_n).collect(),
-        b: (0..count).map(|_| rnd.next() % two_n).collect(),
-    }
 }
 
 /// Seconds of `rns_blind_rotate_packed` over `count` samples of no step (the second of two
@@ -236,6 +209,21 @@ fn packed_without_steps(
     be: &CudaBackend,
     count: usize,
 ) -> R<f64> {
+    let mut rnd = Lcg(50);
+    packed_call(boot, be, count, 0, &mut rnd)?;
+    packed_call(boot, be, count, 0, &mut rnd)
+}
+
+/// Wall seconds of one `rns_blind_rotate_packed` call over `count` samples of the first `k`
+/// steps of `boot`'s key rows, random exponents, a zero test polynomial, `boot`'s packing keys
+/// (the call ends with the download of the packed ciphertext).
+fn packed_call(
+    boot: &HeapBootstrapper<CudaBackend>,
+    be: &CudaBackend,
+    count: usize,
+    k: usize,
+    rnd: &mut Lcg,
+) -> R<f64> {
     let g = boot.gadget();
     let ring = be.ring();
     let test = ring.zeros(Shape {
@@ -243,16 +231,18 @@ fn packed_without_steps(
         level: g.level(),
         extended: false,
     })?;
-    let batch = random_batch(&mut Lcg(50), count, 0, 2 * ring.n() as u64);
+    let two_n = 2 * ring.n() as u64;
+    let batch = RnsRotationBatch {
+        dimension: k,
+        a: (0..count * k).map(|_| rnd.next() % two_n).collect(),
+        b: (0..count).map(|_| rnd.next() % two_n).collect(),
+    };
+    let rows = boot.keys().rgsw_rows();
     let pack_keys = boot.keys().pack_keys();
-    let mut secs = 0.0;
-    for _ in 0..2 {
-        be.synchronize()?;
-        let t0 = Instant::now();
-        be.rns_blind_rotate_packed(g, &[], &test, &batch, &pack_keys)?;
-        secs = t0.elapsed().as_secs_f64();
-    }
-    Ok(secs)
+    be.synchronize()?;
+    let t0 = Instant::now();
+    be.rns_blind_rotate_packed(g, &rows[..k * 2 * g.digits()], &test, &batch, &pack_keys)?;
+    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// The HEAP fields of a JSON row: `slots`, `gpus`.

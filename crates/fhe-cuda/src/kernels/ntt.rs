@@ -435,6 +435,20 @@ pub(super) enum Passes {
     Last,
 }
 
+/// The forward passes `which` selects at `log n`, in order (`s = 0`: none): a ring of one pass
+/// has no first pass apart from its last.
+pub(super) fn forward_order(logn: u32, which: Passes) -> [Pass; 2] {
+    let [p0, p1] = passes(logn);
+    let none = Pass { s: 0, l: 0 };
+    match (which, p1.s) {
+        (Passes::Both, _) => [p0, p1],
+        (Passes::First, 0) => [none, none],
+        (Passes::First, _) => [p0, none],
+        (Passes::Last, 0) => [p0, none],
+        (Passes::Last, _) => [none, p1],
+    }
+}
+
 /// [`forward_list`], or only the first of two passes (the second is then run by
 /// [`forward_key_product`] or [`forward_last_list`]), or only the last.
 pub(super) fn forward_passes(cx: &Ctx, limbs: &[Limb], which: Passes) -> Result<()> {
@@ -454,15 +468,7 @@ pub(super) fn forward_passes_adding(
     let (tw, tws) = (cx.t(cx.layout.ntt.fwd), cx.t(cx.layout.ntt.fwd_shoup));
     let twp = cx.t(cx.layout.ntt.fwd_pair);
     let f = cx.dev.function("ntt", "ntt_forward_pass")?;
-    let [p0, p1] = passes(logn);
-    let none = Pass { s: 0, l: 0 };
-    let [p0, p1] = match (which, p1.s) {
-        (Passes::Both, _) => [p0, p1],
-        (Passes::First, 0) => [none, none],
-        (Passes::First, _) => [p0, none],
-        (Passes::Last, 0) => [p0, none],
-        (Passes::Last, _) => [none, p1],
-    };
+    let [p0, p1] = forward_order(logn, which);
     let exact = limbs
         .iter()
         .any(|l| matches!(l.load, Load::ConvertExact(_)));

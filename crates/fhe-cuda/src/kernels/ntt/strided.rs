@@ -8,8 +8,8 @@
 //! limbs a step so (`backend::impl_rns_blind_rotate`).
 
 use super::{
-    Ctx, Limb, Load, Pass, Passes, config_r8, forward_passes, inverse_list, mostly_f64, passes,
-    plain_kernel,
+    Ctx, Limb, Load, Passes, config_r8, forward_order, forward_passes, inverse_list, mostly_f64,
+    passes, plain_kernel,
 };
 use crate::error::{Error, Result};
 use crate::kernels::launch;
@@ -96,7 +96,7 @@ fn listed(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Vec<Limb> {
 /// Forward NTT of the batch, in place: limb `x < count` at `base + 8·x·n` bytes, of slot
 /// `period[x % period.len()]`.
 pub(crate) fn forward_strided(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Result<()> {
-    strided(cx, base, count, period, false, Passes::Both)
+    strided(cx, base, count, period, Some(Passes::Both))
 }
 
 /// The first pass of [`forward_strided`] alone, where the transform takes two (nothing where it
@@ -107,25 +107,25 @@ pub(crate) fn forward_strided_first(
     count: usize,
     period: &[u32],
 ) -> Result<()> {
-    strided(cx, base, count, period, false, Passes::First)
+    strided(cx, base, count, period, Some(Passes::First))
 }
 
 /// Inverse NTT of the batch, in place (scaling by `n^-1` included); the batch as in
 /// [`forward_strided`].
 pub(crate) fn inverse_strided(cx: &Ctx, base: u64, count: usize, period: &[u32]) -> Result<()> {
-    strided(cx, base, count, period, true, Passes::Both)
+    strided(cx, base, count, period, None)
 }
 
 /// The passes of the list transforms (`passes`, `config_r8` over the grid rows, the FP64 block
 /// shape where most slots of the period take it), each one launch over the batch; the list
-/// passes where a pass is not register-blocked or the kernels do not take the batch.
+/// passes where a pass is not register-blocked or the kernels do not take the batch. `forward`:
+/// the forward passes it selects; `None`: the whole inverse transform.
 fn strided(
     cx: &Ctx,
     base: u64,
     count: usize,
     period: &[u32],
-    inverse: bool,
-    which: Passes,
+    forward: Option<Passes>,
 ) -> Result<()> {
     if count == 0 {
         return Ok(());
@@ -136,13 +136,13 @@ fn strided(
         });
     }
     let logn = cx.n.trailing_zeros();
-    let [p0, p1] = passes(logn);
-    let none = Pass { s: 0, l: 0 };
-    let order = match (inverse, which) {
-        (true, _) => [p1, p0],
-        (false, Passes::First) if p1.s == 0 => [none, none],
-        (false, Passes::First) => [p0, none],
-        (false, _) => [p0, p1],
+    let inverse = forward.is_none();
+    let order = match forward {
+        Some(which) => forward_order(logn, which),
+        None => {
+            let [p0, p1] = passes(logn);
+            [p1, p0]
+        }
     };
     let blocked = order
         .iter()
@@ -151,10 +151,9 @@ fn strided(
         Some(sb) if blocked => sb,
         _ => {
             let limbs = listed(cx, base, count, period);
-            return if inverse {
-                inverse_list(cx, &limbs)
-            } else {
-                forward_passes(cx, &limbs, which)
+            return match forward {
+                Some(which) => forward_passes(cx, &limbs, which),
+                None => inverse_list(cx, &limbs),
             };
         }
     };
