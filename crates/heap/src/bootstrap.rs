@@ -10,8 +10,7 @@ use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::backend::rns_blind_rotate::{
-    RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_lwes, pack_rows,
-    switch_component_one,
+    RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_rows, switch_component_one,
 };
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
@@ -43,8 +42,8 @@ pub struct StageTimes {
     /// without helpers also step 8, the packing, which the backend runs in the same call
     /// ([`RnsBlindRotateBackend::rns_blind_rotate_packed`]).
     pub blind_rotation: Duration,
-    /// Step 8 with helpers: `PackLWEs` of every share's accumulators on the host side of
-    /// `self`'s backend (zero without helpers, see `blind_rotation`).
+    /// Step 8 with helpers: `PackLWEs` of every share's accumulators on `self`'s backend
+    /// ([`RnsBlindRotateBackend::rns_pack`]; zero without helpers, see `blind_rotation`).
     pub packing: Duration,
     /// Steps 9–10: `c·ModRaise`, the switch back to the dense secret, the trace (sparse
     /// slots) and the rescales.
@@ -339,9 +338,10 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
                 }
                 accs.extend(part);
             }
-            // 8. Packing, on the host side of this bootstrapper's backend.
+            // 8. Packing of every share's accumulators on this bootstrapper's backend (on a
+            // device, uploaded and packed there).
             let t8 = Instant::now();
-            let pack = pack_lwes(be, &self.gadget, accs, &pack_keys)?;
+            let pack = be.rns_pack(&self.gadget, accs, &pack_keys)?;
             times.packing = t8.elapsed();
             pack
         };
@@ -461,6 +461,7 @@ mod tests {
     use crate::params::HEAP_N10_INSECURE;
     use ckks::Parameters;
     use fhe_math::backend::RingBackend;
+    use fhe_math::backend::rns_blind_rotate::pack_lwes;
     use fhe_math::sampler::Seed;
     use rlwe::{Plaintext, encrypt};
 

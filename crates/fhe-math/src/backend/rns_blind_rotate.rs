@@ -321,6 +321,54 @@ pub trait RnsBlindRotateBackend: RingBackend {
         let accs = self.rns_blind_rotate(gadget, key, test, batch)?;
         pack_lwes(self, gadget, accs, pack)
     }
+
+    /// [`pack_lwes`] of `accs` (host polynomials: 2 components, coefficient form, at the
+    /// gadget's level; `2^ℓ ≤ N` of them, e.g. the accumulators that several devices' calls of
+    /// [`RnsBlindRotateBackend::rns_blind_rotate`] returned) with `pack`: the packed polynomial,
+    /// coefficient form. A backend may upload them and pack on its device; the words are the
+    /// same.
+    ///
+    /// Errors: [`check_pack_inputs`], backend failures.
+    fn rns_pack(
+        &self,
+        gadget: &RnsGadget,
+        accs: Vec<RnsPoly>,
+        pack: &PackKeys<'_, Self::Poly>,
+    ) -> Result<RnsPoly> {
+        check_pack_inputs(self, gadget, &accs, pack)?;
+        pack_lwes(self, gadget, accs, pack)
+    }
+}
+
+/// Checks the inputs of [`RnsBlindRotateBackend::rns_pack`]: [`check_pack_args`] for their
+/// count, and every input of the ring's degree with 2 components at the gadget's level, not
+/// extended.
+pub fn check_pack_inputs<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    accs: &[RnsPoly],
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<()> {
+    check_pack_args(be, gadget, accs.len(), pack)?;
+    let want = Shape {
+        components: 2,
+        level: gadget.level(),
+        extended: false,
+    };
+    match accs
+        .iter()
+        .position(|p| p.shape() != want || p.n() != be.ring().n())
+    {
+        Some(i) => Err(Error::ShapeMismatch {
+            what: format!(
+                "packing: input {i} of shape {:?} and degree {}, expected {want:?} and {}",
+                accs[i].shape(),
+                accs[i].n(),
+                be.ring().n()
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The rows of Galois element `g` in `pack`, or a shape error naming it.
@@ -733,5 +781,52 @@ mod tests {
             be.rns_blind_rotate_packed(&g, &key, &test, &batch(4), &wrong_shape)
                 .is_err()
         );
+    }
+
+    /// `rns_pack` gives `pack_lwes`'s words, and refuses inputs of another count, shape or
+    /// degree.
+    #[test]
+    fn rns_pack_is_pack_lwes_and_checks_its_inputs() {
+        let (be, g) = setup();
+        let ring = be.ring().clone();
+        let mut rnd = 0x9e37_79b9_u64;
+        let mut random = |shape: Shape| {
+            let mut p = ring.zeros(shape).unwrap();
+            for c in 0..shape.components {
+                for s in 0..=shape.level {
+                    let q = ring.modulus(s).value();
+                    for w in p.limb_mut(c, s) {
+                        rnd ^= rnd << 13;
+                        rnd ^= rnd >> 7;
+                        rnd ^= rnd << 17;
+                        *w = rnd % q;
+                    }
+                }
+            }
+            p
+        };
+        let accs: Vec<RnsPoly> = (0..4).map(|_| random(ACC_SHAPE)).collect();
+        let rows: Vec<_> = (0..2)
+            .map(|_| be.upload(&random(ACC_SHAPE)).unwrap())
+            .collect();
+        let pack: Vec<(usize, Vec<&RnsPoly>)> =
+            vec![(3, rows.iter().collect()), (5, rows.iter().collect())];
+        let want = pack_lwes(&be, &g, accs.clone(), &pack).unwrap();
+        let got = be.rns_pack(&g, accs.clone(), &pack).unwrap();
+        assert!(got.raw() == want.raw());
+        assert!(be.rns_pack(&g, accs[..3].to_vec(), &pack).is_err());
+        let mut short = accs.clone();
+        short[2] = random(Shape {
+            components: 2,
+            level: 2,
+            extended: false,
+        });
+        assert!(be.rns_pack(&g, short, &pack).is_err());
+        let mut one = accs;
+        one[1] = random(Shape {
+            components: 1,
+            ..ACC_SHAPE
+        });
+        assert!(be.rns_pack(&g, one, &pack).is_err());
     }
 }
