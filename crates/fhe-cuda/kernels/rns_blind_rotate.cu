@@ -74,32 +74,55 @@ __device__ __forceinline__ u32 rbr_beta_exact(const double (&y)[G], u32 lo, cons
     return beta + (sum > half ? 1 : 0);
 }
 
-// One coefficient's digit for a group of G limbs [lo, lo + G) (G a compile-time constant, so
-// the y_i stay in registers).
-template <int G>
-__device__ __forceinline__ void rbr_decompose_group(u64* out, const u64* tsrc, const u64* grp,
-                                                    u32 j, u32 lo, const u64* tab,
-                                                    const u64* slots, const RbrShape& sh) {
-    double y[G];
-    double f = 0.5;
+// Coefficients a decompose thread takes (RBR_DEC_COEFFS, `blockDim.x` apart): their loads go
+// out together and the table words of each target limb serve them all.
+#define RBR_DEC_COEFFS 4
+
+// The digits of K coefficients (the first `valid` of them exist) for a group of G limbs
+// [lo, lo + G) (compile-time constants, so the y_i stay in registers): coefficient u read at
+// tsrc[s·n + u·stride], its digit limbs written at out[p·n + u·stride].
+template <int G, int K>
+__device__ __forceinline__ void rbr_decompose_coeffs(u64* __restrict__ out,
+                                                     const u64* __restrict__ tsrc, const u64* grp,
+                                                     u32 j, u32 lo, const u64* tab,
+                                                     const u64* slots, const RbrShape& sh,
+                                                     u32 stride, int valid) {
+    double y[K][G];
 #pragma unroll
-    for (int i = 0; i < G; i++) {
-        const u32 s = lo + i;
-        const u64* li = tab + RBR_LIMB + 8 * s;
-        const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
-        const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
-        const double v = f64_from_u64(tsrc[(u64)s * sh.n]);
-        double yi = f64_reduce(f64_mul_mod(v, f64_from_u64(li[0]), q, qi), q, qi);
-        yi = yi < 0.0 ? __dadd_rn(yi, q) : yi;
-        y[i] = yi;
-        f = __fma_rn(yi, qi, f);
-    }
-    const double fb = floor(f);
-    u32 beta = (u32)fb;
-    if (__dsub_rn(f, fb) < RBR_BETA_MARGIN || __dsub_rn(__dadd_rn(fb, 1.0), f) < RBR_BETA_MARGIN) {
-        const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
-        const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
-        beta = rbr_beta_exact<G>(y, lo, tab, qj, half);
+    for (int u = 0; u < K; u++)
+#pragma unroll
+        for (int i = 0; i < G; i++)
+            y[u][i] = u < valid ? f64_from_u64(tsrc[(u64)(lo + i) * sh.n + u * stride]) : 0.0;
+    u32 beta[K];
+    {
+        double f[K];
+#pragma unroll
+        for (int u = 0; u < K; u++) f[u] = 0.5;
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u32 s = lo + i;
+            const double w = f64_from_u64(tab[RBR_LIMB + 8 * s]);
+            const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
+            const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
+#pragma unroll
+            for (int u = 0; u < K; u++) {
+                double yi = f64_reduce(f64_mul_mod(y[u][i], w, q, qi), q, qi);
+                yi = yi < 0.0 ? __dadd_rn(yi, q) : yi;
+                y[u][i] = yi;
+                f[u] = __fma_rn(yi, qi, f[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < K; u++) {
+            const double fb = floor(f[u]);
+            beta[u] = (u32)fb;
+            if (__dsub_rn(f[u], fb) < RBR_BETA_MARGIN ||
+                __dsub_rn(__dadd_rn(fb, 1.0), f[u]) < RBR_BETA_MARGIN) {
+                const u128 qj = (u128)grp[2] | ((u128)grp[3] << 64);
+                const u128 half = (u128)grp[4] | ((u128)grp[5] << 64);
+                beta[u] = rbr_beta_exact<G>(y[u], lo, tab, qj, half);
+            }
+        }
     }
     u32 p = 0;
     for (u32 s = 0; s < sh.limbs; s++) {
@@ -107,42 +130,62 @@ __device__ __forceinline__ void rbr_decompose_group(u64* out, const u64* tsrc, c
         const double q = f64_from_u64(slots[s * SLOT_STRIDE]);
         const double qi = __longlong_as_double((long long)slots[s * SLOT_STRIDE + 3]);
         const double qjs = f64_from_u64(tab[RBR_QJ + j * RBR_MAXL + s]);
-        double acc = __dmul_rn(-(double)beta, qjs);
+        double h[G];
 #pragma unroll
-        for (int i = 0; i < G; i++) {
-            const u64* h = tab + RBR_HAT + 2 * ((lo + i) * RBR_MAXL + s);
-            acc = __dadd_rn(acc, f64_mul_mod(y[i], f64_from_u64(h[0]), q, qi));
+        for (int i = 0; i < G; i++) h[i] = f64_from_u64(tab[RBR_HAT + 2 * ((lo + i) * RBR_MAXL + s)]);
+#pragma unroll
+        for (int u = 0; u < K; u++) {
+            double acc = __dmul_rn(-(double)beta[u], qjs);
+#pragma unroll
+            for (int i = 0; i < G; i++) acc = __dadd_rn(acc, f64_mul_mod(y[u][i], h[i], q, qi));
+            if (u < valid) out[(u64)p * sh.n + u * stride] = f64_canonical(acc, q, qi);
         }
-        out[(u64)p * sh.n] = f64_canonical(acc, q, qi);
         p++;
     }
 }
 
-extern "C" __global__ void rns_blind_rotate_decompose(u64* d, const u64* t, const u64* tab, const u64* slots,
-                                         RbrShape sh) {
-    pdl_wait();
-    const u32 x = blockIdx.x;
-    const u32 per = sh.comps * sh.digits;
-    const u32 e = x / per, r = x % per, c = r / sh.digits, j = r % sh.digits;
-    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
-    if (k >= sh.n) return;
-    const u64* grp = tab + RBR_GROUP + 8 * j;
-    const u32 lo = (u32)grp[0], hi = (u32)grp[1];
-    const u64 ec = (u64)e * sh.comps + c;
-    const u64* tsrc = t + ec * sh.limbs * sh.n + k;
-    u64* out = d + (ec * sh.dtot + (u32)grp[6]) * sh.n + k;
-    // The group's length is block-uniform (one digit a block row).
-    switch (hi - lo) {
-        case 1: rbr_decompose_group<1>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 2: rbr_decompose_group<2>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 3: rbr_decompose_group<3>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 4: rbr_decompose_group<4>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 5: rbr_decompose_group<5>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 6: rbr_decompose_group<6>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        case 7: rbr_decompose_group<7>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-        default: rbr_decompose_group<RBR_MAXL>(out, tsrc, grp, j, lo, tab, slots, sh); break;
-    }
+// The thread's RBR_DEC_COEFFS coefficients for a group of G limbs, K = 8/G (at most
+// RBR_DEC_COEFFS, at least 1) at a time, so that no group holds more than 8 y_i in registers.
+template <int G>
+__device__ __forceinline__ void rbr_decompose_group(u64* out, const u64* tsrc, const u64* grp,
+                                                    u32 j, u32 lo, const u64* tab,
+                                                    const u64* slots, const RbrShape& sh,
+                                                    u32 stride, u32 valid) {
+    constexpr int K = 8 / G < 1 ? 1 : (8 / G > RBR_DEC_COEFFS ? RBR_DEC_COEFFS : 8 / G);
+#pragma unroll 1
+    for (int u0 = 0; u0 < RBR_DEC_COEFFS; u0 += K)
+        rbr_decompose_coeffs<G, K>(out + u0 * stride, tsrc + u0 * stride, grp, j, lo, tab, slots,
+                                   sh, stride, (int)valid - u0);
 }
+
+// Digit j (a group of G limbs) of every sample's components, one entry a group length
+// (`rns_blind_rotate_decompose_G`, G = 1..=RBR_MAXL), each with its own register allocation (the
+// y_i of the longest group would otherwise set every launch's). Grid (count·comps,
+// ⌈n / (B·RBR_DEC_COEFFS)⌉), B threads: block row x is sample e and component c; thread t of
+// block y takes coefficients y·B·RBR_DEC_COEFFS + t + u·B (u < RBR_DEC_COEFFS).
+#define RBR_DECOMPOSE(G)                                                                         \
+    extern "C" __global__ void rns_blind_rotate_decompose_##G(u64* d, const u64* t,             \
+                                                             const u64* tab, const u64* slots,   \
+                                                             RbrShape sh, u32 j) {               \
+        pdl_wait();                                                                              \
+        const u64 ec = blockIdx.x;                                                               \
+        const u32 k = blockIdx.y * blockDim.x * RBR_DEC_COEFFS + threadIdx.x;                    \
+        if (k >= sh.n) return;                                                                   \
+        const u32 valid = min((u32)RBR_DEC_COEFFS, (sh.n - k + blockDim.x - 1) / blockDim.x);    \
+        const u64* grp = tab + RBR_GROUP + 8 * j;                                                \
+        const u32 lo = (u32)grp[0];                                                              \
+        const u64* tsrc = t + ec * sh.limbs * sh.n + k;                                          \
+        u64* out = d + (ec * sh.dtot + (u32)grp[6]) * sh.n + k;                                  \
+        rbr_decompose_group<G>(out, tsrc, grp, j, lo, tab, slots, sh, blockDim.x, valid);        \
+    }
+RBR_DECOMPOSE(1)
+RBR_DECOMPOSE(2)
+RBR_DECOMPOSE(3)
+RBR_DECOMPOSE(4)
+RBR_DECOMPOSE(5)
+RBR_DECOMPOSE(6)
+RBR_DECOMPOSE(7)
+RBR_DECOMPOSE(8)
 
 // The multiply-accumulate of a step runs fused with the digit limbs' last forward NTT pass:
 // `ntt_rbr_mac_r8_S` of rbr_mac.cuh (the `ntt` module, which holds the register-blocked pass).

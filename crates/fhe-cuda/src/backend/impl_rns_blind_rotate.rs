@@ -39,6 +39,8 @@ struct RotationSetup {
     n: usize,
     l: usize,
     digits: usize,
+    /// The limbs of each digit's group.
+    groups: Vec<usize>,
     level: usize,
     /// Samples a chunk (`Tuning::rns_blind_rotate_chunk_bytes` of state).
     chunk: usize,
@@ -103,6 +105,9 @@ impl CudaBackend {
             n,
             l,
             digits: gadget.digits(),
+            groups: (0..gadget.digits())
+                .map(|j| gadget.group(j).len())
+                .collect(),
             level,
             chunk: (chunk_words / per).clamp(1, batch_len.max(1)),
         })
@@ -170,7 +175,7 @@ impl CudaBackend {
         }
         for i in 0..dim {
             ntt_k::inverse_strided(&cx, tp, acc_cnt, &st.acc_slots)?;
-            rbr::decompose(&cx, dp, tp, tabp, sh)?;
+            rbr::decompose(&cx, &st.groups, dp, tp, tabp, sh)?;
             ntt_k::forward_strided_first(&cx, dp, d_cnt, &st.d_slots)?;
             let m = MacArgs {
                 acc: accp,
@@ -251,7 +256,7 @@ impl CudaBackend {
             };
             rbr::pack_diff(&cx, [t0p, t1p, t1cp], pp, &level, tabp, sh)?;
             ntt_k::inverse_strided(&cx, t1cp, half * l, &st.acc_slots)?;
-            rbr::decompose(&cx, dp, t1cp, tabp, sh)?;
+            rbr::decompose(&cx, &st.groups, dp, t1cp, tabp, sh)?;
             ntt_k::forward_strided(&cx, dp, half * dtot, &st.d_slots)?;
             rbr::pack_mac(&cx, pp, [t0p, t1p, dp], &level, tabp, sh)?;
         }

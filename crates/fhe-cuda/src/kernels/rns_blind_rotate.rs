@@ -190,15 +190,49 @@ pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> R
     )
 }
 
-/// `rns_blind_rotate_decompose`: the digits of `T` (coefficient form, `sh.comps` components a
-/// sample) outside their groups.
-pub(crate) fn decompose(cx: &Ctx, d: u64, t: u64, tab: u64, sh: Shape) -> Result<()> {
-    let f = cx
-        .dev
-        .function("rns_blind_rotate", "rns_blind_rotate_decompose")?;
+/// Coefficients a `decompose` thread takes (`RBR_DEC_COEFFS`).
+const DEC_COEFFS: u32 = 4;
+
+/// `rns_blind_rotate_decompose_G`: the digits of `T` (coefficient form, `sh.comps` components a
+/// sample) outside their groups, one launch a digit `j` (`groups[j]`, the length of its group
+/// of limbs, picks the entry).
+pub(crate) fn decompose(
+    cx: &Ctx,
+    groups: &[usize],
+    d: u64,
+    t: u64,
+    tab: u64,
+    sh: Shape,
+) -> Result<()> {
+    const NAMES: [&str; MAX_LIMBS] = [
+        "rns_blind_rotate_decompose_1",
+        "rns_blind_rotate_decompose_2",
+        "rns_blind_rotate_decompose_3",
+        "rns_blind_rotate_decompose_4",
+        "rns_blind_rotate_decompose_5",
+        "rns_blind_rotate_decompose_6",
+        "rns_blind_rotate_decompose_7",
+        "rns_blind_rotate_decompose_8",
+    ];
     let slots = cx.slots();
-    let limbs = sh.count * sh.comps * sh.digits;
-    launch!(cx.stream, f, cfg(limbs, sh.n), &d, &t, &tab, &slots, &sh)
+    let b = sh.n.min(256);
+    let config = LaunchConfig {
+        grid_dim: (sh.count * sh.comps, sh.n.div_ceil(b * DEC_COEFFS), 1),
+        block_dim: (b, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    for (j, &g) in groups.iter().enumerate() {
+        let name =
+            g.checked_sub(1)
+                .and_then(|i| NAMES.get(i))
+                .ok_or_else(|| Error::Unsupported {
+                    what: format!("an RNS digit of {g} limbs (1 to {MAX_LIMBS})"),
+                })?;
+        let f = cx.dev.function("rns_blind_rotate", name)?;
+        let j = j as u32;
+        launch!(cx.stream, f, config, &d, &t, &tab, &slots, &sh, &j)?;
+    }
+    Ok(())
 }
 
 /// The buffers of one [`mac_fused`] step. Mirrors `struct RbrMacArgs` of rbr_mac.cuh.
