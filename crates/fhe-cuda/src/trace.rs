@@ -1,7 +1,7 @@
 //! A launch timeline for performance work: between [`start`] and [`take`], every kernel launch
 //! of this process is bracketed by two timing events on its stream, and [`take`] returns, per
-//! launch, the kernel's name, its stream and when it started and ended on the device (µs from
-//! the first traced start).
+//! launch, the kernel's name, its device and stream, and when it started and ended on the device
+//! (µs from the first traced start on the same device: the devices' clocks are not compared).
 //!
 //! # Why
 //!
@@ -39,11 +39,14 @@ use std::time::Instant;
 pub struct Span {
     /// The kernel's name (`extern "C"` name in `kernels/*.cu`).
     pub kernel: String,
+    /// The device's ordinal.
+    pub device: usize,
     /// The stream, numbered 0, 1, ... in the order the trace first saw them.
     pub stream: usize,
-    /// Device time of the event recorded before the launch, µs after the first span's.
+    /// Device time of the event recorded before the launch, µs after the start of the first
+    /// span on the same device.
     pub start_us: f64,
-    /// Device time of the event recorded after the launch, µs after the first span's start.
+    /// Device time of the event recorded after the launch, µs after the same reference.
     pub end_us: f64,
     /// Host time of the launch call, µs after [`start`]: how far ahead of the device the host
     /// enqueues, and how long an operator's host work delays its first kernel.
@@ -53,6 +56,7 @@ pub struct Span {
 /// A launch whose events are recorded but not yet read.
 struct Pending {
     kernel: String,
+    device: usize,
     stream: u64,
     start: CudaEvent,
     end: CudaEvent,
@@ -88,13 +92,8 @@ pub fn take() -> Result<Vec<Span>> {
         .unwrap_or_else(|e| e.into_inner())
         .unwrap_or(first.host);
     let mut streams: Vec<u64> = Vec::new();
-    let elapsed = |e: &CudaEvent| {
-        first
-            .start
-            .elapsed_ms(e)
-            .map(|ms| 1000.0 * f64::from(ms))
-            .map_err(Error::driver("trace event time"))
-    };
+    // Each device's first traced start: events of different contexts cannot be compared.
+    let mut origins: Vec<(usize, &CudaEvent)> = Vec::new();
     pending
         .iter()
         .map(|p| {
@@ -105,8 +104,22 @@ pub fn take() -> Result<Vec<Span>> {
                     streams.len() - 1
                 }
             };
+            let origin = match origins.iter().find(|(d, _)| *d == p.device) {
+                Some(&(_, e)) => e,
+                None => {
+                    origins.push((p.device, &p.start));
+                    &p.start
+                }
+            };
+            let elapsed = |e: &CudaEvent| {
+                origin
+                    .elapsed_ms(e)
+                    .map(|ms| 1000.0 * f64::from(ms))
+                    .map_err(Error::driver("trace event time"))
+            };
             Ok(Span {
                 kernel: p.kernel.clone(),
+                device: p.device,
                 stream,
                 start_us: elapsed(&p.start)?,
                 end_us: elapsed(&p.end)?,
@@ -142,6 +155,7 @@ pub(crate) fn after(
         .map_err(Error::driver("trace event record"))?;
     log().push(Pending {
         kernel: kernel_name(f),
+        device: stream.context().ordinal(),
         stream: stream.cu_stream() as u64,
         start,
         end,
