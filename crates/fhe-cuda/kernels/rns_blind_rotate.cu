@@ -1,13 +1,15 @@
 // Batched blind rotation in an RNS ring at the full modulus (fhe-math's
 // `backend::rns_blind_rotate`, CKKS bootstrapping by blind rotation). The accumulators of a
-// whole batch stay on the device in NTT form through all steps; per step, over the batch:
-//   mono       T = acc ⊙ (X^{a_e} − 1)                 (NTT form; step 0 only)
-//   inverse NTTs   of T                                     (kernels/ntt.cu)
+// whole batch stay on the device in NTT form through all steps; a step is a pair p of LWE
+// coefficients (key unrolling: three keys, exponents e_k), over the batch:
+//   inverse NTTs   of T = acc                               (kernels/ntt.cu; T is written in
+//                                                             coefficient form by init for p = 0)
 //   decompose  the RNS digits of T, exact, lifted to the limbs outside each digit's group
 //   forward NTT    first pass of those digit limbs            (kernels/ntt.cu)
-//   mac        the last forward pass fused with acc += Σ_{c,j} D_{c,j} ⊙ row(i, c, j); the
-//                  own-group limb of each digit is (Q/Q_j)^{-1}·T in NTT form, formed from acc;
-//                  also writes the next step's T = acc' ⊙ (X^{a'_e} − 1)  (rbr_mac.cuh)
+//   mac        the last forward pass fused with
+//                  acc += Σ_{c,j} D_{c,j} ⊙ Σ_k (X^{e_k} − 1)·row(p, k, c, j); the own-group
+//                  limb of each digit is (Q/Q_j)^{-1}·acc in NTT form; also writes the next
+//                  step's T = acc'                         (rbr_mac.cuh)
 // X^a in NTT form is the pointwise factor g^{a·exp[k]} (g = NTT(X)[0], exp[k] the discrete log of
 // NTT(X)[k] to base g): table lookups, no transform. Layouts: acc and T [e][c][s][k] with `L`
 // limbs a component; D [e][c][dtot][k] (digit j's limbs outside its group at dprefix_j).
@@ -29,21 +31,6 @@ extern "C" __global__ void rns_blind_rotate_init(u64* acc, const u64* test, u32 
     const u32 m = (k + two_n - t) & (two_n - 1);
     const u64* src = test + ((u64)c * test_spc + s) * sh.n;
     acc[(u64)x * sh.n + k] = m < sh.n ? src[m] : mod_neg(src[m - sh.n], q);
-}
-
-// T[e][c][s] = acc[e][c][s] ⊙ (X^{a_e} − 1), NTT form. Grid (count·2·L, n/B).
-extern "C" __global__ void rns_blind_rotate_mono(u64* t, const u64* acc, const u32* a, const u64* tab,
-                                    const u64* slots, RbrShape sh) {
-    pdl_wait();
-    const u32 x = blockIdx.x;
-    const u32 per = 2 * sh.limbs;
-    const u32 e = x / per, s = (x % per) % sh.limbs;
-    const u32 k = blockIdx.y * blockDim.x + threadIdx.x;
-    if (k >= sh.n) return;
-    const Mod m = load_mod(slots, s);
-    const u64 f = rbr_mono_factor(tab, sh, s, k, a[e], m.q);
-    const u64 i = (u64)x * sh.n + k;
-    t[i] = mod_mul(acc[i], f, m);
 }
 
 // The digits of T (coefficient form, [e][comps][L] limbs): for (e, c, j), the integer d = Σ_{i∈G_j} y_i·(Q_j/q_i) −

@@ -29,9 +29,3 @@ __device__ __forceinline__ u64 rbr_monomial(const u64* tab, const RbrShape& sh, 
     const u64* ex = tab + RBR_POW + (u64)sh.limbs * two_n + (u64)s * sh.n;
     return pw[(a * ex[k]) & (two_n - 1)];
 }
-
-// The factor X^a − 1 at evaluation point k of limb s.
-__device__ __forceinline__ u64 rbr_mono_factor(const u64* tab, const RbrShape& sh, u32 s, u32 k,
-                                               u64 a, u64 q) {
-    return mod_sub(rbr_monomial(tab, sh, s, k, a), 1, q);
-}

@@ -2,6 +2,7 @@
 //! `crates/tfhe-switch/tools/heap_budget.py`) for a parameter set and its chosen primes.
 
 use crate::params::HeapParams;
+use fhe_math::backend::rns_blind_rotate::KEYS_PER_PAIR;
 
 const V_RING: f64 = 3.2 * 3.2;
 
@@ -85,7 +86,10 @@ pub fn budget(
         .sum();
     let v_row = n * V_RING * sum_d;
     let n_br = (2 * slots) as f64;
-    let v_br = params.lwe_dimension as f64 * 2.0 * v_row;
+    // Per pair of LWE coefficients (key unrolling) three key products of 2 decomposed
+    // components, each multiplied by X^e − 1 (twice the variance).
+    let pairs = (params.lwe_dimension / 2) as f64;
+    let v_br = pairs * KEYS_PER_PAIR as f64 * 2.0 * v_row * 2.0;
     let v_pack = n_br * n_br * v_br + (n_br * n_br - 1.0) / 3.0 * v_row;
     let trace = n / n_br;
     let v_corr = (v_pack + v_row) * trace * trace;

@@ -7,6 +7,7 @@ use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::backend::blind_rotate::BlindRotateBackend;
+use fhe_math::backend::rns_blind_rotate::KEYS_PER_PAIR;
 use fhe_math::sampler::Seed;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -14,14 +15,15 @@ use rlwe::{SecretKey, SwitchingKey};
 use zeroize::Zeroizing;
 
 /// Every key HEAP bootstrapping needs: `to_sparse` (hybrid, over `q_0·P` only), the LWE
-/// key-switching key, the RGSW encryptions of the bits of `s_t` (3 RNS digits × 2 components
-/// each), the `log2 N` automorphism keys `τ_{2^l+1}` and `to_dense` (gadget form at `Q_BR`).
+/// key-switching key, the RGSW encryptions of the unrolled bits of `s_t` (three a pair of
+/// coefficients, [`unrolled_bits`]; 3 RNS digits × 2 components each), the `log2 N` automorphism keys `τ_{2^l+1}` and `to_dense` (gadget form at `Q_BR`).
 pub struct HeapKeys<B: KeySwitchBackend + BlindRotateBackend> {
     pub(crate) to_sparse: SwitchingKey<B>,
     pub(crate) lwe_ksk: LweKeySwitchKey,
     /// `lwe_ksk` in the backend's memory ([`LweKeySwitchKey::to_host_key`]).
     pub(crate) lwe_ksk_uploaded: B::KeySwitchKey,
-    /// `[i][c]`: the rows decomposing component `c`, encrypting bit `i` of `s_t`.
+    /// `[p·3 + k][c]`: the rows decomposing component `c`, encrypting the bit `μ_{p,k}` of
+    /// [`unrolled_bits`].
     pub(crate) rgsw: Vec<[GadgetRows<B>; 2]>,
     /// `(g, rows)` for `g = 2^l + 1`, `l = 1..=log2 N`.
     pub(crate) auto: Vec<(usize, GadgetRows<B>)>,
@@ -126,19 +128,19 @@ impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
         let s_ntt = lift(&s_dense)?;
         let d = gadget.digits() as u32;
         let rgsw_seed = seed_from(&mut rng);
-        let rgsw = s_t
+        let rgsw = unrolled_bits(&s_t)
             .iter()
             .enumerate()
-            .map(|(i, &bit)| -> Result<[GadgetRows<B>; 2]> {
+            .map(|(r, &bit)| -> Result<[GadgetRows<B>; 2]> {
                 let row = |c: usize| {
                     encrypt_rows(
                         be,
                         &gadget,
                         &s_ntt,
-                        RowMessage::Bit(bit == 1),
+                        RowMessage::Bit(bit),
                         c,
                         &rgsw_seed,
-                        (2 * i as u32 + c as u32) * d,
+                        (2 * r as u32 + c as u32) * d,
                     )
                 };
                 Ok([row(0)?, row(1)?])
@@ -190,11 +192,12 @@ impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
 
     /// The LWE dimension `n_t` of the keys.
     pub fn lwe_dimension(&self) -> usize {
-        self.rgsw.len()
+        self.rgsw.len() / KEYS_PER_PAIR * 2
     }
 
     /// The RGSW rows of the blind rotation in [`RnsBlindRotateBackend`]'s order: row
-    /// `(i·2 + c)·D + j` decomposes component `c` by digit `j`, encrypting bit `i` of `s_t`.
+    /// `((p·3 + k)·2 + c)·D + j` decomposes component `c` by digit `j`, encrypting the bit
+    /// `μ_{p,k}` of the pair `p` of `s_t` ([`unrolled_bits`]).
     ///
     /// [`RnsBlindRotateBackend`]: fhe_math::backend::RnsBlindRotateBackend
     pub fn rgsw_rows(&self) -> Vec<&B::Poly> {
@@ -234,6 +237,20 @@ impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
             + self.lwe_ksk.words.len() * 4
             + ks.components * (ring.q_count() + ring.p_count()) * ring.n() * 8
     }
+}
+
+/// The bits the blind-rotation key encrypts (key unrolling, `fhe_math`'s
+/// `backend::rns_blind_rotate`): for each pair `(x, y)` of `s_t`'s bits (`n_t` even),
+/// `x·y`, `x·(1 − y)`, `(1 − x)·y`.
+pub(crate) fn unrolled_bits(s_t: &[u32]) -> Zeroizing<Vec<bool>> {
+    Zeroizing::new(
+        s_t.chunks_exact(2)
+            .flat_map(|p| {
+                let (x, y) = (p[0] == 1, p[1] == 1);
+                [x && y, x && !y, !x && y]
+            })
+            .collect(),
+    )
 }
 
 /// FNV-1a of the first 4096 words of the (public) LWE key-switching key.

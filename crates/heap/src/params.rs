@@ -143,8 +143,11 @@ impl HeapParams {
                 self.ks_base_log, self.ks_levels, self.log_q_ks
             )));
         }
-        if self.lwe_dimension == 0 {
-            return Err(invalid("lwe_dimension = 0"));
+        if self.lwe_dimension == 0 || self.lwe_dimension % 2 != 0 {
+            return Err(invalid(format!(
+                "lwe_dimension = {} must be even and positive (the blind-rotation key covers pairs of coefficients)",
+                self.lwe_dimension
+            )));
         }
         if self.k_prime < 4 || self.k_prime as usize > self.n() {
             return Err(invalid(format!(

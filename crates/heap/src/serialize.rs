@@ -14,6 +14,7 @@ use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::backend::blind_rotate::BlindRotateBackend;
+use fhe_math::backend::rns_blind_rotate::KEYS_PER_PAIR;
 use fhe_math::poly::Shape;
 use rlwe::wire::config;
 use serde::{Deserialize, Serialize};
@@ -50,7 +51,7 @@ fn malformed(reason: impl Into<String>) -> Error {
 /// The largest valid blob for `params` at `ring` sizes: rows, LWE words, `to_sparse`, slack.
 fn max_len(params: &HeapParams, n: usize, limbs: usize, digits: usize, to_sparse: usize) -> usize {
     let row = 8 + 2 * limbs * (8 + 8 * n);
-    let rows = (params.lwe_dimension * 2 * digits + (n.trailing_zeros() as usize + 1) * digits)
+    let rows = (params.lwe_dimension / 2 * KEYS_PER_PAIR * 2 * digits + (n.trailing_zeros() as usize + 1) * digits)
         .saturating_mul(row + 8);
     let lwe = 8 + 4 * n * params.ks_levels * (params.lwe_dimension + 1);
     HEADER_LEN
@@ -77,7 +78,7 @@ impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
         };
         let wire = HeapKeysWire {
             fingerprint: self.fingerprint,
-            lwe_dimension: self.rgsw.len() as u64,
+            lwe_dimension: self.lwe_dimension() as u64,
             digits: self.to_dense.rows.len() as u64,
             to_sparse: rlwe::serialize::switching_key_to_bytes(be, &self.to_sparse)?,
             lwe_ksk: self.lwe_ksk.words.clone(),
@@ -151,9 +152,10 @@ impl<B: KeySwitchBackend + BlindRotateBackend> HeapKeys<B> {
             });
         }
         let n_t = params.lwe_dimension;
-        if w.lwe_dimension != n_t as u64 || w.rgsw.len() != n_t || w.digits != digits as u64 {
+        let n_rgsw = n_t / 2 * KEYS_PER_PAIR;
+        if w.lwe_dimension != n_t as u64 || w.rgsw.len() != n_rgsw || w.digits != digits as u64 {
             return Err(malformed(format!(
-                "LWE dimension {} / {} RGSW keys / {} digits, expected {n_t} / {n_t} / {digits}",
+                "LWE dimension {} / {} RGSW keys / {} digits, expected {n_t} / {n_rgsw} / {digits}",
                 w.lwe_dimension,
                 w.rgsw.len(),
                 w.digits

@@ -208,7 +208,7 @@ fn compare_pack(hp: HeapParams, dim: usize, count: usize) {
 #[ignore = "needs a CUDA device"]
 fn gpu_rns_pack_matches_cpu() {
     compare_pack(HEAP_N10_INSECURE, 2, 64);
-    compare_pack(HEAP_N13, 1, 1024);
+    compare_pack(HEAP_N13, 2, 1024);
 }
 
 #[test]

@@ -126,7 +126,9 @@ def ring_side(n_ring, limbs, n_user, n_r, group, n_t=918, c_sel=1, h=32, n_br=No
     n_dig = len(digits)
     sum_d = sum(2.0 ** (2 * b) / 12.0 for b in digits)
     v_row = n_ring * V_RING * sum_d  # one decomposed polynomial times one key row set
-    v_br = n_t * c_sel * 2 * v_row
+    # key unrolling: per pair of LWE coefficients three key products of 2 decomposed
+    # components, each times X^e - 1 (twice the variance)
+    v_br = n_t // 2 * 3 * c_sel * 2 * v_row * 2
     v_pack = n_br**2 * v_br + (n_br**2 - 1) / 3.0 * v_row  # CDKS PackLWEs, target coefficient
     v_dense = v_row  # key switch s' -> s of the raised ciphertext (gadget form)
     v_corr = v_pack + v_dense
@@ -147,7 +149,7 @@ def ring_side(n_ring, limbs, n_user, n_r, group, n_t=918, c_sel=1, h=32, n_br=No
     prec_med = -math.log2(t_med * sigma_part)
     ntt_per_ep = 2 * big_l + 2 * sum(big_l - g for g in digit_limbs)
     bfly_per_ntt = n_ring // 2 * log_n
-    eps = n_br * n_t * c_sel
+    eps = n_br * n_t * c_sel  # CMuxes; key unrolling (HEAP.md §6.1) decomposes once a pair of them
     ntt_br = eps * ntt_per_ep
     ks_ntt = big_l + sum(big_l - g for g in digit_limbs) + 2 * big_l
     trace_steps = int(round(math.log2(n_ring / n_br)))
@@ -155,7 +157,7 @@ def ring_side(n_ring, limbs, n_user, n_r, group, n_t=918, c_sel=1, h=32, n_br=No
     ntt_ring = n_ks_ring * ks_ntt
     bfly = (ntt_br + ntt_ring) * bfly_per_ntt
     word = 8
-    rgsw_bytes = n_t * c_sel * 2 * n_dig * 2 * big_l * n_ring * word
+    rgsw_bytes = n_t // 2 * 3 * c_sel * 2 * n_dig * 2 * big_l * n_ring * word
     auto_keys = log_n  # tau_{2^j + 1}, j = 1..log N
     pack_bytes = (auto_keys + 1) * n_dig * 2 * big_l * n_ring * word
     return dict(q_bits=q_bits, r_bits=r_bits, out_bits=out_bits, digits=digits, n_dig=n_dig,

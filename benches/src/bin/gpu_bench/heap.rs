@@ -8,7 +8,8 @@
 //! of the keys, `HeapBootstrapper::heap_bootstrap_spread`). Each preset also splits the batched
 //! blind rotation of the first device's share (`RnsBlindRotateBackend::
 //! rns_blind_rotate_packed`, which keeps the accumulators on the device and downloads one
-//! ciphertext) into a time per step and a fixed part (tables, uploads, the first NTTs, the
+//! ciphertext) into a time per LWE coefficient (a step of the binary-key CMux chain; the
+//! unrolled key runs them in pairs) and a fixed part (tables, uploads, the first NTTs, the
 //! packing) from two short calls after a warm-up call (`blind_rotate_*` keys of the JSON),
 //! times the packed call without steps (`pack_fixed_us`: the tables, the accumulators'
 //! initialisation and the packing of the whole share), and records the first bootstrap's stage
@@ -21,7 +22,7 @@ use ckks::precision::{InputGenerator, median_precision_bits, precision_bits, uni
 use ckks::{Context, Encoder, Parameters, context::ring_for};
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::prelude::*;
-use fhe_math::backend::rns_blind_rotate::{RnsBlindRotateBackend, RnsRotationBatch};
+use fhe_math::backend::rns_blind_rotate::{KEYS_PER_PAIR, RnsBlindRotateBackend, RnsRotationBatch};
 use fhe_math::poly::Shape;
 use fhe_math::sampler::Seed;
 use heap::{HEAP_N10_INSECURE, HEAP_N13, HeapBootstrapper, HeapKeys, HeapParams, budget};
@@ -126,8 +127,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let pack_s = packed_without_steps(&boot, be, share)?;
     eprintln!(
         "  {name}: first bootstrap {first_s:.3} s; blind rotation of {share} samples: \
-         {:.3} ms a step ({:.2} µs an external product), fixed {fixed_s:.3} s, \
-         {rotation_s:.3} s for {} steps; the packed call without steps (tables, init, packing) \
+         {:.3} ms a coefficient ({:.2} µs a CMux), fixed {fixed_s:.3} s, \
+         {rotation_s:.3} s for {} coefficients; the packed call without steps (tables, init, packing) \
          {pack_s:.3} s",
         step_s * 1e3,
         step_s * 1e6 / share as f64,
@@ -180,7 +181,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     )
 }
 
-/// Steps of the two short blind rotations of [`blind_rotation_split`].
+/// LWE coefficients (even: the key covers pairs) of the two short blind rotations of
+/// [`blind_rotation_split`].
 const SPLIT_STEPS: [usize; 2] = [2, 18];
 
 /// `(seconds a step, fixed seconds)` of the batched blind rotation and packing of `count`
@@ -241,7 +243,8 @@ fn packed_call(
     let pack_keys = boot.keys().pack_keys();
     be.synchronize()?;
     let t0 = Instant::now();
-    be.rns_blind_rotate_packed(g, &rows[..k * 2 * g.digits()], &test, &batch, &pack_keys)?;
+    let key_rows = k / 2 * KEYS_PER_PAIR * 2 * g.digits();
+    be.rns_blind_rotate_packed(g, &rows[..key_rows], &test, &batch, &pack_keys)?;
     Ok(t0.elapsed().as_secs_f64())
 }
 

@@ -1,10 +1,11 @@
 //! [`RnsBlindRotateBackend`] on the device: a whole batch of blind rotations per call, the
 //! accumulators in NTT form on the device through all steps, the RGSW rows read where the
-//! key already lives (device polynomials). Per step, for the whole batch
-//! ([`crate::kernels::rns_blind_rotate`]): the inverse NTTs of `T = acc ⊙ (X^{a_e} − 1)`, the
-//! exact RNS digit decomposition, the first forward NTT pass of the digit limbs outside their
-//! groups, and the multiply-accumulate with their last pass fused in (`mac_fused`: the NTT-form
-//! digits never reach memory), which also forms the next step's `T`. Each NTT pass is one
+//! key already lives (device polynomials). Per step — a pair of LWE coefficients, three keys
+//! (key unrolling) — for the whole batch ([`crate::kernels::rns_blind_rotate`]): the inverse
+//! NTTs of `T = acc`, the exact RNS digit decomposition, the first forward NTT pass of the
+//! digit limbs outside their groups, and the multiply-accumulate with their last pass fused in
+//! (`mac_fused`: the NTT-form digits never reach memory; the three keys' rows combined with
+//! their factors `X^{e_k} − 1`), which also writes the next step's `T`. Each NTT pass is one
 //! launch over the whole chunk (`ntt::forward_strided_first` / `inverse_strided`: the limbs lie
 //! `n` words apart, their slots repeat with the period of a sample's limbs). Every limb is below
 //! 2^42: the decomposition and the products are exact in double precision. The accumulators
@@ -17,7 +18,7 @@ use crate::kernels::rns_blind_rotate::{self as rbr, MacArgs};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
-    PackKeys, RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_pack_args,
+    KEYS_PER_PAIR, PackKeys, RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_pack_args,
     check_pack_inputs, check_rns_blind_rotate_args, pack_rows,
 };
 use rayon::prelude::*;
@@ -144,7 +145,7 @@ impl CudaBackend {
             })
             .map_err(drv("upload"))?;
         let b_d = s.clone_htod(&b).map_err(drv("upload"))?;
-        // SAFETY: every word of T is written by mono / mac, of D by decompose, before any read.
+        // SAFETY: every word of T is written by init / mac, of D by decompose, before any read.
         let (t, d) = unsafe {
             (
                 s.alloc::<u64>(cnt * 2 * l * n).map_err(drv("alloc"))?,
@@ -167,26 +168,28 @@ impl CudaBackend {
         let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
         let cx = self.cx();
         let test_spc = test_poly.slots_per_component() as u32;
+        // The first step's T = acc in coefficient form; acc to NTT form.
+        rbr::init(&cx, tp, testp, test_spc, bp, sh)?;
         rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
         ntt_k::forward_strided(&cx, accp, acc_cnt, &st.acc_slots)?;
         let a_at = |i: usize| ap + 4 * (i * cnt) as u64;
-        if dim > 0 {
-            rbr::mono(&cx, tp, accp, a_at(0), tabp, sh)?;
-        }
-        for i in 0..dim {
-            ntt_k::inverse_strided(&cx, tp, acc_cnt, &st.acc_slots)?;
+        let pairs = dim / 2;
+        for p in 0..pairs {
+            if p > 0 {
+                ntt_k::inverse_strided(&cx, tp, acc_cnt, &st.acc_slots)?;
+            }
             rbr::decompose(&cx, &st.groups, dp, tp, tabp, sh)?;
             ntt_k::forward_strided_first(&cx, dp, d_cnt, &st.d_slots)?;
             let m = MacArgs {
                 acc: accp,
                 t: tp,
                 d: dp,
-                rows: rowp + 8 * (i * 2 * dg) as u64,
-                a: a_at(i),
-                a_next: if i + 1 < dim { a_at(i + 1) } else { 0 },
+                rows: rowp + 8 * (p * KEYS_PER_PAIR * 2 * dg) as u64,
+                a0: a_at(2 * p),
+                a1: a_at(2 * p + 1),
                 tab: tabp,
                 row_spc: st.row_spc,
-                pad: 0,
+                write_t: u32::from(p + 1 < pairs),
             };
             rbr::mac_fused(&cx, &m, sh)?;
         }

@@ -5,7 +5,7 @@ use super::ntt::{self, r8_names};
 use super::{Ctx, launch};
 use crate::error::{Error, Result};
 use cudarc::driver::{DeviceRepr, LaunchConfig};
-use fhe_math::backend::rns_blind_rotate::RnsGadget;
+use fhe_math::backend::rns_blind_rotate::{KEYS_PER_PAIR, RnsGadget};
 use fhe_math::poly::RnsPoly;
 use fhe_math::ring::RingContext;
 use std::collections::HashMap;
@@ -170,26 +170,6 @@ pub(crate) fn init(cx: &Ctx, acc: u64, test: u64, test_spc: u32, b: u64, sh: Sha
     )
 }
 
-/// `rns_blind_rotate_mono`: `T = acc ⊙ (X^{a_e} − 1)` (NTT form).
-pub(crate) fn mono(cx: &Ctx, t: u64, acc: u64, a: u64, tab: u64, sh: Shape) -> Result<()> {
-    let f = cx
-        .dev
-        .function("rns_blind_rotate", "rns_blind_rotate_mono")?;
-    let slots = cx.slots();
-    let limbs = sh.count * 2 * sh.limbs;
-    launch!(
-        cx.stream,
-        f,
-        cfg(limbs, sh.n),
-        &t,
-        &acc,
-        &a,
-        &tab,
-        &slots,
-        &sh
-    )
-}
-
 /// Coefficients a `decompose` thread takes (`RBR_DEC_COEFFS`).
 const DEC_COEFFS: u32 = 4;
 
@@ -235,27 +215,29 @@ pub(crate) fn decompose(
     Ok(())
 }
 
-/// The buffers of one [`mac_fused`] step. Mirrors `struct RbrMacArgs` of rbr_mac.cuh.
+/// The buffers of one [`mac_fused`] step (a pair of LWE coefficients). Mirrors
+/// `struct RbrMacArgs` of rbr_mac.cuh.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MacArgs {
     /// Accumulators (NTT form), `[e][2][L][n]`.
     pub acc: u64,
-    /// The next step's `T` (written when `a_next` is not 0), laid out as `acc`.
+    /// The next step's `T = acc'` (written when `write_t` is 1), laid out as `acc`.
     pub t: u64,
     /// Digit limbs `[e][2][dtot][n]`, their first forward pass run ([`ntt::forward_strided_first`]).
     pub d: u64,
-    /// The step's `2·D` row addresses.
+    /// The pair's `3·2·D` row addresses (row `(k·2 + c)·D + j`).
     pub rows: u64,
-    /// The step's exponents.
-    pub a: u64,
-    /// The next step's exponents, or 0.
-    pub a_next: u64,
+    /// The exponents `a_{2p}`, one a sample.
+    pub a0: u64,
+    /// The exponents `a_{2p+1}`.
+    pub a1: u64,
     /// The table.
     pub tab: u64,
     /// Slots per component of the rows.
     pub row_spc: u32,
-    pub pad: u32,
+    /// 1: write `T`; 0 on the last step.
+    pub write_t: u32,
 }
 // SAFETY: plain repr(C) fields (7 u64, 2 u32) matching `struct RbrMacArgs` of rbr_mac.cuh.
 unsafe impl DeviceRepr for MacArgs {}
@@ -266,10 +248,10 @@ const R8_RBR_MAC: [&str; 9] = r8_names!("ntt_rbr_mac_r8_");
 /// Threads of a fused multiply-accumulate block (`__launch_bounds__` of rbr_mac.cuh).
 const MAC_THREADS: u32 = 128;
 
-/// `acc += Σ_{c,j} digit_{c,j} ⊙ row(c·D + j)` and the next step's `T`, the last forward NTT
-/// pass of the digit limbs fused in (`ntt_rbr_mac_r8_S`): one block a sample, limb and run of
-/// `8·MAC_THREADS` outputs, the samples fastest so that running blocks share the rows. The
-/// same words as the last pass followed by the separate multiply-accumulate.
+/// `acc += Σ_{c,j} digit_{c,j} ⊙ Σ_k (X^{e_k} − 1)·row(k, c, j)` for a pair of LWE
+/// coefficients and the next step's `T = acc'`, the last forward NTT pass of the digit limbs
+/// fused in (`ntt_rbr_mac_r8_S`): one block a sample, limb and run of `8·MAC_THREADS` outputs,
+/// the samples fastest so that running blocks share the rows.
 pub(crate) fn mac_fused(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
     let logn = cx.n.trailing_zeros();
     let [p0, p1] = ntt::passes(logn);
@@ -287,7 +269,8 @@ pub(crate) fn mac_fused(cx: &Ctx, m: &MacArgs, sh: Shape) -> Result<()> {
     let cfg = LaunchConfig {
         grid_dim: (sh.count, sh.limbs * runs, 1),
         block_dim: (MAC_THREADS, 1, 1),
-        shared_mem_bytes: 8 * (e_words + e_words / 8),
+        // The pass's exchange buffer, then the factors X^{e_k} − 1 of the block's outputs.
+        shared_mem_bytes: 8 * (e_words + e_words / 8 + KEYS_PER_PAIR as u32 * e_words),
     };
     let f = cx.dev.function("ntt", R8_RBR_MAC[last.s as usize - 3])?;
     let slots = cx.slots();
@@ -521,8 +504,7 @@ mod tests {
             (tab[POW + s * two_n + e] + q(s) - 1) % q(s)
         };
         let mut acc = vec![0u64; cnt * 2 * l * n];
-        let mut t = vec![0u64; cnt * 2 * l * n];
-        // init, forward NTT
+        // init (T = acc, coefficient form), forward NTT
         for x in 0..cnt * 2 * l {
             let (e, c, s) = (x / (2 * l), (x % (2 * l)) / l, x % l);
             let tt = (two_n as u64 - batch.b[e]) as usize & (two_n - 1);
@@ -535,52 +517,54 @@ mod tests {
                     (q(s) - src[m - n]) % q(s)
                 };
             }
-            ring.ntt(s).forward(&mut acc[x * n..(x + 1) * n]);
+        }
+        let mut t = acc.clone();
+        for x in 0..cnt * 2 * l {
+            ring.ntt(x % l).forward(&mut acc[x * n..(x + 1) * n]);
         }
         let dim = batch.dimension;
         let a = |e: usize, i: usize| batch.a[e * dim + i];
-        for x in 0..cnt * 2 * l {
-            let (e, s) = (x / (2 * l), x % l);
-            for k in 0..n {
-                t[x * n + k] = mod_mul(acc[x * n + k], factor(s, k, a(e, 0)), q(s));
-            }
-        }
-        for i in 0..dim {
-            for x in 0..cnt * 2 * l {
-                ring.ntt(x % l).inverse(&mut t[x * n..(x + 1) * n]);
+        let pairs = dim / 2;
+        for p in 0..pairs {
+            if p > 0 {
+                for x in 0..cnt * 2 * l {
+                    ring.ntt(x % l).inverse(&mut t[x * n..(x + 1) * n]);
+                }
             }
             let d = model_digits(ring, g, tab, &t, 2, cnt);
             for x in 0..cnt * l {
                 let (e, s) = (x / l, x % l);
                 let li = &tab[8 * s..8 * s + 8];
+                let (a0, a1) = (a(e, 2 * p), a(e, 2 * p + 1));
+                let exps = [(a0 + a1) % two_n as u64, a0, a1];
                 for k in 0..n {
-                    let f = factor(s, k, a(e, i));
+                    let f = exps.map(|ex| factor(s, k, ex));
                     let idx = |c: usize| (((e * 2 + c) * l) + s) * n + k;
                     let cur = [acc[idx(0)], acc[idx(1)]];
                     let mut sum = [0u128; 2];
                     for c in 0..2 {
-                        let tc = mod_mul(cur[c], f, q(s));
                         for j in 0..dg {
                             let dv = if j == li[6] as usize {
-                                shoup_mul(tc, li[4], li[5], q(s))
+                                shoup_mul(cur[c], li[4], li[5], q(s))
                             } else {
                                 let grp = &tab[64 + 8 * j..72 + 8 * j];
                                 let (lo, hi) = (grp[0] as usize, grp[1] as usize);
-                                let p = grp[6] as usize + if s < lo { s } else { s - (hi - lo) };
-                                d[((e * 2 + c) * dtot + p) * n + k]
+                                let pos = grp[6] as usize + if s < lo { s } else { s - (hi - lo) };
+                                d[((e * 2 + c) * dtot + pos) * n + k]
                             };
-                            let row = &rows[(i * 2 + c) * dg + j];
                             for (co, sm) in sum.iter_mut().enumerate() {
-                                *sm += u128::from(dv) * u128::from(row.limb(co, s)[k]);
+                                let comb = (0..KEYS_PER_PAIR).fold(0u64, |acc, kk| {
+                                    let row = &rows[((p * KEYS_PER_PAIR + kk) * 2 + c) * dg + j];
+                                    (acc + mod_mul(f[kk], row.limb(co, s)[k], q(s))) % q(s)
+                                });
+                                *sm += u128::from(dv) * u128::from(comb);
                             }
                         }
                     }
                     for co in 0..2 {
                         let nv = (cur[co] + (sum[co] % u128::from(q(s))) as u64) % q(s);
                         acc[idx(co)] = nv;
-                        if i + 1 < dim {
-                            t[idx(co)] = mod_mul(nv, factor(s, k, a(e, i + 1)), q(s));
-                        }
+                        t[idx(co)] = nv;
                     }
                 }
             }
@@ -914,8 +898,8 @@ mod tests {
                 }
                 p
             };
-            let dim = 3;
-            let rows: Vec<RnsPoly> = (0..dim * 2 * g.digits())
+            let dim = 6;
+            let rows: Vec<RnsPoly> = (0..dim / 2 * KEYS_PER_PAIR * 2 * g.digits())
                 .map(|_| random(&mut rnd))
                 .collect();
             let test = random(&mut rnd);
@@ -923,7 +907,14 @@ mod tests {
             let batch = RnsRotationBatch {
                 dimension: dim,
                 a: (0..count * dim)
-                    .map(|i| if i == 4 { 0 } else { rnd() % (2 * n as u64) })
+                    .map(|i| match i {
+                        // one pair of zeros (a no-op), one zero beside a non-zero exponent
+                        2 | 3 | 7 => 0,
+                        // a pair summing to 2N
+                        12 => 2 * n as u64 - 5,
+                        13 => 5,
+                        _ => rnd() % (2 * n as u64),
+                    })
                     .collect(),
                 b: (0..count).map(|_| rnd() % (2 * n as u64)).collect(),
             };

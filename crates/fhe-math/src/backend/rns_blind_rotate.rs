@@ -11,14 +11,20 @@
 //! `Q_j = Π_{i∈G_j} q_i`. Digit `j` of `x ∈ Z_Q` is the centred `d_j = [x·(Q/Q_j)^{-1}]_{Q_j}`
 //! (in `(−Q_j/2, Q_j/2]`, lifted to every limb as an integer), so `x ≡ Σ_j d_j·(Q/Q_j) (mod Q)`.
 //!
-//! A **key** is `n` RGSW encryptions of bits: for coefficient `i`, component `c ∈ {0, 1}` and
-//! digit `j`, row `(i·2 + c)·digits + j` is a 2-component polynomial (NTT form, at the gadget's
-//! level) whose phase is `e + μ_i·(Q/Q_j)·s^c`.
+//! A **key** is RGSW encryptions of bits, three for each pair of coefficients (key
+//! unrolling): for pair `p` (coefficients `2p`, `2p + 1`) the bits
+//! `μ_{p,0} = s_{2p}·s_{2p+1}`, `μ_{p,1} = s_{2p}·(1 − s_{2p+1})`, `μ_{p,2} = (1 − s_{2p})·s_{2p+1}`.
+//! For key `k`, component `c ∈ {0, 1}` and digit `j`, row `((p·3 + k)·2 + c)·digits + j` is a
+//! 2-component polynomial (NTT form, at the gadget's level) whose phase is
+//! `e + μ_{p,k}·(Q/Q_j)·s^c`.
 //!
-//! **Blind rotation** of `(a, b)` (`a_i, b ∈ [0, 2N)`) with the test polynomial `v`
-//! (2 components, coefficient form): `acc ← X^{−b}·v`, then for `i = 0..n`
-//! `acc ← acc + Σ_{c,j} d_j(t_c) ⊙ row(i, c, j)` with `t = (X^{a_i} − 1)·acc` (a CMux; a step with
-//! `a_i = 0` changes nothing). The result, in coefficient form, is returned per sample.
+//! **Blind rotation** of `(a, b)` (`a_i, b ∈ [0, 2N)`, `n` even) with the test polynomial `v`
+//! (2 components, coefficient form): `acc ← X^{−b}·v`, then for each pair `p`
+//! `acc ← acc + Σ_k (X^{e_k} − 1)·Σ_{c,j} d_j(acc_c) ⊙ row(p, k, c, j)` with
+//! `(e_0, e_1, e_2) = (a_{2p} + a_{2p+1}, a_{2p}, a_{2p+1}) mod 2N`: exactly one `μ_{p,k}` is 1
+//! unless both bits are 0, so the phase is multiplied by `X^{a_{2p}s_{2p} + a_{2p+1}s_{2p+1}}`
+//! — two CMuxes for one decomposition of `acc` (a pair with `a_{2p} = a_{2p+1} = 0` changes
+//! nothing). The result, in coefficient form, is returned per sample.
 //!
 //! **Packing** ([`pack_lwes`], Chen–Dai–Kim–Song `PackLWEs`) merges `M = 2^ℓ` such
 //! accumulators into one polynomial whose coefficient `j·N/M` is `M` times accumulator `j`'s
@@ -213,8 +219,12 @@ impl RnsRotationBatch {
     }
 }
 
-/// Checks a blind-rotation call (see [`RnsBlindRotateBackend::rns_blind_rotate`]): key rows
-/// `dimension·2·digits`, every exponent below `2N`, the test polynomial of 2 components at the
+/// Keys of an unrolled blind-rotation step: one RGSW encryption for each of the three bits
+/// `μ_{p,k}` of a pair of LWE coefficients (see the module doc).
+pub const KEYS_PER_PAIR: usize = 3;
+
+/// Checks a blind-rotation call (see [`RnsBlindRotateBackend::rns_blind_rotate`]): an even
+/// dimension, key rows `(dimension/2)·3·2·digits`, every exponent below `2N`, the test polynomial of 2 components at the
 /// gadget's level. Both backends run it first, so they reject the same inputs.
 pub fn check_rns_blind_rotate_args<B: RingBackend>(
     be: &B,
@@ -224,11 +234,17 @@ pub fn check_rns_blind_rotate_args<B: RingBackend>(
     batch: &RnsRotationBatch,
 ) -> Result<()> {
     let two_n = 2 * be.ring().n() as u64;
-    let rows = batch.dimension * 2 * gadget.digits();
     let bad = |what: String| Err(Error::ShapeMismatch { what });
+    if batch.dimension % 2 != 0 {
+        return bad(format!(
+            "RNS blind rotation: dimension {} is odd (the key covers pairs of coefficients)",
+            batch.dimension
+        ));
+    }
+    let rows = batch.dimension / 2 * KEYS_PER_PAIR * 2 * gadget.digits();
     if key.len() != rows {
         return bad(format!(
-            "RNS blind rotation: {} key rows, expected {rows} (dimension {} × 2 × {} digits)",
+            "RNS blind rotation: {} key rows, expected {rows} (dimension {} / 2 × 3 keys × 2 × {} digits)",
             key.len(),
             batch.dimension,
             gadget.digits()
@@ -282,8 +298,8 @@ pub type PackKeys<'a, P> = [(usize, Vec<&'a P>)];
 pub trait RnsBlindRotateBackend: RingBackend {
     /// Blind-rotates every sample of `batch` with the test polynomial `test` (2 components,
     /// coefficient form, at the gadget's level) through the RGSW rows `key` (row
-    /// `(i·2 + c)·digits + j`, NTT form): the accumulators `X^{−b}·v·Π_i CMux_i`, coefficient
-    /// form, one per sample.
+    /// `((p·3 + k)·2 + c)·digits + j`, NTT form): the accumulators `X^{−b}·v·Π_i CMux_i`,
+    /// coefficient form, one per sample.
     ///
     /// Errors: [`check_rns_blind_rotate_args`]; backend failures.
     fn rns_blind_rotate(
@@ -420,9 +436,26 @@ pub fn check_pack_args<B: RingBackend>(
     Ok(())
 }
 
-/// `acc += Σ_j d_j(x_c) ⊙ rows_j` (NTT form): the digits of component `c` of the host
-/// polynomial `x` (coefficient form, at the gadget's level) lifted exactly, transformed and
-/// multiplied by the rows (one per digit).
+/// The digits `d_j(x_c)` of component `c` of the host polynomial `x` (coefficient form, at the
+/// gadget's level), lifted exactly and transformed: one NTT-form polynomial a digit.
+pub fn gadget_digits_ntt<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    x: &RnsPoly,
+    c: usize,
+) -> Result<Vec<B::Poly>> {
+    let ring = be.ring().clone();
+    (0..gadget.digits())
+        .map(|j| {
+            let mut dp = be.upload_lifted(&gadget.digit(&ring, x, c, j), gadget.level())?;
+            be.ntt(&mut dp)?;
+            Ok(dp)
+        })
+        .collect()
+}
+
+/// `acc += Σ_j d_j(x_c) ⊙ rows_j` (NTT form): [`gadget_digits_ntt`] multiplied by the rows
+/// (one per digit).
 pub fn gadget_product_acc<B: RingBackend>(
     be: &B,
     gadget: &RnsGadget,
@@ -431,11 +464,7 @@ pub fn gadget_product_acc<B: RingBackend>(
     rows: &[&B::Poly],
     acc: &mut B::Poly,
 ) -> Result<()> {
-    let ring = be.ring().clone();
-    for (j, row) in rows.iter().enumerate() {
-        let d = gadget.digit(&ring, x, c, j);
-        let mut dp = be.upload_lifted(&d, gadget.level())?;
-        be.ntt(&mut dp)?;
+    for (row, dp) in rows.iter().zip(gadget_digits_ntt(be, gadget, x, c)?) {
         be.mul_plain_acc(acc, row, &dp)?;
     }
     Ok(())
@@ -516,7 +545,9 @@ pub fn pack_lwes<B: RingBackend>(
     Ok(p.pop().expect("one polynomial left"))
 }
 
-/// The reference blind rotation of one sample (`a`, `b`), arguments checked.
+/// The reference blind rotation of one sample (`a`, `b`), arguments checked: per pair of
+/// coefficients one decomposition of `acc`, three key products, each multiplied by its
+/// `X^{e_k} − 1`.
 fn blind_rotate_one<B: RingBackend>(
     be: &B,
     gadget: &RnsGadget,
@@ -528,25 +559,37 @@ fn blind_rotate_one<B: RingBackend>(
     let ring = be.ring().clone();
     let two_n = 2 * ring.n() as u64;
     let digits = gadget.digits();
-    let level = gadget.level();
+    let shape = Shape {
+        components: 2,
+        level: gadget.level(),
+        extended: false,
+    };
     let mut acc = mul_monomial(&ring, test, ((two_n - b) % two_n) as usize);
-    for (i, &ai) in a.iter().enumerate() {
-        if ai == 0 {
+    for (p, pair) in a.chunks_exact(2).enumerate() {
+        let exps = [(pair[0] + pair[1]) % two_n, pair[0], pair[1]];
+        if exps.iter().all(|&e| e == 0) {
             continue;
         }
-        let mut t = mul_monomial(&ring, &acc, ai as usize);
-        sub_assign(&ring, &mut t, &acc);
-        let mut prod = be.zeros(Shape {
-            components: 2,
-            level,
-            extended: false,
-        })?;
-        for c in 0..2 {
-            let rows = &key[(i * 2 + c) * digits..(i * 2 + c + 1) * digits];
-            gadget_product_acc(be, gadget, &t, c, rows, &mut prod)?;
+        let ds = [
+            gadget_digits_ntt(be, gadget, &acc, 0)?,
+            gadget_digits_ntt(be, gadget, &acc, 1)?,
+        ];
+        for (k, &e) in exps.iter().enumerate() {
+            if e == 0 {
+                continue;
+            }
+            let mut prod = be.zeros(shape)?;
+            for (c, dc) in ds.iter().enumerate() {
+                let first = ((p * KEYS_PER_PAIR + k) * 2 + c) * digits;
+                for (row, dp) in key[first..first + digits].iter().zip(dc) {
+                    be.mul_plain_acc(&mut prod, row, dp)?;
+                }
+            }
+            be.intt(&mut prod)?;
+            let prod = be.download(&prod)?;
+            add_assign(&ring, &mut acc, &mul_monomial(&ring, &prod, e as usize));
+            sub_assign(&ring, &mut acc, &prod);
         }
-        be.intt(&mut prod)?;
-        add_assign(&ring, &mut acc, &be.download(&prod)?);
     }
     Ok(acc)
 }
@@ -665,13 +708,18 @@ mod tests {
         let (be, g) = setup();
         let ring = be.ring().clone();
         let shape = ACC_SHAPE;
-        let dim = 5;
-        let bits = [true, false, true, true, false];
-        let rows: Vec<_> = (0..dim * 2 * g.digits())
+        let dim = 6;
+        let bits = [true, false, true, true, false, false];
+        // μ_{p,k} for pair p and key k (module doc).
+        let mu = |p: usize, k: usize| {
+            let (x, y) = (bits[2 * p], bits[2 * p + 1]);
+            [x && y, x && !y, !x && y][k]
+        };
+        let rows: Vec<_> = (0..dim / 2 * KEYS_PER_PAIR * 2 * g.digits())
             .map(|r| {
-                let (i, c, j) = (r / (2 * g.digits()), (r / g.digits()) % 2, r % g.digits());
+                let (pk, c, j) = (r / (2 * g.digits()), (r / g.digits()) % 2, r % g.digits());
                 let mut row = be.zeros(shape).unwrap();
-                if bits[i] {
+                if mu(pk / KEYS_PER_PAIR, pk % KEYS_PER_PAIR) {
                     be.add_scalar_assign(&mut row, c, g.value(j)).unwrap();
                 }
                 row
@@ -689,14 +737,14 @@ mod tests {
         }
         let batch = RnsRotationBatch {
             dimension: dim,
-            a: vec![3, 0, 31, 17, 9, 1, 2, 3, 4, 5],
-            b: vec![7, 30],
+            a: vec![3, 0, 31, 17, 9, 1, 2, 3, 4, 5, 0, 0, 0, 9, 12, 0, 8, 30],
+            b: vec![7, 30, 0],
         };
         let got = be.rns_blind_rotate(&g, &key, &test, &batch).unwrap();
         for (e, acc) in got.iter().enumerate() {
             let a = &batch.a[e * dim..(e + 1) * dim];
             let shift: u64 = a.iter().zip(bits).filter(|(_, b)| *b).map(|(x, _)| x).sum();
-            let want = mul_monomial(&ring, &test, ((64 + shift - batch.b[e]) % 32) as usize);
+            let want = mul_monomial(&ring, &test, ((shift + 64 - batch.b[e]) % 32) as usize);
             assert!(acc.raw() == want.raw(), "sample {e}");
         }
     }
@@ -708,10 +756,10 @@ mod tests {
         let shape = ACC_SHAPE;
         let row = be.zeros(shape).unwrap();
         let test = ring.zeros(shape).unwrap();
-        let key: Vec<&_> = (0..4).map(|_| &row).collect();
+        let key: Vec<&_> = (0..12).map(|_| &row).collect();
         let ok = RnsRotationBatch {
-            dimension: 1,
-            a: vec![3],
+            dimension: 2,
+            a: vec![3, 1],
             b: vec![5],
         };
         assert!(be.rns_blind_rotate(&g, &key, &test, &ok).is_ok());
@@ -720,7 +768,13 @@ mod tests {
             ..ok.clone()
         };
         assert!(be.rns_blind_rotate(&g, &key, &test, &far).is_err());
-        assert!(be.rns_blind_rotate(&g, &key[..3], &test, &ok).is_err());
+        assert!(be.rns_blind_rotate(&g, &key[..11], &test, &ok).is_err());
+        let odd = RnsRotationBatch {
+            dimension: 1,
+            a: vec![3],
+            b: vec![5],
+        };
+        assert!(be.rns_blind_rotate(&g, &key[..6], &test, &odd).is_err());
         let short = RnsRotationBatch {
             a: vec![],
             ..ok.clone()
@@ -743,10 +797,10 @@ mod tests {
             })
             .unwrap();
         let test = ring.zeros(ACC_SHAPE).unwrap();
-        let key: Vec<&_> = (0..4).map(|_| &row).collect();
+        let key: Vec<&_> = (0..12).map(|_| &row).collect();
         let batch = |count: usize| RnsRotationBatch {
-            dimension: 1,
-            a: vec![3; count],
+            dimension: 2,
+            a: vec![3; 2 * count],
             b: vec![5; count],
         };
         let rows = || vec![&row, &row];
