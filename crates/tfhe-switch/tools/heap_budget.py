@@ -149,8 +149,8 @@ def ring_side(n_ring, limbs, n_user, n_r, group, n_t=918, c_sel=1, h=32, n_br=No
     prec_med = -math.log2(t_med * sigma_part)
     ntt_per_ep = 2 * big_l + 2 * sum(big_l - g for g in digit_limbs)
     bfly_per_ntt = n_ring // 2 * log_n
-    eps = n_br * n_t * c_sel  # CMuxes; key unrolling (HEAP.md §6.1) decomposes once a pair of them
-    ntt_br = eps * ntt_per_ep
+    eps = n_br * n_t * c_sel  # CMuxes (external products of the binary key)
+    ntt_br = eps // 2 * ntt_per_ep  # key unrolling: one decomposition a pair of CMuxes
     ks_ntt = big_l + sum(big_l - g for g in digit_limbs) + 2 * big_l
     trace_steps = int(round(math.log2(n_ring / n_br)))
     n_ks_ring = (n_br - 1) + trace_steps + 1  # packing, trace, s' -> s
