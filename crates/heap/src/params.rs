@@ -143,7 +143,7 @@ impl HeapParams {
                 self.ks_base_log, self.ks_levels, self.log_q_ks
             )));
         }
-        if self.lwe_dimension == 0 || self.lwe_dimension % 2 != 0 {
+        if self.lwe_dimension == 0 || !self.lwe_dimension.is_multiple_of(2) {
             return Err(invalid(format!(
                 "lwe_dimension = {} must be even and positive (the blind-rotation key covers pairs of coefficients)",
                 self.lwe_dimension

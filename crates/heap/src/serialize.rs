@@ -51,7 +51,8 @@ fn malformed(reason: impl Into<String>) -> Error {
 /// The largest valid blob for `params` at `ring` sizes: rows, LWE words, `to_sparse`, slack.
 fn max_len(params: &HeapParams, n: usize, limbs: usize, digits: usize, to_sparse: usize) -> usize {
     let row = 8 + 2 * limbs * (8 + 8 * n);
-    let rows = (params.lwe_dimension / 2 * KEYS_PER_PAIR * 2 * digits + (n.trailing_zeros() as usize + 1) * digits)
+    let rows = (params.lwe_dimension / 2 * KEYS_PER_PAIR * 2 * digits
+        + (n.trailing_zeros() as usize + 1) * digits)
         .saturating_mul(row + 8);
     let lwe = 8 + 4 * n * params.ks_levels * (params.lwe_dimension + 1);
     HEADER_LEN

@@ -30,7 +30,11 @@ fn phase(ring: &RingContext, acc: &RnsPoly, s: &[i64]) -> Vec<BigInt> {
                 .map(|k| {
                     (0..n).fold(a0[k], |sum, i| {
                         // coefficient k of a1·s gets a1[i]·s[k − i], negated past X^N
-                        let (j, neg) = if i <= k { (k - i, false) } else { (n + k - i, true) };
+                        let (j, neg) = if i <= k {
+                            (k - i, false)
+                        } else {
+                            (n + k - i, true)
+                        };
                         let term = match (s[j], neg) {
                             (0, _) => 0,
                             (1, false) | (-1, true) => a1[i],
@@ -42,7 +46,9 @@ fn phase(ring: &RingContext, acc: &RnsPoly, s: &[i64]) -> Vec<BigInt> {
                 .collect()
         })
         .collect();
-    let big_q: BigInt = (0..limbs).map(|l| BigInt::from(ring.modulus(l).value())).product();
+    let big_q: BigInt = (0..limbs)
+        .map(|l| BigInt::from(ring.modulus(l).value()))
+        .product();
     (0..n)
         .map(|k| {
             let mut x = BigInt::from(0);

@@ -235,7 +235,7 @@ pub fn check_rns_blind_rotate_args<B: RingBackend>(
 ) -> Result<()> {
     let two_n = 2 * be.ring().n() as u64;
     let bad = |what: String| Err(Error::ShapeMismatch { what });
-    if batch.dimension % 2 != 0 {
+    if !batch.dimension.is_multiple_of(2) {
         return bad(format!(
             "RNS blind rotation: dimension {} is odd (the key covers pairs of coefficients)",
             batch.dimension
