@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 /// The magic of a serialized key set.
 pub const MAGIC: [u8; 4] = *b"HEAP";
-/// The format version written and accepted.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version written and accepted: 2 since the blind-rotation key is unrolled (three
+/// RGSW keys a pair of LWE coefficients; version 1 held one a coefficient and is refused).
+pub const FORMAT_VERSION: u16 = 2;
 const HEADER_LEN: usize = 6;
 
 /// One row: `2 · (L + 1)` limbs of `N` residues, component-major.

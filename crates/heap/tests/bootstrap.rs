@@ -315,6 +315,10 @@ fn heap_keys_round_trip_and_reject_damage() {
         load(&bytes[..bytes.len() - 1]),
         Err(Error::Malformed { .. })
     ));
+    // A blob of format version 1 (one RGSW key a coefficient, before the key unrolling).
+    let mut old = bytes.clone();
+    old[4..6].copy_from_slice(&1u16.to_le_bytes());
+    assert!(matches!(load(&old), Err(Error::Malformed { .. })));
     let mut longer = bytes.clone();
     longer.push(0);
     assert!(matches!(load(&longer), Err(Error::Malformed { .. })));
