@@ -345,7 +345,6 @@ impl RnsBlindRotateBackend for AnyBackend {
     forward! {
         fn rns_blind_rotate(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch) -> same Result<Vec<RnsPoly>>;
         fn rns_blind_rotate_packed(gadget: val &RnsGadget, key: bufs, test: val &RnsPoly, batch: val &RnsRotationBatch, pack: pack) -> same Result<RnsPoly>;
-        fn rns_pack(gadget: val &RnsGadget, accs: val Vec<RnsPoly>, pack: pack) -> same Result<RnsPoly>;
     }
 }
 

@@ -10,12 +10,12 @@ use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
 use fhe_math::backend::blind_rotate::BlindRotateBackend;
 use fhe_math::backend::rns_blind_rotate::{
-    RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_rows, switch_component_one,
+    RnsBlindRotateBackend, RnsRotationBatch, automorphism_switch, pack_lwes_from, pack_rows,
+    switch_component_one,
 };
 use fhe_math::poly::{RnsPoly, Shape};
 use rayon::prelude::*;
 use rlwe::{Ciphertext, Meta};
-use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
@@ -38,12 +38,12 @@ pub struct StageTimes {
     /// Steps 2–6 for this bootstrapper's share of the coefficients: extraction, the switches
     /// and the LWE key switch (host threads).
     pub lwe_side: Duration,
-    /// Step 7 for this bootstrapper's share: the batched blind rotation, download included;
-    /// without helpers also step 8, the packing, which the backend runs in the same call
-    /// ([`RnsBlindRotateBackend::rns_blind_rotate_packed`]).
+    /// Steps 7–8 for this bootstrapper's share: the batched blind rotation and the packing of
+    /// the share in one backend call
+    /// ([`RnsBlindRotateBackend::rns_blind_rotate_packed`]), download included.
     pub blind_rotation: Duration,
-    /// Step 8 with helpers: `PackLWEs` of every share's accumulators on `self`'s backend
-    /// ([`RnsBlindRotateBackend::rns_pack`]; zero without helpers, see `blind_rotation`).
+    /// Step 8 with helpers: the top levels of `PackLWEs` merging the shares' packs on `self`'s
+    /// backend ([`pack_lwes_from`]; zero without helpers).
     pub packing: Duration,
     /// Steps 9–10: `c·ModRaise`, the switch back to the dense secret, the trace (sparse
     /// slots) and the rescales.
@@ -169,13 +169,16 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         self.heap_bootstrap_spread(ct, &[])
     }
 
-    /// [`HeapBootstrapper::heap_bootstrap`] with the blind rotations split into contiguous
-    /// shares over `self` and `helpers` (e.g. one bootstrapper per GPU, each with its own copy
-    /// of the same keys), run concurrently; the packing and everything else run on `self`.
-    /// The result is the same words as without helpers.
+    /// [`HeapBootstrapper::heap_bootstrap`] with the blind rotations shared over `self` and
+    /// `helpers` (e.g. one bootstrapper per GPU, each with its own copy of the same keys), run
+    /// concurrently: with `g` bootstrappers, bootstrapper `w` takes the packed coefficients
+    /// `w, w + g, w + 2g, …` and packs them itself (a subtree of `PackLWEs`); `self` merges the
+    /// `g` packs ([`pack_lwes_from`]) and runs everything else. The result is the same words as
+    /// without helpers.
     ///
-    /// Errors: as [`HeapBootstrapper::heap_bootstrap`], and a helper of another parameter set,
-    /// slot count or key set ([`Error::InvalidOperand`]).
+    /// Errors: as [`HeapBootstrapper::heap_bootstrap`], a helper of another parameter set,
+    /// slot count or key set, or a number of bootstrappers that is not a power of two up to
+    /// `2·slots` ([`Error::InvalidOperand`]).
     pub fn heap_bootstrap_spread(
         &self,
         ct: &Ciphertext<B>,
@@ -193,6 +196,16 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         helpers: &[&HeapBootstrapper<B>],
     ) -> Result<(Ciphertext<B>, StageTimes)> {
         let op = "bootstrap by blind rotation";
+        let n_c = 2 * self.slots;
+        let parts = helpers.len() + 1;
+        if !parts.is_power_of_two() || parts > n_c {
+            return Err(Error::InvalidOperand {
+                op,
+                reason: format!(
+                    "{parts} bootstrappers: the blind rotations are shared by a power of two of them, at most 2·slots = {n_c}"
+                ),
+            });
+        }
         for h in helpers {
             if h.ctx.params().fingerprint() != self.ctx.params().fingerprint()
                 || h.slots != self.slots
@@ -270,7 +283,6 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         times.encapsulation = t0.elapsed();
 
         // The factors: c = round(R·Δ_out / (Δ_in·N/n_c)), u = c·q0·n_c^{-1} mod Q_BR.
-        let n_c = 2 * self.slots;
         let out_level = self.params.output_level();
         let r: f64 = (out_level + 1..=top)
             .map(|i| ring.modulus(i).value() as f64)
@@ -301,12 +313,11 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
             .collect::<Result<_>>()?;
         let test = self.test_polynomial(&u_mod)?;
 
-        // 2-7. Per coefficient: extraction, switches, LWE key switch, blind rotation; shares
-        // of the coefficients on `self` and the helpers.
+        // 2-8. Per coefficient: extraction, switches, LWE key switch, blind rotation; each
+        // bootstrapper packs its strided share in the same backend call, `self` merges.
         let workers: Vec<&HeapBootstrapper<B>> = std::iter::once(self)
             .chain(helpers.iter().copied())
             .collect();
-        let share = n_c.div_ceil(workers.len());
         let input = RotationInput {
             q0,
             c0: &c0,
@@ -314,37 +325,24 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
             test: &test,
             stride: n / n_c,
         };
-        let pack_keys = self.keys.pack_keys();
-        let pack = if workers.len() == 1 {
-            // 7-8 in one backend call: a device keeps the accumulators for the packing.
-            let (batch, lwe_side) = self.lwe_side(&input, 0..n_c)?;
-            times.lwe_side = lwe_side;
-            let t7 = Instant::now();
-            let rows = self.keys.rgsw_rows();
-            let pack =
-                be.rns_blind_rotate_packed(&self.gadget, &rows, input.test, &batch, &pack_keys)?;
-            times.blind_rotation = t7.elapsed();
-            pack
-        } else {
-            let parts = workers
-                .par_iter()
-                .enumerate()
-                .map(|(w, b)| b.rotations(&input, (w * share).min(n_c)..((w + 1) * share).min(n_c)))
-                .collect::<Result<Vec<_>>>()?;
-            let mut accs = Vec::with_capacity(n_c);
-            for (w, (part, lwe_side, blind_rotation)) in parts.into_iter().enumerate() {
-                if w == 0 {
-                    (times.lwe_side, times.blind_rotation) = (lwe_side, blind_rotation);
-                }
-                accs.extend(part);
+        let shares = workers
+            .par_iter()
+            .enumerate()
+            .map(|(w, b)| b.packed_share(&input, (w..n_c).step_by(parts).collect()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut packs = Vec::with_capacity(parts);
+        for (w, (pack, lwe_side, blind_rotation)) in shares.into_iter().enumerate() {
+            if w == 0 {
+                (times.lwe_side, times.blind_rotation) = (lwe_side, blind_rotation);
             }
-            // 8. Packing of every share's accumulators on this bootstrapper's backend (on a
-            // device, uploaded and packed there).
-            let t8 = Instant::now();
-            let pack = be.rns_pack(&self.gadget, accs, &pack_keys)?;
+            packs.push(pack);
+        }
+        let t8 = Instant::now();
+        let pack_keys = self.keys.pack_keys();
+        let pack = pack_lwes_from(be, &self.gadget, packs, n_c / parts, &pack_keys)?;
+        if parts > 1 {
             times.packing = t8.elapsed();
-            pack
-        };
+        }
         let t9 = Instant::now();
 
         // 9. A = KeySwitch_{s' -> s}(c·ModRaise(ct')).
@@ -382,19 +380,18 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         Ok((out, times))
     }
 
-    /// The LWE side of the coefficients `range` (indices of packed coefficients): extraction
+    /// The LWE side of the coefficients `coeffs` (indices of packed coefficients): extraction
     /// and the switch from `K'·q_0` per coefficient (host threads when parallel), the LWE key
     /// switch of all of them on the backend ([`key_switch_batch`]), the switch to `2N`; as one
     /// blind-rotation batch, with its wall time.
     fn lwe_side(
         &self,
         input: &RotationInput<'_>,
-        range: Range<usize>,
+        coeffs: &[usize],
     ) -> Result<(RnsRotationBatch, Duration)> {
         let t0 = Instant::now();
         let n = self.params.n();
         let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
-        let coeffs: Vec<usize> = range.collect();
         let sample = |&t: &usize| entries.sample(t * input.stride);
         let xs: Vec<_> = if self.parallel {
             coeffs.par_iter().map(sample).collect()
@@ -415,22 +412,26 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         Ok((batch, t0.elapsed()))
     }
 
-    /// The accumulators of the coefficients `range`: [`Self::lwe_side`], then one batched blind
-    /// rotation on the backend ([`RnsBlindRotateBackend::rns_blind_rotate`]); with the wall
-    /// time of each.
-    fn rotations(
+    /// The pack of the coefficients `coeffs`: [`Self::lwe_side`], then their blind rotations and
+    /// `PackLWEs` in one backend call
+    /// ([`RnsBlindRotateBackend::rns_blind_rotate_packed`]); with the wall time of each.
+    fn packed_share(
         &self,
         input: &RotationInput<'_>,
-        range: Range<usize>,
-    ) -> Result<(Vec<RnsPoly>, Duration, Duration)> {
-        let (batch, lwe_side) = self.lwe_side(input, range)?;
+        coeffs: Vec<usize>,
+    ) -> Result<(RnsPoly, Duration, Duration)> {
+        let (batch, lwe_side) = self.lwe_side(input, &coeffs)?;
         let rows = self.keys.rgsw_rows();
+        let pack_keys = self.keys.pack_keys();
         let t1 = Instant::now();
-        let accs = self
-            .ctx
-            .backend()
-            .rns_blind_rotate(&self.gadget, &rows, input.test, &batch)?;
-        Ok((accs, lwe_side, t1.elapsed()))
+        let pack = self.ctx.backend().rns_blind_rotate_packed(
+            &self.gadget,
+            &rows,
+            input.test,
+            &batch,
+            &pack_keys,
+        )?;
+        Ok((pack, lwe_side, t1.elapsed()))
     }
 
     /// The staircase test polynomial (component 0 of a trivial ciphertext, coefficient form):

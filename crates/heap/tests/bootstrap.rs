@@ -233,12 +233,13 @@ fn heap_bootstrap_is_deterministic() {
     assert!(words(&a).raw() == words(&b).raw());
 }
 
-/// Blind rotations shared with a second bootstrapper (its own context and copy of the keys, as
-/// on a second GPU) give the same words; a helper with other keys is refused.
+/// Blind rotations shared with one and with three more bootstrappers (each its own context and
+/// copy of the keys, as on other GPUs; each packs its strided share, the first merges) give the
+/// same words; three bootstrappers (not a power of two) and a helper with other keys are refused.
 #[test]
 fn heap_bootstrap_spread_matches_one_bootstrapper() {
     let slots = 4;
-    let (a, b) = (setup(slots), setup(slots));
+    let (a, b, c, d) = (setup(slots), setup(slots), setup(slots), setup(slots));
     let z = uniform_complex(&mut InputGenerator::new(4), slots);
     let ct = seeded_level_zero(&a, &z, slots);
     let be = a.ctx.backend();
@@ -247,6 +248,15 @@ fn heap_bootstrap_spread_matches_one_bootstrapper() {
         .unwrap();
     let spread = a.boot.heap_bootstrap_spread(&ct, &[&b.boot]).unwrap();
     assert!(be.download(spread.poly()).unwrap().raw() == alone.raw());
+    let four = a
+        .boot
+        .heap_bootstrap_spread(&ct, &[&b.boot, &c.boot, &d.boot])
+        .unwrap();
+    assert!(be.download(four.poly()).unwrap().raw() == alone.raw());
+    assert!(matches!(
+        a.boot.heap_bootstrap_spread(&ct, &[&b.boot, &c.boot]),
+        Err(Error::InvalidOperand { .. })
+    ));
     let other_keys = HeapKeys::generate(&a.ctx, &HEAP_N10_INSECURE, &a.sk, &Seed([8; 32])).unwrap();
     let other = HeapBootstrapper::new(&a.ctx, &HEAP_N10_INSECURE, other_keys)
         .unwrap()

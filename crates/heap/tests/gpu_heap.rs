@@ -174,43 +174,6 @@ fn compare_packed(hp: HeapParams, dim: usize, count: usize) {
     );
 }
 
-/// The packing alone (`rns_pack`: on the GPU the inputs are uploaded chunk by chunk and packed
-/// on the device; with helpers the bootstrap packs every device's share so) against the CPU's
-/// `pack_lwes`, the inputs the CPU's blind rotations, the RGSW rows standing in for the
-/// automorphism keys.
-fn compare_pack(hp: HeapParams, dim: usize, count: usize) {
-    use common::{rotation_case, row_refs};
-    use fhe_math::backend::rns_blind_rotate::pack_lwes;
-    let (cpu, gpu) = contexts(&hp);
-    let levels = count.trailing_zeros() as usize;
-    let (g, rows, test, batch) = rotation_case(&cpu, &hp, dim, count);
-    let accs = cpu
-        .backend()
-        .rns_blind_rotate(&g, &row_refs(&rows), &test, &batch)
-        .unwrap();
-    let pack: Vec<_> = (1..=levels)
-        .map(|lv| ((1usize << lv) + 1, rows[lv % dim][lv % 2].refs()))
-        .collect();
-    let want = pack_lwes(cpu.backend(), &g, accs.clone(), &pack).unwrap();
-    let (gg, grows, _, _) = rotation_case(&gpu, &hp, dim, count);
-    let gpack: Vec<_> = (1..=levels)
-        .map(|lv| ((1usize << lv) + 1, grows[lv % dim][lv % 2].refs()))
-        .collect();
-    let got = gpu.backend().rns_pack(&gg, accs, &gpack).unwrap();
-    assert!(
-        got.raw() == want.raw(),
-        "{}: the packed words differ",
-        hp.name
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn gpu_rns_pack_matches_cpu() {
-    compare_pack(HEAP_N10_INSECURE, 2, 64);
-    compare_pack(HEAP_N13, 2, 1024);
-}
-
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_rns_blind_rotate_packed_matches_cpu() {

@@ -19,18 +19,18 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, PinnedHostSlice};
 use fhe_math::backend::rns_blind_rotate::{
     KEYS_PER_PAIR, PackKeys, RnsBlindRotateBackend, RnsGadget, RnsRotationBatch, check_pack_args,
-    check_pack_inputs, check_rns_blind_rotate_args, pack_rows,
+    check_rns_blind_rotate_args, pack_rows,
 };
 use rayon::prelude::*;
 use std::sync::MutexGuard;
 
-/// What every chunk of one call reads: the kernels' table, the test polynomial (none for a
-/// packing alone), the key rows' addresses, the strided NTTs' slot periods.
+/// What every chunk of one call reads: the kernels' table, the test polynomial, the key rows'
+/// addresses, the strided NTTs' slot periods.
 struct RotationSetup {
     tab: CudaSlice<u64>,
     /// The table's words (the packing reads the exponents from them).
     words: Vec<u64>,
-    test: Option<DevicePoly>,
+    test: DevicePoly,
     rows: CudaSlice<u64>,
     row_spc: u32,
     /// The slots of a sample's limbs: acc and T by limb.
@@ -62,13 +62,13 @@ impl RotationSetup {
 }
 
 impl CudaBackend {
-    /// The setup of one call: the tables from the device's NTT of `X`, the test polynomial (if
-    /// any) and the key rows' addresses uploaded.
+    /// The setup of one call: the tables from the device's NTT of `X`, the test polynomial and
+    /// the key rows' addresses uploaded.
     fn rotation_setup(
         &self,
         gadget: &RnsGadget,
         key: &[&DevicePoly],
-        test: Option<&RnsPoly>,
+        test: &RnsPoly,
         batch_len: usize,
     ) -> Result<RotationSetup> {
         let ring = self.inner.ring.clone();
@@ -98,7 +98,7 @@ impl CudaBackend {
         Ok(RotationSetup {
             tab,
             words,
-            test: test.map(|t| self.upload(t)).transpose()?,
+            test: self.upload(test)?,
             rows,
             row_spc: key.first().map_or(0, |r| r.slots_per_component()) as u32,
             acc_slots: (0..l as u32).collect(),
@@ -159,9 +159,7 @@ impl CudaBackend {
         let (bp, _g5) = b_d.device_ptr(s);
         let (tabp, _g6) = st.tab.device_ptr(s);
         let (rowp, _g7) = st.rows.device_ptr(s);
-        let test_poly = st.test.as_ref().ok_or_else(|| CudaError::Unsupported {
-            what: "a blind rotation without a test polynomial".into(),
-        })?;
+        let test_poly = &st.test;
         let testp = test_poly.ptr(s);
         let sh = st.shape(cnt, 2);
         // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
@@ -332,7 +330,7 @@ impl RnsBlindRotateBackend for CudaBackend {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        let st = self.rotation_setup(gadget, key, Some(test), batch.len())?;
+        let st = self.rotation_setup(gadget, key, test, batch.len())?;
         let ring = self.inner.ring.clone();
         let (n, l, level, chunk) = (st.n, st.l, st.level, st.chunk);
         let mut out = Vec::with_capacity(batch.len());
@@ -387,7 +385,7 @@ impl RnsBlindRotateBackend for CudaBackend {
         for row in key {
             self.check(row)?;
         }
-        let st = self.rotation_setup(gadget, key, Some(test), batch.len())?;
+        let st = self.rotation_setup(gadget, key, test, batch.len())?;
         let (n, l, m) = (st.n, st.l, batch.len());
         let s = &self.inner.stream;
         // Every accumulator stays on the device for the packing: P[e][2][L][n].
@@ -398,53 +396,6 @@ impl RnsBlindRotateBackend for CudaBackend {
             let cnt = st.chunk.min(m - start);
             self.rotate_chunk(&st, batch, start, cnt, pp + 8 * (start * 2 * l * n) as u64)?;
         }
-        self.packed_polynomial(&st, pp, m, pack)
-    }
-
-    /// The accumulators uploaded chunk by chunk through the page-locked staging buffer and
-    /// transformed to NTT form on the device, then packed there as in
-    /// [`RnsBlindRotateBackend::rns_blind_rotate_packed`].
-    fn rns_pack(
-        &self,
-        gadget: &RnsGadget,
-        accs: Vec<RnsPoly>,
-        pack: &PackKeys<'_, DevicePoly>,
-    ) -> Result<RnsPoly> {
-        check_pack_inputs(self, gadget, &accs, pack)?;
-        let st = self.rotation_setup(gadget, &[], None, accs.len())?;
-        let (n, l, m) = (st.n, st.l, accs.len());
-        let per = 2 * l * n;
-        let s = &self.inner.stream;
-        // SAFETY: every word of P is written by a chunk's upload before any read.
-        let mut p = unsafe { s.alloc::<u64>(m * per).map_err(drv("alloc"))? };
-        // Held until the packed polynomial is downloaded (the last upload reads it).
-        let mut staging = self.staging(st.chunk * per)?;
-        let buf = staging.as_mut().ok_or_else(|| CudaError::Unsupported {
-            what: "a missing staging buffer".into(),
-        })?;
-        for start in (0..m).step_by(st.chunk) {
-            let cnt = st.chunk.min(m - start);
-            let words = cnt * per;
-            // The previous chunk's upload has read the buffer.
-            s.synchronize().map_err(drv("upload"))?;
-            let host = &mut buf.as_mut_slice().map_err(drv("upload"))?[..words];
-            host.par_chunks_mut(per)
-                .zip(&accs[start..start + cnt])
-                .for_each(|(w, a)| {
-                    for c in 0..2 {
-                        for sl in 0..l {
-                            let off = (c * l + sl) * n;
-                            w[off..off + n].copy_from_slice(a.limb(c, sl));
-                        }
-                    }
-                });
-            let off = start * per;
-            let mut view = p.slice_mut(off..off + words);
-            s.memcpy_htod(&*host, &mut view).map_err(drv("upload"))?;
-            let (pp, _g) = p.device_ptr(s);
-            ntt_k::forward_strided(&self.cx(), pp + 8 * off as u64, cnt * 2 * l, &st.acc_slots)?;
-        }
-        let (pp, _g) = p.device_ptr(s);
         self.packed_polynomial(&st, pp, m, pack)
     }
 }

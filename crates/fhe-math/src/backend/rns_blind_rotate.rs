@@ -337,35 +337,18 @@ pub trait RnsBlindRotateBackend: RingBackend {
         let accs = self.rns_blind_rotate(gadget, key, test, batch)?;
         pack_lwes(self, gadget, accs, pack)
     }
-
-    /// [`pack_lwes`] of `accs` (host polynomials: 2 components, coefficient form, at the
-    /// gadget's level; `2^ℓ ≤ N` of them, e.g. the accumulators that several devices' calls of
-    /// [`RnsBlindRotateBackend::rns_blind_rotate`] returned) with `pack`: the packed polynomial,
-    /// coefficient form. A backend may upload them and pack on its device; the words are the
-    /// same.
-    ///
-    /// Errors: [`check_pack_inputs`], backend failures.
-    fn rns_pack(
-        &self,
-        gadget: &RnsGadget,
-        accs: Vec<RnsPoly>,
-        pack: &PackKeys<'_, Self::Poly>,
-    ) -> Result<RnsPoly> {
-        check_pack_inputs(self, gadget, &accs, pack)?;
-        pack_lwes(self, gadget, accs, pack)
-    }
 }
 
-/// Checks the inputs of [`RnsBlindRotateBackend::rns_pack`]: [`check_pack_args`] for their
-/// count, and every input of the ring's degree with 2 components at the gadget's level, not
-/// extended.
+/// Checks the inputs of [`pack_lwes_from`]: [`check_pack_levels`] for their count, and every
+/// input of the ring's degree with 2 components at the gadget's level, not extended.
 pub fn check_pack_inputs<B: RingBackend>(
     be: &B,
     gadget: &RnsGadget,
     accs: &[RnsPoly],
+    first: usize,
     pack: &PackKeys<'_, B::Poly>,
 ) -> Result<()> {
-    check_pack_args(be, gadget, accs.len(), pack)?;
+    check_pack_levels(be, gadget, first, accs.len(), pack)?;
     let want = Shape {
         components: 2,
         level: gadget.level(),
@@ -405,11 +388,24 @@ pub fn check_pack_args<B: RingBackend>(
     count: usize,
     pack: &PackKeys<'_, B::Poly>,
 ) -> Result<()> {
-    if !count.is_power_of_two() || count > be.ring().n() {
+    check_pack_levels(be, gadget, 1, count, pack)
+}
+
+/// Checks the levels `L = 2·first, 4·first, …, first·count` of a packing (see
+/// [`pack_lwes_from`]): `first` and `count` powers of two, `first·count ≤ N`, and for every
+/// level the key of `L + 1` with `digits` rows of the gadget's shape.
+pub fn check_pack_levels<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    first: usize,
+    count: usize,
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<()> {
+    let n = be.ring().n();
+    if !count.is_power_of_two() || !first.is_power_of_two() || first.saturating_mul(count) > n {
         return Err(Error::ShapeMismatch {
             what: format!(
-                "packing: {count} polynomials, not a power of two up to N = {}",
-                be.ring().n()
+                "packing: {count} polynomials of {first} packed inputs each, not powers of two up to N = {n} in all"
             ),
         });
     }
@@ -418,8 +414,8 @@ pub fn check_pack_args<B: RingBackend>(
         level: gadget.level(),
         extended: false,
     };
-    let mut len = 2;
-    while len <= count {
+    let mut len = 2 * first;
+    while len <= first * count {
         let rows = pack_rows(pack, len + 1)?;
         if rows.len() != gadget.digits() || rows.iter().any(|r| be.shape(r) != want) {
             return Err(Error::ShapeMismatch {
@@ -510,7 +506,7 @@ pub fn automorphism_switch<B: RingBackend>(
 
 /// `PackLWEs` of `accs` (coefficient form, 2 components at the gadget's level, `2^ℓ ≤ N` of
 /// them) level by level as the module doc states, the pairs of a level on the rayon pool: the
-/// packed polynomial, coefficient form.
+/// packed polynomial, coefficient form. It is [`pack_lwes_from`] with `first = 1`.
 ///
 /// Errors: [`check_pack_args`], backend failures.
 pub fn pack_lwes<B: RingBackend>(
@@ -520,22 +516,53 @@ pub fn pack_lwes<B: RingBackend>(
     pack: &PackKeys<'_, B::Poly>,
 ) -> Result<RnsPoly> {
     check_pack_args(be, gadget, accs.len(), pack)?;
+    merge_levels(be, gadget, accs, 1, pack)
+}
+
+/// `PackLWEs` continued from level `2·first`: `parts[r]` (`r < g`, `g` a power of two) is the
+/// pack `P_first[r]` of the `first` accumulators `r, r + g, r + 2g, …` of a batch of
+/// `M = first·g` (the samples congruent to `r` mod `g`, packed in that order by [`pack_lwes`]
+/// or [`RnsBlindRotateBackend::rns_blind_rotate_packed`]); the levels `L = 2·first, …, M` merge
+/// them as [`pack_lwes`] merges its levels, so the result is [`pack_lwes`] of the whole batch,
+/// word for word. Each part's packing can run where its accumulators are (one device each).
+///
+/// Errors: [`check_pack_inputs`], backend failures.
+pub fn pack_lwes_from<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    parts: Vec<RnsPoly>,
+    first: usize,
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<RnsPoly> {
+    check_pack_inputs(be, gadget, &parts, first, pack)?;
+    merge_levels(be, gadget, parts, first, pack)
+}
+
+/// The levels `L = 2·first, …, first·p.len()` of `PackLWEs` over `p` (arguments checked):
+/// `P_L[r] = e + X^{N/L}·o + Switch_{L+1}(τ_{L+1}(e − X^{N/L}·o))`.
+fn merge_levels<B: RingBackend>(
+    be: &B,
+    gadget: &RnsGadget,
+    mut p: Vec<RnsPoly>,
+    first: usize,
+    pack: &PackKeys<'_, B::Poly>,
+) -> Result<RnsPoly> {
     let ring = be.ring().clone();
-    let m = accs.len();
-    let mut p = accs;
+    let m = p.len();
     let mut len = 2;
     while len <= m {
-        let rows = pack_rows(pack, len + 1)?;
+        let level = len * first;
+        let rows = pack_rows(pack, level + 1)?;
         let half = m / len;
         p = (0..half)
             .into_par_iter()
             .map(|r| {
-                let xo = mul_monomial(&ring, &p[r + half], ring.n() / len);
+                let xo = mul_monomial(&ring, &p[r + half], ring.n() / level);
                 let mut sum = p[r].clone();
                 add_assign(&ring, &mut sum, &xo);
                 let mut diff = p[r].clone();
                 sub_assign(&ring, &mut diff, &xo);
-                let t = automorphism_switch(be, gadget, &diff, len + 1, rows)?;
+                let t = automorphism_switch(be, gadget, &diff, level + 1, rows)?;
                 add_assign(&ring, &mut sum, &t);
                 Ok(sum)
             })
@@ -837,10 +864,11 @@ mod tests {
         );
     }
 
-    /// `rns_pack` gives `pack_lwes`'s words, and refuses inputs of another count, shape or
-    /// degree.
+    /// `pack_lwes_from` of the packs of the strided parts (samples `≡ r mod g`) gives
+    /// `pack_lwes`'s words of the whole batch, for `g = 1, 2, 4`; and it refuses inputs of
+    /// another count, shape or degree.
     #[test]
-    fn rns_pack_is_pack_lwes_and_checks_its_inputs() {
+    fn packing_in_strided_parts_is_pack_lwes() {
         let (be, g) = setup();
         let ring = be.ring().clone();
         let mut rnd = 0x9e37_79b9_u64;
@@ -859,28 +887,41 @@ mod tests {
             }
             p
         };
-        let accs: Vec<RnsPoly> = (0..4).map(|_| random(ACC_SHAPE)).collect();
+        let accs: Vec<RnsPoly> = (0..8).map(|_| random(ACC_SHAPE)).collect();
         let rows: Vec<_> = (0..2)
             .map(|_| be.upload(&random(ACC_SHAPE)).unwrap())
             .collect();
-        let pack: Vec<(usize, Vec<&RnsPoly>)> =
-            vec![(3, rows.iter().collect()), (5, rows.iter().collect())];
+        let pack: Vec<(usize, Vec<&RnsPoly>)> = [3, 5, 9]
+            .into_iter()
+            .map(|gal| (gal, rows.iter().collect()))
+            .collect();
         let want = pack_lwes(&be, &g, accs.clone(), &pack).unwrap();
-        let got = be.rns_pack(&g, accs.clone(), &pack).unwrap();
-        assert!(got.raw() == want.raw());
-        assert!(be.rns_pack(&g, accs[..3].to_vec(), &pack).is_err());
-        let mut short = accs.clone();
+        for parts in [1, 2, 4] {
+            let packs: Vec<RnsPoly> = (0..parts)
+                .map(|r| {
+                    let mine = accs.iter().skip(r).step_by(parts).cloned().collect();
+                    pack_lwes(&be, &g, mine, &pack).unwrap()
+                })
+                .collect();
+            let got = pack_lwes_from(&be, &g, packs, 8 / parts, &pack).unwrap();
+            assert!(got.raw() == want.raw(), "{parts} parts");
+        }
+        let packs = || accs[..4].to_vec();
+        assert!(pack_lwes_from(&be, &g, packs()[..3].to_vec(), 2, &pack).is_err());
+        assert!(pack_lwes_from(&be, &g, packs(), 3, &pack).is_err());
+        assert!(pack_lwes_from(&be, &g, packs(), 16, &pack).is_err());
+        let mut short = packs();
         short[2] = random(Shape {
             components: 2,
             level: 2,
             extended: false,
         });
-        assert!(be.rns_pack(&g, short, &pack).is_err());
-        let mut one = accs;
+        assert!(pack_lwes_from(&be, &g, short, 2, &pack).is_err());
+        let mut one = packs();
         one[1] = random(Shape {
             components: 1,
             ..ACC_SHAPE
         });
-        assert!(be.rns_pack(&g, one, &pack).is_err());
+        assert!(pack_lwes_from(&be, &g, one, 2, &pack).is_err());
     }
 }
