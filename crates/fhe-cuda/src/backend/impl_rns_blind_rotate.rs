@@ -159,13 +159,12 @@ impl CudaBackend {
         let (bp, _g5) = b_d.device_ptr(s);
         let (tabp, _g6) = st.tab.device_ptr(s);
         let (rowp, _g7) = st.rows.device_ptr(s);
-        let test_poly = &st.test;
-        let testp = test_poly.ptr(s);
+        let testp = st.test.ptr(s);
         let sh = st.shape(cnt, 2);
         // One launch a pass over the chunk's limbs (limb x of slot period[x % P]).
         let (acc_cnt, d_cnt) = (cnt * 2 * l, cnt * 2 * dtot);
         let cx = self.cx();
-        let test_spc = test_poly.slots_per_component() as u32;
+        let test_spc = st.test.slots_per_component() as u32;
         // The first step's T = acc in coefficient form; acc to NTT form.
         rbr::init(&cx, tp, testp, test_spc, bp, sh)?;
         rbr::init(&cx, accp, testp, test_spc, bp, sh)?;
