@@ -26,7 +26,8 @@
 //
 // `blind_rotate_key_switch`: LWE key switching; a block owns 128 output columns of KS_TILE
 // ciphertexts, so each key word read serves KS_TILE ciphertexts; small batches also split the
-// input over blocks (`blind_rotate_key_switch_finish` adds the partial sums).
+// input over blocks (`blind_rotate_key_switch_finish` adds the partial sums). Its input is a
+// batch of ciphertexts or the extraction entries of one RLWE ciphertext (`ks_input`).
 #include "ntt_arith.cuh"
 
 // Mirrors `BrArgs` in src/kernels/blind_rotate.rs (repr(C)).
@@ -848,7 +849,7 @@ struct KsArgs {
     u32 levels;
     u32 base_log;
     u32 span;      // input coefficients of one grid slice (blockIdx.z), a multiple of KS_CHUNK
-    u32 pad;
+    u32 extracted; // 1: the input is extraction entries and the coefficient of each ciphertext
 };
 
 #define KS_TILE 16   // ciphertexts per block
@@ -863,16 +864,28 @@ __device__ __forceinline__ long long br_mad_wide(int a, int b, long long c) {
     return d;
 }
 
+// Word i (mask i < n_in, body at n_in) of input ciphertext bb: the batch's own word, or, when
+// extracted, that of the sample of coefficient k = coeffs[bb] read from the extraction entries
+// in = [a | ā | b] (n_in words each; fhe-math's `ExtractionEntries`): mask word n_in + k − i,
+// body 2·n_in + k.
+__device__ __forceinline__ u64 ks_input(const KsArgs& a, const u64* __restrict__ in,
+                                        const u32* __restrict__ coeffs, u32 bb, u32 i) {
+    if (!a.extracted) return in[(size_t)bb * (a.n_in + 1) + i];
+    const u32 k = coeffs[bb];
+    return in[i < a.n_in ? a.n_in + k - i : 2 * a.n_in + k];
+}
+
 // out[col] of ciphertext bb from its sum s = Σ d·K (exact): −s mod q, or b − s for the last.
 __device__ __forceinline__ void ks_finish(const KsArgs& a, __int128 s, const u64* __restrict__ in,
-                                          u64* __restrict__ out, u32 bb, u32 col) {
+                                          const u32* __restrict__ coeffs, u64* __restrict__ out,
+                                          u32 bb, u32 col) {
     Mod m;
     m.q = a.q;
     m.bhi = a.bhi;
     m.blo = a.blo;
     const u64 r = s >= 0 ? reduce_u128((u128)s, m) : mod_neg(reduce_u128((u128)(-s), m), a.q);
     out[(size_t)bb * (a.n_out + 1) + col] =
-        col < a.n_out ? mod_neg(r, a.q) : mod_sub(in[(size_t)bb * (a.n_in + 1) + a.n_in], r, a.q);
+        col < a.n_out ? mod_neg(r, a.q) : mod_sub(ks_input(a, in, coeffs, bb, a.n_in), r, a.q);
 }
 
 // LWE key switching: out = (−Σ d_{i,j}·K_{i,j}.a, b − Σ d_{i,j}·K_{i,j}.b) with d_{i,j} the
@@ -886,6 +899,7 @@ __device__ __forceinline__ void ks_finish(const KsArgs& a, __int128 s, const u64
 // checks n_in · levels · 2^(base_log − 1) · 2^31 < 2^63); s = (Σ d·h)·2^31 + Σ d·w exactly.
 extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restrict__ key,
                                                    const u64* __restrict__ in,
+                                                   const u32* __restrict__ coeffs,
                                                    u64* __restrict__ out,
                                                    long long* __restrict__ part, u32 count) {
     // digits[r][t]: digit r (coefficient · levels + level) of the chunk for ciphertext t.
@@ -894,7 +908,7 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
     const u32 col = blockIdx.x * KS_COLS + threadIdx.x;
     const u32 b0 = blockIdx.y * KS_TILE;
     const u32 l = a.levels;
-    const u32 w_in = a.n_in + 1, w_out = a.n_out + 1;
+    const u32 w_out = a.n_out + 1;
     const u32 bits = a.base_log * l;
     const u64 base = 1ull << a.base_log;
     const long long half_base = (long long)(base >> 1);
@@ -910,7 +924,7 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
             const u32 t = idx / KS_CHUNK, i = idx % KS_CHUNK;
             const u32 bb = b0 + t;
             u64 y = 0;
-            if (bb < count && i < len) y = br_round_scaled(in[(size_t)bb * w_in + i0 + i], bits, a.dec_c, a.q);
+            if (bb < count && i < len) y = br_round_scaled(ks_input(a, in, coeffs, bb, i0 + i), bits, a.dec_c, a.q);
             long long carry = 0;
             for (int j = (int)l - 1; j >= 0; j--) {
                 long long d = (long long)(y & (base - 1)) + carry;
@@ -951,7 +965,7 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
         const u32 bb = b0 + t;
         if (bb >= count) break;
         if (gridDim.z == 1) {
-            ks_finish(a, ((__int128)acc_h[t] << 31) + (__int128)acc_w[t], in, out, bb, col);
+            ks_finish(a, ((__int128)acc_h[t] << 31) + (__int128)acc_w[t], in, coeffs, out, bb, col);
         } else {
             long long* pp = part + 2 * (((size_t)blockIdx.z * count + bb) * w_out + col);
             pp[0] = acc_h[t];
@@ -964,6 +978,7 @@ extern "C" __global__ void blind_rotate_key_switch(KsArgs a, const u64* __restri
 // one thread an output word.
 extern "C" __global__ void blind_rotate_key_switch_finish(KsArgs a, const long long* __restrict__ part,
                                                           const u64* __restrict__ in,
+                                                          const u32* __restrict__ coeffs,
                                                           u64* __restrict__ out, u32 count,
                                                           u32 slices) {
     pdl_wait();
@@ -976,6 +991,6 @@ extern "C" __global__ void blind_rotate_key_switch_finish(KsArgs a, const long l
         h += pp[0];
         w += pp[1];
     }
-    ks_finish(a, ((__int128)h << 31) + (__int128)w, in, out, (u32)(idx / w_out),
+    ks_finish(a, ((__int128)h << 31) + (__int128)w, in, coeffs, out, (u32)(idx / w_out),
               (u32)(idx % w_out));
 }

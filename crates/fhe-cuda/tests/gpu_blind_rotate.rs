@@ -3,11 +3,12 @@
 //! and for each ciphertext alone, at the insecure test sets (binary and ternary), at
 //! `LPF_STD128_556_1024` (3 gadget levels, ternary), at `CLASSIC_918_2048` and with multi-bit
 //! keys (`TEST_MULTI_BIT_256_INSECURE`, `MULTI_BIT3_918_2048`); the bootstrapped
-//! ciphertexts decrypt to the lookup table's entries. All need a CUDA device and panic without.
+//! ciphertexts decrypt to the lookup table's entries; the key switch of samples extracted on
+//! the device from RLWE entries. All need a CUDA device and panic without.
 
 use fhe_cuda::{CudaBackend, Device};
 use fhe_math::backend::RingBackend;
-use fhe_math::backend::blind_rotate::{BlindRotateBackend, LweBatchHost};
+use fhe_math::backend::blind_rotate::{BlindRotateBackend, ExtractionEntries, LweBatchHost};
 use fhe_math::sampler::Seed;
 use std::sync::{Arc, OnceLock};
 use tfhe_switch::*;
@@ -165,6 +166,58 @@ fn gpu_blind_rotate_multi_bit_matches_cpu() {
     compare(TEST_MULTI_BIT_256_INSECURE.opt_in_insecure(), 200, 200, 3);
     compare(MULTI_BIT3_918_2048, 64, 8, 0);
     compare(MULTI_BIT3_918_2048, 300, 16, 2);
+}
+
+/// The key switch of samples extracted from entries on the device
+/// (`key_switch_extracted`) gives the CPU's words (there: the host batch of the samples,
+/// switched), for a batch of coefficients with repeats and the ends `0`, `N − 1`, and for
+/// three alone (the sliced small-batch shape); bad coefficients and entries are refused.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_key_switch_of_extracted_samples_matches_cpu() {
+    for params in [TEST_256_INSECURE.opt_in_insecure(), CLASSIC_918_2048] {
+        let ck = ClientKey::generate(&params, &Seed([23; 32])).unwrap();
+        let sk = ck.server_key(&Seed([24; 32])).unwrap();
+        let (cpu, gpu) = backends(&params);
+        let host_key = sk.key_switch_key();
+        let n = host_key.params.input_dimension;
+        let q = host_key.params.modulus;
+        // Pseudo-random residues (splitmix64), reduced mod q.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % q.value()
+        };
+        let entries = ExtractionEntries {
+            dimension: n,
+            modulus: q,
+            words: (0..3 * n).map(|_| next()).collect(),
+        };
+        let cks = cpu.upload_key_switch_key(host_key).unwrap();
+        let gks = gpu.upload_key_switch_key(host_key).unwrap();
+        let mut many: Vec<usize> = (0..300).map(|i| (i * 7919) % n).collect();
+        many.extend([0, n - 1, n - 1]);
+        for coeffs in [many, vec![n - 1, 0, 5]] {
+            let want = cpu.key_switch_extracted(&cks, &entries, &coeffs).unwrap();
+            let got = gpu
+                .download_lwe_batch(&gpu.key_switch_extracted(&gks, &entries, &coeffs).unwrap())
+                .unwrap();
+            assert_eq!(got, want, "{}: {} coefficients", params.name, coeffs.len());
+        }
+        assert!(gpu.key_switch_extracted(&gks, &entries, &[n]).is_err());
+        let short = ExtractionEntries {
+            dimension: n - 1,
+            words: entries.words[..3 * (n - 1)].to_vec(),
+            ..entries.clone()
+        };
+        assert!(gpu.key_switch_extracted(&gks, &short, &[0]).is_err());
+        let mut big = entries.clone();
+        big.words[7] = q.value();
+        assert!(gpu.key_switch_extracted(&gks, &big, &[0]).is_err());
+    }
 }
 
 #[test]

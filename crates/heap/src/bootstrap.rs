@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::gadget::RnsGadget;
 use crate::host::{add_assign, sub_assign};
 use crate::keys::HeapKeys;
-use crate::lwe::{SwitchedEntries, key_switch_batch, staircase_entry, switch_to_2n};
+use crate::lwe::{SwitchedEntries, rotation_batch, staircase_entry};
 use crate::params::HeapParams;
 use ckks::Context;
 use fhe_math::backend::KeySwitchBackend;
@@ -380,9 +380,9 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         Ok((out, times))
     }
 
-    /// The LWE side of the coefficients `coeffs` (indices of packed coefficients): extraction
-    /// and the switch from `K'·q_0` per coefficient (host threads when parallel), the LWE key
-    /// switch of all of them on the backend ([`key_switch_batch`]), the switch to `2N`; as one
+    /// The LWE side of the coefficients `coeffs` (indices of packed coefficients): the
+    /// switch of the level-0 entries from `K'·q_0`, the extraction and LWE key switch of all
+    /// the samples on the backend, the switch to `2N` ([`rotation_batch`]); as one
     /// blind-rotation batch, with its wall time.
     fn lwe_side(
         &self,
@@ -390,25 +390,16 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
         coeffs: &[usize],
     ) -> Result<(RnsRotationBatch, Duration)> {
         let t0 = Instant::now();
-        let n = self.params.n();
-        let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1);
-        let sample = |&t: &usize| entries.sample(t * input.stride);
-        let xs: Vec<_> = if self.parallel {
-            coeffs.par_iter().map(sample).collect()
-        } else {
-            coeffs.iter().map(sample).collect()
-        };
-        let be = self.ctx.backend();
-        let switched = key_switch_batch(be, &self.keys.lwe_ksk_uploaded, &self.params, &xs)?;
-        let samples: Vec<(Vec<u64>, u64)> = switched
-            .iter()
-            .map(|x| switch_to_2n(x, self.params.log_q_ks, 2 * n as u64))
-            .collect();
-        let batch = RnsRotationBatch {
-            dimension: self.params.lwe_dimension,
-            b: samples.iter().map(|s| s.1).collect(),
-            a: samples.into_iter().flat_map(|s| s.0).collect(),
-        };
+        let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1)?;
+        let ks: Vec<usize> = coeffs.iter().map(|&t| t * input.stride).collect();
+        let batch = rotation_batch(
+            self.ctx.backend(),
+            &self.keys.lwe_ksk_uploaded,
+            &self.params,
+            &entries,
+            &ks,
+            self.parallel,
+        )?;
         Ok((batch, t0.elapsed()))
     }
 

@@ -6,8 +6,9 @@
 use crate::error::Result;
 use crate::params::HeapParams;
 use fhe_math::backend::blind_rotate::{
-    BlindRotateBackend, Gadget, KeySwitchKeyHost, KeySwitchParams, LweBatchHost,
+    BlindRotateBackend, ExtractionEntries, Gadget, KeySwitchKeyHost, KeySwitchParams, LweBatchHost,
 };
+use fhe_math::backend::rns_blind_rotate::RnsRotationBatch;
 use fhe_math::modulus::Modulus;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -39,46 +40,54 @@ pub fn extract_switched(
     c0: &[i64],
     c1: &[i64],
     k: usize,
-) -> LweSample {
-    SwitchedEntries::new(params, q0, c0, c1).sample(k)
+) -> Result<LweSample> {
+    Ok(SwitchedEntries::new(params, q0, c0, c1)?.sample(k))
 }
 
 /// The switched entries of a centred level-0 ciphertext, each computed once: every sample of
 /// [`extract_switched`] is a signed rotation of `c1`, so its entries are read from `±c1`
-/// switched (the rounding is not odd-symmetric, hence both signs).
+/// switched (the rounding is not odd-symmetric, hence both signs). Held as the backends'
+/// [`ExtractionEntries`] (`[c1 | −c1 | c0]` switched, modulo `2^log_q_ks`).
 #[derive(Clone, Debug)]
 pub struct SwitchedEntries {
-    pos: Vec<u32>,
-    neg: Vec<u32>,
-    body: Vec<u32>,
+    entries: ExtractionEntries,
 }
 
 impl SwitchedEntries {
     /// The switched `c1`, `−c1` and `c0` (see [`extract_switched`]).
-    pub fn new(params: &HeapParams, q0: u64, c0: &[i64], c1: &[i64]) -> Self {
+    pub fn new(params: &HeapParams, q0: u64, c0: &[i64], c1: &[i64]) -> Result<Self> {
         let m = params.k_prime as i128 * q0 as i128;
         let kb = params.log_q_ks;
-        let sw = |v: &i64| switch_from_virtual(*v, kb, m);
-        SwitchedEntries {
-            pos: c1.iter().map(sw).collect(),
-            neg: c1.iter().map(|v| sw(&-v)).collect(),
-            body: c0.iter().map(sw).collect(),
-        }
+        let sw = |v: i64| u64::from(switch_from_virtual(v, kb, m));
+        let words = c1
+            .iter()
+            .map(|&v| sw(v))
+            .chain(c1.iter().map(|&v| sw(-v)))
+            .chain(c0.iter().map(|&v| sw(v)))
+            .collect();
+        Ok(SwitchedEntries {
+            entries: ExtractionEntries {
+                dimension: c1.len(),
+                modulus: Modulus::new(1u64 << kb)?,
+                words,
+            },
+        })
     }
 
-    /// The sample of coefficient `k`, the words of [`extract_switched`].
+    /// The entries as the backends take them.
+    pub fn entries(&self) -> &ExtractionEntries {
+        &self.entries
+    }
+
+    /// The sample of coefficient `k < N`, the words of [`extract_switched`].
     pub fn sample(&self, k: usize) -> LweSample {
-        let n = self.pos.len();
-        let a = (0..n)
-            .map(|j| {
-                if j <= k {
-                    self.neg[k - j]
-                } else {
-                    self.pos[n + k - j]
-                }
-            })
-            .collect();
-        LweSample { a, b: self.body[k] }
+        let n = self.entries.dimension;
+        let mut w = vec![0u64; n + 1];
+        self.entries.sample_into(k, &mut w);
+        LweSample {
+            a: w[..n].iter().map(|&v| v as u32).collect(),
+            b: w[n] as u32,
+        }
     }
 }
 
@@ -195,11 +204,57 @@ pub fn key_switch_batch<B: BlindRotateBackend>(
         .collect())
 }
 
+/// `round(w·2N / 2^k) mod 2N` (round half up) for a word `w < 2^k`, `2N < 2^k`.
+fn word_to_2n(w: u64, k: u32, two_n: u64) -> u64 {
+    let shift = k - two_n.trailing_zeros();
+    ((w + (1u64 << (shift - 1))) >> shift) % two_n
+}
+
 /// `round(x·2N / 2^k) mod 2N` (round half up) of every entry.
 pub fn switch_to_2n(x: &LweSample, k: u32, two_n: u64) -> (Vec<u64>, u64) {
-    let shift = k - two_n.trailing_zeros();
-    let f = |w: u32| ((w as u64 + (1u64 << (shift - 1))) >> shift) % two_n;
+    let f = |w: u32| word_to_2n(u64::from(w), k, two_n);
     (x.a.iter().map(|&w| f(w)).collect(), f(x.b))
+}
+
+/// The blind-rotation batch of the coefficients `coeffs` of `entries` on `be`: their samples
+/// extracted and key-switched to `s_t` by the backend
+/// ([`BlindRotateBackend::key_switch_extracted`] with the uploaded key), then every word
+/// switched to `2N` as [`switch_to_2n`] does (on host threads when `parallel`).
+pub fn rotation_batch<B: BlindRotateBackend>(
+    be: &B,
+    key: &B::KeySwitchKey,
+    params: &HeapParams,
+    entries: &SwitchedEntries,
+    coeffs: &[usize],
+    parallel: bool,
+) -> Result<RnsRotationBatch> {
+    let switched = be.key_switch_extracted(key, entries.entries(), coeffs)?;
+    let out = be.download_lwe_batch(&switched)?;
+    let (n_t, k, two_n) = (out.dimension, params.log_q_ks, 2 * params.n() as u64);
+    let mut a = vec![0u64; coeffs.len() * n_t];
+    let mut b = vec![0u64; coeffs.len()];
+    let switch = |((a, b), w): ((&mut [u64], &mut u64), &[u64])| {
+        for (x, &v) in a.iter_mut().zip(&w[..n_t]) {
+            *x = word_to_2n(v, k, two_n);
+        }
+        *b = word_to_2n(w[n_t], k, two_n);
+    };
+    if parallel {
+        a.par_chunks_mut(n_t)
+            .zip(b.par_iter_mut())
+            .zip(out.data.par_chunks(n_t + 1))
+            .for_each(switch);
+    } else {
+        a.chunks_mut(n_t)
+            .zip(b.iter_mut())
+            .zip(out.data.chunks(n_t + 1))
+            .for_each(switch);
+    }
+    Ok(RnsRotationBatch {
+        dimension: n_t,
+        a,
+        b,
+    })
 }
 
 /// Entry `y ∈ [0, N)` of the staircase test polynomial divided by `u`:
@@ -364,7 +419,7 @@ mod tests {
                 let phi = c0[k] as i128 + c1s[k];
                 let i_k = ((phi - m[k] as i128) / q0 as i128) as i64;
                 assert_eq!(phi, m[k] as i128 + i_k as i128 * q0 as i128);
-                let x = extract_switched(p, q0, &c0, &c1, k);
+                let x = extract_switched(p, q0, &c0, &c1, k).unwrap();
                 let ks = key_switch_batch(&be, &key, p, std::slice::from_ref(&x))
                     .unwrap()
                     .pop()

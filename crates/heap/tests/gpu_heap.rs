@@ -200,23 +200,24 @@ fn gpu_heap_matches_cpu_n13_one_slot() {
     compare(HEAP_N13, 1, false);
 }
 
-/// The blind rotations spread over two GPUs (one bootstrapper per device, keys from the same
-/// seed) give the CPU's words. Needs two CUDA devices: on a one-GPU machine it fails, never
-/// passes (`--skip two_devices` leaves it out there).
-#[test]
-#[ignore = "needs two CUDA devices"]
-fn gpu_heap_spread_over_two_devices_matches_cpu() {
+/// The blind rotations spread over one bootstrapper per entry of `devices` (a CUDA device
+/// ordinal each; keys from the same seed) give the CPU's words: bootstrapper `w` takes the
+/// coefficients `w, w + g, …` and packs them on its device, the first merges the packs.
+fn spread_matches_cpu(devices: &[usize]) {
     let hp = HEAP_N10_INSECURE;
     let slots = 16;
     let params = Parameters::new(&hp.ckks).unwrap();
     let cpu = Context::cpu(params.clone()).unwrap();
     let ring = Arc::clone(cpu.backend().ring());
-    let gpu = |i: usize| {
-        let dev = Device::new(i)
-            .unwrap_or_else(|e| panic!("CUDA device {i} is required for this gpu_* test: {e}"));
-        Context::with_backend(params.clone(), CudaBackend::new(dev, ring.clone()).unwrap()).unwrap()
-    };
-    let (g0, g1) = (gpu(0), gpu(1));
+    let gpus: Vec<Context<CudaBackend>> = devices
+        .iter()
+        .map(|&i| {
+            let dev = Device::new(i)
+                .unwrap_or_else(|e| panic!("CUDA device {i} is required for this gpu_* test: {e}"));
+            Context::with_backend(params.clone(), CudaBackend::new(dev, ring.clone()).unwrap())
+                .unwrap()
+        })
+        .collect();
     let z = uniform_complex(&mut InputGenerator::new(6), slots);
     let (cw, _) = run(&cpu, &hp, &z, slots, true);
     let boot = |ctx: &Context<CudaBackend>| {
@@ -231,22 +232,46 @@ fn gpu_heap_spread_over_two_devices_matches_cpu() {
             .unwrap();
         (sk, b)
     };
-    let ((sk, b0), (_, b1)) = (boot(&g0), boot(&g1));
-    let enc = Encoder::new(&g0).unwrap();
+    let workers: Vec<_> = gpus.iter().map(boot).collect();
+    let (sk, first) = &workers[0];
+    let helpers: Vec<&HeapBootstrapper<CudaBackend>> = workers[1..].iter().map(|w| &w.1).collect();
+    let enc = Encoder::new(&gpus[0]).unwrap();
     let pt = enc
         .encode_with(&z, 0, params.scale(0).unwrap(), slots)
         .unwrap();
-    let ct = g0
-        .encrypt_sk_with_seeds(&sk, &pt, Seed([33; 32]), &Seed([34; 32]))
+    let ct = gpus[0]
+        .encrypt_sk_with_seeds(sk, &pt, Seed([33; 32]), &Seed([34; 32]))
         .unwrap();
     let t = std::time::Instant::now();
-    let out = b0.heap_bootstrap_spread(&ct, &[&b1]).unwrap();
-    println!("{} {slots} slots on 2 GPUs: {:.2?}", hp.name, t.elapsed());
-    let be = g0.backend();
+    let out = first.heap_bootstrap_spread(&ct, &helpers).unwrap();
+    println!(
+        "{} {slots} slots on devices {devices:?}: {:.2?}",
+        hp.name,
+        t.elapsed()
+    );
+    let be = gpus[0].backend();
     let mut p = be.duplicate(out.poly()).unwrap();
     be.intt(&mut p).unwrap();
     assert!(
         be.download(&p).unwrap().raw() == cw.raw(),
-        "2 GPUs differ from the CPU"
+        "the spread over devices {devices:?} differs from the CPU"
     );
+}
+
+/// Two GPUs, one bootstrapper each. Needs two CUDA devices: on a one-GPU machine it fails,
+/// never passes (`--skip two_devices` leaves it out there).
+#[test]
+#[ignore = "needs two CUDA devices"]
+fn gpu_heap_spread_over_two_devices_matches_cpu() {
+    spread_matches_cpu(&[0, 1]);
+}
+
+/// Two and four bootstrappers, each with its own backend (context handle and stream) on the
+/// first device: the strided shares and the merge on the device code path, where one GPU is
+/// all there is.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_heap_spread_over_bootstrappers_on_one_device_matches_cpu() {
+    spread_matches_cpu(&[0, 0]);
+    spread_matches_cpu(&[0, 0, 0, 0]);
 }

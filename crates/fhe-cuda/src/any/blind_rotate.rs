@@ -6,8 +6,8 @@
 use super::AnyBackend;
 use crate::backend::{CudaBootstrapKey, CudaKeySwitchKey, CudaLweBatch};
 use fhe_math::backend::blind_rotate::{
-    BlindRotateBackend, BootstrapKeyHost, CpuBootstrapKey, CpuKeySwitchKey, KeySwitchKeyHost,
-    LweBatchHost,
+    BlindRotateBackend, BootstrapKeyHost, CpuBootstrapKey, CpuKeySwitchKey, ExtractionEntries,
+    KeySwitchKeyHost, LweBatchHost,
 };
 use fhe_math::{Error, Result};
 
@@ -130,6 +130,23 @@ impl BlindRotateBackend for AnyBackend {
             (AnyBackend::Cpu(_), AnyKeySwitchKey::Cpu(_), x)
             | (AnyBackend::Cuda(_), AnyKeySwitchKey::Cuda(_), x) => Err(self.mismatch_of(x)),
             (_, k, _) => Err(self.mismatch_of(k)),
+        }
+    }
+
+    fn key_switch_extracted(
+        &self,
+        key: &AnyKeySwitchKey,
+        entries: &ExtractionEntries,
+        coeffs: &[usize],
+    ) -> Result<AnyLweBatch> {
+        match (self, key) {
+            (AnyBackend::Cpu(b), AnyKeySwitchKey::Cpu(k)) => Ok(AnyLweBatch::Cpu(
+                b.key_switch_extracted(k, entries, coeffs)?,
+            )),
+            (AnyBackend::Cuda(b), AnyKeySwitchKey::Cuda(k)) => Ok(AnyLweBatch::Cuda(
+                b.key_switch_extracted(k, entries, coeffs)?,
+            )),
+            (_, k) => Err(self.mismatch_of(k)),
         }
     }
 }

@@ -10,8 +10,8 @@ use super::*;
 use crate::kernels::blind_rotate as br;
 use fhe_math::backend::blind_rotate::fft::NegacyclicFft;
 use fhe_math::backend::blind_rotate::{
-    BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, KeySwitchKeyHost, KeySwitchParams,
-    LweBatchHost, key_spectra,
+    BlindRotateBackend, BlindRotateParams, BootstrapKeyHost, ExtractionEntries, KeySwitchKeyHost,
+    KeySwitchParams, LweBatchHost, key_spectra,
 };
 use fhe_math::modulus::Modulus;
 
@@ -273,16 +273,71 @@ impl BlindRotateBackend for CudaBackend {
                 p.modulus.value()
             )));
         }
-        self.check_context(&key.data, "a key-switching key")?;
         self.check_context(&input.data, "an LWE batch")?;
-        let out = self.alloc_lwe(p.output_dimension, p.modulus, input.count)?;
-        if input.count == 0 {
+        let (inp, _g) = input.data.device_ptr(self.s());
+        self.key_switch_launch(key, inp, 0, input.count)
+    }
+
+    /// The samples formed on the device from the `3·N` entries (`blind_rotate_key_switch`
+    /// reads word `N + k − j` of them for mask entry `j` of coefficient `k`), so that no
+    /// batch of `coeffs.len()·(N + 1)` words is built or uploaded.
+    fn key_switch_extracted(
+        &self,
+        key: &CudaKeySwitchKey,
+        entries: &ExtractionEntries,
+        coeffs: &[usize],
+    ) -> Result<CudaLweBatch> {
+        let p = &key.params;
+        entries.check()?;
+        entries.check_coefficients(coeffs)?;
+        if entries.dimension != p.input_dimension || entries.modulus != p.modulus {
+            return Err(shape_err(format!(
+                "key switch: extraction entries of dimension {} mod {}, key from dimension {} mod {}",
+                entries.dimension,
+                entries.modulus.value(),
+                p.input_dimension,
+                p.modulus.value()
+            )));
+        }
+        if coeffs.len() > u32::MAX as usize {
+            return Err(shape_err("LWE batch of more than 2^32 - 1 ciphertexts"));
+        }
+        // Indices below N (checked), so below 2^32.
+        let ks: Vec<u32> = coeffs.iter().map(|&k| k as u32).collect();
+        let words = self.upload_words(&entries.words)?;
+        let idx = self
+            .inner
+            .stream
+            .clone_htod(if ks.is_empty() { &[0u32][..] } else { &ks })
+            .map_err(drv("upload"))?;
+        let s = self.s();
+        let (wp, _g1) = words.device_ptr(s);
+        let (ip, _g2) = idx.device_ptr(s);
+        self.key_switch_launch(key, wp, ip, coeffs.len())
+    }
+}
+
+impl CudaBackend {
+    /// The key switch of `count` ciphertexts at device address `input`: a batch, or with
+    /// `coeffs` ≠ 0 (a device array of `count` `u32`) the samples of those coefficients read
+    /// from extraction entries ([`br::KeySwitchBuffers`]).
+    fn key_switch_launch(
+        &self,
+        key: &CudaKeySwitchKey,
+        input: u64,
+        coeffs: u64,
+        count: usize,
+    ) -> Result<CudaLweBatch> {
+        let p = &key.params;
+        self.check_context(&key.data, "a key-switching key")?;
+        let out = self.alloc_lwe(p.output_dimension, p.modulus, count)?;
+        if count == 0 {
             return Ok(out);
         }
-        let slices = br::key_switch_slices(&self.inner.stream, p, input.count as u32)?;
+        let slices = br::key_switch_slices(&self.inner.stream, p, count as u32)?;
         // Scratch of the partial sums when the input is sliced (small batches).
         let part_words = if slices > 1 {
-            2 * slices as usize * input.count * (p.output_dimension + 1)
+            2 * slices as usize * count * (p.output_dimension + 1)
         } else {
             1
         };
@@ -291,7 +346,6 @@ impl BlindRotateBackend for CudaBackend {
         {
             let s = self.s();
             let (kp, _g1) = key.data.device_ptr(s);
-            let (inp, _g2) = input.data.device_ptr(s);
             let (outp, _g3) = out.data.device_ptr(s);
             let (pp, _g4) = part.device_ptr(s);
             br::key_switch(
@@ -300,11 +354,12 @@ impl BlindRotateBackend for CudaBackend {
                 p,
                 &br::KeySwitchBuffers {
                     key: kp,
-                    input: inp,
+                    input,
+                    coeffs,
                     output: outp,
                     part: pp,
                 },
-                input.count as u32,
+                count as u32,
                 slices,
             )?;
         }

@@ -59,7 +59,7 @@ pub struct KsArgs {
     levels: u32,
     base_log: u32,
     span: u32,
-    pad: u32,
+    extracted: u32,
 }
 
 // SAFETY: plain repr(C) data matching `struct KsArgs` of blind_rotate.cu (4 u64 then 6 u32).
@@ -405,8 +405,12 @@ pub fn key_switch_slices(stream: &Arc<CudaStream>, p: &KeySwitchParams, count: u
 pub struct KeySwitchBuffers {
     /// The key-switching key (rows `i · l + j`).
     pub key: u64,
-    /// The input ciphertexts.
+    /// The input ciphertexts, or (with `coeffs`) the extraction entries of one RLWE
+    /// ciphertext (`3·n_in` words, fhe-math's `ExtractionEntries`).
     pub input: u64,
+    /// 0 for a batch input; else the coefficient (`u32`, below `n_in`) of each ciphertext,
+    /// extracted from the entries at `input`.
+    pub coeffs: u64,
     /// The output ciphertexts.
     pub output: u64,
     /// `2 · slices · count · (n_out + 1)` words when `slices > 1` (unused otherwise).
@@ -442,7 +446,7 @@ pub fn key_switch(
         levels: p.gadget.levels,
         base_log: p.gadget.base_log,
         span: chunks.div_ceil(slices) * KS_CHUNK,
-        pad: 0,
+        extracted: u32::from(bufs.coeffs != 0),
     };
     let slices = (p.input_dimension as u32).div_ceil(args.span).max(1);
     let cfg = LaunchConfig {
@@ -461,6 +465,7 @@ pub fn key_switch(
         &args,
         &bufs.key,
         &bufs.input,
+        &bufs.coeffs,
         &bufs.output,
         &bufs.part,
         &count
@@ -482,6 +487,7 @@ pub fn key_switch(
         &args,
         &bufs.part,
         &bufs.input,
+        &bufs.coeffs,
         &bufs.output,
         &count,
         &slices

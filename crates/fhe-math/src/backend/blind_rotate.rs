@@ -553,6 +553,80 @@ fn check_residues(data: &[u64], len: usize, q: &Modulus, what: &str) -> Result<(
     Ok(())
 }
 
+/// The words from which the LWE samples of every coefficient of one RLWE ciphertext
+/// `(b, a)` of ring dimension `N` (phase `b + a·s`, as `rlwe`'s `c0 + c1·s`) are read, already
+/// in the LWE modulus: `words = [a (N) | ā (N) | b (N)]`, with `ā` standing for `−a` (given
+/// separately, since a caller's modulus switch need not be odd-symmetric). The sample of
+/// coefficient `k` is `a'_j = words[N + k − j]` for `j < N` — `ā_{k−j}` for `j ≤ k`,
+/// `a_{N+k−j}` above — and `b' = words[2N + k]`: its phase `b' − ⟨a', s⟩` is coefficient `k`
+/// of `b + a·s` in `Z_q[X]/(X^N + 1)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtractionEntries {
+    /// The ring dimension `N`, which is the samples' dimension.
+    pub dimension: usize,
+    /// The modulus of the residues.
+    pub modulus: Modulus,
+    /// `3·N` residues: `a`, `ā`, `b`.
+    pub words: Vec<u64>,
+}
+
+impl ExtractionEntries {
+    /// Checks the length (`3·N`, `N > 0`) and that every word is a canonical residue.
+    pub fn check(&self) -> Result<()> {
+        if self.dimension == 0 {
+            return Err(Error::ShapeMismatch {
+                what: "extraction entries of dimension 0".into(),
+            });
+        }
+        let len = self
+            .dimension
+            .checked_mul(3)
+            .ok_or_else(|| Error::ShapeMismatch {
+                what: format!("extraction entries of dimension {}", self.dimension),
+            })?;
+        check_residues(&self.words, len, &self.modulus, "extraction entries")
+    }
+
+    /// Checks the coefficient indices (each below `N`).
+    pub fn check_coefficients(&self, coeffs: &[usize]) -> Result<()> {
+        match coeffs.iter().find(|&&k| k >= self.dimension) {
+            Some(k) => Err(Error::ShapeMismatch {
+                what: format!(
+                    "sample extraction of coefficient {k} from a ring of dimension {}",
+                    self.dimension
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The sample of coefficient `k < N` into `out` (`N + 1` words, mask then body).
+    pub fn sample_into(&self, k: usize, out: &mut [u64]) {
+        let n = self.dimension;
+        for (j, o) in out[..n].iter_mut().enumerate() {
+            *o = self.words[n + k - j];
+        }
+        out[n] = self.words[2 * n + k];
+    }
+
+    /// The samples of the coefficients `coeffs` as a host batch (checked first).
+    pub fn batch(&self, coeffs: &[usize]) -> Result<LweBatchHost> {
+        use rayon::prelude::*;
+        self.check()?;
+        self.check_coefficients(coeffs)?;
+        let w = self.dimension + 1;
+        let mut data = vec![0u64; coeffs.len() * w];
+        data.par_chunks_mut(w)
+            .zip(coeffs.par_iter())
+            .for_each(|(out, &k)| self.sample_into(k, out));
+        Ok(LweBatchHost {
+            dimension: self.dimension,
+            modulus: self.modulus,
+            data,
+        })
+    }
+}
+
 /// Batched blind rotation, sample extraction and LWE key switching on a device.
 ///
 /// Keys are uploaded once and stay in the backend's memory; every call processes a batch.
@@ -594,6 +668,20 @@ pub trait BlindRotateBackend {
         key: &Self::KeySwitchKey,
         input: &Self::LweBatch,
     ) -> Result<Self::LweBatch>;
+
+    /// Sample extraction of the coefficients `coeffs` of one RLWE ciphertext, then LWE key
+    /// switching: the words of [`Self::key_switch`] of [`ExtractionEntries::batch`]. A device
+    /// backend may form the samples where it switches them, so that only the `3·N` entries,
+    /// not `coeffs.len()·(N + 1)` words, cross to it.
+    fn key_switch_extracted(
+        &self,
+        key: &Self::KeySwitchKey,
+        entries: &ExtractionEntries,
+        coeffs: &[usize],
+    ) -> Result<Self::LweBatch> {
+        let batch = self.upload_lwe_batch(&entries.batch(coeffs)?)?;
+        self.key_switch(key, &batch)
+    }
 
     /// Programmable bootstrapping: [`Self::blind_rotate_extract`] then [`Self::key_switch`]
     /// back to the input dimension. A backend may fuse the two; the result stays the same.
@@ -728,5 +816,73 @@ mod tests {
             .check(&q)
             .is_ok()
         );
+    }
+
+    /// Entries of `(b, a)` mod 97 at `N = 8` (small pseudo-random words).
+    fn entries_97(a: &[u64], b: &[u64]) -> ExtractionEntries {
+        let q = 97;
+        let words = a
+            .iter()
+            .copied()
+            .chain(a.iter().map(|&x| (q - x) % q))
+            .chain(b.iter().copied())
+            .collect();
+        ExtractionEntries {
+            dimension: a.len(),
+            modulus: Modulus::new(q).unwrap(),
+            words,
+        }
+    }
+
+    /// The sample of coefficient `k` has the phase of coefficient `k` of `b + a·s` in
+    /// `Z_q[X]/(X^N + 1)`, for every `k` and a secret with entries in `{−1, 0, 1}`.
+    #[test]
+    fn extracted_samples_carry_the_ring_phase() {
+        let (q, n) = (97i64, 8usize);
+        let a: Vec<u64> = (0..n as u64).map(|i| (i * 37 + 11) % 97).collect();
+        let b: Vec<u64> = (0..n as u64).map(|i| (i * 53 + 5) % 97).collect();
+        let s: Vec<i64> = (0..n).map(|i| [1, 0, -1, 1, -1][i % 5]).collect();
+        let e = entries_97(&a, &b);
+        e.check().unwrap();
+        let coeffs: Vec<usize> = (0..n).collect();
+        let batch = e.batch(&coeffs).unwrap();
+        for k in 0..n {
+            // Coefficient k of a·s: Σ_{i+j=k} a_i s_j − Σ_{i+j=k+N} a_i s_j.
+            let mut as_k = 0i64;
+            for i in 0..n {
+                for j in 0..n {
+                    let t = a[i] as i64 * s[j];
+                    if i + j == k {
+                        as_k += t;
+                    } else if i + j == k + n {
+                        as_k -= t;
+                    }
+                }
+            }
+            let want = (b[k] as i64 + as_k).rem_euclid(q);
+            let x = batch.get(k).unwrap();
+            let dot: i64 = x[..n].iter().zip(&s).map(|(&w, &sj)| w as i64 * sj).sum();
+            assert_eq!((x[n] as i64 - dot).rem_euclid(q), want, "coefficient {k}");
+        }
+    }
+
+    #[test]
+    fn bad_extraction_entries_rejected() {
+        let a = [1u64, 2, 3, 4];
+        let e = entries_97(&a, &a);
+        assert!(e.batch(&[0, 3, 3]).is_ok());
+        assert!(e.batch(&[4]).is_err(), "a coefficient past N");
+        let mut short = e.clone();
+        short.words.pop();
+        assert!(short.check().is_err(), "3N − 1 words");
+        let mut big = e.clone();
+        big.words[5] = 97;
+        assert!(big.check().is_err(), "a word not below q");
+        let empty = ExtractionEntries {
+            dimension: 0,
+            modulus: e.modulus,
+            words: Vec::new(),
+        };
+        assert!(empty.check().is_err(), "dimension 0");
     }
 }
