@@ -9,7 +9,9 @@
 //! top level).
 //! Preset names: `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_STC_FIRST`, `boot:BOOT_N16_MIXED` (the mixed
 //! chain: 9 × 45-bit application primes under 16 × 57-bit bootstrapping primes, dnum 4),
-//! `boot:BOOT_N12_MIXED_INSECURE` (a dense secret with sparse-secret encapsulation for all).
+//! `boot:BOOT_N12_MIXED_INSECURE` (a dense secret with sparse-secret encapsulation for all);
+//! a suffix `x<slots>` bootstraps that many slots (a power of two below `N/2`, sparse
+//! packing; e.g. `boot:BOOT_N16_MIXEDx4096`, beside HEAP's 4096 slots), else all `N/2`.
 //! The `keys` entry also carries the modelled NTT limbs of the key switches
 //! ([`ckks::bootstrap::BootstrapPlan::ntt_limbs`], a model to set beside the measured time). Key and plaintext memory go to the preset's `keys` entry. Each
 //! row's `floor_us` is the key and plaintext bytes the stage must read
@@ -102,7 +104,17 @@ pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
     })
 }
 
-/// Times a full-slot bootstrap and its stages at one preset.
+/// A preset name's base and its slot count (`NAME x <slots>`), `None` for full slots.
+fn slots_of(name: &str) -> R<(&str, Option<usize>)> {
+    match name.rsplit_once('x') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok((base, Some(n.parse()?)))
+        }
+        _ => Ok((name, None)),
+    }
+}
+
+/// Times a bootstrap (full or sparse slots) and its stages at one preset.
 pub fn bench_preset(
     dev: &Arc<Device>,
     name: &str,
@@ -113,12 +125,14 @@ pub fn bench_preset(
     let t_setup = Instant::now();
     dev.synchronize()?;
     dev.reset_pool_peak()?;
-    let (lit, config) = preset(name)?;
+    let (base, slots) = slots_of(name)?;
+    let (lit, config) = preset(base)?;
     let params = Parameters::new(&lit)?;
+    let slots = slots.unwrap_or(params.slots());
     let be = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
     let ctx = Context::with_backend(params.clone(), be)?;
     let be = ctx.backend();
-    let plan = BootstrapPlan::new(&params, config, params.slots())?;
+    let plan = BootstrapPlan::new(&params, config, slots)?;
     let (rot_keys, rot_key_bytes, pt_bytes) = (
         plan.rotation_key_count(),
         plan.rotation_key_bytes(),
@@ -139,8 +153,12 @@ pub fn bench_preset(
     let rlk = kg.relin_key(&sk)?;
     let gk = kg.galois_keys(&sk, &boot.galois_elements())?;
     let eval = boot.evaluator();
-    let z = uniform_complex(&mut InputGenerator::new(2026), params.slots());
-    let ct = encrypt::encrypt_sk(be, &sk, &eval.encoder().encode(&z, levels.input_level)?)?;
+    let z = uniform_complex(&mut InputGenerator::new(2026), slots);
+    let scale = params.scale(levels.input_level)?;
+    let pt = eval
+        .encoder()
+        .encode_with(&z, levels.input_level, scale, slots)?;
+    let ct = encrypt::encrypt_sk(be, &sk, &pt)?;
     // The stages' inputs, and the precision of one bootstrap (SlotToCoeff first: its
     // matrices before ModRaise).
     let first = levels.input_level > 0;
@@ -153,7 +171,9 @@ pub fn bench_preset(
     let halves = boot.coeff_to_slot(&raised, &gk)?;
     let modded = boot.eval_mod_all(&halves, &rlk)?;
     let out = boot.slot_to_coeff(&modded, &gk)?;
-    let got = eval.encoder().decode(&encrypt::decrypt(be, &sk, &out)?)?;
+    let got = eval
+        .encoder()
+        .decode_slots(&encrypt::decrypt(be, &sk, &out)?, slots)?;
     let (bits, median_bits) = (precision_bits(&got, &z), median_precision_bits(&got, &z));
     be.synchronize()?;
     let setup_s = t_setup.elapsed().as_secs_f64();
@@ -245,7 +265,7 @@ pub fn bench_preset(
             "preset": preset_name,
             "precision_bits": bits,
             "median_precision_bits": median_bits,
-            "slots": params.slots(),
+            "slots": slots,
             "output_level": levels.output_level,
             "levels_coeff_to_slot": levels.coeff_to_slot,
             "levels_eval_mod": levels.eval_mod,
