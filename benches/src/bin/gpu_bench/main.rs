@@ -63,6 +63,7 @@ struct Args {
     /// `ntt:<log_n>x<limbs>x<batch>` (e.g. `ntt:11x1x256`), programmable bootstrapping as
     /// `pbs:<SET>x<batch>` (e.g. `pbs:CLASSIC_918_2048x4096`), CKKS bootstrapping as
     /// `boot:BOOT_N12_INSECURE`, `boot:BOOT_N16`, `boot:BOOT_N16_STC_FIRST` or `boot:BOOT_N16_MIXED` (mixed chain),
+    /// with `x<slots>` for a sparse-slot bootstrap (e.g. `boot:BOOT_N16_MIXEDx4096`),
     /// bootstrapping by blind rotation as `heap:<SET>x<slots>` (e.g. `heap:HEAP_N13x16`), CAT's private database queries as
     /// `pdq:<rows>` (e.g. `pdq:1024`), and scheme switching (CKKS compare through LWE and back)
     /// as `switch:N16x<slots>` or `switch:CIx<slots>` (e.g. `switch:N16x4096`).
