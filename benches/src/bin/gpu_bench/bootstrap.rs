@@ -40,12 +40,16 @@ use std::time::Instant;
 /// Timed runs per row at most (a bootstrap takes tens of milliseconds).
 const MAX_REPS: usize = 10;
 
-/// The parameters and configuration of a bootstrapping preset name (after `boot:`), with an
+/// The parameters and configuration of a bootstrapping preset name (after `boot:`; a slot
+/// suffix `x<slots>` is left to [`bench_preset`]), with an
 /// optional EvalMod override for comparisons, `NAME@<degree>r<double angles>`
 /// (e.g. `BOOT_N16@63r1`), or a key-switch shape override,
 /// `NAME/k<special primes>s<scale bits>d<dnum>` (e.g. `BOOT_N16/k5s56d6`; the parameter
 /// checks, 128-bit security included, apply as to any literal).
 pub fn preset(name: &str) -> R<(ParametersLiteral, BootstrapConfig)> {
+    if let (base, Some(_)) = slots_of(name)? {
+        return preset(base);
+    }
     if let Some((base, over)) = name.split_once('/') {
         let (lit, config) = preset(base)?;
         let parsed = over
