@@ -6,7 +6,7 @@
 //!
 //! Run with `cargo run --release --example heap_bootstrap` (sparse 64 slots: 128 blind
 //! rotations of 32 CMuxes each per bootstrap). Arguments: `slots=N` (a power of two up to
-//! N/2), `n13` for the 128-bit `HEAP_N13` set (N = 2^13, n_t = 918: keys of 4.3 GB, use a GPU
+//! N/2), `n13` for the 128-bit `HEAP_N13` set (N = 2^13, n_t = 918: keys of 6.7 GB, use a GPU
 //! and few slots). The backend is `AnyBackend::auto` (`FHE_BACKEND=cpu` forces the CPU). The
 //! last line is `precision_bits: X`, the worse of the two bootstraps.
 
