@@ -846,12 +846,12 @@ mod tests {
         e.check().unwrap();
         let coeffs: Vec<usize> = (0..n).collect();
         let batch = e.batch(&coeffs).unwrap();
-        for k in 0..n {
+        for (k, &bk) in b.iter().enumerate() {
             // Coefficient k of a·s: Σ_{i+j=k} a_i s_j − Σ_{i+j=k+N} a_i s_j.
             let mut as_k = 0i64;
-            for i in 0..n {
-                for j in 0..n {
-                    let t = a[i] as i64 * s[j];
+            for (i, &ai) in a.iter().enumerate() {
+                for (j, &sj) in s.iter().enumerate() {
+                    let t = ai as i64 * sj;
                     if i + j == k {
                         as_k += t;
                     } else if i + j == k + n {
@@ -859,7 +859,7 @@ mod tests {
                     }
                 }
             }
-            let want = (b[k] as i64 + as_k).rem_euclid(q);
+            let want = (bk as i64 + as_k).rem_euclid(q);
             let x = batch.get(k).unwrap();
             let dot: i64 = x[..n].iter().zip(&s).map(|(&w, &sj)| w as i64 * sj).sum();
             assert_eq!((x[n] as i64 - dot).rem_euclid(q), want, "coefficient {k}");
