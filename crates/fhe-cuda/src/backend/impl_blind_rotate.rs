@@ -96,6 +96,24 @@ impl std::fmt::Debug for CudaLweBatch {
     }
 }
 
+/// An error unless an input's `(dimension, modulus)` is the key's: "`what` of dimension … mod
+/// …, key `relation` dimension … mod …".
+fn check_input_shape(
+    what: &str,
+    (dim, q): (usize, Modulus),
+    relation: &str,
+    (key_dim, key_q): (usize, Modulus),
+) -> Result<()> {
+    if dim != key_dim || q != key_q {
+        return Err(shape_err(format!(
+            "{what} of dimension {dim} mod {}, key {relation} dimension {key_dim} mod {}",
+            q.value(),
+            key_q.value()
+        )));
+    }
+    Ok(())
+}
+
 impl CudaBackend {
     /// An error unless `data` lives in this backend's CUDA context.
     fn check_context(&self, data: &CudaSlice<u64>, what: &str) -> Result<()> {
@@ -197,15 +215,12 @@ impl BlindRotateBackend for CudaBackend {
         input: &CudaLweBatch,
     ) -> Result<CudaLweBatch> {
         let p = &key.params;
-        if input.dimension != p.lwe_dimension || input.modulus != p.modulus {
-            return Err(shape_err(format!(
-                "blind rotation: batch of dimension {} mod {}, key for dimension {} mod {}",
-                input.dimension,
-                input.modulus.value(),
-                p.lwe_dimension,
-                p.modulus.value()
-            )));
-        }
+        check_input_shape(
+            "blind rotation: batch",
+            (input.dimension, input.modulus),
+            "for",
+            (p.lwe_dimension, p.modulus),
+        )?;
         self.check_context(&key.data, "a bootstrapping key")?;
         self.check_context(&input.data, "an LWE batch")?;
         let out = self.alloc_lwe(p.output_dimension(), p.modulus, input.count)?;
@@ -264,15 +279,12 @@ impl BlindRotateBackend for CudaBackend {
 
     fn key_switch(&self, key: &CudaKeySwitchKey, input: &CudaLweBatch) -> Result<CudaLweBatch> {
         let p = &key.params;
-        if input.dimension != p.input_dimension || input.modulus != p.modulus {
-            return Err(shape_err(format!(
-                "key switch: batch of dimension {} mod {}, key from dimension {} mod {}",
-                input.dimension,
-                input.modulus.value(),
-                p.input_dimension,
-                p.modulus.value()
-            )));
-        }
+        check_input_shape(
+            "key switch: batch",
+            (input.dimension, input.modulus),
+            "from",
+            (p.input_dimension, p.modulus),
+        )?;
         self.check_context(&input.data, "an LWE batch")?;
         let (inp, _g) = input.data.device_ptr(self.s());
         self.key_switch_launch(key, inp, 0, input.count)
@@ -290,15 +302,12 @@ impl BlindRotateBackend for CudaBackend {
         let p = &key.params;
         entries.check()?;
         entries.check_coefficients(coeffs)?;
-        if entries.dimension != p.input_dimension || entries.modulus != p.modulus {
-            return Err(shape_err(format!(
-                "key switch: extraction entries of dimension {} mod {}, key from dimension {} mod {}",
-                entries.dimension,
-                entries.modulus.value(),
-                p.input_dimension,
-                p.modulus.value()
-            )));
-        }
+        check_input_shape(
+            "key switch: extraction entries",
+            (entries.dimension, entries.modulus),
+            "from",
+            (p.input_dimension, p.modulus),
+        )?;
         if coeffs.len() > u32::MAX as usize {
             return Err(shape_err("LWE batch of more than 2^32 - 1 ciphertexts"));
         }
