@@ -1,11 +1,13 @@
 //! CKKS bootstrapping by blind rotation (`crates/heap`) on CUDA devices: the whole
 //! bootstrap of a level-0 ciphertext (`op` `heap_bootstrap`), with `slots`, `gpus`,
 //! `wall_us` and `precision_bits` (−log2 of the largest slot error, inputs uniform in [−1, 1]
-//! real and imaginary) in each JSON row. Preset names: `heap:<SET>x<slots>[x<gpus>]`, e.g.
-//! `heap:HEAP_N13x16`, `heap:HEAP_N13x16x2` or `heap:HEAP_N10_INSECUREx64` (sets: `HEAP_N13`,
-//! `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind rotations; with
-//! `gpus > 1` the blind rotations are shared with devices `1..gpus`, each holding its own copy
-//! of the keys, `HeapBootstrapper::heap_bootstrap_spread`). Each preset also splits the batched
+//! real and imaginary) in each JSON row. Preset names: `heap:<SET>x<slots>[x<bootstrappers>]`,
+//! e.g. `heap:HEAP_N13x16`, `heap:HEAP_N13x16x2` or `heap:HEAP_N10_INSECUREx64` (sets:
+//! `HEAP_N13`, `HEAP_N10_INSECURE`; `slots` a power of two up to N/2: `2·slots` blind
+//! rotations; with `bootstrappers > 1` the blind rotations are shared by that many
+//! bootstrappers, `HeapBootstrapper::heap_bootstrap_spread`, each holding its own copy of the
+//! keys: bootstrapper `i` on device `i mod` the device count, on its own stream; `gpus` in the
+//! JSON is the number of devices used). Each preset also splits the batched
 //! blind rotation of the first device's share (`RnsBlindRotateBackend::
 //! rns_blind_rotate_packed`, which keeps the accumulators on the device and downloads one
 //! ciphertext) into a time per LWE coefficient (a step of the binary-key CMux chain; the
@@ -34,7 +36,7 @@ use std::time::Instant;
 /// Timed runs per row at most (a bootstrap takes seconds).
 const MAX_REPS: usize = 3;
 
-/// `(parameters, slots, gpus)` of a preset name (after `heap:`).
+/// `(parameters, slots, bootstrappers)` of a preset name (after `heap:`).
 pub fn preset(name: &str) -> R<(HeapParams, usize, usize)> {
     let mut parts = name.split('x');
     let set = parts.next().unwrap_or_default();
@@ -49,16 +51,18 @@ pub fn preset(name: &str) -> R<(HeapParams, usize, usize)> {
     };
     let slots: usize = parts
         .next()
-        .ok_or_else(|| format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]"))?
+        .ok_or_else(|| format!("heap preset {name:?} is not <SET>x<slots>[x<bootstrappers>]"))?
         .parse()?;
-    let gpus: usize = parts.next().map_or(Ok(1), str::parse)?;
-    if parts.next().is_some() || gpus == 0 {
-        return Err(format!("heap preset {name:?} is not <SET>x<slots>[x<gpus>]").into());
+    let bootstrappers: usize = parts.next().map_or(Ok(1), str::parse)?;
+    if parts.next().is_some() || bootstrappers == 0 {
+        return Err(
+            format!("heap preset {name:?} is not <SET>x<slots>[x<bootstrappers>]").into(),
+        );
     }
     if !slots.is_power_of_two() || slots > hp.n() / 2 {
         return Err(format!("{slots} slots: not a power of two up to {}", hp.n() / 2).into());
     }
-    Ok((hp, slots, gpus))
+    Ok((hp, slots, bootstrappers))
 }
 
 /// Times one bootstrap at one preset.
@@ -66,7 +70,8 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let t_setup = Instant::now();
     dev.synchronize()?;
     dev.reset_pool_peak()?;
-    let (hp, slots, gpus) = preset(name)?;
+    let (hp, slots, bootstrappers) = preset(name)?;
+    let gpus = bootstrappers.min(Device::count()?);
     let params = Parameters::new(&hp.ckks)?;
     let be = CudaBackend::new(dev.clone(), ring_for(&params)?)?;
     let ctx = Context::with_backend(params.clone(), be)?;
@@ -76,11 +81,18 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
     let keys = HeapKeys::generate(&ctx, &hp, &sk, &key_seed)?;
     let key_bytes = keys.bytes(be);
     let boot = HeapBootstrapper::new(&ctx, &hp, keys)?.with_slots(slots)?;
-    // The other devices: their own contexts and the same keys (same seed, same secret).
-    let mut helpers = Vec::new();
+    // The other bootstrappers: device i mod gpus, each on its own stream, with the same keys
+    // (same seed, same secret).
+    let mut devices = vec![dev.clone()];
     for i in 1..gpus {
-        let d = Device::new(i).map_err(|e| format!("device {i} for {name}: {e}"))?;
-        let c = Context::with_backend(params.clone(), CudaBackend::new(d, ring_for(&params)?)?)?;
+        devices.push(Device::new(i).map_err(|e| format!("device {i} for {name}: {e}"))?);
+    }
+    let mut helpers = Vec::new();
+    for i in 1..bootstrappers {
+        let d = &devices[i % gpus];
+        let stream = d.stream(i / gpus + 1).clone();
+        let b = CudaBackend::on_stream(d.clone(), stream, ring_for(&params)?)?;
+        let c = Context::with_backend(params.clone(), b)?;
         let s = c.key_generator().secret_key_from_seed(sk.seed().clone())?;
         let k = HeapKeys::generate(&c, &hp, &s, &key_seed)?;
         helpers.push(HeapBootstrapper::new(&c, &hp, k)?.with_slots(slots)?);
@@ -121,7 +133,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
         stages.packing.as_secs_f64(),
         stages.finish.as_secs_f64()
     );
-    let share = boot.blind_rotations().div_ceil(gpus);
+    let share = boot.blind_rotations().div_ceil(bootstrappers);
     let (step_s, fixed_s) = blind_rotation_split(&boot, be, share)?;
     let rotation_s = fixed_s + hp.lwe_dimension as f64 * step_s;
     let pack_s = packed_without_steps(&boot, be, share)?;
@@ -161,6 +173,7 @@ pub fn bench_preset(dev: &Arc<Device>, name: &str, reps: usize, warm: usize) -> 
             "model_precision_bits": model.precision_max_bits,
             "slots": slots,
             "gpus": gpus,
+            "bootstrappers": bootstrappers,
             "blind_rotations": boot.blind_rotations(),
             "lwe_dimension": hp.lwe_dimension,
             "output_level": hp.output_level(),
