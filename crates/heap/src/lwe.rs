@@ -41,7 +41,7 @@ pub fn extract_switched(
     c1: &[i64],
     k: usize,
 ) -> Result<LweSample> {
-    Ok(SwitchedEntries::new(params, q0, c0, c1)?.sample(k))
+    SwitchedEntries::new(params, q0, c0, c1)?.sample(k)
 }
 
 /// The switched entries of a centred level-0 ciphertext, each computed once: every sample of
@@ -79,15 +79,16 @@ impl SwitchedEntries {
         &self.entries
     }
 
-    /// The sample of coefficient `k < N`, the words of [`extract_switched`].
-    pub fn sample(&self, k: usize) -> LweSample {
+    /// The sample of coefficient `k < N`, the words of [`extract_switched`] (an error for
+    /// `k ≥ N`).
+    pub fn sample(&self, k: usize) -> Result<LweSample> {
         let n = self.entries.dimension;
         let mut w = vec![0u64; n + 1];
-        self.entries.sample_into(k, &mut w);
-        LweSample {
+        self.entries.sample_into(k, &mut w)?;
+        Ok(LweSample {
             a: w[..n].iter().map(|&v| v as u32).collect(),
             b: w[n] as u32,
-        }
+        })
     }
 }
 
@@ -361,6 +362,52 @@ mod tests {
                 assert_eq!(*g, switch_by_definition(&key, &p, x), "{}", p.name);
             }
         }
+    }
+
+    /// [`rotation_batch`] (extraction and key switch in one backend call, then the switch to
+    /// `2N`) gives, sample by sample, the words of the per-sample path (`extract_switched`,
+    /// `key_switch_batch`, `switch_to_2n`), on host threads and in one, with repeats and both
+    /// ends of the ring.
+    #[test]
+    fn rotation_batch_is_the_per_sample_path() {
+        let p = HEAP_N10_INSECURE;
+        let n = p.n();
+        let q0: u64 = (1u64 << 40) + 0x1d001;
+        let mut rng = ChaCha20Rng::from_seed([8; 32]);
+        let s_in: Vec<i64> = (0..n).map(|i| [0, 1, -1, 0, 0][i % 5]).collect();
+        let s_t: Vec<u32> = (0..p.lwe_dimension).map(|_| rng.next_u32() & 1).collect();
+        let ksk = LweKeySwitchKey::generate(&p, &s_in, &s_t, [6; 32]);
+        let be = small_cpu_backend();
+        let key = be
+            .upload_key_switch_key(&ksk.to_host_key(&p).unwrap())
+            .unwrap();
+        let half = (q0 / 2) as i64;
+        let mut centred = || (rng.next_u64() % q0) as i64 - half;
+        let c0: Vec<i64> = (0..n).map(|_| centred()).collect();
+        let c1: Vec<i64> = (0..n).map(|_| centred()).collect();
+        let entries = SwitchedEntries::new(&p, q0, &c0, &c1).unwrap();
+        let coeffs = [0, 7, n - 1, 7, 512];
+        let two_n = 2 * n as u64;
+        for parallel in [true, false] {
+            let batch = rotation_batch(&be, &key, &p, &entries, &coeffs, parallel).unwrap();
+            assert_eq!(batch.len(), coeffs.len());
+            for (t, &k) in coeffs.iter().enumerate() {
+                let x = extract_switched(&p, q0, &c0, &c1, k).unwrap();
+                let ks = key_switch_batch(&be, &key, &p, std::slice::from_ref(&x))
+                    .unwrap()
+                    .pop()
+                    .unwrap();
+                let (a, b) = switch_to_2n(&ks, p.log_q_ks, two_n);
+                let d = batch.dimension;
+                assert_eq!(
+                    &batch.a[t * d..(t + 1) * d],
+                    &a[..],
+                    "mask of coefficient {k}"
+                );
+                assert_eq!(batch.b[t], b, "body of coefficient {k}");
+            }
+        }
+        assert!(entries.sample(n).is_err(), "a coefficient past N");
     }
 
     /// For every coefficient of a random level-0 ciphertext under a sparse secret (messages

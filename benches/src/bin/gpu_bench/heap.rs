@@ -55,9 +55,7 @@ pub fn preset(name: &str) -> R<(HeapParams, usize, usize)> {
         .parse()?;
     let bootstrappers: usize = parts.next().map_or(Ok(1), str::parse)?;
     if parts.next().is_some() || bootstrappers == 0 {
-        return Err(
-            format!("heap preset {name:?} is not <SET>x<slots>[x<bootstrappers>]").into(),
-        );
+        return Err(format!("heap preset {name:?} is not <SET>x<slots>[x<bootstrappers>]").into());
     }
     if !slots.is_power_of_two() || slots > hp.n() / 2 {
         return Err(format!("{slots} slots: not a power of two up to {}", hp.n() / 2).into());

@@ -600,8 +600,26 @@ impl ExtractionEntries {
         }
     }
 
-    /// The sample of coefficient `k < N` into `out` (`N + 1` words, mask then body).
-    pub fn sample_into(&self, k: usize, out: &mut [u64]) {
+    /// The sample of coefficient `k < N` into `out` (`N + 1` words, mask then body); an error
+    /// for `k ≥ N`, another length of `out` or entries of another length than `3·N`.
+    pub fn sample_into(&self, k: usize, out: &mut [u64]) -> Result<()> {
+        let n = self.dimension;
+        self.check_coefficients(&[k])?;
+        if out.len() != n + 1 || self.words.len() != 3 * n {
+            return Err(Error::ShapeMismatch {
+                what: format!(
+                    "sample extraction into {} words from {} entries of dimension {n}",
+                    out.len(),
+                    self.words.len()
+                ),
+            });
+        }
+        self.fill_sample(k, out);
+        Ok(())
+    }
+
+    /// [`Self::sample_into`] for checked `k` and `out`.
+    fn fill_sample(&self, k: usize, out: &mut [u64]) {
         let n = self.dimension;
         for (j, o) in out[..n].iter_mut().enumerate() {
             *o = self.words[n + k - j];
@@ -618,7 +636,7 @@ impl ExtractionEntries {
         let mut data = vec![0u64; coeffs.len() * w];
         data.par_chunks_mut(w)
             .zip(coeffs.par_iter())
-            .for_each(|(out, &k)| self.sample_into(k, out));
+            .for_each(|(out, &k)| self.fill_sample(k, out));
         Ok(LweBatchHost {
             dimension: self.dimension,
             modulus: self.modulus,
@@ -872,6 +890,14 @@ mod tests {
         let e = entries_97(&a, &a);
         assert!(e.batch(&[0, 3, 3]).is_ok());
         assert!(e.batch(&[4]).is_err(), "a coefficient past N");
+        let mut out = [0u64; 5];
+        e.sample_into(3, &mut out).unwrap();
+        assert_eq!(out, [93, 94, 95, 96, 4], "ā_{{3−j}} for j ≤ 3, then b_3");
+        assert!(e.sample_into(4, &mut out).is_err(), "a coefficient past N");
+        assert!(
+            e.sample_into(0, &mut [0u64; 4]).is_err(),
+            "N words for N + 1"
+        );
         let mut short = e.clone();
         short.words.pop();
         assert!(short.check().is_err(), "3N − 1 words");
