@@ -19,11 +19,10 @@ use rlwe::{Ciphertext, Meta};
 use std::time::{Duration, Instant};
 
 /// What every blind rotation of one bootstrap reads: the centred level-0 ciphertext under
-/// `s'`, the test polynomial and the spacing of the packed coefficients.
+/// `s'` switched from `K'·q_0` (once, for every bootstrapper), the test polynomial and the
+/// spacing of the packed coefficients.
 struct RotationInput<'a> {
-    q0: u64,
-    c0: &'a [i64],
-    c1: &'a [i64],
+    entries: SwitchedEntries,
     test: &'a RnsPoly,
     stride: usize,
 }
@@ -35,8 +34,9 @@ struct RotationInput<'a> {
 pub struct StageTimes {
     /// Step 1: the key switch to the sparse secret, its download and centring.
     pub encapsulation: Duration,
-    /// Steps 2–6 for this bootstrapper's share of the coefficients: extraction, the switches
-    /// and the LWE key switch (host threads).
+    /// Steps 3, 5 and 6 for this bootstrapper's share of the coefficients: extraction and the
+    /// LWE key switch in one backend call, the switch to `2N` (host threads). Step 4, the
+    /// switch from `K'·q_0`, runs once on the `3N` entries before the shares (in no stage).
     pub lwe_side: Duration,
     /// Steps 7–8 for this bootstrapper's share: the batched blind rotation and the packing of
     /// the share in one backend call
@@ -319,9 +319,7 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
             .chain(helpers.iter().copied())
             .collect();
         let input = RotationInput {
-            q0,
-            c0: &c0,
-            c1: &c1,
+            entries: SwitchedEntries::new(&self.params, q0, &c0, &c1)?,
             test: &test,
             stride: n / n_c,
         };
@@ -381,22 +379,20 @@ impl<B: KeySwitchBackend + RnsBlindRotateBackend + BlindRotateBackend> HeapBoots
     }
 
     /// The LWE side of the coefficients `coeffs` (indices of packed coefficients): the
-    /// switch of the level-0 entries from `K'·q_0`, the extraction and LWE key switch of all
-    /// the samples on the backend, the switch to `2N` ([`rotation_batch`]); as one
-    /// blind-rotation batch, with its wall time.
+    /// extraction and LWE key switch of all the samples on the backend, the switch to `2N`
+    /// ([`rotation_batch`]); as one blind-rotation batch, with its wall time.
     fn lwe_side(
         &self,
         input: &RotationInput<'_>,
         coeffs: &[usize],
     ) -> Result<(RnsRotationBatch, Duration)> {
         let t0 = Instant::now();
-        let entries = SwitchedEntries::new(&self.params, input.q0, input.c0, input.c1)?;
         let ks: Vec<usize> = coeffs.iter().map(|&t| t * input.stride).collect();
         let batch = rotation_batch(
             self.ctx.backend(),
             &self.keys.lwe_ksk_uploaded,
             &self.params,
-            &entries,
+            &input.entries,
             &ks,
             self.parallel,
         )?;
